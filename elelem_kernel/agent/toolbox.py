@@ -1,0 +1,257 @@
+"""The toolbox: tools the model may call, their schemas, kinds, modes and hooks.
+
+    toolbox = Toolbox()
+
+    @toolbox.add("read", "Read a file", {"path": {"type": "string"}}, required=["path"])
+    def read(args):
+        return {"content": ...}
+
+A tool takes the validated argument dict and returns a dict; a dict with `error` is a
+failure. Results reach the model as JSON with `ok` added. Nothing a tool does (raising
+included) ends the turn; only cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+KINDS = ("read", "write", "execute")
+
+#: Which kinds of tool each mode offers.
+MODES: dict[str, tuple[str, ...]] = {
+    "plan": ("read",),
+    "build": ("read", "write"),
+    "verify": ("read", "execute"),
+    "auto": ("read", "write", "execute"),
+}
+
+ToolFn = Callable[[dict], Any]
+Hook = Callable[..., Any]
+
+
+@dataclass
+class Tool:
+    """One tool: its name, what the model is told, its JSON Schema and kind."""
+
+    name: str
+    description: str
+    params: dict[str, dict]
+    fn: ToolFn
+    required: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    kind: str = "read"
+    preview: Callable[[dict], str] | None = None
+
+    @property
+    def schema(self) -> dict:
+        """The JSON Schema of the arguments."""
+        return {
+            "type": "object",
+            "properties": self.params,
+            "required": list(self.required),
+        }
+
+    def spec(self) -> dict:
+        """The tool in OpenAI function format, as providers receive it."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.schema,
+            },
+        }
+
+    def describe(self, args: dict) -> str:
+        """What the call will do, for a person deciding whether to allow it."""
+        if self.preview is not None:
+            try:
+                return self.preview(args)
+            except Exception as e:  # a broken preview must not hide the call
+                return f"{self.name}({json.dumps(args, ensure_ascii=False)})  [preview failed: {e}]"
+        return f"{self.name}({json.dumps(args, ensure_ascii=False, indent=2)})"
+
+
+@dataclass
+class Call:
+    """A tool call as the session runs it."""
+
+    id: str
+    name: str
+    arguments: dict
+    tool: Tool | None = None
+    result: dict = field(default_factory=dict)
+    ms: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.result.get("ok"))
+
+
+def validation_error(schema: dict, args: Any) -> str | None:
+    """Return a readable message if `args` does not fit `schema`, else None."""
+    import jsonschema
+
+    if not isinstance(args, dict):
+        return f"arguments must be a JSON object, got {type(args).__name__}"
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(args), key=str)
+    if not errors:
+        return None
+    parts = []
+    for e in errors[:5]:
+        where = ".".join(str(p) for p in e.absolute_path)
+        parts.append(f"{where}: {e.message}" if where else e.message)
+    return "; ".join(parts)
+
+
+class Toolbox:
+    """A registry of tools with modes, aliases and before/after hooks."""
+
+    def __init__(self) -> None:
+        self.tools: dict[str, Tool] = {}
+        self.aliases: dict[str, str] = {}
+        self._before: list[tuple[str | None, Hook]] = []
+        self._after: list[tuple[str | None, Hook]] = []
+
+    def add(
+        self,
+        name: str,
+        description: str,
+        params: dict[str, dict] | None = None,
+        required: Iterable[str] = (),
+        aliases: Iterable[str] = (),
+        kind: str = "read",
+        preview: Callable[[dict], str] | None = None,
+    ) -> Callable[[ToolFn], ToolFn]:
+        """Register the decorated function as tool `name`; adding a name again replaces it."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+
+        def register(fn: ToolFn) -> ToolFn:
+            tool = Tool(
+                name, description, dict(params or {}), fn, tuple(required), tuple(aliases), kind, preview
+            )
+            self.remove(name)
+            self.tools[name] = tool
+            for alias in tool.aliases:
+                self.aliases[alias] = name
+            return fn
+
+        return register
+
+    def remove(self, name: str) -> None:
+        """Forget tool `name` and its aliases (no error if it is not there)."""
+        self.tools.pop(name, None)
+        for alias in [a for a, n in self.aliases.items() if n == name]:
+            del self.aliases[alias]
+
+    def before(self, name: str | None = None) -> Callable[[Hook], Hook]:
+        """Register `hook(call)` to run before tool `name` (or every tool); raising refuses."""
+
+        def register(hook: Hook) -> Hook:
+            self._before.append((name, hook))
+            return hook
+
+        return register
+
+    def after(self, name: str | None = None) -> Callable[[Hook], Hook]:
+        """Register `hook(call, result)` after tool `name`; a dict it returns replaces the result."""
+
+        def register(hook: Hook) -> Hook:
+            self._after.append((name, hook))
+            return hook
+
+        return register
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called `name` or by alias `name`."""
+        return self.tools.get(name) or self.tools.get(self.aliases.get(name, ""))
+
+    def offered(self, mode: str = "auto") -> list[Tool]:
+        """Tools the mode offers, in the order they were added."""
+        kinds = MODES.get(mode, MODES["auto"])
+        return [t for t in self.tools.values() if t.kind in kinds]
+
+    def specs(self, mode: str = "auto") -> list[dict]:
+        """The offered tools in OpenAI function format."""
+        return [t.spec() for t in self.offered(mode)]
+
+    def resolve(self, call: Call, mode: str = "auto") -> str | None:
+        """Attach the tool to `call`; return why it cannot run, or None."""
+        tool = self.get(call.name)
+        offered = self.offered(mode)
+        names = ", ".join(t.name for t in offered) or "(none)"
+        if tool is None:
+            return f'unknown tool "{call.name}". Available tools: {names}'
+        if tool not in offered:
+            return (
+                f'tool "{tool.name}" is not available in {mode} mode '
+                f"(it is a {tool.kind} tool). Available tools: {names}"
+            )
+        call.tool = tool
+        problem = validation_error(tool.schema, call.arguments)
+        if problem:
+            return f"invalid arguments for {tool.name}: {problem}. Expected schema: {json.dumps(tool.schema)}"
+        return None
+
+    async def run(self, call: Call) -> dict:
+        """Run a resolved call: before hooks, the tool, after hooks. Never raises but on cancel."""
+        tool = call.tool
+        assert tool is not None, "resolve() the call first"
+        started = time.monotonic()
+        try:
+            for name, hook in self._before:
+                if name in (None, tool.name):
+                    await _maybe_await(hook(call))
+        except Exception as e:
+            result: dict = {"error": f"refused before running: {e}"}
+        else:
+            result = await self._invoke(tool, call)
+            for name, hook in self._after:
+                if name in (None, tool.name):
+                    try:
+                        changed = await _maybe_await(hook(call, result))
+                    except Exception as e:
+                        result = {"error": f"after-hook failed: {type(e).__name__}: {e}"}
+                        break
+                    if isinstance(changed, dict):
+                        result = changed
+        call.ms = int((time.monotonic() - started) * 1000)
+        call.result = finish(result, call.arguments)
+        return call.result
+
+    async def _invoke(self, tool: Tool, call: Call) -> dict:
+        try:
+            if inspect.iscoroutinefunction(tool.fn):
+                value = await tool.fn(call.arguments)
+            else:
+                value = await asyncio.to_thread(tool.fn, call.arguments)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            return {"error": f"{type(e).__name__}: {e}"}
+        if isinstance(value, dict):
+            return value
+        return {"result": value}
+
+
+def finish(result: dict, arguments: dict | None = None) -> dict:
+    """Add `ok` to a tool result; failures also carry the arguments they were given."""
+    out = dict(result)
+    ok = "error" not in out
+    out = {"ok": ok, **{k: v for k, v in out.items() if k != "ok"}}
+    if not ok and arguments is not None and "arguments" not in out:
+        out["arguments"] = arguments
+    return out
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value

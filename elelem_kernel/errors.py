@@ -1,0 +1,30 @@
+"""The exceptions elelem-kernel raises on purpose.
+
+    ElelemError            root: every message says what to do about it
+    ├── ConfigError        unknown provider, missing key, bad option
+    ├── ProviderError      the model's API failed (HTTP status, stream cut, bad JSON)
+    └── ToolError          a tool refused its input (bad path, missing file)
+"""
+
+from __future__ import annotations
+
+
+class ElelemError(Exception):
+    """Root of elelem-kernel's own errors; the message is meant for the person."""
+
+
+class ConfigError(ElelemError):
+    """Something is configured wrong: an unknown provider, a missing key, a bad option."""
+
+
+class ProviderError(ElelemError):
+    """A model call failed; `retryable` says whether trying again may help."""
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+class ToolError(ElelemError):
+    """A tool cannot do what it was asked; the message goes back to the model."""
