@@ -1,0 +1,54 @@
+"""Approval of write and execute calls: who says yes, and how.
+
+The session asks an `Approver` before it runs a write or execute tool, unless the mode is
+`auto` or the person already said "always" for that tool in this session. Channels (a
+terminal prompt, buttons in a notebook card, `input()` over stdin, a policy for headless
+runs) all implement the same one-method interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, Union
+
+Decision = Literal["allow", "deny", "always"]
+DECISIONS = ("allow", "deny", "always")
+
+NO_CHANNEL = (
+    "not run: approval is needed for {kind} tools and there is no way to ask the person "
+    "here. Rerun with --mode auto (or --yes on the command line), or allow the tool by "
+    "name (--allow {name})."
+)
+
+
+@dataclass
+class ApprovalRequest:
+    """One call waiting for a yes: what it is and exactly what it will do."""
+
+    id: str
+    name: str
+    kind: str
+    arguments: dict[str, Any]
+    preview: str
+    index: int | None = None  #: block index of the call's tool_use card, for live views
+
+
+class Approver(Protocol):
+    """Answers `allow`, `deny` or `always` (allow this tool for the rest of the session)."""
+
+    def approve(self, request: ApprovalRequest) -> Union[Decision, Awaitable[Decision]]: ...
+
+
+class Policy:
+    """A fixed answer for headless runs: allow named tools (or all with `yes`), deny the rest."""
+
+    def __init__(self, allow: Iterable[str] = (), yes: bool = False):
+        self.allow = set(allow)
+        self.yes = yes
+
+    def approve(self, request: ApprovalRequest) -> Decision:
+        return "allow" if self.yes or request.name in self.allow else "deny"
+
+    def __repr__(self) -> str:
+        return f"Policy(allow={sorted(self.allow)!r}, yes={self.yes})"
