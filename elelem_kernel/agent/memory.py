@@ -1,0 +1,184 @@
+"""Rebuild conversations from the turn records found in a notebook's cells.
+
+Pure data in, data out: no Jupyter, no files, nothing executed. The Jupyter store reads the
+cells; this module decides which records count.
+
+Rules:
+- cells are walked top to bottom; a cell holds at most one turn, the last valid record of
+  the cell (a re-run cell's newest output wins);
+- a record must be version 1, match `record.schema.json` and stay under `MAX_RECORD_BYTES`;
+  anything else is skipped, all skips summed up in one warning;
+- two cells claiming the same turn id (a copied cell): the later cell keeps it, one warning;
+- conversations are ordered by their first turn in the notebook; the active one is the
+  conversation of the bottom-most restored turn (where the person left off: a `--new`
+  conversation started at the bottom is both the last started and the bottom-most);
+- a restored record keeps the notebook cell's id as its `cell`, so re-running that cell
+  replaces its turn.
+
+A record is data. Its prompt and reply go back to the model as the earlier user and
+assistant messages, whatever they say; no field of a record becomes a system message or runs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+#: Records above this (estimated serialized size) are skipped, not restored.
+MAX_RECORD_BYTES = 1_000_000
+#: Record format version this code reads and writes.
+VERSION = 1
+#: Skipped records named one by one in the warning; the rest are counted.
+_NAMED = 3
+
+#: One notebook cell: its id (None in old notebooks) and the record candidates of its outputs.
+Cell = tuple[str | None, list[Any]]
+
+
+@dataclass
+class Rebuilt:
+    """Conversations restored from a notebook, ready for `Session.load`."""
+
+    conversations: dict[str, list[dict]] = field(default_factory=dict)
+    active: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def turns(self) -> int:
+        """How many turns were restored, in all conversations."""
+        return sum(len(turns) for turns in self.conversations.values())
+
+
+def rebuild(cells: list[Cell], *, max_bytes: int = MAX_RECORD_BYTES) -> Rebuilt:
+    """Walk `cells` (cell id, record candidates) in order and rebuild the conversations."""
+    skipped: list[tuple[int, str]] = []
+    kept: list[tuple[int, dict]] = []
+    for position, (cell_id, candidates) in enumerate(cells, start=1):
+        chosen = None
+        for candidate in candidates:
+            problem = check(candidate, max_bytes=max_bytes)
+            if problem:
+                skipped.append((position, problem))
+            else:
+                chosen = candidate
+        if chosen is not None:
+            kept.append((position, _with_cell(chosen, cell_id)))
+
+    turns, duplicates = _dedupe(kept)
+    result = Rebuilt()
+    for record in turns:
+        result.conversations.setdefault(record["conversation"], []).append(record)
+        result.active = record["conversation"]
+    if skipped:
+        result.warnings.append(_skipped_warning(skipped))
+    if duplicates:
+        result.warnings.append(_duplicates_warning(duplicates))
+    return result
+
+
+def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
+    """Why `record` cannot be restored, or None when it can."""
+    if not isinstance(record, dict) or "v" not in record:
+        return "not an elelem record"
+    version = record["v"]
+    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
+        return f"written by a newer elelem-kernel (v{version}); upgrade to restore it"
+    if version != VERSION or isinstance(version, bool):
+        return f"unknown record version {_short(repr(version))}"
+    if _larger_than(record, max_bytes):
+        return f"too large (over the {_mb(max_bytes)} limit)"
+    error = _schema_error(record)
+    if error:
+        return f"malformed ({error})"
+    return None
+
+
+def _with_cell(record: dict, cell_id: str | None) -> dict:
+    if cell_id is None or record.get("cell") == cell_id:
+        return record
+    return {**record, "cell": cell_id}
+
+
+def _dedupe(kept: list[tuple[int, dict]]) -> tuple[list[dict], dict[str, list[int]]]:
+    """Keep one cell per turn id, the later one; report the turns claimed more than once."""
+    last: dict[str, int] = {}
+    claims: dict[str, list[int]] = {}
+    for position, record in kept:
+        last[record["turn"]] = position
+        claims.setdefault(record["turn"], []).append(position)
+    turns = [record for position, record in kept if last[record["turn"]] == position]
+    duplicates = {turn: cells for turn, cells in claims.items() if len(cells) > 1}
+    return turns, duplicates
+
+
+def _skipped_warning(skipped: list[tuple[int, str]]) -> str:
+    named = "; ".join(f"cell {position}: {problem}" for position, problem in skipped[:_NAMED])
+    more = f"; and {len(skipped) - _NAMED} more" if len(skipped) > _NAMED else ""
+    noun = "record" if len(skipped) == 1 else "records"
+    return f"skipped {len(skipped)} {noun} that could not be restored: {named}{more}"
+
+
+def _duplicates_warning(duplicates: dict[str, list[int]]) -> str:
+    parts = [
+        f"turn {_short(turn, 16)} in cells {', '.join(map(str, cells))}"
+        for turn, cells in list(duplicates.items())[:_NAMED]
+    ]
+    more = f"; and {len(duplicates) - _NAMED} more" if len(duplicates) > _NAMED else ""
+    return (
+        f"{'a turn is' if len(duplicates) == 1 else 'turns are'} claimed by more than one cell "
+        f"(copied cells?), kept the later cell: {'; '.join(parts)}{more}"
+    )
+
+
+@cache
+def _validator() -> Any:
+    import jsonschema
+
+    schema = json.loads(
+        resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
+    )
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _schema_error(record: dict) -> str | None:
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(record))
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path) or "record"
+    return f"{where}: {_short(error.message, 80)}"
+
+
+def _larger_than(value: Any, limit: int) -> bool:
+    """Whether the estimated JSON size of `value` passes `limit` (stops as soon as it does)."""
+    size = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            size += len(item) + 2
+        elif isinstance(item, dict):
+            size += 2
+            for key, inner in item.items():
+                size += len(str(key)) + 4
+                stack.append(inner)
+        elif isinstance(item, (list, tuple)):
+            size += 2
+            stack.extend(item)
+        else:
+            size += 8
+        if size > limit:
+            return True
+    return False
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB" if size >= 100_000 else f"{size} bytes"
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
