@@ -1,0 +1,124 @@
+"""A finished turn as a static notebook output: HTML, Markdown and plain text.
+
+`bundle(record)` gives the `data` and `metadata` of a display output. The HTML needs no
+script and no stylesheet (collapsible parts are `<details>`), so it shows the same in
+JupyterLab after reopening, in `jupyter nbconvert --to html` and on GitHub. Everything
+from the model or a tool is escaped or sanitised; the record itself rides along in
+`metadata["elelem"]` so the conversation can be restored from the notebook.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import cards
+from .markdown import neutralise, to_html
+
+MIMETYPES = ("text/html", "text/markdown", "text/plain")
+TURN = "font-family: inherit; line-height: 1.5"
+
+
+def bundle(record: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+    """`(data, metadata)` of the frozen output of one turn record."""
+    data = {
+        "text/html": html(record),
+        "text/markdown": markdown(record),
+        "text/plain": plain(record),
+    }
+    return data, {"elelem": record}
+
+
+def html(record: dict[str, Any]) -> str:
+    """The turn as self-contained HTML: thinking, text and tool cards in order, footer."""
+    parts: list[str] = []
+    for round_ in _rounds(record):
+        if round_.get("thinking"):
+            parts.append(cards.thinking_html(round_["thinking"]))
+        if round_.get("text"):
+            parts.append(f"<div>{to_html(round_['text'])}</div>")
+        parts.extend(cards.tool_card(call) for call in round_.get("calls") or [])
+    parts.extend(_ending_html(record))
+    parts.append(cards.footer_html(footer(record)))
+    return f'<div class="elelem-turn" style="{TURN}">{"".join(parts)}</div>'
+
+
+def markdown(record: dict[str, Any]) -> str:
+    """The turn as Markdown: the text with raw HTML made inert, calls as short lines."""
+    parts: list[str] = []
+    for round_ in _rounds(record):
+        if round_.get("text"):
+            parts.append(neutralise(round_["text"]))
+        for call in round_.get("calls") or []:
+            parts.append(f"> {neutralise(_call_line(call))}")
+    ending = _ending(record)
+    if ending:
+        parts.append(f"*{ending}*")
+    parts.append(f"<sub>{neutralise(footer(record))}</sub>")
+    return "\n\n".join(parts)
+
+
+def plain(record: dict[str, Any]) -> str:
+    """The turn as plain text: reply, calls, ending, footer."""
+    parts: list[str] = []
+    for round_ in _rounds(record):
+        if round_.get("text"):
+            parts.append(round_["text"])
+        for call in round_.get("calls") or []:
+            parts.append(f"[{_call_line(call)}]")
+    ending = _ending(record)
+    if ending:
+        parts.append(f"[{ending}]")
+    parts.append(f"-- {footer(record)}")
+    return "\n\n".join(parts)
+
+
+def footer(record: dict[str, Any]) -> str:
+    """The footer line of a record: tokens, time, rounds, stop, provider/model, cost."""
+    usage = record.get("usage") or {}
+    cost = record.get("cost", usage.get("cost"))
+    return cards.footer_text(
+        usage,
+        record.get("ms"),
+        len(record.get("rounds") or []),
+        record.get("stop"),
+        record.get("provider"),
+        record.get("model"),
+        cost if isinstance(cost, (int, float)) else None,
+    )
+
+
+def _rounds(record: dict[str, Any]) -> list[dict[str, Any]]:
+    rounds = record.get("rounds")
+    if isinstance(rounds, list) and rounds:
+        return [r for r in rounds if isinstance(r, dict)]
+    reply = record.get("reply")
+    return [{"text": reply, "calls": []}] if reply else []
+
+
+def _ending(record: dict[str, Any]) -> str:
+    stop = record.get("stop")
+    if stop == "interrupted":
+        return "interrupted: the reply above is partial"
+    if stop == "error":
+        return f"Error: {record.get('error') or 'the turn failed'}"
+    if stop == "max_tokens":
+        return "cut off: the model reached its output limit"
+    if stop == "max_rounds":
+        return "stopped: too many rounds of tool calls in one turn"
+    return ""
+
+
+def _ending_html(record: dict[str, Any]) -> list[str]:
+    ending = _ending(record)
+    if not ending:
+        return []
+    state = "failed" if record.get("stop") == "error" else "interrupted"
+    return [cards.notice_html(ending, state)]
+
+
+def _call_line(call: dict[str, Any]) -> str:
+    state = call.get("state") or cards._state_of(call)
+    symbol = cards.STATES.get(state, ("•", state))[0]
+    about = cards.short_arguments(call.get("arguments"))
+    about = f" `{about.replace('`', '')}`" if about else ""
+    return f"{symbol} {call.get('name', '?')}{about} ({state}, {cards.seconds(call.get('ms'))})"

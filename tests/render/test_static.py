@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import json
+import re
+
+from elelem_kernel.render.static import bundle
+
+XSS = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
+
+
+def record(**changes):
+    base = {
+        "v": 1,
+        "conversation": "c1",
+        "turn": "t1",
+        "cell": None,
+        "provider": "demo",
+        "model": "demo-1",
+        "prompt": "hi",
+        "reply": f"Done {XSS}",
+        "rounds": [
+            {
+                "thinking": f"think {XSS}",
+                "text": "Looking.",
+                "calls": [
+                    {
+                        "id": "a",
+                        "name": "shell",
+                        "arguments": {"command": f"echo '{XSS}'"},
+                        "result": json.dumps({"ok": True, "output": XSS}),
+                        "ok": True,
+                        "ms": 120,
+                    },
+                    {
+                        "id": "b",
+                        "name": "write",
+                        "arguments": {"path": "x.txt"},
+                        "result": json.dumps({"ok": False, "error": "declined by the person"}),
+                        "ok": False,
+                        "ms": 0,
+                    },
+                ],
+            },
+            {"thinking": "", "text": f"Done {XSS}", "calls": []},
+        ],
+        "usage": {"input": 1234, "output": 56, "cache_read": 7},
+        "stop": "end_turn",
+        "started": "2026-01-01T00:00:00+00:00",
+        "ms": 2300,
+    }
+    base.update(changes)
+    return base
+
+
+def test_bundle_shapes():
+    rec = record()
+    data, metadata = bundle(rec)
+    assert set(data) == {"text/html", "text/markdown", "text/plain"}
+    assert metadata == {"elelem": rec}
+    json.dumps(metadata)
+
+
+def test_nothing_from_model_or_tools_is_live_html():
+    data, _ = bundle(record())
+    html = data["text/html"]
+    assert "<img" not in html and "<script" not in html and "onerror=alert(1)>" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    md = re.sub(r"`[^`]*`", "", data["text/markdown"])  # code spans show tags as text
+    assert "<img" not in md and "<script" not in md
+
+
+def test_html_has_cards_thinking_and_footer():
+    html = bundle(record())[0]["text/html"]
+    assert html.count("<details") >= 5  # thinking, 2 cards, 2 argument sections
+    assert "shell" in html and "✓ ok" in html and "⊘ declined" in html and "120 ms" in html
+    assert "in 1,234 · out 56 · cached 7 · 2.3 s · 2 rounds · end_turn · demo/demo-1" in html
+
+
+def test_endings_are_marked():
+    html = bundle(record(stop="interrupted"))[0]["text/html"]
+    assert "interrupted: the reply above is partial" in html
+    data, _ = bundle(record(stop="error", error="boom <b>", rounds=[]))
+    assert "Error: boom &lt;b&gt;" in data["text/html"]
+    assert "Error: boom <b>" in data["text/plain"]
+
+
+def test_long_results_are_bounded_and_expandable():
+    big = "x" * 10_000
+    rec = record()
+    rec["rounds"][0]["calls"][0]["result"] = json.dumps({"ok": True, "output": big})
+    html = bundle(rec)[0]["text/html"]
+    assert "show all (8,000 more characters)" in html
+
+
+def test_cost_is_shown_when_carried():
+    rec = record()
+    rec["usage"]["cost"] = 0.0123
+    assert "$0.0123" in bundle(rec)[0]["text/plain"]
+
+
+def test_reply_only_record():
+    data, _ = bundle({"reply": "just **this**", "stop": "end_turn"})
+    assert "<strong>this</strong>" in data["text/html"]
