@@ -1,0 +1,79 @@
+"""Running git for a review: one place that calls the binary and turns failures into ReviewError."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from elelem_kernel.errors import ElelemError
+
+#: The id of git's empty tree: the base of a diff for a repository without commits.
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+class ReviewError(ElelemError):
+    """A review cannot start: not a git repository, an unknown revision, a failing git."""
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(GIT_PAGER="cat", PAGER="cat", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    env.pop("GIT_EXTERNAL_DIFF", None)
+    return env
+
+
+def run(
+    root: Path, *args: str, check: bool = True, timeout: float = 60
+) -> subprocess.CompletedProcess:
+    """Run `git -C root args...` and return the finished process (bytes out)."""
+    cmd = ["git", "-c", "core.quotePath=false", "-C", str(root), *args]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=_env())
+    except FileNotFoundError as e:
+        raise ReviewError("git is not installed (install git and try again)") from e
+    except subprocess.TimeoutExpired as e:
+        raise ReviewError(f"git {' '.join(args)} took longer than {timeout:.0f}s") from e
+    if check and proc.returncode != 0:
+        message = proc.stderr.decode(errors="replace").strip()
+        raise ReviewError(f"git {' '.join(args)} failed: {message}")
+    return proc
+
+
+def text(root: Path, *args: str) -> str:
+    """The standard output of a git command that must succeed, as text."""
+    return run(root, *args).stdout.decode("utf-8", errors="replace")
+
+
+def repo_root(path: Path) -> Path:
+    """The top folder of the git repository holding `path`, or ReviewError."""
+    path = Path(path)
+    if not path.is_dir():
+        raise ReviewError(f"not a git repository: {path} (no such folder)")
+    proc = run(path, "rev-parse", "--show-toplevel", check=False)
+    if proc.returncode != 0:
+        raise ReviewError(
+            f"not a git repository: {path} (run the review inside a git repository, "
+            "or `git init` and commit first)"
+        )
+    return Path(proc.stdout.decode().strip())
+
+
+def commit(root: Path, rev: str) -> str | None:
+    """The commit id `rev` names, or None when it names none."""
+    proc = run(
+        root,
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        "--end-of-options",
+        f"{rev}^{{commit}}",
+        check=False,
+    )
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def blob(root: Path, rev: str, path: str) -> bytes | None:
+    """The bytes of `path` at `rev`, or None when it is not there."""
+    proc = run(root, "cat-file", "blob", f"{rev}:{path}", check=False)
+    return proc.stdout if proc.returncode == 0 else None
