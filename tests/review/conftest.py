@@ -26,7 +26,9 @@ class Repo:
 
     def git(self, *args: str) -> str:
         env = {**os.environ, **ENV, "HOME": str(self.root.parent)}
-        proc = subprocess.run(["git", "-C", str(self.root), *args], capture_output=True, text=True, env=env)
+        proc = subprocess.run(
+            ["git", "-C", str(self.root), *args], capture_output=True, text=True, env=env
+        )
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.strip()
 
@@ -47,7 +49,7 @@ class Repo:
         return self.git("rev-parse", "HEAD")
 
 
-def notebook(*cells: tuple[str, str, str], outputs: bool = True) -> str:
+def make_notebook(*cells: tuple[str, str, str], outputs: bool = True) -> str:
     """Notebook JSON from (id, type, source) cells, with outputs on code cells."""
     nb_cells = []
     for ident, kind, source in cells:
@@ -55,7 +57,9 @@ def notebook(*cells: tuple[str, str, str], outputs: bool = True) -> str:
         if kind == "code":
             cell["execution_count"] = 7
             cell["outputs"] = (
-                [{"output_type": "stream", "name": "stdout", "text": "SECRET-OUTPUT\n"}] if outputs else []
+                [{"output_type": "stream", "name": "stdout", "text": "SECRET-OUTPUT\n"}]
+                if outputs
+                else []
             )
         nb_cells.append(cell)
     return json.dumps(
@@ -70,3 +74,9 @@ def repo(tmp_path: Path) -> Repo:
     r = Repo(root)
     r.git("init", "-q", "-b", "main")
     return r
+
+
+@pytest.fixture
+def notebook():
+    """Build notebook JSON: notebook(("id", "code", "source"), ..., outputs=True)."""
+    return make_notebook
