@@ -1,3 +1,75 @@
-"""elelem-kernel: an agent harness for Jupyter."""
+"""elelem-kernel: an agent harness for Jupyter.
+
+    %load_ext elelem_kernel          # then %%elelem cells in any Python notebook
+    elelem-kernel install --user     # the Elelem kernel: every cell is a prompt
+    elelem-kernel ask "..."          # the same agent on the command line
+
+The public API is re-exported here; importing it is cheap (heavy parts load on first use).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import TYPE_CHECKING, Any
+
+from .agent.registry import Config, configure, new_session
+from .errors import ConfigError, ElelemError, ProviderError, ToolError
+
+if TYPE_CHECKING:
+    from .agent.session import Session, TurnResult
+    from .agent.toolbox import Toolbox
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "ElelemError",
+    "ProviderError",
+    "Session",
+    "ToolError",
+    "Toolbox",
+    "TurnResult",
+    "ask",
+    "configure",
+    "load_ipython_extension",
+    "new_session",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Session", "TurnResult"):
+        from .agent import session
+
+        return getattr(session, name)
+    if name == "Toolbox":
+        from .agent.toolbox import Toolbox
+
+        return Toolbox
+    raise AttributeError(f"module 'elelem_kernel' has no attribute {name!r}")
+
+
+def ask(prompt: str, provider: str | None = None, model: str | None = None, **options: Any) -> TurnResult:
+    """Run one turn in a new session and return its result (reply, stop, usage, record).
+
+    Options are those of `new_session` (mode, workspace, system_prompt, ...). Works inside
+    a running event loop too (a notebook cell): the turn then runs on a private thread.
+    """
+    session = new_session(provider=provider, model=model, **options)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(session.turn(prompt))
+    box: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: box.update(r=asyncio.run(session.turn(prompt))), daemon=True)
+    thread.start()
+    thread.join()
+    return box["r"]
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """`%load_ext elelem_kernel`: register the %%elelem magic."""
+    from .jupyter.magics import load
+
+    load(ip)

@@ -88,6 +88,7 @@ class Call:
     tool: Tool | None = None
     result: dict = field(default_factory=dict)
     ms: int = 0
+    metadata: dict | None = None  #: opaque provider data, echoed on the next request
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,52 @@
+"""The built-in providers and setups, registered the same way plugins register theirs."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+from .registry import Config
+
+#: name -> (module, class) of the providers that ship with the package.
+PROVIDERS = {
+    "stub": ("elelem_kernel.providers.stub", "StubProvider"),
+    "echo": ("elelem_kernel.providers.echo", "EchoProvider"),
+    "demo": ("elelem_kernel.providers.demo", "DemoProvider"),
+    "anthropic": ("elelem_kernel.providers.anthropic", "AnthropicProvider"),
+    "openai": ("elelem_kernel.providers.openai", "OpenAIProvider"),
+    "responses": ("elelem_kernel.providers.responses", "ResponsesProvider"),
+    "ollama": ("elelem_kernel.providers.ollama", "OllamaProvider"),
+}
+
+
+def _factory(module: str, cls: str):
+    def create(model: str | None = None, **options: Any) -> Any:
+        return getattr(importlib.import_module(module), cls)(model=model, **options)
+
+    return create
+
+
+def _ollama_running() -> bool:
+    from ..providers import ollama
+
+    return ollama.configured()
+
+
+def _workspace_tools(session: Any) -> None:
+    from ..tools.setup import add_workspace_tools
+
+    add_workspace_tools(session)
+
+
+def register(config: Config) -> None:
+    for name, (module, cls) in PROVIDERS.items():
+        config.provider(name, _factory(module, cls))
+    config.default_candidate(
+        "anthropic", lambda: bool(os.environ.get("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY is set"
+    )
+    config.default_candidate(
+        "openai", lambda: bool(os.environ.get("OPENAI_API_KEY")), "OPENAI_API_KEY is set"
+    )
+    config.default_candidate("ollama", _ollama_running, "Ollama answers at OLLAMA_HOST")
+    config.setup("workspace", _workspace_tools)

@@ -1,0 +1,221 @@
+"""Slash commands: `/help`, `/provider`, `/mode`, ... as a small registry.
+
+A command is `fn(session, args: str) -> str` returning Markdown for the person. Setups and
+fronts add their own with `session.commands.add(...)`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ElelemError
+from .toolbox import MODES
+
+if TYPE_CHECKING:
+    from .session import Session
+
+CommandFn = Callable[["Session", str], str]
+Completer = Callable[["Session", str], list[str]]
+
+
+@dataclass
+class Command:
+    name: str
+    description: str
+    fn: CommandFn
+    complete: Completer | None = None
+    usage: str = ""
+
+
+class Commands:
+    """The slash commands of a session, by name."""
+
+    def __init__(self) -> None:
+        self.commands: dict[str, Command] = {}
+
+    def add(
+        self,
+        name: str,
+        description: str,
+        fn: CommandFn,
+        complete: Completer | None = None,
+        usage: str = "",
+    ) -> None:
+        """Register `/name`; adding a name again replaces it."""
+        name = name.lstrip("/")
+        self.commands[name] = Command(name, description, fn, complete, usage or f"/{name}")
+
+    def names(self) -> list[str]:
+        return sorted(self.commands)
+
+    def run(self, session: Session, line: str) -> str:
+        """Run a `/name args` line and return what it says; unknown names list the commands."""
+        name, _, args = line.strip().lstrip("/").partition(" ")
+        command = self.commands.get(name)
+        if command is None:
+            known = ", ".join(f"/{n}" for n in self.names())
+            return f"Unknown command `/{name}`. Commands: {known}"
+        try:
+            return command.fn(session, args.strip())
+        except (ElelemError, ValueError, IndexError) as e:
+            return f"`/{name}`: {e}\n\nUsage: `{command.usage}`"
+
+    def complete(self, session: Session, text: str) -> list[str]:
+        """Completions for a partial `/command args` line."""
+        text = text.lstrip()
+        if not text.startswith("/"):
+            return []
+        name, space, args = text[1:].partition(" ")
+        if not space:
+            return [f"/{n}" for n in self.names() if n.startswith(name)]
+        command = self.commands.get(name)
+        if command is None or command.complete is None:
+            return []
+        return [f"/{name} {c}" for c in command.complete(session, args) if c.startswith(args)]
+
+
+def add_builtin_commands(commands: Commands) -> None:
+    """The commands every session has."""
+    commands.add("help", "list the commands", _help)
+    commands.add(
+        "provider",
+        "show or switch the provider (the conversation is kept)",
+        _provider,
+        lambda s, a: s.provider_names(),
+        "/provider [name]",
+    )
+    commands.add("model", "show or switch the model", _model, usage="/model [name]")
+    commands.add(
+        "mode", "show or switch the mode: plan, build, verify, auto", _mode,
+        lambda s, a: list(MODES), "/mode [plan|build|verify|auto]",
+    )
+    commands.add("tools", "list the tools the current mode offers", _tools)
+    commands.add("clear", "start a new conversation", _clear)
+    commands.add("context", "show what the next request would send", _context)
+    commands.add("usage", "tokens and cost so far in this session", _usage)
+    commands.add("history", "list the turns of this conversation", _history)
+    commands.add("forget", "leave turn N out of the model's context", _forget, usage="/forget N")
+    commands.add(
+        "use", "switch to another conversation of this notebook", _use,
+        lambda s, a: list(s.conversations), "/use ID",
+    )
+    commands.add("save", "write this conversation to a Markdown file", _save, usage="/save [PATH]")
+
+
+def _help(session: Session, args: str) -> str:
+    rows = [f"| `{c.usage}` | {c.description} |" for c in session.commands.commands.values()]
+    return "| command | what it does |\n|---|---|\n" + "\n".join(sorted(rows))
+
+
+def _provider(session: Session, args: str) -> str:
+    if args:
+        name, _, model = args.partition(" ")
+        session.set_provider(name, model.strip() or None)
+    return f"provider: **{session.provider_name}**, model: **{session.model or 'default'}**"
+
+
+def _model(session: Session, args: str) -> str:
+    if args:
+        session.set_provider(session.provider_name, args)
+    return f"model: **{session.model or 'default'}** (provider {session.provider_name})"
+
+
+def _mode(session: Session, args: str) -> str:
+    if args:
+        if args not in MODES:
+            raise ValueError(f"unknown mode {args!r}; modes: {', '.join(MODES)}")
+        session.mode = args
+    kinds = ", ".join(MODES[session.mode])
+    return f"mode: **{session.mode}** (offers {kinds} tools)"
+
+
+def _tools(session: Session, args: str) -> str:
+    tools = session.toolbox.offered(session.mode)
+    if not tools:
+        return f"No tools in {session.mode} mode."
+    rows = [f"| `{t.name}` | {t.kind} | {t.description.splitlines()[0]} |" for t in tools]
+    return f"Tools in {session.mode} mode:\n\n| tool | kind | what it does |\n|---|---|---|\n" + "\n".join(rows)
+
+
+def _clear(session: Session, args: str) -> str:
+    session.new_conversation()
+    return f"Started a new conversation ({session.conversation.id})."
+
+
+def _context(session: Session, args: str) -> str:
+    messages = session.messages("")[:-1]
+    tools = session.toolbox.specs(session.mode)
+    lines = ["| part | characters | ~tokens |", "|---|---|---|"]
+    total = 0
+    for m in messages:
+        size = len(json.dumps(m, ensure_ascii=False))
+        total += size
+        head = str(m.get("content", ""))[:60].replace("\n", " ").replace("|", "\\|")
+        lines.append(f"| {m['role']}: {head} | {size} | {size // 4} |")
+    size = len(json.dumps(tools))
+    total += size
+    lines.append(f"| {len(tools)} tool schemas | {size} | {size // 4} |")
+    lines.append(f"| **total** | {total} | **~{total // 4}** |")
+    left = session.conversation.left_out(session.history)
+    note = f"\n\n{left} older turns are left out to fit the context budget." if left else ""
+    return "\n".join(lines) + note
+
+
+def _usage(session: Session, args: str) -> str:
+    u = session.usage
+    from .pricing import format_cost
+
+    return (
+        f"{session.turns} turns, {u.get('input', 0)} tokens in "
+        f"({u.get('cache_read', 0)} cached), {u.get('output', 0)} out, "
+        f"cost {format_cost(session.cost)}"
+    )
+
+
+def _history(session: Session, args: str) -> str:
+    turns = session.conversation.turns
+    if not turns:
+        return f"Conversation {session.conversation.id} has no turns yet."
+    rows = []
+    for i, t in enumerate(turns, 1):
+        head = " ".join(str(t.get("prompt", "")).split())[:60].replace("|", "\\|")
+        usage: dict[str, Any] = t.get("usage") or {}
+        forgotten = " (forgotten)" if t.get("turn") in session.conversation.forgotten else ""
+        rows.append(
+            f"| {i} | {t.get('cell') or ''} | {head}{forgotten} | "
+            f"{usage.get('input', 0)}/{usage.get('output', 0)} |"
+        )
+    return (
+        f"Conversation {session.conversation.id}:\n\n| # | cell | prompt | tokens in/out |\n"
+        "|---|---|---|---|\n" + "\n".join(rows)
+    )
+
+
+def _forget(session: Session, args: str) -> str:
+    if not args.strip().isdigit():
+        raise ValueError("give the turn number from /history")
+    record = session.conversation.forget(int(args))
+    return f"Turn {args} ({str(record.get('prompt', ''))[:40]!r}) is left out from now on."
+
+
+def _use(session: Session, args: str) -> str:
+    if args not in session.conversations:
+        known = ", ".join(session.conversations) or "none"
+        raise ValueError(f"no conversation {args!r}; conversations: {known}")
+    session.conversation = session.conversations[args]
+    return f"Using conversation {args} ({len(session.conversation)} turns)."
+
+
+def _save(session: Session, args: str) -> str:
+    path = Path(args or f"conversation-{session.conversation.id}.md")
+    if not path.is_absolute():
+        path = session.workspace / path
+    parts = [f"# Conversation {session.conversation.id}\n"]
+    for t in session.conversation.turns:
+        parts.append(f"## Prompt\n\n{t.get('prompt', '')}\n\n## Reply\n\n{t.get('reply', '')}\n")
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return f"Saved {len(session.conversation)} turns to `{path}`."

@@ -1,0 +1,98 @@
+"""A conversation: the turn records of past turns, and the messages they become.
+
+History policies:
+- `replies` (default, as in elelem): each past turn is sent as its prompt and final reply.
+- `full`: each past turn is sent with its rounds, tool calls and (recorded) results.
+
+Only the newest turns that fit `budget` characters are sent, so a long conversation
+never overflows the model's context; `/context` shows what is left out.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .record import new_id
+
+HISTORY_POLICIES = ("replies", "full")
+INTERRUPTED = "\n\n[interrupted by the person: this reply is incomplete]"
+
+
+class Conversation:
+    """An ordered list of turn records with one id."""
+
+    def __init__(self, id: str | None = None, turns: list[dict[str, Any]] | None = None):
+        self.id = id or new_id()
+        self.turns: list[dict[str, Any]] = list(turns or [])
+        self.forgotten: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self.turns)
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Append a turn; a turn from a cell that already has one replaces it in place."""
+        cell = record.get("cell")
+        if cell:
+            for i, old in enumerate(self.turns):
+                if old.get("cell") == cell:
+                    self.turns[i] = record
+                    return
+        self.turns.append(record)
+
+    def forget(self, n: int) -> dict[str, Any]:
+        """Leave turn `n` (1-based) out of what is sent to the model; return it."""
+        if not 1 <= n <= len(self.turns):
+            raise IndexError(f"there is no turn {n}: this conversation has {len(self.turns)}")
+        record = self.turns[n - 1]
+        self.forgotten.add(record["turn"])
+        return record
+
+    def active(self) -> list[dict[str, Any]]:
+        """Turns that are sent to the model (not forgotten)."""
+        return [t for t in self.turns if t.get("turn") not in self.forgotten]
+
+    def messages(self, policy: str = "replies", budget: int = 400_000) -> list[dict[str, Any]]:
+        """The history as provider messages, newest turns first to fill `budget` characters."""
+        chosen: list[list[dict[str, Any]]] = []
+        size = 0
+        for record in reversed(self.active()):
+            part = turn_messages(record, policy)
+            cost = sum(len(json.dumps(m, ensure_ascii=False)) for m in part)
+            if chosen and size + cost > budget:
+                break
+            chosen.append(part)
+            size += cost
+        return [m for part in reversed(chosen) for m in part]
+
+    def left_out(self, policy: str = "replies", budget: int = 400_000) -> int:
+        """How many active turns do not fit the budget."""
+        sent = sum(1 for m in self.messages(policy, budget) if m["role"] == "user")
+        return len(self.active()) - sent
+
+
+def turn_messages(record: dict[str, Any], policy: str = "replies") -> list[dict[str, Any]]:
+    """One recorded turn as messages: the prompt, then the reply (or every round)."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": str(record.get("prompt", ""))}]
+    marker = INTERRUPTED if record.get("stop") == "interrupted" else ""
+    if policy == "full":
+        for round_ in record.get("rounds") or []:
+            calls = round_.get("calls") or []
+            message: dict[str, Any] = {"role": "assistant", "content": round_.get("text", "")}
+            if calls:
+                message["tool_calls"] = [
+                    {"id": c["id"], "name": c["name"], "arguments": c.get("arguments") or {}}
+                    for c in calls
+                ]
+            messages.append(message)
+            for c in calls:
+                messages.append(
+                    {"role": "tool", "tool_call_id": c["id"], "content": c.get("result") or "{}"}
+                )
+        last = messages[-1]
+        if last["role"] == "assistant" and not last.get("tool_calls") and last["content"]:
+            last["content"] += marker
+            return messages
+    reply = str(record.get("reply") or "") or f"[no reply: the turn ended with {record.get('stop')}]"
+    messages.append({"role": "assistant", "content": reply + marker})
+    return messages

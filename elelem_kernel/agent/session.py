@@ -1,0 +1,372 @@
+"""The session: one conversation with one model, and the turn loop that drives it.
+
+A turn runs rounds: send the messages, collect events, run the tool calls the model made
+(asking for approval where needed), send the results, and repeat until the model answers
+without a tool call, the round limit is hit, an error happens, or the person interrupts.
+Every ending yields a turn record; the session stays usable after any of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, ElelemError
+from . import system_prompt
+from .approval import NO_CHANNEL, ApprovalRequest, Approver
+from .commands import Commands, add_builtin_commands
+from .conversation import HISTORY_POLICIES, Conversation
+from .events import map_stop_reason
+from .pricing import cost
+from .record import TurnRecorder, add_usage
+from .toolbox import MODES, Call, Toolbox, finish
+
+Renderer = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class TurnResult:
+    """What a turn produced: the reply, how it ended, its tokens and its record."""
+
+    reply: str
+    stop: str
+    usage: dict[str, int]
+    record: dict[str, Any]
+    error: str | None = None
+    cost: float | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+class Session:
+    """A provider, a toolbox and the conversations of one notebook or terminal."""
+
+    def __init__(
+        self,
+        provider: Any,
+        toolbox: Toolbox | None = None,
+        commands: Commands | None = None,
+        *,
+        provider_name: str = "custom",
+        model: str | None = None,
+        mode: str = "build",
+        history: str = "replies",
+        system_prompt: str | None = None,
+        workspace: Path | str | None = None,
+        namespace: dict[str, Any] | None = None,
+        approver: Approver | None = None,
+        allow: tuple[str, ...] | list[str] = (),
+        max_rounds: int = 25,
+    ):
+        if mode not in MODES:
+            raise ConfigError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
+        if history not in HISTORY_POLICIES:
+            raise ConfigError(f"unknown history policy {history!r}; use replies or full")
+        self.provider = provider
+        self.provider_name = provider_name
+        self.model = model if model is not None else getattr(provider, "model", None)
+        self.toolbox = toolbox if toolbox is not None else Toolbox()
+        if commands is None:
+            commands = Commands()
+            add_builtin_commands(commands)
+        self.commands = commands
+        self.mode = mode
+        self.history = history
+        self.system_prompt = system_prompt
+        self.workspace = Path(workspace or Path.cwd()).resolve()
+        self.namespace: dict[str, Any] = namespace if namespace is not None else {}
+        self.approver = approver
+        self.allow = set(allow)
+        self.always: set[str] = set()
+        self.max_rounds = max_rounds
+        self.open_notebook: Path | None = None
+        self.propose_cell: Callable[[str], None] = lambda source: print(source)
+        self.turn_extras: dict[str, Any] = {}
+        self.notice: str | None = None
+        self.conversation = Conversation()
+        self.conversations: dict[str, Conversation] = {self.conversation.id: self.conversation}
+        self.usage: dict[str, int] = {}
+        self.cost: float | None = 0.0
+        self.turns = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"<Session provider={self.provider_name} model={self.model} mode={self.mode} "
+            f"turns={len(self.conversation)}>"
+        )
+
+    # -- conversations -------------------------------------------------------------
+
+    def new_conversation(self) -> Conversation:
+        """Start a fresh conversation and make it the active one."""
+        self.conversation = Conversation()
+        self.conversations[self.conversation.id] = self.conversation
+        return self.conversation
+
+    def load(self, conversations: dict[str, list[dict[str, Any]]], active: str | None) -> None:
+        """Replace the conversations with restored records; nothing is executed."""
+        self.conversations = {cid: Conversation(cid, turns) for cid, turns in conversations.items()}
+        if active in self.conversations:
+            self.conversation = self.conversations[active]
+        elif self.conversations:
+            self.conversation = list(self.conversations.values())[-1]
+        else:
+            self.new_conversation()
+
+    def messages(self, prompt: str) -> list[dict[str, Any]]:
+        """What a request for `prompt` sends: system prompt, history, the prompt."""
+        system = system_prompt.build(self.workspace, self.system_prompt)
+        history = self.conversation.messages(self.history)
+        return [{"role": "system", "content": system}, *history, {"role": "user", "content": prompt}]
+
+    # -- providers and commands -----------------------------------------------------
+
+    def set_provider(self, name: str, model: str | None = None) -> None:
+        """Switch provider (and model); the conversation is kept."""
+        from .registry import create_provider
+
+        self.provider = create_provider(name, model=model)
+        self.provider_name = name
+        self.model = model if model is not None else getattr(self.provider, "model", None)
+
+    def provider_names(self) -> list[str]:
+        from .registry import provider_names
+
+        return provider_names()
+
+    def command(self, line: str) -> str:
+        """Run a slash command line and return its Markdown answer."""
+        return self.commands.run(self, line)
+
+    # -- the turn ---------------------------------------------------------------------
+
+    async def turn(
+        self, prompt: str, renderer: Renderer | None = None, cell: str | None = None
+    ) -> TurnResult:
+        """Run one turn for `prompt`; returns normally on errors and on cancellation."""
+        from ..render.blocks import BlockLayout
+
+        out = _safe(renderer)
+        layout = BlockLayout(out)
+        recorder = TurnRecorder(
+            conversation=self.conversation.id,
+            prompt=prompt,
+            provider=self.provider_name,
+            model=self.model,
+            cell=cell,
+        )
+        self.turn_extras = {}
+        stop, error = "end_turn", None
+        rounds = 0
+        try:
+            if not prompt.strip():
+                raise ConfigError("the prompt is empty: write a question or a task for the agent")
+            messages = self.messages(prompt)
+            while True:
+                if rounds == self.max_rounds:
+                    stop = "max_rounds"
+                    error = (
+                        f"stopped after {self.max_rounds} rounds of tool calls (the round limit); "
+                        "ask again to let the agent continue"
+                    )
+                    break
+                rounds += 1
+                stop = await self._round(messages, layout, recorder, out, rounds)
+                if stop != "tool_use":
+                    break
+        except asyncio.CancelledError:
+            stop = "interrupted"
+        except ElelemError as e:
+            stop, error = "error", str(e)
+        except Exception as e:
+            stop, error = "error", f"{type(e).__name__}: {e}"
+        finally:
+            layout.close()
+            record = recorder.finish(stop, error)
+            record.update(self.turn_extras)
+            record["cost"] = cost(self.provider_name, self.model, record["usage"])
+            self.turn_extras = {}
+            if prompt.strip():
+                self.conversation.add(record)
+                self.turns += 1
+            add_usage(self.usage, record["usage"])
+            if self.cost is not None:
+                self.cost = None if record["cost"] is None else self.cost + record["cost"]
+            end = {"type": "turn_end", "stop": stop, "usage": record["usage"], "rounds": rounds}
+            end["ms"] = record["ms"]
+            if error:
+                end["error"] = error
+            out(end)
+        return TurnResult(record["reply"], stop, record["usage"], record, error, record["cost"])
+
+    async def _round(
+        self,
+        messages: list[dict[str, Any]],
+        layout: Any,
+        recorder: TurnRecorder,
+        out: Renderer,
+        number: int,
+    ) -> str:
+        """One model call and the tool calls it asked for; returns the round's stop reason."""
+        recorder.start_round()
+        calls: list[Call] = []
+        text: list[str] = []
+        thinking: list[dict[str, Any]] = []
+        ending: dict[str, Any] = {}
+
+        def emit(event: dict[str, Any]) -> None:
+            kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "doing":
+                event = {**event, "arguments": _arguments(event.get("arguments"))}
+                call_id = str(event.get("id") or f"call_{number}_{len(calls)}")
+                calls.append(Call(call_id, str(event.get("name")), event["arguments"],
+                                  metadata=event.get("metadata")))
+                event["id"] = call_id
+            elif kind == "saying":
+                text.append(str(event.get("text", "")))
+            elif kind == "thinking":
+                thinking.append({"text": str(event.get("text", "")), "metadata": event.get("metadata")})
+            elif kind == "stop":
+                ending.update(event)
+            elif kind != "usage":
+                return
+            recorder.event(event)
+            layout.event(event)
+
+        out({"type": "status", "state": "waiting", "provider": self.provider_name,
+             "model": self.model, "round": number})
+        tools = self.toolbox.specs(self.mode)
+        await _call_fetch(self.provider, messages, tools, emit)
+
+        stop = map_stop_reason(ending.get("reason"), bool(calls), bool(ending.get("truncated")))
+        messages.append(_assistant_message("".join(text), calls, thinking))
+        if stop != "tool_use":
+            layout.end_round()
+            return stop
+        for call in calls:
+            await self._run_call(call, layout, recorder, out)
+            messages.append(
+                {"role": "tool", "tool_call_id": call.id,
+                 "content": json.dumps(call.result, ensure_ascii=False, default=str)}
+            )
+        return stop
+
+    async def _run_call(self, call: Call, layout: Any, recorder: TurnRecorder, out: Renderer) -> None:
+        index = layout.tool_index(call.id)
+        problem = self.toolbox.resolve(call, self.mode)
+        state = "failed"
+        if problem is None:
+            problem, state = await self._approval(call, index, out)
+        if problem is None:
+            out({"type": "tool_state", "index": index, "id": call.id, "state": "running"})
+            try:
+                await self.toolbox.run(call)
+            except asyncio.CancelledError:
+                call.result = finish({"error": "interrupted by the person"}, call.arguments)
+                recorder.result(call.id, call.result, call.ms)
+                raise
+            state = "ok" if call.ok else "failed"
+        else:
+            call.result = finish({"error": problem}, call.arguments)
+        out({"type": "tool_state", "index": index, "id": call.id, "state": state})
+        recorder.result(call.id, call.result, call.ms)
+        layout.tool_result(call.id, call.ok, json.dumps(call.result, ensure_ascii=False, default=str))
+
+    async def _approval(self, call: Call, index: int | None, out: Renderer) -> tuple[str | None, str]:
+        """None when the call may run, else why not and the card state."""
+        tool = call.tool
+        assert tool is not None
+        if tool.kind == "read" or self.mode == "auto" or tool.name in self.always | self.allow:
+            return None, "running"
+        if self.approver is None:
+            return NO_CHANNEL.format(kind=tool.kind, name=tool.name), "declined"
+        request = ApprovalRequest(call.id, tool.name, tool.kind, call.arguments,
+                                  tool.describe(call.arguments), index)
+        out({"type": "tool_state", "index": index, "id": call.id, "state": "approval",
+             "preview": request.preview})
+        approve = self.approver.approve
+        if inspect.iscoroutinefunction(approve):
+            decision = await approve(request)
+        else:
+            decision = await asyncio.to_thread(approve, request)
+            if inspect.isawaitable(decision):
+                decision = await decision
+        if decision == "always":
+            self.always.add(tool.name)
+            return None, "running"
+        if decision == "allow":
+            return None, "running"
+        return "declined: the person did not allow this call", "declined"
+
+
+async def _call_fetch(provider: Any, messages: list, tools: list, emit: Callable) -> None:
+    fetch = provider.fetch
+    if inspect.iscoroutinefunction(fetch):
+        await fetch(messages, tools, emit)
+        return
+    result = await asyncio.to_thread(fetch, messages, tools, emit)
+    if inspect.isawaitable(result):
+        await result
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    """Tool arguments as a dict: JSON text is parsed, empty or missing means `{}`."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {"_unparsed": value}
+    return value if isinstance(value, dict) else {"_value": value}
+
+
+def _assistant_message(text: str, calls: list[Call], thinking: list[dict]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if thinking:
+        merged = _merge_thinking(thinking)
+        if merged:
+            message["thinking"] = merged
+    if calls:
+        message["tool_calls"] = []
+        for c in calls:
+            entry: dict[str, Any] = {"id": c.id, "name": c.name, "arguments": c.arguments}
+            if c.metadata:
+                entry["metadata"] = c.metadata
+            message["tool_calls"].append(entry)
+    return message
+
+
+def _merge_thinking(parts: list[dict]) -> list[dict]:
+    """Join streamed thinking pieces into blocks; a piece with metadata closes its block."""
+    blocks: list[dict] = []
+    current: dict[str, Any] | None = None
+    for part in parts:
+        if current is None:
+            current = {"text": ""}
+            blocks.append(current)
+        current["text"] += part["text"]
+        if part.get("metadata"):
+            current["metadata"] = part["metadata"]
+            current = None
+    return [b for b in blocks if b["text"] or b.get("metadata")]
+
+
+def _safe(renderer: Renderer | None) -> Renderer:
+    """A renderer that can fail without ending the turn."""
+    if renderer is None:
+        return lambda event: None
+
+    def out(event: dict[str, Any]) -> None:
+        try:
+            renderer(event)
+        except Exception:
+            import logging
+
+            logging.getLogger("elelem_kernel").exception("renderer failed on %s", event.get("type"))
+
+    return out

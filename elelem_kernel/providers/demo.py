@@ -1,0 +1,223 @@
+"""The demo provider: a scripted, offline "model" that uses the real tools.
+
+It lets a person try everything with no key and no network, and it says so. What it does
+depends on the prompt:
+- by default it lists the workspace and reads the README (two parallel calls), then
+  answers with facts taken from those results;
+- "write ... file" writes a small file (a write call, so approval applies);
+- "python", "compute", "variables" (or a ```python block) runs code in the namespace;
+- "slowly" streams a long answer slowly, to try the stop button;
+- with a `report_finding` tool on offer it runs the scripted code review.
+Later turns mention the first prompt of the conversation, which shows memory at work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from typing import Any
+
+from ..agent.events import Emit
+
+HOW_TO = (
+    "I am the **demo model**: offline and scripted, so my answers are canned around what the "
+    "tools really returned. For a real model set `ANTHROPIC_API_KEY` or `OPENAI_API_KEY` "
+    "(or `OPENAI_BASE_URL` for any OpenAI-compatible server), or run Ollama, then use "
+    "`/provider anthropic` or `%%elelem -p openai`."
+)
+DEFAULT_CODE = (
+    "import platform\n"
+    "squares = [n * n for n in range(1, 11)]\n"
+    "print(f'Python {platform.python_version()}: the first ten squares add up to {sum(squares)}')\n"
+    "squares"
+)
+
+
+class DemoProvider:
+    """Scripted answers that really call `list`, `read`, `write`, `python` and `variables`."""
+
+    name = "demo"
+
+    def __init__(self, model: str | None = None, delay: float | None = None, **options: Any):
+        self.model = model or "demo"
+        if delay is None:
+            delay = float(os.environ.get("ELELEM_DEMO_DELAY", "0.004"))
+        self.delay = delay
+
+    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
+        offered = {t["function"]["name"] for t in tools}
+        if "report_finding" in offered:
+            from . import demo_review
+
+            await demo_review.fetch(messages, tools, emit)
+            return
+        turn = _this_turn(messages)
+        prompt = str(turn[0].get("content", "")) if turn else ""
+        results = {m.get("tool_call_id"): _json(m.get("content")) for m in turn if m.get("role") == "tool"}
+        calls = [c for m in turn if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
+        self._out = 0
+        if calls:
+            await self._answer(prompt, calls, results, messages, emit)
+        else:
+            await self._start(prompt, offered, messages, emit)
+        emit({"type": "usage", "input": len(json.dumps(messages)) // 4, "output": self._out // 4})
+
+    async def _start(self, prompt: str, offered: set[str], messages: list[dict], emit: Emit) -> None:
+        low = prompt.lower()
+        code = _code_block(prompt)
+        if "slowly" in low:
+            await self._think(emit, "The person wants a long answer, streamed slowly.")
+            await self._say(emit, " ".join(f"word{i}" for i in range(1, 301)) + ".", delay=0.05)
+            return self._stop(emit, "end_turn")
+        if re.search(r"\b(write|create|save)\b", low) and "file" in low:
+            if "write" in offered:
+                path = _file_name(prompt) or "demo_notes.md"
+                await self._think(emit, f"I will write {path} with a short note.")
+                await self._say(emit, f"I'll write `{path}`.")
+                content = f"# Notes\n\nWritten by the elelem demo model for the prompt:\n\n> {prompt.strip()}\n"
+                emit({"type": "doing", "id": "demo_write", "name": "write",
+                      "arguments": {"path": path, "content": content}})
+                return self._stop(emit, "tool_use")
+            return await self._unavailable(emit, "write", "build or auto", messages)
+        if code or re.search(r"\b(python|compute|calculate|variables?|namespace|dataframe)\b", low):
+            if "python" in offered:
+                await self._think(emit, "I will look at the namespace and run some Python, in parallel.")
+                await self._say(emit, "Let me check the namespace and run the code.")
+                if "variables" in offered:
+                    emit({"type": "doing", "id": "demo_vars", "name": "variables", "arguments": {}})
+                emit({"type": "doing", "id": "demo_py", "name": "python",
+                      "arguments": {"code": code or DEFAULT_CODE}})
+                return self._stop(emit, "tool_use")
+            return await self._unavailable(emit, "python", "verify or auto", messages)
+        if "list" in offered and "read" in offered:
+            await self._think(emit, "I should look at the workspace: list the files and read the README, in parallel.")
+            await self._say(emit, "Let me look at the workspace.")
+            emit({"type": "doing", "id": "demo_list", "name": "list", "arguments": {"path": "."}})
+            emit({"type": "doing", "id": "demo_read", "name": "read", "arguments": {"path": "README.md"}})
+            return self._stop(emit, "tool_use")
+        await self._say(emit, f"You said: {prompt.strip()}\n\n{_memory(messages)}{HOW_TO}")
+        return self._stop(emit, "end_turn")
+
+    async def _answer(self, prompt: str, calls: list[dict], results: dict, messages: list[dict], emit: Emit) -> None:
+        await self._think(emit, "I have the tool results; now I can answer from them.")
+        parts = []
+        for call in calls:
+            result = results.get(call.get("id"), {})
+            parts.append(_describe(call, result))
+        text = "\n\n".join(parts) + f"\n\n{_memory(messages)}{HOW_TO}"
+        await self._say(emit, text)
+        self._stop(emit, "end_turn")
+
+    async def _unavailable(self, emit: Emit, tool: str, modes: str, messages: list[dict]) -> None:
+        await self._say(
+            emit,
+            f"I would use the `{tool}` tool for that, but the current mode does not offer it. "
+            f"Switch with `/mode` ({modes}) and ask again.\n\n{_memory(messages)}{HOW_TO}",
+        )
+        self._stop(emit, "end_turn")
+
+    async def _think(self, emit: Emit, text: str) -> None:
+        for piece in re.findall(r"\S+\s*", text):
+            emit({"type": "thinking", "text": piece})
+            await asyncio.sleep(self.delay)
+
+    async def _say(self, emit: Emit, text: str, delay: float | None = None) -> None:
+        for piece in re.findall(r"\s*\S+\s*|\s+", text):
+            emit({"type": "saying", "text": piece})
+            self._out += len(piece)
+            await asyncio.sleep(self.delay if delay is None else delay)
+
+    def _stop(self, emit: Emit, reason: str) -> None:
+        emit({"type": "stop", "reason": reason, "truncated": False})
+
+
+def _this_turn(messages: list[dict]) -> list[dict]:
+    """Messages from the last user message on."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            return messages[i:]
+    return []
+
+
+def _memory(messages: list[dict]) -> str:
+    prompts = [m for m in messages if m.get("role") == "user"]
+    if len(prompts) < 2:
+        return ""
+    first = " ".join(str(prompts[0].get("content", "")).split())[:80]
+    return f"(This is turn {len(prompts)} of our conversation; your first question was “{first}”.)\n\n"
+
+
+def _json(text: Any) -> dict:
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {"ok": False, "error": str(text)}
+    return value if isinstance(value, dict) else {"ok": True, "result": value}
+
+
+def _code_block(prompt: str) -> str | None:
+    match = re.search(r"```(?:python|py)?\n(.*?)```", prompt, re.S)
+    return match.group(1).strip() if match else None
+
+
+def _file_name(prompt: str) -> str | None:
+    match = re.search(r"[`'\"]?([\w./-]+\.(?:md|txt|py|csv|json|toml|yaml|yml|ipynb))[`'\"]?", prompt)
+    return match.group(1) if match else None
+
+
+def _strings(value: Any) -> list[str]:
+    """The first list of strings (or of dicts with a path/name) found in a tool result."""
+    if isinstance(value, list):
+        out = [v if isinstance(v, str) else str(v.get("path") or v.get("name") or "") for v in value
+               if isinstance(v, (str, dict))]
+        return [s for s in out if s]
+    if isinstance(value, dict):
+        for key in ("files", "entries", "paths", "matches", "items"):
+            if key in value:
+                return _strings(value[key])
+        for item in value.values():
+            found = _strings(item) if isinstance(item, (list, dict)) else []
+            if found:
+                return found
+    return []
+
+
+def _text(result: dict) -> str:
+    for key in ("content", "output", "stdout", "text", "value", "result"):
+        if isinstance(result.get(key), str):
+            return result[key]
+    return ""
+
+
+def _describe(call: dict, result: dict) -> str:
+    name, args = call.get("name"), call.get("arguments") or {}
+    if not result.get("ok", False):
+        error = result.get("error") or "it failed"
+        if "declined" in str(error) or "not run" in str(error):
+            return f"The `{name}` call did not run: {error}"
+        return f"The `{name}` call failed: {error}"
+    if name == "list":
+        files = _strings(result)
+        shown = ", ".join(f"`{f}`" for f in files[:8])
+        more = f" and {len(files) - 8} more" if len(files) > 8 else ""
+        return f"The workspace has {len(files)} entries: {shown}{more}." if files else "The workspace is empty."
+    if name == "read":
+        lines = [re.sub(r"^\s*\d+[\t:|]\s?", "", line) for line in _text(result).splitlines()]
+        first = next((line.strip() for line in lines if line.strip()), "")
+        total = result.get("total_lines") or len(lines)
+        return f"`{args.get('path')}` has {total} lines; it starts with “{first[:100]}”."
+    if name == "write":
+        return f"I wrote `{args.get('path')}` ({result.get('bytes', '?')} bytes)."
+    if name == "python":
+        out = (result.get("stdout") or "").strip()
+        value = result.get("value") or result.get("repr")
+        said = f"Python printed `{out[:200]}`" if out else "Python printed nothing"
+        return f"{said}" + (f" and the last expression is `{str(value)[:200]}`." if value else ".")
+    if name == "variables":
+        names = _strings(result) or [k for k in (result.get("variables") or {})]
+        return f"The namespace holds {len(names)} variables" + (
+            f": {', '.join(f'`{n}`' for n in names[:10])}." if names else "."
+        )
+    return f"`{name}` returned: {json.dumps(result)[:300]}"
