@@ -1,0 +1,343 @@
+"""The live view of one turn in a notebook: ipywidgets fed block events.
+
+One widget per block, placed by block index: thinking (dimmed, in an accordion that
+collapses when the round's text starts), text (Markdown rendered to safe HTML), tool
+cards (arguments, state, duration, result; Allow / Deny / Always buttons while a call
+waits for approval). Every widget trait change is one comm message carrying the whole
+value, so deltas only fill buffers: a ticker thread refreshes what changed at most every
+`interval` seconds, and a block is refreshed at once when it stops.
+
+At the end of the turn `freeze(record)` replaces the whole view in place with the static
+bundle of `render.static`, so the saved notebook never depends on widget state.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextvars
+import threading
+import time
+from typing import Any
+
+from . import cards
+from .markdown import escape, to_html
+from .static import bundle
+
+INTERVAL = 0.08  #: seconds between refreshes of a streaming block
+CLOCK = 1.0  #: seconds between refreshes of the waiting and running clocks
+BOX = "margin: 2px 0"
+
+
+class _Block:
+    """A thinking or text block: a buffer and the widget showing it."""
+
+    def __init__(self, kind: str, widgets: Any):
+        self.kind = kind
+        self.text = ""
+        self.html = widgets.HTML("")
+        if kind == "thinking":
+            self.widget = widgets.Accordion(children=[self.html], selected_index=0)
+            self.widget.set_title(0, "thinking")
+        else:
+            self.widget = self.html
+
+    def render(self) -> None:
+        if self.kind == "thinking":
+            self.html.value = (
+                f'<div style="{cards.DIM}; white-space: pre-wrap; font-size: 0.92em">'
+                f"{escape(self.text)}</div>"
+            )
+        else:
+            self.html.value = to_html(self.text)
+
+
+class _Card:
+    """A tool call's card: header, arguments, approval buttons, result."""
+
+    def __init__(self, event: dict[str, Any], widgets: Any):
+        self.widgets = widgets
+        self.id = str(event.get("id") or "")
+        self.name = str(event.get("name") or "?")
+        self.arguments = event.get("arguments") or {}
+        self.state = "waiting"
+        self.started: float | None = None
+        self.ms: int | None = None
+        self.has_result = False
+        self.header = widgets.HTML()
+        self.extra = widgets.VBox([])
+        self.result = widgets.HTML("")
+        args = widgets.HTML(cards.arguments_html(self.arguments))
+        self.widget = widgets.VBox(
+            [self.header, args, self.extra, self.result],
+            layout=widgets.Layout(
+                margin="4px 0", padding="0 8px", border="1px solid rgba(127,127,127,.35)"
+            ),
+        )
+        self.widget.add_class("elelem-card")
+        self.render_header()
+
+    def render_header(self) -> None:
+        ms = self.ms
+        if ms is None and self.started is not None:
+            ms = int((time.monotonic() - self.started) * 1000)
+        words = "queued" if self.state == "waiting" else self.state
+        self.header.value = cards.card_summary(self.name, self.arguments, words, ms)
+
+    def set_state(self, state: str, preview: str | None = None) -> None:
+        if state == "running":
+            self.started = time.monotonic()
+        elif state in ("ok", "failed", "declined", "interrupted") and self.started is not None:
+            self.ms = int((time.monotonic() - self.started) * 1000)
+        self.state = state
+        if state == "approval" and preview:
+            self.extra.children = [
+                self.widgets.HTML(f'<div style="{cards.LABEL}">will run</div>{cards.pre(preview)}')
+            ]
+        elif state != "approval":
+            self.extra.children = []
+        self.render_header()
+
+    def set_result(self, ok: bool, content: Any) -> None:
+        self.has_result = True
+        if self.state not in ("ok", "failed", "declined"):
+            self.set_state("ok" if ok else "failed")
+        self.result.value = f'<div style="{cards.LABEL}">result</div>' + cards.result_html(content)
+
+
+class TurnView:
+    """Live view of one turn: call it with block events, then `freeze(record)`."""
+
+    def __init__(
+        self, provider: str | None = None, model: str | None = None, interval: float = INTERVAL
+    ):
+        import ipywidgets
+
+        self.widgets = ipywidgets
+        self.interval = interval
+        self.label = model or provider or "the model"
+        self.blocks: dict[int, Any] = {}  # index → _Block or _Card
+        self.dirty: set[int] = set()
+        self.status = ipywidgets.HTML(self._waiting_html(0))
+        self.footer = ipywidgets.HTML("")
+        self.box = ipywidgets.VBox([self.status, self.footer])
+        self.box.add_class("elelem-turn")
+        self.waiting_since: float | None = time.monotonic()
+        self.handle: Any = None
+        self.frozen = False
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._asks: dict[int, concurrent.futures.Future[str]] = {}
+        self._ticker = threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(self._tick,),
+            daemon=True,
+            name="elelem-view",
+        )
+
+    # -- showing ---------------------------------------------------------------------
+
+    def show(self) -> None:
+        """Display the view (with a display id, so `freeze` can replace it) and start ticking."""
+        from IPython.display import display
+
+        self.handle = display(self.box, display_id=True)
+        self._ticker.start()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        """Take one block event (`block_*`, `turn_end`, `status`, `tool_state`)."""
+        with self._lock:
+            if self.frozen:
+                return
+            kind = event.get("type")
+            if kind == "block_start":
+                self._start(event)
+            elif kind == "block_delta":
+                block = self.blocks.get(event.get("index"))
+                if isinstance(block, _Block):
+                    block.text += str(event.get("text", ""))
+                    self.dirty.add(event["index"])
+            elif kind == "block_stop":
+                self._flush(event.get("index"))
+            elif kind == "status" and event.get("state") == "waiting":
+                self.label = event.get("model") or event.get("provider") or self.label
+                self._wait(True)
+            elif kind == "tool_state":
+                card = self.blocks.get(event.get("index"))
+                if isinstance(card, _Card):
+                    card.set_state(str(event.get("state")), event.get("preview"))
+            elif kind == "turn_end":
+                self._end(event)
+
+    def ask(self, index: int | None, name: str) -> concurrent.futures.Future[str]:
+        """Put Allow / Deny / Always buttons in the card at `index`; the future gets the answer.
+
+        Clicks arrive on the kernel's comm thread; the future hands the answer over.
+        """
+        answer: concurrent.futures.Future[str] = concurrent.futures.Future()
+        with self._lock:
+            card = self.blocks.get(index)
+            if not isinstance(card, _Card) or self.frozen:
+                answer.set_result("deny")
+                return answer
+            w = self.widgets
+            buttons = [
+                w.Button(description="Allow", button_style="success", tooltip="run this call"),
+                w.Button(description="Deny", button_style="danger", tooltip="do not run it"),
+                w.Button(
+                    description=f"Always allow {name}"[:40],
+                    tooltip=f"run {name} calls without asking for the rest of this session",
+                    layout=w.Layout(width="auto"),
+                ),
+            ]
+            for button, decision in zip(buttons, ("allow", "deny", "always"), strict=True):
+                button.on_click(lambda _b, d=decision: self._answer(index, d))
+            card.extra.children = (*card.extra.children, w.HBox(buttons))
+            self._asks[index] = answer
+        return answer
+
+    def withdraw(self, index: int | None) -> None:
+        """Remove the buttons of a question nobody answered (interrupt, timeout)."""
+        with self._lock:
+            answer = self._asks.pop(index, None)
+            if answer is not None and not answer.done():
+                answer.cancel()
+            card = self.blocks.get(index)
+            if isinstance(card, _Card):
+                card.extra.children = [
+                    c for c in card.extra.children if not isinstance(c, self.widgets.HBox)
+                ]
+
+    def freeze(self, record: dict[str, Any]) -> None:
+        """Replace the live view in place with the static output of `record`."""
+        with self._lock:
+            if self.frozen:
+                return
+            self.frozen = True
+            for index in list(self._asks):
+                self.withdraw(index)
+        self._stop.set()
+        if self._ticker.is_alive() and self._ticker is not threading.current_thread():
+            self._ticker.join(timeout=2)
+        data, metadata = bundle(record)
+        if self.handle is not None:
+            self.handle.update(data, metadata=metadata, raw=True)
+        else:
+            from IPython.display import display
+
+            display(data, metadata=metadata, raw=True)
+        self.close()
+
+    def close(self) -> None:
+        """Close every widget of the view (their state is no longer needed)."""
+        with self._lock:
+            for block in self.blocks.values():
+                for child in _descendants(block.widget):
+                    child.close()
+            for widget in (self.status, self.footer, self.box):
+                widget.close()
+
+    # -- internals -------------------------------------------------------------------
+
+    def _start(self, event: dict[str, Any]) -> None:
+        index, kind = event.get("index"), event.get("block")
+        self._wait(False)
+        if kind in ("thinking", "text"):
+            if kind == "text":
+                for block in self.blocks.values():
+                    if isinstance(block, _Block) and block.kind == "thinking":
+                        block.widget.selected_index = None
+            self.blocks[index] = _Block(kind, self.widgets)
+        elif kind == "tool_use":
+            self.blocks[index] = _Card(event, self.widgets)
+        elif kind == "tool_result":
+            card = self._card_for(str(event.get("id") or ""))
+            if card is None:  # a result without its call: show it in a card of its own
+                card = _Card({"id": event.get("id"), "name": "result"}, self.widgets)
+                self.blocks[index] = card
+            card.set_result(bool(event.get("ok")), event.get("content"))
+        self._layout()
+
+    def _card_for(self, call_id: str) -> _Card | None:
+        for index in sorted(self.blocks, reverse=True):
+            block = self.blocks[index]
+            if isinstance(block, _Card) and block.id == call_id and not block.has_result:
+                return block
+        return None
+
+    def _layout(self) -> None:
+        children = [self.blocks[i].widget for i in sorted(self.blocks)]
+        if self.waiting_since is not None:
+            children.append(self.status)
+        children.append(self.footer)
+        if tuple(children) != self.box.children:
+            self.box.children = children
+
+    def _wait(self, waiting: bool) -> None:
+        if waiting and self.waiting_since is None:
+            self.waiting_since = time.monotonic()
+            self.status.value = self._waiting_html(0)
+            self._layout()
+        elif not waiting and self.waiting_since is not None:
+            self.waiting_since = None
+            self._layout()
+
+    def _waiting_html(self, seconds: float) -> str:
+        dots = "." * (1 + int(seconds) % 3)
+        return (
+            f'<div style="{cards.DIM}; margin: 4px 0">⏳ waiting for {escape(self.label)}'
+            f"{dots} {int(seconds)} s</div>"
+        )
+
+    def _flush(self, index: int | None = None) -> None:
+        indexes = [index] if index is not None else sorted(self.dirty)
+        with self.box.hold_sync():
+            for i in indexes:
+                block = self.blocks.get(i)
+                if isinstance(block, _Block) and i in self.dirty:
+                    block.render()
+                self.dirty.discard(i)
+
+    def _end(self, event: dict[str, Any]) -> None:
+        self._flush()
+        self._wait(False)
+        text = cards.footer_text(
+            event.get("usage"), event.get("ms"), event.get("rounds"), event.get("stop")
+        )
+        self.footer.value = cards.footer_html(text)
+
+    def _answer(self, index: int | None, decision: str) -> None:
+        with self._lock:
+            answer = self._asks.pop(index, None)
+            if answer is None or answer.done():
+                return
+            answer.set_result(decision)
+            card = self.blocks.get(index)
+            if isinstance(card, _Card):
+                card.extra.children = []
+
+    def _tick(self) -> None:
+        last_clock = 0.0
+        while not self._stop.wait(self.interval):
+            with self._lock:
+                if self.frozen:
+                    return
+                if self.dirty:
+                    self._flush()
+                now = time.monotonic()
+                if now - last_clock >= CLOCK:
+                    last_clock = now
+                    self._clocks(now)
+
+    def _clocks(self, now: float) -> None:
+        if self.waiting_since is not None:
+            self.status.value = self._waiting_html(now - self.waiting_since)
+        for block in self.blocks.values():
+            if isinstance(block, _Card) and block.state == "running":
+                block.render_header()
+
+
+def _descendants(widget: Any) -> list[Any]:
+    out = [widget]
+    for child in getattr(widget, "children", ()) or ():
+        out.extend(_descendants(child))
+    return out

@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import json
+
+import comm
+import pytest
+from comm.base_comm import BaseComm
+
+from elelem_kernel.render.widget import TurnView
+
+
+class CountingComm(BaseComm):
+    """A comm that keeps every message a widget would send to the frontend."""
+
+    sent: list[dict] = []
+
+    def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):
+        CountingComm.sent.append({"msg_type": msg_type, "data": data})
+
+
+class Handle:
+    def __init__(self):
+        self.updates = []
+
+    def update(self, data, **kwargs):
+        self.updates.append((data, kwargs))
+
+
+@pytest.fixture
+def view(monkeypatch):
+    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: CountingComm(*a, **k))
+    CountingComm.sent = []
+    v = TurnView(provider="demo", model="demo-1", interval=0.05)
+    v.handle = Handle()
+    yield v
+    v.freeze({"stop": "end_turn"})
+
+
+def values(view):
+    """Every HTML value currently in the view, joined."""
+    out = []
+    stack = [view.box]
+    while stack:
+        w = stack.pop()
+        out.append(str(getattr(w, "value", "")))
+        stack.extend(getattr(w, "children", ()))
+    return "\n".join(out)
+
+
+def test_blocks_are_placed_by_index_and_results_land_in_their_card(view):
+    view({"type": "status", "state": "waiting", "model": "demo-1", "round": 1})
+    assert "waiting for demo-1" in values(view)
+    view({"type": "block_start", "index": 0, "block": "text"})
+    view({"type": "block_delta", "index": 0, "text": "Two calls <img src=x onerror=alert(1)>"})
+    view({"type": "block_stop", "index": 0})
+    for i, name in ((1, "read"), (2, "shell")):
+        view(
+            {
+                "type": "block_start",
+                "index": i,
+                "block": "tool_use",
+                "id": f"c{i}",
+                "name": name,
+                "arguments": {"path": f"f{i}"},
+            }
+        )
+        view({"type": "block_stop", "index": i})
+    # the second call's result arrives first: it must go to the second card
+    view({"type": "tool_state", "index": 2, "id": "c2", "state": "running"})
+    view(
+        {
+            "type": "block_start",
+            "index": 4,
+            "block": "tool_result",
+            "id": "c2",
+            "ok": False,
+            "content": json.dumps({"ok": False, "error": "<script>x</script>"}),
+        }
+    )
+    view({"type": "block_stop", "index": 4})
+    view(
+        {
+            "type": "block_start",
+            "index": 3,
+            "block": "tool_result",
+            "id": "c1",
+            "ok": True,
+            "content": json.dumps({"ok": True, "content": "hello"}),
+        }
+    )
+    view({"type": "block_stop", "index": 3})
+    first, second = view.blocks[1], view.blocks[2]
+    assert "hello" in first.result.value and "script" not in first.result.value.replace(
+        "&lt;script&gt;", ""
+    )
+    assert "&lt;script&gt;" in second.result.value and second.state == "failed"
+    assert first.state == "ok"
+    assert sorted(view.blocks) == [0, 1, 2]
+    html = values(view)
+    assert "<img" not in html and "&lt;img" in html
+    assert "waiting for" not in view.box.children[-1].value
+
+
+def test_deltas_are_coalesced(view):
+    view({"type": "block_start", "index": 0, "block": "text"})
+    before = len(CountingComm.sent)
+    for i in range(2000):
+        view({"type": "block_delta", "index": 0, "text": f"w{i} "})
+    view({"type": "block_stop", "index": 0})
+    updates = len(CountingComm.sent) - before
+    assert updates < 50, updates
+    assert "w1999" in view.blocks[0].html.value
+
+
+def test_thinking_collapses_when_text_starts(view):
+    view({"type": "block_start", "index": 0, "block": "thinking"})
+    view({"type": "block_delta", "index": 0, "text": "hmm <b>"})
+    view({"type": "block_stop", "index": 0})
+    assert view.blocks[0].widget.selected_index == 0
+    assert "hmm &lt;b&gt;" in view.blocks[0].html.value
+    view({"type": "block_start", "index": 1, "block": "text"})
+    assert view.blocks[0].widget.selected_index is None
+
+
+def test_buttons_answer_thread_safely(view):
+    view(
+        {
+            "type": "block_start",
+            "index": 0,
+            "block": "tool_use",
+            "id": "c",
+            "name": "shell",
+            "arguments": {"command": "ls"},
+        }
+    )
+    view({"type": "tool_state", "index": 0, "id": "c", "state": "approval", "preview": "$ ls"})
+    answer = view.ask(0, "shell")
+    card = view.blocks[0]
+    assert "$ ls" in values(view)
+    row = card.extra.children[-1]
+    assert [b.description for b in row.children][:2] == ["Allow", "Deny"]
+    row.children[2].click()
+    assert answer.result(timeout=1) == "always"
+    assert card.extra.children == ()
+
+
+def test_freeze_replaces_view_with_static_bundle(view):
+    view({"type": "block_start", "index": 0, "block": "text"})
+    view({"type": "block_delta", "index": 0, "text": "hi"})
+    record = {
+        "v": 1,
+        "reply": "hi",
+        "rounds": [{"text": "hi", "calls": []}],
+        "stop": "interrupted",
+        "usage": {},
+    }
+    view.freeze(record)
+    ((data, kwargs),) = view.handle.updates
+    assert set(data) == {"text/html", "text/markdown", "text/plain"}
+    assert kwargs["metadata"] == {"elelem": record} and kwargs["raw"] is True
+    assert any(m["msg_type"] == "comm_close" for m in CountingComm.sent)
+    view({"type": "block_delta", "index": 0, "text": "late"})  # ignored after freeze
