@@ -1,0 +1,271 @@
+"""File tools: read, list, write and edit files inside the workspace.
+
+Each function takes the `Workspace` and the tool's arguments, returns a JSON-able dict and
+raises `ToolError` with an actionable message when the input is wrong. Reading streams the
+file line by line, so a range of a huge file costs a range's worth of memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.workspace import (
+    MAX_BYTES,
+    MAX_LINES,
+    Workspace,
+    atomic_write,
+    files_under,
+    glob_regex,
+    human_size,
+    looks_binary,
+    unified_diff,
+)
+
+#: Longest line `read` shows; the rest of a longer line is cut with a note.
+LINE_CHARS = 2_000
+_CHUNK = 1 << 16
+
+
+def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> dict:
+    """Numbered lines `offset`..`offset+limit-1` of a text file, and its total line count."""
+    target = _existing_file(ws, path, hint="read")
+    rel = ws.relative(target)
+    offset, limit = max(1, offset), max(1, min(limit, MAX_LINES))
+    shown: list[str] = []
+    size, n, replaced, stopped = 0, 0, False, False
+    with open(target, "rb") as f:
+        for n, (part, length) in enumerate(iter_lines(f), 1):
+            if n < offset:
+                continue
+            text, bad = decode_line(part)
+            replaced |= bad
+            if length > len(part) or len(text) > LINE_CHARS:
+                text = text[:LINE_CHARS] + f" [... line cut: {length} bytes in all]"
+            entry = f"{n:>6}\t{text}"
+            if len(shown) >= limit or (shown and size + len(entry) > MAX_BYTES):
+                stopped = True
+                break
+            shown.append(entry)
+            size += len(entry) + 1
+        total = n + _count_rest(f) if stopped else n
+    if not shown and total:
+        raise ToolError(f"offset {offset} is past the end of {rel}: it has {total} lines")
+    last = offset + len(shown) - 1
+    result: dict = {"path": rel, "content": "\n".join(shown), "total_lines": total}
+    if shown:
+        result["lines"] = f"{offset}-{last}"
+    else:
+        result["note"] = "the file is empty"
+    if last < total:
+        result["truncated"] = (
+            f"showing lines {offset}-{last} of {total}; call read with offset={last + 1} for more"
+        )
+    if replaced:
+        result["note"] = "bytes that are not valid UTF-8 were replaced with U+FFFD"
+    return result
+
+
+def list_files(ws: Workspace, path: str | None = None, pattern: str | None = None) -> dict:
+    """Files under `path` (relative to the root), glob-filtered, .gitignore respected in git."""
+    base = ws.resolve(path)
+    rel = ws.relative(base)
+    if not base.exists():
+        raise ToolError(
+            f'no such file or folder: "{rel}". Call list without a path to see the workspace.'
+        )
+    files = files_under(base)
+    if pattern:
+        match = glob_regex(pattern).match
+        start = base if base.is_dir() else base.parent
+        files = [p for p in files if match(p.relative_to(start).as_posix())]
+    names, size = [], 0
+    for p in files:
+        name = ws.relative(p)
+        if len(names) >= MAX_LINES or size + len(name) > MAX_BYTES:
+            break
+        names.append(name)
+        size += len(name) + 4
+    result: dict = {"path": rel, "files": names, "count": len(files)}
+    if len(names) < len(files):
+        result["truncated"] = (
+            f"showing {len(names)} of {len(files)} files ({len(files) - len(names)} left out); "
+            "narrow it with path= or pattern= (e.g. pattern='*.py')"
+        )
+    if not files:
+        result["note"] = f"no files match {pattern!r}" if pattern else "no files here"
+    return result
+
+
+def write(ws: Workspace, path: str, content: str, protected: Path | None = None) -> dict:
+    """Write `content` to `path` atomically, creating folders; say if it created or replaced."""
+    target = _writable(ws, path, protected)
+    existed = target.exists()
+    data = content.encode("utf-8")
+    atomic_write(target, data)
+    return {
+        "path": ws.relative(target),
+        "bytes": len(data),
+        "action": "replaced" if existed else "created",
+    }
+
+
+def write_preview(ws: Workspace, path: str, content: str) -> str:
+    """The diff `write` would make, for the person approving it."""
+    target = ws.resolve(path)
+    rel = ws.relative(target)
+    before = ""
+    if target.is_file():
+        if looks_binary(target):
+            return f"replace binary file {rel} ({human_size(target.stat().st_size)}) with text"
+        before = target.read_text("utf-8", errors="replace")
+    diff = unified_diff(before, content, rel)
+    verb = "replace" if target.exists() else "create"
+    return f"{verb} {rel} ({human_size(len(content.encode('utf-8')))})\n{diff}"
+
+
+def edit(
+    ws: Workspace,
+    path: str,
+    old: str,
+    new: str,
+    replace_all: bool = False,
+    protected: Path | None = None,
+) -> dict:
+    """Replace the exact text `old` with `new` (once, or every time); return the diff."""
+    target, before, after, count = plan_edit(ws, path, old, new, replace_all, protected)
+    atomic_write(target, after.encode("utf-8"))
+    rel = ws.relative(target)
+    return {"path": rel, "replacements": count, "diff": unified_diff(before, after, rel)}
+
+
+def edit_preview(ws: Workspace, path: str, old: str, new: str, replace_all: bool = False) -> str:
+    """The diff `edit` would make, or why it would fail."""
+    try:
+        target, before, after, _ = plan_edit(ws, path, old, new, replace_all)
+    except ToolError as e:
+        return f"edit {path}: would fail: {e}"
+    return unified_diff(before, after, ws.relative(target))
+
+
+def plan_edit(
+    ws: Workspace,
+    path: str,
+    old: str,
+    new: str,
+    replace_all: bool = False,
+    protected: Path | None = None,
+) -> tuple[Path, str, str, int]:
+    """Check an edit and compute it: (file, text before, text after, replacements)."""
+    target = _writable(ws, path, protected)
+    rel = ws.relative(target)
+    if not target.exists():
+        raise ToolError(f'no such file: "{rel}". To create a file, call write.')
+    if target.is_dir() or looks_binary(target):
+        raise ToolError(f'"{rel}" is not a text file; edit changes text files only.')
+    try:
+        before = target.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(
+            f'"{rel}" is not valid UTF-8; edit refuses to rewrite it rather than corrupt it.'
+        ) from None
+    if old == "":
+        raise ToolError(
+            "old is empty; give the exact text to replace (to write a whole file, call write)"
+        )
+    if old == new:
+        raise ToolError("old and new are the same; nothing to change")
+    if old not in before and "\r\n" in before and old.replace("\n", "\r\n") in before:
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+    count = before.count(old)
+    if count == 0:
+        raise ToolError(_not_found(rel, before, old))
+    if count > 1 and not replace_all:
+        lines = _lines_of(before, old)
+        where = ", ".join(map(str, lines[:10])) + (" ..." if len(lines) > 10 else "")
+        raise ToolError(
+            f"old appears {count} times in {rel} (lines {where}); include more surrounding "
+            "lines to make it unique, or pass replace_all=true to replace every one"
+        )
+    return target, before, before.replace(old, new), count
+
+
+def _existing_file(ws: Workspace, path: str, hint: str) -> Path:
+    target = ws.resolve(path)
+    rel = ws.relative(target)
+    if not target.exists():
+        raise ToolError(f'no such file: "{rel}". Call list to see the files in the workspace.')
+    if target.is_dir():
+        raise ToolError(
+            f'"{rel}" is a folder, not a file; call list with path="{rel}" to see its files.'
+        )
+    if looks_binary(target):
+        raise ToolError(
+            f'"{rel}" is a binary file ({human_size(target.stat().st_size)}); {hint} shows text '
+            "files only. Inspect it with bash (e.g. `file`, `xxd | head`) or python."
+        )
+    return target
+
+
+def _writable(ws: Workspace, path: str, protected: Path | None) -> Path:
+    target = ws.resolve(path)
+    rel = ws.relative(target)
+    if target.is_dir():
+        raise ToolError(f'"{rel}" is a folder; give a file path.')
+    if protected is not None and target == protected.resolve():
+        raise ToolError(
+            f'"{rel}" is the notebook open in the frontend; rewriting it on disk would clash '
+            "with the open editor. Use propose_cell(source) to offer a new cell instead."
+        )
+    return target
+
+
+def iter_lines(f: BinaryIO) -> Iterator[tuple[bytes, int]]:
+    """Each line's first bytes (at most a few screens) and its full length in bytes."""
+    while part := f.readline(LINE_CHARS * 4):
+        length = len(part)
+        if not part.endswith(b"\n"):
+            while more := f.readline(_CHUNK):
+                length += len(more)
+                if more.endswith(b"\n"):
+                    break
+        yield part, length
+
+
+def _count_rest(f: BinaryIO) -> int:
+    count, last = 0, b"\n"
+    while chunk := f.read(_CHUNK):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
+
+
+def decode_line(raw: bytes) -> tuple[str, bool]:
+    """A line's text without its line ending, and whether bytes had to be replaced."""
+    raw = raw.rstrip(b"\n").removesuffix(b"\r")
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace"), True
+
+
+def _lines_of(text: str, needle: str) -> list[int]:
+    out, start = [], 0
+    while (i := text.find(needle, start)) != -1:
+        out.append(text.count("\n", 0, i) + 1)
+        start = i + 1
+    return out
+
+
+def _not_found(rel: str, text: str, old: str) -> str:
+    message = f"old was not found in {rel}."
+    stripped = "\n".join(line.strip() for line in old.splitlines()).strip()
+    flat = "\n".join(line.strip() for line in text.splitlines())
+    if stripped and stripped in flat:
+        message += " It matches when indentation is ignored: copy the exact whitespace."
+    elif re.match(r"\s*\d+\t", old):
+        message += " Leave out the line numbers that read adds."
+    return message + " Call read to see the current text and copy it exactly."

@@ -1,0 +1,186 @@
+"""python and variables: the agent working in the session's live Python namespace.
+
+In Jupyter the namespace is the kernel's `user_ns`, so whatever the agent defines the
+person can use in the next cell, and the other way round. Summaries never import numpy
+or pandas: they read `shape`, `dtype` and `dtypes` from whatever object has them.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import fnmatch
+import io
+import itertools
+import linecache
+import traceback
+import types
+
+from elelem_kernel.tools.workspace import MAX_BYTES, HeadTail, clip
+
+#: Longest repr of a last expression's value.
+VALUE_CHARS = 10_000
+#: How many names `variables` lists at most.
+MAX_NAMES = 300
+#: Names IPython puts in `user_ns` that are not the person's variables.
+HIDDEN = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+
+_counter = itertools.count(1)
+
+
+def run_python(namespace: dict, code: str) -> dict:
+    """Execute `code` in `namespace`: stdout, stderr, the last expression's value, or a traceback."""
+    filename = f"<python tool #{next(_counter)}>"
+    try:
+        tree = ast.parse(code, filename, "exec")
+    except SyntaxError as e:
+        return {"error": f"SyntaxError: {e.msg} (line {e.lineno})", "traceback": _syntax(e)}
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    out, err = _Capture(), _Capture()
+    result: dict = {}
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            exec(compile(tree, filename, "exec"), namespace)
+            if last is not None:
+                value = eval(compile(last, filename, "eval"), namespace)
+                if value is not None:
+                    result["value"] = clip(represent(value), VALUE_CHARS)
+    except (Exception, SystemExit) as e:
+        result["error"] = f"{type(e).__name__}: {e}"
+        result["traceback"] = _traceback(e)
+    return {"stdout": out.text(), "stderr": err.text(), **result}
+
+
+def list_variables(namespace: dict, pattern: str | None = None) -> dict:
+    """The namespace's names (glob-filtered) with type and a short summary."""
+    names = sorted(
+        n
+        for n, v in namespace.items()
+        if not n.startswith("_")
+        and n not in HIDDEN
+        and not isinstance(v, types.ModuleType)
+        and (not pattern or fnmatch.fnmatchcase(n, pattern))
+    )
+    shown = [
+        {"name": n, "type": type(namespace[n]).__name__, "summary": summarize(namespace[n])}
+        for n in names[:MAX_NAMES]
+    ]
+    modules = sorted(
+        n
+        for n, v in namespace.items()
+        if isinstance(v, types.ModuleType)
+        and not n.startswith("_")
+        and (not pattern or fnmatch.fnmatchcase(n, pattern))
+    )
+    result: dict = {"variables": shown, "count": len(names)}
+    if modules:
+        result["modules"] = [f"{n} ({namespace[n].__name__})" for n in modules]
+    if len(shown) < len(names):
+        result["truncated"] = (
+            f"showing {len(shown)} of {len(names)} names; pass pattern= (e.g. 'df*') to narrow"
+        )
+    if not names and not modules:
+        result["note"] = f"no names match {pattern!r}" if pattern else "the namespace is empty"
+    return result
+
+
+def summarize(value: object, limit: int = 300) -> str:
+    """A line about `value`: `_repr_llm_()`, shape and dtypes, length, or a short repr."""
+    try:
+        return clip(_summary(value), limit)
+    except Exception as e:  # a broken __repr__ must not break the listing
+        return f"<summary failed: {type(e).__name__}: {e}>"
+
+
+def represent(value: object) -> str:
+    """The text the model gets for a value: its `_repr_llm_()` when it has one, else repr."""
+    llm = _repr_llm(value)
+    return llm if llm is not None else repr(value)
+
+
+def _summary(value: object) -> str:
+    llm = _repr_llm(value)
+    if llm is not None:
+        return llm
+    shape = _attr(value, "shape")
+    if isinstance(shape, tuple):
+        dtypes = _attr(value, "dtypes")
+        if dtypes is not None and hasattr(dtypes, "items"):
+            columns = [f"{name}: {dtype}" for name, dtype in itertools.islice(dtypes.items(), 20)]
+            more = f", ... {len(dtypes) - 20} more" if len(dtypes) > 20 else ""
+            return f"shape {shape}; columns {', '.join(columns)}{more}"
+        dtype = _attr(value, "dtype")
+        return f"shape {shape}" + (f", dtype {dtype}" if dtype is not None else "")
+    if isinstance(value, (str, bytes)):
+        return f"length {len(value)}: {clip(repr(value), 120)}"
+    if isinstance(value, (list, tuple, set, frozenset, dict)):
+        return f"length {len(value)}: {clip(repr(value), 120)}"
+    if isinstance(value, type):
+        return f"class {value.__module__}.{value.__qualname__}"
+    if callable(value):
+        return _signature(value)
+    return clip(repr(value), 200)
+
+
+def _repr_llm(value: object) -> str | None:
+    method = getattr(value, "_repr_llm_", None)
+    if not callable(method) or isinstance(value, type):
+        return None
+    text = method()
+    return text if isinstance(text, str) else None
+
+
+def _attr(value: object, name: str) -> object:
+    if isinstance(value, type):
+        return None
+    try:
+        return getattr(value, name, None)
+    except Exception:
+        return None
+
+
+def _signature(fn: object) -> str:
+    import inspect
+
+    name = getattr(fn, "__name__", type(fn).__name__)
+    try:
+        return f"{name}{inspect.signature(fn)}"  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return f"{name}(...)"
+
+
+def _traceback(e: BaseException) -> str:
+    """The traceback from the agent's code down, without this module's frame."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    text = "".join(traceback.format_exception(type(e), e, tb))
+    return clip(text, MAX_BYTES // 5)
+
+
+def _syntax(e: SyntaxError) -> str:
+    return "".join(traceback.format_exception_only(type(e), e))
+
+
+class _Capture(io.TextIOBase):
+    """A text stream keeping the first and last part of what is written."""
+
+    def __init__(self, limit: int = MAX_BYTES // 2):
+        self.sink = HeadTail(limit)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.sink.feed(text.encode("utf-8", errors="replace"))
+        return len(text)
+
+    def text(self) -> str:
+        return self.sink.text()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"

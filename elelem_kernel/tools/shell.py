@@ -1,0 +1,135 @@
+"""bash: run a shell command in the workspace, bounded in time and output.
+
+The command gets its own session (so its own process group); on timeout or when the turn
+is cancelled the whole group is killed, so nothing it started keeps running. Background
+processes whose output is redirected away are left alone once the command returns: that
+is how a model starts a server on purpose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import IO
+
+from elelem_kernel.tools.workspace import MAX_BYTES, HeadTail, human_size
+
+DEFAULT_TIMEOUT = 120
+#: How long pipes may stay open after the shell exits before the group is stopped.
+GRACE = 1.0
+_POLL = 0.02
+
+
+async def bash(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> dict:
+    """Run `command` with `bash -c` in `root`: exit code, stdout, stderr (head and tail).
+
+    The process is watched by polling rather than through asyncio's child watcher, whose
+    `wait()` (before Python 3.12) also waits for pipes that background processes hold.
+    """
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"},
+    )
+    out, err = HeadTail(MAX_BYTES // 2), HeadTail(MAX_BYTES // 2)
+    readers = [_pump(proc.stdout, out), _pump(proc.stderr, err)]
+    timed_out = lingering = False
+    try:
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None:
+            if time.monotonic() > deadline:
+                timed_out = True
+                kill_group(proc.pid)
+                proc.wait()
+                break
+            await asyncio.sleep(_POLL)
+        if not await _joined(readers, GRACE):
+            lingering = True
+            kill_group(proc.pid)
+            await _joined(readers, GRACE)
+    except BaseException:
+        kill_group(proc.pid)
+        proc.wait()
+        raise
+    finally:
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    return _result(proc.returncode, out, err, timeout if timed_out else None, lingering)
+
+
+def preview(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> str:
+    """What the person approves: the command, where it runs and for how long at most."""
+    return f"$ {command}\n(in {root}; killed after {timeout:g} s)"
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group led by `pid`; quiet when it is already gone."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _pump(stream: IO[bytes] | None, sink: HeadTail) -> threading.Thread:
+    def run() -> None:
+        assert stream is not None
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := stream.read1(1 << 16):  # type: ignore[attr-defined]
+                sink.feed(chunk)
+
+    thread = threading.Thread(target=run, name="elelem-bash-output", daemon=True)
+    thread.start()
+    return thread
+
+
+async def _joined(threads: list[threading.Thread], wait: float) -> bool:
+    """Whether the threads ended within `wait` seconds, without blocking the loop."""
+    deadline = time.monotonic() + wait
+    while any(t.is_alive() for t in threads):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(_POLL)
+    return True
+
+
+def _result(
+    code: int | None,
+    out: HeadTail,
+    err: HeadTail,
+    timed_out: float | None,
+    lingering: bool,
+) -> dict:
+    result: dict = {"exit_code": code, "stdout": out.text(), "stderr": err.text()}
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            result["signal"] = signal.Signals(-code).name
+    cut = [
+        f"{name}: kept the first and last {human_size(sink.head_limit)} of {human_size(sink.total)}"
+        for name, sink in (("stdout", out), ("stderr", err))
+        if sink.cut
+    ]
+    if cut:
+        result["truncated"] = (
+            "; ".join(cut) + ". Redirect the output to a file and use read or grep on it."
+        )
+    if lingering:
+        result["note"] = (
+            "the command left background processes holding its output; they were stopped. "
+            "To keep one running, redirect its output: `cmd > out.log 2>&1 &`."
+        )
+    if timed_out is not None:
+        result["error"] = (
+            f"timed out after {timed_out:g} s; the command and everything it started were "
+            "killed. Pass a larger timeout (seconds), or run it in the background with its "
+            "output redirected (`cmd > out.log 2>&1 &`)."
+        )
+    return result

@@ -1,0 +1,303 @@
+"""The workspace: the one folder the tools may touch, and how results stay small.
+
+Every path a tool receives goes through `Workspace.resolve`, which refuses `..` escapes,
+absolute paths elsewhere and symlinks pointing out, with a message the model can act on.
+Writes are atomic (a temp file in the same folder, then `os.replace`) so a crash never
+leaves half a file. The output helpers keep results bounded and say what they cut.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections import deque
+from pathlib import Path
+
+#: Result bounds: roughly what fits a model's context without crowding it.
+MAX_BYTES = 50_000
+MAX_LINES = 2_000
+
+
+class Workspace:
+    """A root folder; paths are resolved inside it and nowhere else."""
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = Path(root).expanduser().resolve()
+
+    @classmethod
+    def detect(cls, folder: str | os.PathLike[str]) -> Workspace:
+        """The git root enclosing `folder`, or `folder` itself when it is not in a repo."""
+        return cls(find_root(folder))
+
+    def resolve(self, path: str | os.PathLike[str] | None) -> Path:
+        """The real path for a tool's `path` argument; `ToolError` when it leaves the root."""
+        from elelem_kernel.errors import ToolError
+
+        text = os.fspath(path) if path not in (None, "") else "."
+        if "\0" in text:
+            raise ToolError(f"path {text!r} contains a NUL byte")
+        given = Path(text).expanduser()
+        lexical = Path(os.path.normpath(given if given.is_absolute() else self.root / given))
+        if not _inside(lexical, self.root):
+            how = "is an absolute path" if given.is_absolute() else "goes above it with '..'"
+            raise ToolError(
+                f'"{text}" is outside the workspace {self.root} (it {how}). '
+                "Use a path inside the workspace; relative paths start at its root."
+            )
+        real = lexical.resolve()
+        if not _inside(real, self.root):
+            raise ToolError(
+                f'"{text}" leads outside the workspace {self.root} through a symlink '
+                f"(it points to {real}). Only files inside the workspace can be used."
+            )
+        return real
+
+    def relative(self, path: Path) -> str:
+        """`path` as the model should write it: relative to the root, with `/`."""
+        try:
+            rel = path.relative_to(self.root)
+        except ValueError:
+            return str(path)
+        return rel.as_posix() or "."
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+
+def find_root(folder: str | os.PathLike[str]) -> Path:
+    """The root of the git repository holding `folder`, else `folder` (both resolved)."""
+    start = Path(folder).expanduser().resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+def git_root(folder: Path) -> Path | None:
+    """The work tree root when `folder` is inside a git repository and git runs, else None."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0 or not done.stdout.strip():
+        return None
+    return Path(done.stdout.strip()).resolve()
+
+
+#: Folders skipped when walking a tree outside git: caches and environments, never sources.
+NOISE_DIRS = frozenset(
+    {
+        ".git",
+        "__pycache__",
+        ".ipynb_checkpoints",
+        "node_modules",
+        ".venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+    }
+)
+
+
+def files_under(base: Path) -> list[Path]:
+    """Files under `base`, sorted by path: git's view inside a repo (.gitignore respected).
+
+    Outside git, or when git lists nothing there (an ignored folder asked for by name), the
+    tree is walked without following symlinked folders, skipping `NOISE_DIRS`.
+    """
+    if base.is_file():
+        return [base]
+    found = _git_files(base) or _walk(base)
+    return sorted(found, key=lambda p: p.relative_to(base).as_posix())
+
+
+def _git_files(base: Path) -> list[Path] | None:
+    if git_root(base) is None:
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", "."],
+            cwd=base,
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    names = dict.fromkeys(n for n in done.stdout.decode("utf-8", "replace").split("\0") if n)
+    return [base / n for n in names if (base / n).is_file()]
+
+
+def _walk(base: Path) -> list[Path]:
+    out = []
+    for folder, dirs, files in os.walk(base):
+        dirs[:] = [d for d in dirs if d not in NOISE_DIRS]
+        out.extend(Path(folder) / f for f in files if (Path(folder) / f).is_file())
+    return out
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one step, keeping the old file's permissions."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def looks_binary(path: Path, sample: int = 8192) -> bool:
+    """True when the file's first bytes hold a NUL, as git and ripgrep decide."""
+    with open(path, "rb") as f:
+        return b"\0" in f.read(sample)
+
+
+def human_size(n: int) -> str:
+    """`n` bytes as a short figure: 512 B, 12.3 KB, 20.0 MB."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{n} B"
+
+
+def clip(text: str, limit: int = 2_000) -> str:
+    """`text` cut to `limit` characters, marking the cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" [... {len(text) - limit} more characters]"
+
+
+class HeadTail:
+    """A bounded byte sink keeping the first and last `limit / 2` bytes of a stream."""
+
+    def __init__(self, limit: int = MAX_BYTES):
+        self.head_limit = limit // 2
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.total = 0
+        self.lines = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Take the next piece of the stream."""
+        self.total += len(chunk)
+        self.lines += chunk.count(b"\n")
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self.tail.append(chunk)
+        self.tail_size += len(chunk)
+        while self.tail and self.tail_size - len(self.tail[0]) >= self.tail_limit:
+            self.tail_size -= len(self.tail.popleft())
+
+    @property
+    def cut(self) -> int:
+        """How many bytes in the middle were dropped."""
+        return max(0, self.total - len(self.head) - min(self.tail_size, self.tail_limit))
+
+    def text(self) -> str:
+        """What was kept, decoded, with a marker saying how much is missing in the middle."""
+        tail = b"".join(self.tail)[-self.tail_limit :] if self.tail else b""
+        head = self.head.decode("utf-8", errors="replace")
+        if not self.cut:
+            return (bytes(self.head) + tail).decode("utf-8", errors="replace")
+        return (
+            head
+            + f"\n[... {self.cut} bytes cut from the middle of {self.total} ...]\n"
+            + tail.decode("utf-8", errors="replace")
+        )
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A regex for a glob over `/`-separated relative paths (`*`, `?`, `[...]`, `**`).
+
+    As in ripgrep and .gitignore, a pattern without `/` matches the file name at any depth.
+    """
+    pattern = pattern.strip().removeprefix("./")
+    anchored = "/" in pattern.rstrip("/")
+    out = [] if anchored else ["(?:.*/)?"]
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 2)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = end
+        elif c == "{":
+            end = pattern.find("}", i)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                options = pattern[i + 1 : end].split(",")
+                out.append("(?:" + "|".join(re.escape(o) for o in options) + ")")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def unified_diff(before: str, after: str, name: str, limit: int = MAX_BYTES) -> str:
+    """A unified diff of two texts of file `name`, cut at `limit` characters."""
+    import difflib
+
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{name}" if before else "/dev/null",
+        tofile=f"b/{name}",
+    )
+    text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    if len(text) > limit:
+        return text[:limit] + f"\n[... diff cut: {len(text) - limit} more characters]\n"
+    return text
