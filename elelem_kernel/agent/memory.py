@@ -85,7 +85,7 @@ def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
         return "not an elelem record"
     version = record["v"]
     if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
-        return f"written by a newer elelem-kernel (v{version}); upgrade to restore it"
+        return f"written by a newer elelem-kernel (v{version}: upgrade to restore it)"
     if version != VERSION or isinstance(version, bool):
         return f"unknown record version {_short(repr(version))}"
     if _larger_than(record, max_bytes):

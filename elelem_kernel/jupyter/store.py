@@ -1,0 +1,349 @@
+"""The notebook file as the conversation's store: find it, read the turn records, restore.
+
+Each turn's frozen output carries its record in `metadata["elelem"]` (DESIGN.md,
+"Conversation record"). After a kernel start, the fronts call `restore_into` on the first
+prompt; it finds the notebook file, reads the records of its cells and hands them to
+`Session.load`. Reading is forgiving (a damaged file still gives what can be read, with one
+warning) and restoring never runs anything. `append_turn` and `ask_in_notebook` serve the
+CLI (`elelem-kernel ask --notebook NB.ipynb "..."`), which writes the file itself.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import re
+import weakref
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from elelem_kernel.agent.memory import Cell, rebuild
+from elelem_kernel.errors import ElelemError
+
+#: `user_ns` key holding the notebook path set by `/load PATH`.
+NOTEBOOK_KEY = "__elelem_notebook__"
+#: How to tell elelem which notebook it runs in, for messages.
+HOW_TO_SET = (
+    "set ELELEM_NOTEBOOK=path/to/notebook.ipynb or run `%elelem /load path/to/notebook.ipynb`"
+)
+#: Kernelspec name of the Elelem kernel, whose cells are bare prompts.
+ELELEM_KERNEL = "elelem"
+
+_restored: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+class _Cell(NamedTuple):
+    id: str | None
+    source: str | None
+    records: list[Any]
+
+
+def find_notebook(user_ns: dict, env: dict) -> tuple[Path | None, str]:
+    """The notebook file this kernel runs for, and how it was found (or how to set it).
+
+    Order: `/load PATH` → `ELELEM_NOTEBOOK` → `JPY_SESSION_NAME` (jupyter_server) →
+    `__vsc_ipynb_file__` (VS Code) → none.
+    """
+    candidates = [
+        (user_ns.get(NOTEBOOK_KEY), "/load"),
+        (env.get("ELELEM_NOTEBOOK"), "ELELEM_NOTEBOOK"),
+        (env.get("JPY_SESSION_NAME") or user_ns.get("__session__"), "JPY_SESSION_NAME"),
+        (user_ns.get("__vsc_ipynb_file__"), "VS Code"),
+    ]
+    for value, source in candidates:
+        if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+            continue
+        path = Path(value).expanduser()
+        if source in ("JPY_SESSION_NAME", "VS Code") and path.suffix != ".ipynb":
+            continue
+        return path.absolute(), f"from {source}"
+    return None, f"no notebook file known, so no conversation to restore: {HOW_TO_SET}"
+
+
+def read_cells(path: Path) -> tuple[list[Cell], list[str]]:
+    """Each cell's id and record candidates, in order, plus warnings; never raises."""
+    cells, warnings = _read(Path(path))
+    return [(cell.id, cell.records) for cell in cells], warnings
+
+
+def restore_into(
+    session: Any,
+    user_ns: dict,
+    env: dict,
+    *,
+    cell: str | None = None,
+    source: str | None = None,
+    force: bool = False,
+) -> str | None:
+    """Restore the notebook's conversations into `session`; the line to show, or None.
+
+    Runs once per session unless `force`. `cell` and `source` describe the cell about to
+    run: without a cell id (nbclient, `jupyter execute`), a cell whose source matches is
+    being re-run from the top, so only the turns above it are restored. Never raises.
+    """
+    try:
+        if not force:
+            if session in _restored:
+                return None
+            _restored.add(session)
+        path, how = find_notebook(user_ns, env)
+        if path is None:
+            return how
+        return _restore(session, path, cell=cell, source=source)
+    except Exception as error:  # a broken restore must never break the prompt
+        return f"warning: could not restore the conversation: {type(error).__name__}: {error}"
+
+
+def register_commands(session: Any, user_ns: dict, env: dict) -> None:
+    """Add `/load [PATH]`: show or set the notebook file, and restore from it."""
+
+    def load(session: Any, args: str) -> str:
+        text = args.strip().strip("'\"")
+        if not text:
+            path, how = find_notebook(user_ns, env)
+            return f"notebook: `{path}` ({how})" if path else how
+        path = Path(text).expanduser().absolute()
+        if path.suffix != ".ipynb":
+            return f"`{text}` is not a notebook (.ipynb) file"
+        user_ns[NOTEBOOK_KEY] = str(path)
+        line = restore_into(session, user_ns, env, force=True)
+        return line or f"nothing to restore from {path.name}; using it from now on"
+
+    session.commands.add(
+        "load", "Set the notebook file to remember in and restore its conversation", load
+    )
+
+
+def _restore(session: Any, path: Path, *, cell: str | None, source: str | None) -> str | None:
+    cells, warnings = _read(path)
+    if cell is None and source is not None:
+        cells = _above(cells, source)
+    rebuilt = rebuild([(c.id, c.records) for c in cells])
+    lines = []
+    if rebuilt.turns:
+        session.load(rebuilt.conversations, rebuilt.active)
+        lines.append(_restored_line(rebuilt.turns, len(rebuilt.conversations), path))
+    lines += [f"warning: {text}" for text in warnings + rebuilt.warnings]
+    return "\n".join(lines) or None
+
+
+def _restored_line(turns: int, conversations: int, path: Path) -> str:
+    line = f"restored {turns} turn{'s' * (turns != 1)} from {path.name}"
+    if conversations > 1:
+        line += f" ({conversations} conversations)"
+    return line
+
+
+def _above(cells: list[_Cell], source: str) -> list[_Cell]:
+    wanted = source.strip()
+    for index, cell in enumerate(cells):
+        if cell.source is not None and cell.source.strip() == wanted:
+            return cells[:index]
+    return cells
+
+
+def _read(path: Path) -> tuple[list[_Cell], list[str]]:
+    notebook, text, warnings = _load_json(path)
+    if notebook is _MISSING:
+        return [], warnings
+    if notebook is _BROKEN:
+        cells = _salvage(text)
+        if not any(cell.records for cell in cells):
+            warnings = [
+                w.replace("restored what could be salvaged", "nothing restored") for w in warnings
+            ]
+        return cells, warnings
+    cells, problem = _walk(notebook)
+    if problem:
+        warnings.append(f"{path.name} {problem}; restored what could be read")
+    else:
+        problem = _nbformat_problem(notebook)
+        if problem:
+            warnings.append(
+                f"{path.name} is not a valid notebook ({problem}); restored what could be read"
+            )
+    return cells, warnings
+
+
+_MISSING, _BROKEN = object(), object()
+
+
+def _load_json(path: Path) -> tuple[Any, str, list[str]]:
+    """The parsed JSON (or _MISSING / _BROKEN), the text, and warnings."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return _MISSING, "", [f"{path.name} not found ({path}); nothing restored"]
+    except OSError as error:
+        reason = error.strerror or str(error)
+        return _MISSING, "", [f"cannot read {path} ({reason}); nothing restored"]
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text), text, []
+    except (ValueError, RecursionError) as error:
+        reason = str(error) if isinstance(error, ValueError) else "nested too deeply"
+        return (
+            _BROKEN,
+            text,
+            [f"{path.name} is not valid JSON ({reason}); restored what could be salvaged"],
+        )
+
+
+def _walk(notebook: Any) -> tuple[list[_Cell], str | None]:
+    if not isinstance(notebook, dict):
+        return [], f"is not a notebook (its top level is a JSON {type(notebook).__name__})"
+    raw_cells = _raw_cells(notebook)
+    if not isinstance(raw_cells, list):
+        return [], "has no list of cells"
+    return [_cell(raw) for raw in raw_cells if isinstance(raw, dict)], None
+
+
+def _raw_cells(notebook: dict) -> Any:
+    if "cells" in notebook or not isinstance(notebook.get("worksheets"), list):
+        return notebook.get("cells")
+    sheets = [s for s in notebook["worksheets"] if isinstance(s, dict)]  # nbformat 3
+    return [c for s in sheets if isinstance(s.get("cells"), list) for c in s["cells"]]
+
+
+def _cell(raw: dict) -> _Cell:
+    cell_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+    source = raw.get("source") if raw.get("source") is not None else raw.get("input")
+    if isinstance(source, list):
+        source = "".join(part for part in source if isinstance(part, str))
+    records = []
+    outputs = raw.get("outputs")
+    for output in outputs if isinstance(outputs, list) else []:
+        metadata = output.get("metadata") if isinstance(output, dict) else None
+        if isinstance(metadata, dict) and "elelem" in metadata:
+            records.append(metadata["elelem"])
+    return _Cell(cell_id, source if isinstance(source, str) else None, records)
+
+
+def _nbformat_problem(notebook: dict) -> str | None:
+    import nbformat
+
+    try:
+        error = next(nbformat.validator.iter_validate(notebook), None)
+    except Exception as failure:
+        return str(failure).splitlines()[0][:120] if str(failure) else type(failure).__name__
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path)
+    message = str(error.message).splitlines()[0][:100]
+    return f"{where}: {message}" if where else message
+
+
+_CELL_START = re.compile(r'"cell_type"\s*:')
+_RECORD_KEY = re.compile(r'"elelem"\s*:\s*')
+
+
+def _salvage(text: str) -> list[_Cell]:
+    """Records that still parse in a damaged file, grouped by the cell they sit in."""
+    starts = [match.start() for match in _CELL_START.finditer(text)]
+    decoder = json.JSONDecoder()
+    found: dict[int, list[Any]] = {}
+    position = 0
+    while match := _RECORD_KEY.search(text, position):
+        try:
+            record, position = decoder.raw_decode(text, match.end())
+        except (ValueError, RecursionError):
+            position = match.end()
+            continue
+        found.setdefault(bisect.bisect_right(starts, match.start()), []).append(record)
+    return [_Cell(None, None, found[index]) for index in sorted(found)]
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
+def append_turn(
+    path: Path,
+    record: dict,
+    data: dict,
+    metadata: dict,
+    *,
+    expected_mtime_ns: int | None,
+) -> None:
+    """Append the turn as a cell with its frozen output to the notebook at `path`.
+
+    `expected_mtime_ns` is the file's mtime when it was read (None: it did not exist);
+    if the file changed since, nothing is written and ElelemError says so. The new cell
+    is `%%elelem` + prompt in Python notebooks, the bare prompt in Elelem-kernel notebooks.
+    """
+    import nbformat
+
+    path = Path(path)
+    _check_unchanged(path, expected_mtime_ns)
+    if expected_mtime_ns is None:
+        notebook = _new_notebook()
+    else:
+        try:
+            notebook = nbformat.read(path, as_version=4)
+        except Exception as error:
+            raise ElelemError(
+                f"cannot add the turn to {path}: it is not a notebook nbformat can read "
+                f"({type(error).__name__}: {_first_line(error)}); nothing was written"
+            ) from error
+    elelem = _is_elelem(notebook)
+    if not elelem and not any("load_ext elelem_kernel" in c.source for c in notebook.cells):
+        notebook.cells.append(nbformat.v4.new_code_cell("%load_ext elelem_kernel"))
+    prompt = str(record.get("prompt", ""))
+    cell = nbformat.v4.new_code_cell(prompt if elelem else f"%%elelem\n{prompt}")
+    if isinstance(record.get("cell"), str) and _CELL_ID.fullmatch(record["cell"]):
+        cell.id = record["cell"]
+    output_metadata = {**metadata, "elelem": metadata.get("elelem", record)}
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=output_metadata)]
+    notebook.cells.append(cell)
+    _write(path, notebook, expected_mtime_ns)
+
+
+_CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+def _new_notebook() -> Any:
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {
+        "name": ELELEM_KERNEL,
+        "display_name": "Elelem",
+        "language": "markdown",
+    }
+    return notebook
+
+
+def _is_elelem(notebook: Any) -> bool:
+    kernelspec = notebook.get("metadata", {}).get("kernelspec") or {}
+    return isinstance(kernelspec, dict) and kernelspec.get("name") == ELELEM_KERNEL
+
+
+def _check_unchanged(path: Path, expected_mtime_ns: int | None) -> None:
+    if _mtime(path) != expected_mtime_ns:
+        raise ElelemError(
+            f"{path} changed while the turn ran, so the turn was not added to it "
+            "(writing would lose the other change); save or close it elsewhere and ask again"
+        )
+
+
+def _write(path: Path, notebook: Any, expected_mtime_ns: int | None) -> None:
+    import nbformat
+
+    temporary = path.with_name(f".{path.name}.elelem-{os.getpid()}.tmp")
+    try:
+        nbformat.write(notebook, temporary)
+        if path.exists():
+            os.chmod(temporary, path.stat().st_mode & 0o7777)
+        _check_unchanged(path, expected_mtime_ns)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:200] if text else type(error).__name__
