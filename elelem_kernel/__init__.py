@@ -50,7 +50,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'elelem_kernel' has no attribute {name!r}")
 
 
-def ask(prompt: str, provider: str | None = None, model: str | None = None, **options: Any) -> TurnResult:
+def ask(
+    prompt: str, provider: str | None = None, model: str | None = None, **options: Any
+) -> TurnResult:
     """Run one turn in a new session and return its result (reply, stop, usage, record).
 
     Options are those of `new_session` (mode, workspace, system_prompt, ...). Works inside
@@ -62,7 +64,9 @@ def ask(prompt: str, provider: str | None = None, model: str | None = None, **op
     except RuntimeError:
         return asyncio.run(session.turn(prompt))
     box: dict[str, Any] = {}
-    thread = threading.Thread(target=lambda: box.update(r=asyncio.run(session.turn(prompt))), daemon=True)
+    thread = threading.Thread(
+        target=lambda: box.update(r=asyncio.run(session.turn(prompt))), daemon=True
+    )
     thread.start()
     thread.join()
     return box["r"]

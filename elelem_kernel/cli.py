@@ -30,40 +30,80 @@ OpenAI-compatible server), OLLAMA_HOST; ELELEM_PROVIDER and ELELEM_MODEL set def
 
 def _session_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-p", "--provider", help="provider name (see `elelem-kernel providers`)")
-    parser.add_argument("--model", help="model name (default: the provider's default or ELELEM_MODEL)")
     parser.add_argument(
-        "--mode", choices=list(MODES),
+        "--model", help="model name (default: the provider's default or ELELEM_MODEL)"
+    )
+    parser.add_argument(
+        "--mode",
+        choices=list(MODES),
         help="which tools are offered: plan (read), build (read+write, the default), "
         "verify (read+execute), auto (all, no approvals)",
     )
-    parser.add_argument("--system-prompt", metavar="TEXT", help="text put before the default system prompt")
-    parser.add_argument("--yes", action="store_true", help="allow every write and execute call without asking")
-    parser.add_argument("--allow", action="append", default=[], metavar="TOOL",
-                        help="allow this tool without asking (repeatable)")
-    parser.add_argument("--workspace", metavar="DIR", help="workspace folder (default: the git root or this folder)")
-    parser.add_argument("--history", choices=["replies", "full"], help="what past turns send: replies (default) or full")
+    parser.add_argument(
+        "--system-prompt", metavar="TEXT", help="text put before the default system prompt"
+    )
+    parser.add_argument(
+        "--yes", action="store_true", help="allow every write and execute call without asking"
+    )
+    parser.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="allow this tool without asking (repeatable)",
+    )
+    parser.add_argument(
+        "--workspace", metavar="DIR", help="workspace folder (default: the git root or this folder)"
+    )
+    parser.add_argument(
+        "--history",
+        choices=["replies", "full"],
+        help="what past turns send: replies (default) or full",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="elelem-kernel", description=DESCRIPTION, epilog=EPILOG,
+        prog="elelem-kernel",
+        description=DESCRIPTION,
+        epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    ask = sub.add_parser("ask", help="one turn: prompt in, reply out",
-                         description="Run one turn. Piped stdin is appended to the prompt in a fenced block.")
+    ask = sub.add_parser(
+        "ask",
+        help="one turn: prompt in, reply out",
+        description="Run one turn. Piped stdin is appended to the prompt in a fenced block.",
+    )
     _session_options(ask)
-    ask.add_argument("--json", action="store_true",
-                     help="print the block stream as JSON lines (block_start, block_delta, block_stop, turn_end)")
-    ask.add_argument("--notebook", metavar="NB", help="continue the conversation stored in NB.ipynb and append this turn to it")
+    ask.add_argument(
+        "--json",
+        action="store_true",
+        help="print the block stream as JSON lines (block_start, block_delta, block_stop, turn_end)",
+    )
+    ask.add_argument(
+        "--notebook",
+        metavar="NB",
+        help="continue the conversation stored in NB.ipynb and append this turn to it",
+    )
     ask.add_argument("prompt", nargs="*", help="the prompt (words are joined)")
-    chat = sub.add_parser("chat", help="a conversation in the terminal (/ lines are commands, Ctrl-D ends)")
+    chat = sub.add_parser(
+        "chat", help="a conversation in the terminal (/ lines are commands, Ctrl-D ends)"
+    )
     _session_options(chat)
-    sub.add_parser("review", help="review a git change (see `elelem-kernel review --help`)", add_help=False)
+    sub.add_parser(
+        "review", help="review a git change (see `elelem-kernel review --help`)", add_help=False
+    )
     sub.add_parser("providers", help="list the providers, and which one is the default and why")
-    files = sub.add_parser("files", help="print files (paths from stdin, else `git ls-files`) in an XML envelope")
+    files = sub.add_parser(
+        "files", help="print files (paths from stdin, else `git ls-files`) in an XML envelope"
+    )
     files.add_argument("paths", nargs="*", help="paths (default: stdin lines, else git ls-files)")
-    sub.add_parser("install", help="install the Elelem kernelspec (see `elelem-kernel install --help`)", add_help=False)
+    sub.add_parser(
+        "install",
+        help="install the Elelem kernelspec (see `elelem-kernel install --help`)",
+        add_help=False,
+    )
     return parser
 
 
@@ -108,8 +148,13 @@ def _new_session(args: argparse.Namespace) -> Any:
 
         approver = TerminalApprover()
     session = new_session(
-        provider=args.provider, model=args.model, mode=args.mode, workspace=args.workspace,
-        approver=approver, system_prompt=args.system_prompt, history=args.history,
+        provider=args.provider,
+        model=args.model,
+        mode=args.mode,
+        workspace=args.workspace,
+        approver=approver,
+        system_prompt=args.system_prompt,
+        history=args.history,
     )
     session.allow |= set(args.allow)
     if session.notice:
@@ -136,8 +181,14 @@ def _ask(args: argparse.Namespace) -> int:
     if args.notebook:
         from .jupyter.store import ask_in_notebook
 
-        return ask_in_notebook(Path(args.notebook), prompt, provider=args.provider, model=args.model,
-                               mode=args.mode, system_prompt=args.system_prompt)
+        return ask_in_notebook(
+            Path(args.notebook),
+            prompt,
+            provider=args.provider,
+            model=args.model,
+            mode=args.mode,
+            system_prompt=args.system_prompt,
+        )
     session = _new_session(args)
     from .render.terminal import JsonRenderer, TerminalRenderer
 
@@ -157,8 +208,10 @@ def _chat(args: argparse.Namespace) -> int:
     from .render.terminal import TerminalRenderer
 
     renderer = TerminalRenderer()
-    print(f"elelem chat · {session.provider_name} · {session.mode} mode · /help for commands, Ctrl-D to end",
-          file=sys.stderr)
+    print(
+        f"elelem chat · {session.provider_name} · {session.mode} mode · /help for commands, Ctrl-D to end",
+        file=sys.stderr,
+    )
     loop = asyncio.new_event_loop()
     try:
         while True:
@@ -197,7 +250,9 @@ def _files(paths: list[str]) -> int:
         try:
             listed = subprocess.run(["git", "ls-files"], capture_output=True, text=True, check=True)
         except (OSError, subprocess.CalledProcessError):
-            print("Error: no paths given on stdin and this is not a git repository", file=sys.stderr)
+            print(
+                "Error: no paths given on stdin and this is not a git repository", file=sys.stderr
+            )
             return 1
         paths = listed.stdout.splitlines()
     print("<documents>")

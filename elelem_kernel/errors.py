@@ -1,9 +1,9 @@
 """The exceptions elelem-kernel raises on purpose.
 
-    ElelemError            root: every message says what to do about it
-    ├── ConfigError        unknown provider, missing key, bad option
-    ├── ProviderError      the model's API failed (HTTP status, stream cut, bad JSON)
-    └── ToolError          a tool refused its input (bad path, missing file)
+ElelemError            root: every message says what to do about it
+├── ConfigError        unknown provider, missing key, bad option
+├── ProviderError      the model's API failed (HTTP status, stream cut, bad JSON)
+└── ToolError          a tool refused its input (bad path, missing file)
 """
 
 from __future__ import annotations

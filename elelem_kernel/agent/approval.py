@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, Union
+from typing import Any, Literal, Protocol
 
 Decision = Literal["allow", "deny", "always"]
 DECISIONS = ("allow", "deny", "always")
@@ -37,7 +37,7 @@ class ApprovalRequest:
 class Approver(Protocol):
     """Answers `allow`, `deny` or `always` (allow this tool for the rest of the session)."""
 
-    def approve(self, request: ApprovalRequest) -> Union[Decision, Awaitable[Decision]]: ...
+    def approve(self, request: ApprovalRequest) -> Decision | Awaitable[Decision]: ...
 
 
 class Policy:

@@ -90,8 +90,11 @@ def add_builtin_commands(commands: Commands) -> None:
     )
     commands.add("model", "show or switch the model", _model, usage="/model [name]")
     commands.add(
-        "mode", "show or switch the mode: plan, build, verify, auto", _mode,
-        lambda s, a: list(MODES), "/mode [plan|build|verify|auto]",
+        "mode",
+        "show or switch the mode: plan, build, verify, auto",
+        _mode,
+        lambda s, a: list(MODES),
+        "/mode [plan|build|verify|auto]",
     )
     commands.add("tools", "list the tools the current mode offers", _tools)
     commands.add("clear", "start a new conversation", _clear)
@@ -100,8 +103,11 @@ def add_builtin_commands(commands: Commands) -> None:
     commands.add("history", "list the turns of this conversation", _history)
     commands.add("forget", "leave turn N out of the model's context", _forget, usage="/forget N")
     commands.add(
-        "use", "switch to another conversation of this notebook", _use,
-        lambda s, a: list(s.conversations), "/use ID",
+        "use",
+        "switch to another conversation of this notebook",
+        _use,
+        lambda s, a: list(s.conversations),
+        "/use ID",
     )
     commands.add("save", "write this conversation to a Markdown file", _save, usage="/save [PATH]")
 
@@ -138,7 +144,10 @@ def _tools(session: Session, args: str) -> str:
     if not tools:
         return f"No tools in {session.mode} mode."
     rows = [f"| `{t.name}` | {t.kind} | {t.description.splitlines()[0]} |" for t in tools]
-    return f"Tools in {session.mode} mode:\n\n| tool | kind | what it does |\n|---|---|---|\n" + "\n".join(rows)
+    return (
+        f"Tools in {session.mode} mode:\n\n| tool | kind | what it does |\n|---|---|---|\n"
+        + "\n".join(rows)
+    )
 
 
 def _clear(session: Session, args: str) -> str:

@@ -93,6 +93,8 @@ def turn_messages(record: dict[str, Any], policy: str = "replies") -> list[dict[
         if last["role"] == "assistant" and not last.get("tool_calls") and last["content"]:
             last["content"] += marker
             return messages
-    reply = str(record.get("reply") or "") or f"[no reply: the turn ended with {record.get('stop')}]"
+    reply = (
+        str(record.get("reply") or "") or f"[no reply: the turn ended with {record.get('stop')}]"
+    )
     messages.append({"role": "assistant", "content": reply + marker})
     return messages

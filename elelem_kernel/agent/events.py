@@ -17,7 +17,7 @@ Any other type is ignored by the session.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 Event = dict[str, Any]
 Emit = Callable[[Event], None]
@@ -39,7 +39,7 @@ class Provider(Protocol):
 
     def fetch(
         self, messages: list[dict], tools: list[dict], emit: Emit
-    ) -> Union[Awaitable[None], None]: ...
+    ) -> Awaitable[None] | None: ...
 
 
 def map_stop_reason(raw: str | None, had_tool_calls: bool, truncated: bool = False) -> str:

@@ -121,7 +121,11 @@ class Session:
         """What a request for `prompt` sends: system prompt, history, the prompt."""
         system = system_prompt.build(self.workspace, self.system_prompt)
         history = self.conversation.messages(self.history)
-        return [{"role": "system", "content": system}, *history, {"role": "user", "content": prompt}]
+        return [
+            {"role": "system", "content": system},
+            *history,
+            {"role": "user", "content": prompt},
+        ]
 
     # -- providers and commands -----------------------------------------------------
 
@@ -223,13 +227,21 @@ class Session:
             if kind == "doing":
                 event = {**event, "arguments": _arguments(event.get("arguments"))}
                 call_id = str(event.get("id") or f"call_{number}_{len(calls)}")
-                calls.append(Call(call_id, str(event.get("name")), event["arguments"],
-                                  metadata=event.get("metadata")))
+                calls.append(
+                    Call(
+                        call_id,
+                        str(event.get("name")),
+                        event["arguments"],
+                        metadata=event.get("metadata"),
+                    )
+                )
                 event["id"] = call_id
             elif kind == "saying":
                 text.append(str(event.get("text", "")))
             elif kind == "thinking":
-                thinking.append({"text": str(event.get("text", "")), "metadata": event.get("metadata")})
+                thinking.append(
+                    {"text": str(event.get("text", "")), "metadata": event.get("metadata")}
+                )
             elif kind == "stop":
                 ending.update(event)
             elif kind != "usage":
@@ -237,8 +249,15 @@ class Session:
             recorder.event(event)
             layout.event(event)
 
-        out({"type": "status", "state": "waiting", "provider": self.provider_name,
-             "model": self.model, "round": number})
+        out(
+            {
+                "type": "status",
+                "state": "waiting",
+                "provider": self.provider_name,
+                "model": self.model,
+                "round": number,
+            }
+        )
         tools = self.toolbox.specs(self.mode)
         await _call_fetch(self.provider, messages, tools, emit)
 
@@ -250,12 +269,17 @@ class Session:
         for call in calls:
             await self._run_call(call, layout, recorder, out)
             messages.append(
-                {"role": "tool", "tool_call_id": call.id,
-                 "content": json.dumps(call.result, ensure_ascii=False, default=str)}
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": json.dumps(call.result, ensure_ascii=False, default=str),
+                }
             )
         return stop
 
-    async def _run_call(self, call: Call, layout: Any, recorder: TurnRecorder, out: Renderer) -> None:
+    async def _run_call(
+        self, call: Call, layout: Any, recorder: TurnRecorder, out: Renderer
+    ) -> None:
         index = layout.tool_index(call.id)
         problem = self.toolbox.resolve(call, self.mode)
         state = "failed"
@@ -274,9 +298,13 @@ class Session:
             call.result = finish({"error": problem}, call.arguments)
         out({"type": "tool_state", "index": index, "id": call.id, "state": state})
         recorder.result(call.id, call.result, call.ms)
-        layout.tool_result(call.id, call.ok, json.dumps(call.result, ensure_ascii=False, default=str))
+        layout.tool_result(
+            call.id, call.ok, json.dumps(call.result, ensure_ascii=False, default=str)
+        )
 
-    async def _approval(self, call: Call, index: int | None, out: Renderer) -> tuple[str | None, str]:
+    async def _approval(
+        self, call: Call, index: int | None, out: Renderer
+    ) -> tuple[str | None, str]:
         """None when the call may run, else why not and the card state."""
         tool = call.tool
         assert tool is not None
@@ -284,10 +312,18 @@ class Session:
             return None, "running"
         if self.approver is None:
             return NO_CHANNEL.format(kind=tool.kind, name=tool.name), "declined"
-        request = ApprovalRequest(call.id, tool.name, tool.kind, call.arguments,
-                                  tool.describe(call.arguments), index)
-        out({"type": "tool_state", "index": index, "id": call.id, "state": "approval",
-             "preview": request.preview})
+        request = ApprovalRequest(
+            call.id, tool.name, tool.kind, call.arguments, tool.describe(call.arguments), index
+        )
+        out(
+            {
+                "type": "tool_state",
+                "index": index,
+                "id": call.id,
+                "state": "approval",
+                "preview": request.preview,
+            }
+        )
         approve = self.approver.approve
         if inspect.iscoroutinefunction(approve):
             decision = await approve(request)

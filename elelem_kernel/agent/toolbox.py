@@ -136,7 +136,14 @@ class Toolbox:
 
         def register(fn: ToolFn) -> ToolFn:
             tool = Tool(
-                name, description, dict(params or {}), fn, tuple(required), tuple(aliases), kind, preview
+                name,
+                description,
+                dict(params or {}),
+                fn,
+                tuple(required),
+                tuple(aliases),
+                kind,
+                preview,
             )
             self.remove(name)
             self.tools[name] = tool

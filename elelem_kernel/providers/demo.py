@@ -55,7 +55,9 @@ class DemoProvider:
             return
         turn = _this_turn(messages)
         prompt = str(turn[0].get("content", "")) if turn else ""
-        results = {m.get("tool_call_id"): _json(m.get("content")) for m in turn if m.get("role") == "tool"}
+        results = {
+            m.get("tool_call_id"): _json(m.get("content")) for m in turn if m.get("role") == "tool"
+        }
         calls = [c for m in turn if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
         self._out = 0
         if calls:
@@ -64,7 +66,9 @@ class DemoProvider:
             await self._start(prompt, offered, messages, emit)
         emit({"type": "usage", "input": len(json.dumps(messages)) // 4, "output": self._out // 4})
 
-    async def _start(self, prompt: str, offered: set[str], messages: list[dict], emit: Emit) -> None:
+    async def _start(
+        self, prompt: str, offered: set[str], messages: list[dict], emit: Emit
+    ) -> None:
         low = prompt.lower()
         code = _code_block(prompt)
         if "slowly" in low:
@@ -77,30 +81,56 @@ class DemoProvider:
                 await self._think(emit, f"I will write {path} with a short note.")
                 await self._say(emit, f"I'll write `{path}`.")
                 content = f"# Notes\n\nWritten by the elelem demo model for the prompt:\n\n> {prompt.strip()}\n"
-                emit({"type": "doing", "id": "demo_write", "name": "write",
-                      "arguments": {"path": path, "content": content}})
+                emit(
+                    {
+                        "type": "doing",
+                        "id": "demo_write",
+                        "name": "write",
+                        "arguments": {"path": path, "content": content},
+                    }
+                )
                 return self._stop(emit, "tool_use")
             return await self._unavailable(emit, "write", "build or auto", messages)
         if code or re.search(r"\b(python|compute|calculate|variables?|namespace|dataframe)\b", low):
             if "python" in offered:
-                await self._think(emit, "I will look at the namespace and run some Python, in parallel.")
+                await self._think(
+                    emit, "I will look at the namespace and run some Python, in parallel."
+                )
                 await self._say(emit, "Let me check the namespace and run the code.")
                 if "variables" in offered:
                     emit({"type": "doing", "id": "demo_vars", "name": "variables", "arguments": {}})
-                emit({"type": "doing", "id": "demo_py", "name": "python",
-                      "arguments": {"code": code or DEFAULT_CODE}})
+                emit(
+                    {
+                        "type": "doing",
+                        "id": "demo_py",
+                        "name": "python",
+                        "arguments": {"code": code or DEFAULT_CODE},
+                    }
+                )
                 return self._stop(emit, "tool_use")
             return await self._unavailable(emit, "python", "verify or auto", messages)
         if "list" in offered and "read" in offered:
-            await self._think(emit, "I should look at the workspace: list the files and read the README, in parallel.")
+            await self._think(
+                emit,
+                "I should look at the workspace: list the files and read the README, in parallel.",
+            )
             await self._say(emit, "Let me look at the workspace.")
             emit({"type": "doing", "id": "demo_list", "name": "list", "arguments": {"path": "."}})
-            emit({"type": "doing", "id": "demo_read", "name": "read", "arguments": {"path": "README.md"}})
+            emit(
+                {
+                    "type": "doing",
+                    "id": "demo_read",
+                    "name": "read",
+                    "arguments": {"path": "README.md"},
+                }
+            )
             return self._stop(emit, "tool_use")
         await self._say(emit, f"You said: {prompt.strip()}\n\n{_memory(messages)}{HOW_TO}")
         return self._stop(emit, "end_turn")
 
-    async def _answer(self, prompt: str, calls: list[dict], results: dict, messages: list[dict], emit: Emit) -> None:
+    async def _answer(
+        self, prompt: str, calls: list[dict], results: dict, messages: list[dict], emit: Emit
+    ) -> None:
         await self._think(emit, "I have the tool results; now I can answer from them.")
         parts = []
         for call in calls:
@@ -146,7 +176,9 @@ def _memory(messages: list[dict]) -> str:
     if len(prompts) < 2:
         return ""
     first = " ".join(str(prompts[0].get("content", "")).split())[:80]
-    return f"(This is turn {len(prompts)} of our conversation; your first question was “{first}”.)\n\n"
+    return (
+        f"(This is turn {len(prompts)} of our conversation; your first question was “{first}”.)\n\n"
+    )
 
 
 def _json(text: Any) -> dict:
@@ -163,15 +195,20 @@ def _code_block(prompt: str) -> str | None:
 
 
 def _file_name(prompt: str) -> str | None:
-    match = re.search(r"[`'\"]?([\w./-]+\.(?:md|txt|py|csv|json|toml|yaml|yml|ipynb))[`'\"]?", prompt)
+    match = re.search(
+        r"[`'\"]?([\w./-]+\.(?:md|txt|py|csv|json|toml|yaml|yml|ipynb))[`'\"]?", prompt
+    )
     return match.group(1) if match else None
 
 
 def _strings(value: Any) -> list[str]:
     """The first list of strings (or of dicts with a path/name) found in a tool result."""
     if isinstance(value, list):
-        out = [v if isinstance(v, str) else str(v.get("path") or v.get("name") or "") for v in value
-               if isinstance(v, (str, dict))]
+        out = [
+            v if isinstance(v, str) else str(v.get("path") or v.get("name") or "")
+            for v in value
+            if isinstance(v, (str, dict))
+        ]
         return [s for s in out if s]
     if isinstance(value, dict):
         for key in ("files", "entries", "paths", "matches", "items"):
@@ -202,7 +239,11 @@ def _describe(call: dict, result: dict) -> str:
         files = _strings(result)
         shown = ", ".join(f"`{f}`" for f in files[:8])
         more = f" and {len(files) - 8} more" if len(files) > 8 else ""
-        return f"The workspace has {len(files)} entries: {shown}{more}." if files else "The workspace is empty."
+        return (
+            f"The workspace has {len(files)} entries: {shown}{more}."
+            if files
+            else "The workspace is empty."
+        )
     if name == "read":
         lines = [re.sub(r"^\s*\d+[\t:|]\s?", "", line) for line in _text(result).splitlines()]
         first = next((line.strip() for line in lines if line.strip()), "")

@@ -19,6 +19,11 @@ class EchoProvider:
         if self.model:
             text = f"{self.model}: {text}"
         emit({"type": "saying", "text": text})
-        emit({"type": "usage", "input": sum(len(str(m.get("content", ""))) for m in messages) // 4,
-              "output": len(text) // 4})
+        emit(
+            {
+                "type": "usage",
+                "input": sum(len(str(m.get("content", ""))) for m in messages) // 4,
+                "output": len(text) // 4,
+            }
+        )
         emit({"type": "stop", "reason": "end_turn", "truncated": False})

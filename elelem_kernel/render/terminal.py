@@ -12,7 +12,14 @@ from typing import IO, Any
 
 from ..agent.pricing import cost, format_cost
 
-DIM, BOLD, RED, GREEN, YELLOW, RESET = "\033[2m", "\033[1m", "\033[31m", "\033[32m", "\033[33m", "\033[0m"
+DIM, BOLD, RED, GREEN, YELLOW, RESET = (
+    "\033[2m",
+    "\033[1m",
+    "\033[31m",
+    "\033[32m",
+    "\033[33m",
+    "\033[0m",
+)
 JSON_TYPES = ("block_start", "block_delta", "block_stop", "turn_end")
 
 
@@ -25,7 +32,9 @@ def _short(value: Any, limit: int = 80) -> str:
 class TerminalRenderer:
     """Writes block events for a person: reply to `out`, progress to `err`."""
 
-    def __init__(self, out: IO[str] | None = None, err: IO[str] | None = None, color: bool | None = None):
+    def __init__(
+        self, out: IO[str] | None = None, err: IO[str] | None = None, color: bool | None = None
+    ):
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.tty = self.out.isatty()
@@ -62,7 +71,9 @@ class TerminalRenderer:
             elif event["block"] == "tool_result":
                 call = self.calls.get(str(event.get("id")), {})
                 mark = self._paint(GREEN, "✓") if event.get("ok") else self._paint(RED, "✗")
-                self._progress(f"{mark} {call.get('name', '')}: {_short(event.get('content', ''), 100)}\n")
+                self._progress(
+                    f"{mark} {call.get('name', '')}: {_short(event.get('content', ''), 100)}\n"
+                )
         elif kind == "block_delta":
             block = self.kinds.get(event["index"])
             if block == "thinking":

@@ -32,7 +32,12 @@ def test_two_parallel_calls_results_after_both_uses():
     lay.event(doing(1))
     lay.tool_result("c1", True, "b")  # results may come in any order
     lay.tool_result("c0", False, "a")
-    assert starts(events) == [(0, "tool_use"), (1, "tool_use"), (3, "tool_result"), (2, "tool_result")]
+    assert starts(events) == [
+        (0, "tool_use"),
+        (1, "tool_use"),
+        (3, "tool_result"),
+        (2, "tool_result"),
+    ]
     result = {e["id"]: e["index"] for e in events if e.get("block") == "tool_result"}
     assert result == {"c0": 2, "c1": 3}
     assert lay.base == 4
@@ -48,7 +53,12 @@ def test_thinking_and_text_before_calls_give_a_nonzero_tool_base():
     lay.tool_result("c0", True, "x")
     lay.tool_result("c1", True, "y")
     assert starts(events) == [
-        (0, "thinking"), (1, "text"), (2, "tool_use"), (3, "tool_use"), (4, "tool_result"), (5, "tool_result"),
+        (0, "thinking"),
+        (1, "text"),
+        (2, "tool_use"),
+        (3, "tool_use"),
+        (4, "tool_result"),
+        (5, "tool_result"),
     ]
     assert lay.base == 6
 
@@ -61,7 +71,13 @@ def test_second_round_starts_after_the_first_rounds_results():
     lay.event({"type": "thinking", "text": "next"})
     lay.event({"type": "saying", "text": "done"})
     lay.close()
-    assert starts(events) == [(0, "text"), (1, "tool_use"), (2, "tool_result"), (3, "thinking"), (4, "text")]
+    assert starts(events) == [
+        (0, "text"),
+        (1, "tool_use"),
+        (2, "tool_result"),
+        (3, "thinking"),
+        (4, "text"),
+    ]
 
 
 def test_round_advances_only_on_the_last_result():

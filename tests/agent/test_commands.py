@@ -1,0 +1,87 @@
+"""Slash commands."""
+
+from __future__ import annotations
+
+import asyncio
+
+from elelem_kernel.agent.session import Session
+from elelem_kernel.agent.toolbox import Toolbox
+from tests.scripted import Scripted, say
+
+
+def session(tmp_path, *rounds):
+    box = Toolbox()
+    box.add("read", "Read a file", {"path": {"type": "string"}})(lambda a: {})
+    box.add("bash", "Run a command", {"command": {"type": "string"}}, kind="execute")(lambda a: {})
+    return Session(Scripted(*rounds), box, workspace=tmp_path, provider_name="echo")
+
+
+def test_help_lists_every_command(tmp_path):
+    s = session(tmp_path)
+    text = s.command("/help")
+    for name in (
+        "help",
+        "provider",
+        "model",
+        "mode",
+        "tools",
+        "clear",
+        "context",
+        "usage",
+        "history",
+        "forget",
+    ):
+        assert f"`/{name}" in text
+
+
+def test_unknown_command_lists_the_commands(tmp_path):
+    text = session(tmp_path).command("/frobnicate now")
+    assert text.startswith("Unknown command `/frobnicate`") and "/help" in text
+
+
+def test_mode_and_tools(tmp_path):
+    s = session(tmp_path)
+    assert "bash" not in s.command("/tools")
+    assert "verify" in s.command("/mode verify")
+    assert "bash" in s.command("/tools")
+    assert "unknown mode" in s.command("/mode turbo") and s.mode == "verify"
+
+
+def test_provider_switch_keeps_the_conversation(tmp_path):
+    s = session(tmp_path, say("hi"))
+    asyncio.run(s.turn("hello"))
+    assert "echo" in s.command("/provider echo")
+    assert len(s.conversation) == 1
+    assert asyncio.run(s.turn("again")).reply == "again"
+    assert "unknown provider" in s.command("/provider nope")
+
+
+def test_clear_history_forget_context_usage(tmp_path):
+    s = session(tmp_path, say("one"), say("two"), say("three"))
+    asyncio.run(s.turn("first question"))
+    asyncio.run(s.turn("second question"))
+    assert "first question" in s.command("/history")
+    assert "left out" in s.command("/forget 1")
+    assert "no turn 9" in s.command("/forget 9")
+    context = s.command("/context")
+    assert "second question" in context and "first question" not in context and "~tokens" in context
+    assert "2 turns" in s.command("/usage")
+    old = s.conversation.id
+    s.command("/clear")
+    assert s.conversation.id != old and len(s.conversation) == 0
+    assert f"Using conversation {old}" in s.command(f"/use {old}")
+
+
+def test_completion(tmp_path):
+    s = session(tmp_path)
+    assert s.commands.complete(s, "/mo") == ["/mode", "/model"]
+    assert s.commands.complete(s, "/mode v") == ["/mode verify"]
+    assert "/provider demo" in s.commands.complete(s, "/provider d")
+
+
+def test_save_writes_markdown(tmp_path):
+    s = session(tmp_path, say("the answer"))
+    asyncio.run(s.turn("the question"))
+    s.command("/save talk.md")
+    text = (tmp_path / "talk.md").read_text()
+    assert "the question" in text and "the answer" in text

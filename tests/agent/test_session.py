@@ -1,0 +1,287 @@
+"""The turn loop: rounds, tool calls, errors, limits, approvals, cancellation, history."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from elelem_kernel.agent.approval import Policy
+from elelem_kernel.agent.session import Session
+from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.errors import ProviderError
+from tests.scripted import Scripted, call, say
+
+
+def make_toolbox() -> Toolbox:
+    box = Toolbox()
+
+    @box.add(
+        "add",
+        "Add two numbers",
+        {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        required=["a", "b"],
+    )
+    def add(args):
+        return {"sum": args["a"] + args["b"]}
+
+    @box.add("boom", "Always raises")
+    def boom(args):
+        raise RuntimeError("kaboom")
+
+    @box.add("touch", "Writes", {"path": {"type": "string"}}, kind="write")
+    def touch(args):
+        return {"written": args.get("path")}
+
+    return box
+
+
+def run(session, prompt, events=None, **kw):
+    return asyncio.run(
+        session.turn(prompt, renderer=(events.append if events is not None else None), **kw)
+    )
+
+
+def tool_messages(sent):
+    return [m for m in sent["messages"] if m["role"] == "tool"]
+
+
+def test_a_tool_round_then_an_answer(tmp_path):
+    provider = Scripted(call("add", {"a": 2, "b": 3}, text="checking"), say("5"))
+    s = Session(provider, make_toolbox(), workspace=tmp_path)
+    result = run(s, "add 2 and 3")
+    assert (result.reply, result.stop) == ("5", "end_turn")
+    (tool,) = tool_messages(provider.sent[1])
+    assert tool["tool_call_id"] == "c1" and json.loads(tool["content"]) == {"ok": True, "sum": 5}
+    assistant = provider.sent[1]["messages"][-2]
+    assert assistant["tool_calls"] == [{"id": "c1", "name": "add", "arguments": {"a": 2, "b": 3}}]
+    calls = result.record["rounds"][0]["calls"]
+    assert calls[0]["ok"] is True and json.loads(calls[0]["result"])["sum"] == 5
+
+
+def test_schema_failure_tool_exception_and_hallucinated_name_reach_the_model(tmp_path):
+    provider = Scripted(
+        [
+            {"type": "doing", "id": "a", "name": "add", "arguments": {"a": "two"}},
+            {"type": "doing", "id": "b", "name": "boom", "arguments": {}},
+            {"type": "doing", "id": "c", "name": "delete_everything", "arguments": {}},
+            {"type": "stop", "reason": "tool_use", "truncated": False},
+        ],
+        say("sorry"),
+    )
+    s = Session(provider, make_toolbox(), workspace=tmp_path)
+    result = run(s, "go")
+    assert result.stop == "end_turn"
+    a, b, c = (json.loads(m["content"]) for m in tool_messages(provider.sent[1]))
+    assert (
+        a["ok"] is False
+        and "invalid arguments for add" in a["error"]
+        and "'b' is a required" in a["error"]
+    )
+    assert b["ok"] is False and "kaboom" in b["error"]
+    assert (
+        c["ok"] is False
+        and 'unknown tool "delete_everything"' in c["error"]
+        and "add, boom" in c["error"]
+    )
+
+
+def test_provider_error_mid_stream_ends_the_turn_and_the_session_goes_on(tmp_path):
+    provider = Scripted(
+        [
+            {"type": "saying", "text": "partial "},
+            {"type": "doing", "id": "x", "name": "add", "arguments": {}},
+            ProviderError("connection reset"),
+        ],
+        say("fine"),
+    )
+    s = Session(provider, make_toolbox(), workspace=tmp_path)
+    events: list[dict] = []
+    first = run(s, "one", events)
+    assert first.stop == "error" and first.error == "connection reset"
+    assert events[-1]["type"] == "turn_end" and events[-1]["error"] == "connection reset"
+    started = {e["index"] for e in events if e["type"] == "block_start"}
+    assert started == {e["index"] for e in events if e["type"] == "block_stop"}
+    second = run(s, "two")
+    assert second.reply == "fine"
+    history = provider.sent[1]["messages"]
+    assert [m["role"] for m in history] == ["system", "user", "assistant", "user"]
+    assert history[1]["content"] == "one" and "partial" in history[2]["content"]
+    assert not any(m.get("tool_calls") for m in history)
+
+
+def test_full_history_has_no_dangling_tool_call_after_an_error(tmp_path):
+    provider = Scripted(
+        [{"type": "doing", "id": "x", "name": "add", "arguments": {}}, RuntimeError("cut")],
+        say("ok"),
+    )
+    s = Session(provider, make_toolbox(), workspace=tmp_path, history="full")
+    run(s, "one")
+    run(s, "two")
+    messages = provider.sent[1]["messages"]
+    ids = [c["id"] for m in messages for c in m.get("tool_calls") or []]
+    answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+    assert ids == answered == ["x"]
+
+
+def test_round_limit(tmp_path):
+    provider = Scripted(call("add", {"a": 1, "b": 1}), repeat_last=True)
+    s = Session(provider, make_toolbox(), workspace=tmp_path, max_rounds=3)
+    events: list[dict] = []
+    result = run(s, "loop forever", events)
+    assert result.stop == "max_rounds" and len(provider.sent) == 3
+    assert "round limit" in result.error
+    assert events[-1] == {**events[-1], "type": "turn_end", "stop": "max_rounds", "rounds": 3}
+
+
+def test_empty_prompt_is_a_clear_error_and_not_a_turn(tmp_path):
+    s = Session(Scripted(), make_toolbox(), workspace=tmp_path)
+    result = run(s, "   ")
+    assert result.stop == "error" and "prompt is empty" in result.error
+    assert len(s.conversation) == 0
+
+
+def test_truncation_wins_over_tool_calls(tmp_path):
+    provider = Scripted(
+        [
+            {"type": "doing", "id": "a", "name": "add", "arguments": {"a": 1, "b": 2}},
+            {"type": "stop", "reason": "length", "truncated": True},
+        ]
+    )
+    s = Session(provider, make_toolbox(), workspace=tmp_path)
+    result = run(s, "x")
+    assert result.stop == "max_tokens" and len(provider.sent) == 1
+
+
+def test_write_needs_approval_and_a_denial_goes_back_to_the_model(tmp_path):
+    provider = Scripted(
+        call("touch", {"path": "a"}), say("ok"), call("touch", {"path": "b"}), say("ok")
+    )
+    s = Session(provider, make_toolbox(), workspace=tmp_path, mode="build")
+    events: list[dict] = []
+    run(s, "write", events)
+    result = json.loads(tool_messages(provider.sent[1])[0]["content"])
+    assert result["ok"] is False and "--mode auto" in result["error"]
+    assert {"type": "tool_state", "index": 0, "id": "c1", "state": "declined"} in events
+    s.approver = Policy(allow=["touch"])
+    run(s, "write again")
+    assert json.loads(tool_messages(provider.sent[3])[0]["content"]) == {"ok": True, "written": "b"}
+
+
+def test_always_is_remembered_for_the_session(tmp_path):
+    asked = []
+
+    class Always:
+        def approve(self, request):
+            asked.append(request)
+            return "always"
+
+    provider = Scripted(
+        call("touch", {"path": "a"}), say("1"), call("touch", {"path": "b"}), say("2")
+    )
+    s = Session(provider, make_toolbox(), workspace=tmp_path, approver=Always())
+    run(s, "one")
+    run(s, "two")
+    assert len(asked) == 1 and asked[0].index == 0 and '"path": "a"' in asked[0].preview
+    assert "touch" in s.always
+
+
+def test_modes_choose_the_offered_kinds(tmp_path):
+    provider = Scripted(say("a"), say("b"))
+    s = Session(provider, make_toolbox(), workspace=tmp_path, mode="plan")
+    run(s, "x")
+    s.mode = "auto"
+    run(s, "y")
+    names = [[t["function"]["name"] for t in sent["tools"]] for sent in provider.sent]
+    assert names == [["add", "boom"], ["add", "boom", "touch"]]
+
+
+def test_metadata_round_trips_within_the_turn(tmp_path):
+    sig = {"anthropic": {"signature": "Sig0aa=="}}
+    provider = Scripted(
+        [
+            {"type": "thinking", "text": "hm"},
+            {"type": "thinking", "text": "m", "metadata": sig},
+            {
+                "type": "doing",
+                "id": "c1",
+                "name": "add",
+                "arguments": {"a": 1, "b": 1},
+                "metadata": {"x": {"y": 1}},
+            },
+            {"type": "stop", "reason": "tool_use", "truncated": False},
+        ],
+        say("2"),
+    )
+    s = Session(provider, make_toolbox(), workspace=tmp_path)
+    result = run(s, "x")
+    assistant = provider.sent[1]["messages"][-2]
+    assert assistant["thinking"] == [{"text": "hmm", "metadata": sig}]
+    assert assistant["tool_calls"][0]["metadata"] == {"x": {"y": 1}}
+    assert "Sig0aa" not in json.dumps(result.record)
+
+
+def test_cancellation_ends_the_turn_as_interrupted_keeping_the_partial_reply(tmp_path):
+    provider = Scripted(
+        [{"type": "saying", "text": f"w{i} "} for i in range(200)], say("next"), delay=0.01
+    )
+    s = Session(provider, make_toolbox(), workspace=tmp_path)
+    events: list[dict] = []
+
+    async def main():
+        task = asyncio.create_task(s.turn("long", renderer=events.append))
+        while not any(e["type"] == "block_delta" for e in events):
+            await asyncio.sleep(0.005)
+        task.cancel()
+        return await task
+
+    result = asyncio.run(main())
+    assert result.stop == "interrupted" and result.reply.startswith("w0 ")
+    assert events[-1]["type"] == "turn_end" and events[-1]["stop"] == "interrupted"
+    run(s, "again")
+    sent = provider.sent[1]["messages"]
+    assert "interrupted" in sent[2]["content"] and sent[1]["content"] == "long"
+
+
+def test_replies_policy_sends_prompt_and_final_reply_only(tmp_path):
+    provider = Scripted(call("add", {"a": 1, "b": 2}, text="let me add"), say("3"), say("ok"))
+    s = Session(provider, make_toolbox(), workspace=tmp_path)
+    run(s, "1+2?")
+    run(s, "thanks")
+    assert [(m["role"], m["content"]) for m in provider.sent[2]["messages"][1:]] == [
+        ("user", "1+2?"),
+        ("assistant", "3"),
+        ("user", "thanks"),
+    ]
+
+
+def test_rerunning_a_cell_replaces_its_turn(tmp_path):
+    s = Session(Scripted(say("a"), say("b")), make_toolbox(), workspace=tmp_path)
+    run(s, "first", cell="cell-1")
+    run(s, "second", cell="cell-1")
+    assert [t["prompt"] for t in s.conversation.turns] == ["second"]
+
+
+def test_a_failing_renderer_does_not_end_the_turn(tmp_path):
+    def bad(event):
+        raise ValueError("view broke")
+
+    s = Session(Scripted(say("fine")), make_toolbox(), workspace=tmp_path)
+    assert asyncio.run(s.turn("x", renderer=bad)).reply == "fine"
+
+
+@pytest.mark.parametrize("bad", [None, "", "not json", [1, 2]])
+def test_odd_arguments_become_a_dict(tmp_path, bad):
+    provider = Scripted(
+        [
+            {"type": "doing", "id": "a", "name": "add", "arguments": bad},
+            {"type": "stop", "reason": "tool_use", "truncated": False},
+        ],
+        say("ok"),
+    )
+    s = Session(provider, make_toolbox(), workspace=tmp_path)
+    run(s, "x")
+    assistant = provider.sent[1]["messages"][-2]
+    assert isinstance(assistant["tool_calls"][0]["arguments"], dict)
+    assert json.loads(tool_messages(provider.sent[1])[0]["content"])["ok"] is False
