@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Set up a fresh machine for elelem-kernel: a venv in .venv with the package (editable)
+# and the extras named in $1 ("lab" or "test"). With "test", also Debian's chromium (for
+# the browser tests) and ripgrep (the grep tool is checked against it), when we are root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extra="${1:-lab}"
+
+if [ "$extra" = test ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  missing=""
+  for pkg in chromium ripgrep git; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
+  done
+  if [ -n "$missing" ]; then
+    echo "setup: installing$missing (apt)" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+  fi
+fi
+
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv" >&2
+  "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extra]"
