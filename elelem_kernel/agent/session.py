@@ -163,7 +163,6 @@ class Session:
             model=self.model,
             cell=cell,
         )
-        self.turn_extras = {}
         stop, error = "end_turn", None
         rounds = 0
         try:
