@@ -14,9 +14,10 @@ import bisect
 import json
 import os
 import re
+import sys
 import weakref
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from elelem_kernel.agent.memory import Cell, rebuild
 from elelem_kernel.errors import ElelemError
@@ -259,6 +260,95 @@ def _mtime(path: Path) -> int | None:
         return path.stat().st_mtime_ns
     except FileNotFoundError:
         return None
+
+
+def ask_in_notebook(
+    path: Path,
+    prompt: str,
+    *,
+    session: Any = None,
+    renderer: Any = None,
+    err: IO[str] | None = None,
+    **session_options: Any,
+) -> int:
+    """`elelem-kernel ask --notebook NB "..."`: continue NB's conversation, append the turn.
+
+    Restores from the file, runs one turn with the terminal renderer (or `renderer`) on
+    `session` (default: `new_session(**session_options)`, workspace = the notebook's
+    folder) and appends the turn as a cell. Returns the exit code: 0 done, 1 error (the
+    turn failed, or the file could not be read or changed meanwhile), 130 interrupted.
+    """
+    import asyncio
+
+    from ..agent.record import new_id
+    from ..render.static import bundle
+
+    err = err or sys.stderr
+    path = Path(path).expanduser().absolute()
+    mtime = _mtime(path)
+    problem = _unwritable(path) if mtime is not None else None
+    if problem:
+        print(f"Error: {problem}", file=err)
+        return 1
+    cells, warnings = _read(path) if mtime is not None else ([], [])
+    rebuilt = rebuild([(cell.id, cell.records) for cell in cells])
+    if session is None:
+        session = _session(path, session_options, err)
+    if rebuilt.turns:
+        session.load(rebuilt.conversations, rebuilt.active)
+        print(_restored_line(rebuilt.turns, len(rebuilt.conversations), path), file=err)
+    for text in warnings + rebuilt.warnings:
+        print(f"warning: {text}", file=err)
+    if renderer is None:
+        from ..render.terminal import TerminalRenderer
+
+        renderer = TerminalRenderer()
+    loop = asyncio.new_event_loop()
+    try:
+        task = loop.create_task(session.turn(prompt, renderer=renderer, cell=new_id()))
+        try:
+            result = loop.run_until_complete(task)
+        except KeyboardInterrupt:
+            task.cancel()
+            result = loop.run_until_complete(task)
+    finally:
+        loop.close()
+    try:
+        append_turn(path, result.record, *bundle(result.record), expected_mtime_ns=mtime)
+    except ElelemError as error:
+        print(f"Error: {error}", file=err)
+        return 1
+    print(f"elelem: added the turn to {path.name}", file=err)
+    if result.stop == "interrupted":
+        return 130
+    return 1 if result.stop == "error" else 0
+
+
+def _session(path: Path, options: dict[str, Any], err: IO[str]) -> Any:
+    from ..agent.registry import new_session
+
+    if options.get("workspace") is None:
+        options["workspace"] = path.parent
+    session = new_session(**options)
+    if session.notice:
+        print(f"elelem: {session.notice}", file=err)
+    return session
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why the turn could not be appended to the existing file at `path`, before asking."""
+    import nbformat
+
+    try:
+        nbformat.read(path, as_version=4)
+    except Exception as error:
+        return (
+            f"cannot continue {path}: it is not a notebook nbformat can read "
+            f"({type(error).__name__}: {_first_line(error)})"
+        )
+    if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+        return f"cannot continue {path}: the file or its folder is not writable"
+    return None
 
 
 def append_turn(

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -11,6 +15,7 @@ from elelem_kernel.errors import ElelemError
 from elelem_kernel.jupyter.store import (
     NOTEBOOK_KEY,
     append_turn,
+    ask_in_notebook,
     find_notebook,
     read_cells,
     register_commands,
@@ -354,3 +359,92 @@ def test_read_cells_gives_ids_and_candidates(tmp_path):
         ("cell-2", ["t2"]),
         ("cell-3", ["t3"]),
     ]
+
+
+# -- elelem-kernel ask --notebook -----------------------------------------------------
+
+
+class Recorder:
+    """A provider that keeps the messages it was sent and answers with a fixed text."""
+
+    def __init__(self, on_fetch=None):
+        self.sent: list[list[dict]] = []
+        self.on_fetch = on_fetch
+
+    async def fetch(self, messages, tools, emit):
+        self.sent.append(messages)
+        if self.on_fetch:
+            self.on_fetch()
+        emit({"type": "saying", "text": "fourth answer"})
+        emit({"type": "usage", "input": 7, "output": 2})
+        emit({"type": "stop", "reason": "end_turn", "truncated": False})
+
+
+def ask(path: Path, provider: Recorder) -> tuple[int, str]:
+    err = io.StringIO()
+    session = Session(provider, provider_name="rec")
+    code = ask_in_notebook(path, "fourth", session=session, renderer=lambda e: None, err=err)
+    return code, err.getvalue()
+
+
+def test_ask_in_notebook_continues_the_conversation_and_appends_the_turn(tmp_path):
+    path = three_turns(tmp_path / "nb.ipynb")
+    provider = Recorder()
+    code, err = ask(path, provider)
+    assert code == 0, err
+    assert "restored 3 turns from nb.ipynb" in err
+    [messages] = provider.sent
+    assert [m["content"] for m in messages if m["role"] == "user"] == [
+        "question t1",
+        "question t2",
+        "question t3",
+        "fourth",
+    ]
+    last = nbformat.read(path, 4).cells[-1]
+    assert last.source == "%%elelem\nfourth"
+    assert last.outputs[0].metadata["elelem"]["reply"] == "fourth answer"
+    assert last.outputs[0].metadata["elelem"]["cell"] == last.id
+    session, line = restore(path)
+    assert line == "restored 4 turns from nb.ipynb" and prompts(session)[-1] == "fourth"
+
+
+def test_ask_in_notebook_refuses_when_the_file_changed_during_the_turn(tmp_path):
+    path = three_turns(tmp_path / "nb.ipynb")
+
+    def someone_saves():
+        notebook = nbformat.read(path, 4)
+        notebook.cells.append(nbformat.v4.new_markdown_cell("written meanwhile"))
+        nbformat.write(notebook, path)
+
+    code, err = ask(path, Recorder(on_fetch=someone_saves))
+    assert code == 1 and "changed while the turn ran" in err
+    assert nbformat.read(path, 4).cells[-1].source == "written meanwhile"
+
+
+def test_ask_in_notebook_refuses_a_damaged_file_before_calling_the_model(tmp_path):
+    path = write_text(tmp_path / "nb.ipynb", '{"cells": [')
+    provider = Recorder()
+    code, err = ask(path, provider)
+    assert code == 1 and "not a notebook nbformat can read" in err
+    assert provider.sent == [] and path.read_text() == '{"cells": ['
+
+
+def test_the_cli_appends_to_a_new_notebook_and_keeps_keys_out(tmp_path):
+    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-SECRET-cli-123", "ELELEM_PROVIDER": "echo"}
+    env.pop("ELELEM_NOTEBOOK", None)
+    for prompt in ("first question", "second question"):
+        done = subprocess.run(
+            [sys.executable, "-m", "elelem_kernel.cli", "ask", "--notebook", "nb.ipynb", prompt],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+    assert "restored 1 turn from nb.ipynb" in done.stderr
+    text = (tmp_path / "nb.ipynb").read_text()
+    assert "SECRET" not in text
+    notebook = nbformat.reads(text, 4)
+    assert [c.source for c in notebook.cells] == ["first question", "second question"]
