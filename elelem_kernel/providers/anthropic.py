@@ -1,0 +1,304 @@
+"""Anthropic Messages API over SSE: thinking with signatures, redacted thinking, tool use
+streamed as JSON fragments, and prompt-caching breakpoints on the stable prefix.
+
+Thinking blocks come back to the session as `thinking` events; the event that ends a
+block carries `metadata={"anthropic": {"signature": ..., "thinking": <exact text>}}` (or
+`{"redacted": data}` for a redacted block), and the next request of the turn echoes those
+blocks byte for byte, first in the assistant message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from elelem_kernel.agent.events import TRUNCATED, Emit
+from elelem_kernel.errors import ConfigError
+from elelem_kernel.providers.http import HTTPProvider, parse_arguments
+
+CACHE = {"type": "ephemeral"}
+RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+THINKING_LEVELS = {"low": 2048, "medium": 8192, "high": 16000}
+
+
+def configured() -> bool:
+    """True when ANTHROPIC_API_KEY is set."""
+    return bool(os.environ.get("ANTHROPIC_API_KEY"))
+
+
+class AnthropicProvider(HTTPProvider):
+    """Claude through `POST {base}/v1/messages` with `stream: true`."""
+
+    name = "anthropic"
+    default_model = "claude-sonnet-4-5"
+    key_env = "ANTHROPIC_API_KEY"
+    base_env = "ANTHROPIC_BASE_URL"
+    default_base = "https://api.anthropic.com"
+    extra_options = {"max_tokens": 8192, "thinking": None}
+    not_found_hint = "check the model name (--model) and ANTHROPIC_BASE_URL"
+
+    def normalize_base(self, base: str) -> str:
+        base = base.rstrip("/")
+        return base[: -len("/v1")] if base.endswith("/v1") else base
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        return {"x-api-key": key or "", "anthropic-version": "2023-06-01"}
+
+    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
+        """One round trip: stream the reply of `messages` as provider events."""
+        key = self.api_key()
+        body = self.body(messages, tools)
+
+        async def attempt(out: Emit) -> None:
+            stream = _Stream(self, out)
+            async with self.sse("/v1/messages", body, key) as events:
+                async for _, data in events:
+                    stream.feed(data)
+            stream.finish()
+
+        await self.retrying(attempt, emit)
+
+    def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+        """The request body, with cache breakpoints on system, tools and the last message."""
+        system, wire = to_wire(messages)
+        max_tokens = int(self.options["max_tokens"])
+        body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens}
+        if system:
+            system[-1]["cache_control"] = CACHE
+            body["system"] = system
+        body["messages"] = wire
+        if tools:
+            body["tools"] = [_tool(t) for t in tools]
+            body["tools"][-1]["cache_control"] = CACHE
+        thinking = _thinking(self.options["thinking"])
+        if thinking is not None:
+            budget = thinking.get("budget_tokens", 0)
+            if budget >= max_tokens:
+                body["max_tokens"] = budget + 4096
+            body["thinking"] = thinking
+        _mark_last(wire)
+        body["stream"] = True
+        return body
+
+
+def to_wire(messages: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Neutral messages → (system blocks, Anthropic messages), same roles merged."""
+    system: list[dict] = []
+    wire: list[dict] = []
+
+    def add(role: str, blocks: list[dict]) -> None:
+        if not blocks:
+            return
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": list(blocks)})
+        if role == "user":
+            content = wire[-1]["content"]
+            content.sort(key=lambda b: b.get("type") != "tool_result")
+
+    for m in messages:
+        role = m.get("role")
+        if role == "system":
+            system.extend(_text_blocks(m.get("content")))
+        elif role == "user":
+            add("user", _text_blocks(m.get("content")))
+        elif role == "tool":
+            add("user", [_tool_result(m)])
+        elif role == "assistant":
+            add("assistant", _assistant_blocks(m))
+    return system, wire
+
+
+def _text_blocks(content: Any) -> list[dict]:
+    if isinstance(content, list):
+        return [dict(b) for b in content]
+    return [{"type": "text", "text": content}] if content else []
+
+
+def _tool_result(m: dict) -> dict:
+    content = m.get("content") or ""
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.get("tool_call_id", "")}
+    block["content"] = content
+    if _failed(content):
+        block["is_error"] = True
+    return block
+
+
+def _failed(content: Any) -> bool:
+    """Whether a tool result is the session's failure JSON (`"ok": false`)."""
+    try:
+        return json.loads(content).get("ok") is False
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
+def _assistant_blocks(m: dict) -> list[dict]:
+    blocks: list[dict] = []
+    for entry in m.get("thinking") or []:
+        meta = (entry.get("metadata") or {}).get("anthropic") or {}
+        if "redacted" in meta:
+            blocks.append({"type": "redacted_thinking", "data": meta["redacted"]})
+        elif "signature" in meta:
+            text = meta.get("thinking", entry.get("text", ""))
+            blocks.append({"type": "thinking", "thinking": text, "signature": meta["signature"]})
+    if m.get("content"):
+        blocks.extend(_text_blocks(m["content"]))
+    for call in m.get("tool_calls") or []:
+        arguments = parse_arguments(call.get("arguments")) or {}
+        blocks.append(
+            {"type": "tool_use", "id": call["id"], "name": call["name"], "input": arguments}
+        )
+    return blocks
+
+
+def _mark_last(wire: list[dict]) -> None:
+    """Cache breakpoint on the last block that may carry one (not thinking blocks)."""
+    if not wire:
+        return
+    for block in reversed(wire[-1]["content"]):
+        if block.get("type") not in ("thinking", "redacted_thinking"):
+            block["cache_control"] = CACHE
+            return
+
+
+def _tool(tool: dict) -> dict:
+    fn = tool.get("function", tool)
+    return {
+        "name": fn["name"],
+        "description": fn.get("description", ""),
+        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
+    }
+
+
+def _thinking(value: Any) -> dict | None:
+    """The `thinking` request field for the option: off, on, a budget, a level, adaptive."""
+    if value in (None, False, 0) or str(value).lower() in ("", "off", "false", "no", "0"):
+        return None
+    text = str(value).lower()
+    if text == "adaptive":
+        return {"type": "adaptive"}
+    if value is True or text in ("on", "true", "yes"):
+        return {"type": "enabled", "budget_tokens": THINKING_LEVELS["medium"]}
+    if text in THINKING_LEVELS:
+        return {"type": "enabled", "budget_tokens": THINKING_LEVELS[text]}
+    try:
+        budget = int(text)
+    except ValueError:
+        raise ConfigError(
+            f"option thinking for anthropic must be on, off, adaptive, low, medium, high or "
+            f"a token budget (>= 1024), not {value!r}"
+        ) from None
+    if budget < 1024:
+        raise ConfigError(
+            f"option thinking for anthropic: the budget must be >= 1024, not {budget}"
+        )
+    return {"type": "enabled", "budget_tokens": budget}
+
+
+class _Stream:
+    """Turns the Messages SSE events of one response into provider events."""
+
+    def __init__(self, provider: AnthropicProvider, emit: Emit):
+        self.provider = provider
+        self.emit = emit
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.broken_calls: list[dict[str, Any]] = []
+        self.usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+        self.stop: str | None = None
+        self.done = False
+
+    def feed(self, data: Any) -> None:
+        kind = data.get("type") if isinstance(data, dict) else None
+        if kind == "message_start":
+            self._usage(data.get("message", {}).get("usage") or {})
+        elif kind == "content_block_start":
+            self._start(data.get("index", 0), data.get("content_block") or {})
+        elif kind == "content_block_delta":
+            self._delta(self.blocks.get(data.get("index", 0)), data.get("delta") or {})
+        elif kind == "content_block_stop":
+            self._stop(self.blocks.pop(data.get("index", 0), None))
+        elif kind == "message_delta":
+            self.stop = (data.get("delta") or {}).get("stop_reason") or self.stop
+            self._usage(data.get("usage") or {})
+        elif kind == "message_stop":
+            self.done = True
+        elif kind == "error":
+            error = data.get("error") or {}
+            etype = error.get("type", "error")
+            raise self.provider.error(
+                f"anthropic stream error: {etype}: {error.get('message', 'no details')}",
+                retryable=etype in RETRYABLE_ERRORS,
+            )
+
+    def _usage(self, u: dict) -> None:
+        if "output_tokens" in u:
+            self.usage["output"] = u["output_tokens"] or 0
+        if any(k in u for k in ("input_tokens", "cache_read_input_tokens")):
+            read = u.get("cache_read_input_tokens") or 0
+            write = u.get("cache_creation_input_tokens") or 0
+            self.usage["input"] = (u.get("input_tokens") or 0) + read + write
+            self.usage["cache_read"] = read
+            self.usage["cache_write"] = write
+
+    def _start(self, index: int, block: dict) -> None:
+        self.blocks[index] = {**block, "text": "", "json": "", "signature": ""}
+        if block.get("type") == "text" and block.get("text"):
+            self.blocks[index]["text"] = block["text"]
+            self.emit({"type": "saying", "text": block["text"]})
+
+    def _delta(self, block: dict | None, delta: dict) -> None:
+        if block is None:
+            return
+        kind = delta.get("type")
+        if kind == "text_delta" and delta.get("text"):
+            self.emit({"type": "saying", "text": delta["text"]})
+        elif kind == "thinking_delta" and delta.get("thinking"):
+            block["text"] += delta["thinking"]
+            self.emit({"type": "thinking", "text": delta["thinking"]})
+        elif kind == "signature_delta":
+            block["signature"] += delta.get("signature", "")
+        elif kind == "input_json_delta":
+            block["json"] += delta.get("partial_json", "")
+
+    def _stop(self, block: dict | None) -> None:
+        if block is None:
+            return
+        kind = block.get("type")
+        if kind == "thinking" and block["signature"]:
+            meta = {"signature": block["signature"], "thinking": block["text"]}
+            self.emit({"type": "thinking", "text": "", "metadata": {"anthropic": meta}})
+        elif kind == "redacted_thinking":
+            meta = {"redacted": block.get("data", "")}
+            self.emit({"type": "thinking", "text": "", "metadata": {"anthropic": meta}})
+        elif kind == "tool_use":
+            arguments = parse_arguments(block["json"])
+            if arguments is None:
+                self.broken_calls.append(block)
+            else:
+                self._doing(block, arguments)
+
+    def _doing(self, block: dict, arguments: dict) -> None:
+        self.emit(
+            {
+                "type": "doing",
+                "id": block.get("id", ""),
+                "name": block.get("name", ""),
+                "arguments": arguments,
+            }
+        )
+
+    def finish(self) -> None:
+        """After the stream: usage and stop, or an error if it ended early."""
+        if not self.done:
+            raise self.provider.error(
+                "the stream from anthropic ended before message_stop; the reply is incomplete",
+                retryable=True,
+            )
+        truncated = self.stop in TRUNCATED
+        if not truncated:
+            for block in self.broken_calls:
+                self._doing(block, {})
+        self.emit({"type": "usage", **self.usage})
+        self.emit({"type": "stop", "reason": self.stop, "truncated": truncated})

@@ -1,0 +1,416 @@
+"""Shared HTTP behaviour of the model providers (anthropic, openai, responses, ollama).
+
+`HTTPProvider` holds what every HTTP provider needs, once: its options (model, base URL,
+key, timeouts, retries), an `httpx.AsyncClient` created lazily per event loop, retries
+with bounded backoff that stop as soon as any output was emitted, SSE and NDJSON streams,
+and the translation of every failure into a `ProviderError` a person can act on. API keys
+are read at fetch time and never appear in messages or reprs. httpx is imported only when
+a request is made, so importing a provider module stays cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from elelem_kernel.agent.events import Emit, Event
+from elelem_kernel.errors import ConfigError, ProviderError
+
+#: Options every HTTP provider accepts, with their defaults.
+COMMON_OPTIONS: dict[str, Any] = {
+    "base_url": None,
+    "api_key": None,
+    "timeout": 10.0,
+    "read_timeout": 120.0,
+    "retries": 3,
+    "backoff": 1.0,
+}
+MAX_BACKOFF = 30.0
+MAX_RETRY_AFTER = 60.0
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+
+class StatusError(ProviderError):
+    """A `ProviderError` from an HTTP status or error event; may carry `retry_after` seconds."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ):
+        super().__init__(message, retryable=retryable, status=status)
+        self.retry_after = retry_after
+
+
+class HTTPProvider:
+    """Base of the HTTP providers: options, client, retries, streams and error messages.
+
+    Subclasses set the class attributes, `headers()` and `fetch()`.
+    """
+
+    name = ""
+    default_model = ""
+    key_env: str | None = None
+    base_env = ""
+    default_base = ""
+    key_required = True
+    extra_options: Mapping[str, Any] = {}
+    not_found_hint = "check the model name and the base URL"  # may use {model}
+    unreachable_hint = "check the base URL and your network"
+
+    def __init__(self, model: str | None = None, **options: Any):
+        known = {**COMMON_OPTIONS, **self.extra_options}
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise ConfigError(
+                f"unknown option{'s' if len(unknown) > 1 else ''} for {self.name}: "
+                f"{', '.join(unknown)}. Known options: {', '.join(sorted(known))}"
+            )
+        values = {**known, **{k: v for k, v in options.items() if v is not None}}
+        self.model: str = model or os.environ.get("ELELEM_MODEL") or self.default_model
+        base = values["base_url"] or os.environ.get(self.base_env) or self.default_base
+        self.base_url: str = self.normalize_base(base)
+        self._api_key: str | None = values["api_key"] or None
+        self.timeout = _number(values["timeout"], "timeout")
+        self.read_timeout = _number(values["read_timeout"], "read_timeout")
+        self.retries = int(_number(values["retries"], "retries"))
+        self.backoff = _number(values["backoff"], "backoff")
+        self.options: dict[str, Any] = {k: values[k] for k in self.extra_options}
+        #: Seconds slept before each retry of the last fetch (for logs and tests).
+        self.waits: list[float] = []
+        self._client: Any = None
+        self._loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self._key: str | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    def normalize_base(self, base: str) -> str:
+        """The base URL without a trailing slash; providers may be more lenient."""
+        return base.rstrip("/")
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        """Request headers, including the key; override per provider."""
+        return {}
+
+    # -- keys ------------------------------------------------------------------------
+
+    def api_key(self) -> str | None:
+        """The key to use now: the `api_key` option, else the environment; checked here."""
+        key = self._api_key or (os.environ.get(self.key_env) if self.key_env else None) or None
+        if key is None and self.key_required:
+            raise ConfigError(
+                f"{self.name} needs an API key: set {self.key_env} (or pass the api_key option)"
+            )
+        self._key = key
+        return key
+
+    def _key_source(self) -> str:
+        return "the api_key option" if self._api_key else f"{self.key_env}"
+
+    def redact(self, text: str) -> str:
+        """`text` with the current key replaced by `***`."""
+        for key in {self._key, self._api_key}:
+            if key and len(key) >= 4:
+                text = text.replace(key, "***")
+        return text
+
+    def error(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> StatusError:
+        """A `ProviderError` with the key redacted from its message."""
+        return StatusError(
+            self.redact(message), retryable=retryable, status=status, retry_after=retry_after
+        )
+
+    # -- client per event loop ---------------------------------------------------------
+
+    def client(self) -> Any:
+        """The `httpx.AsyncClient` of the running loop, created on first use.
+
+        A client's connections belong to the loop that opened them, and the session runs
+        turns on different loops, so a new loop gets a new client; the old one is dropped.
+        """
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is None or self._loop() is not loop:
+            import httpx
+
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout, read=self.read_timeout),
+                verify=_ssl_context(),
+            )
+            self._loop = weakref.ref(loop)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the client of the running loop, if there is one; safe to call twice."""
+        client, self._client = self._client, None
+        same_loop = self._loop is not None and self._loop() is asyncio.get_running_loop()
+        if client is not None and same_loop:
+            await client.aclose()
+
+    # -- retries -------------------------------------------------------------------------
+
+    async def retrying(self, attempt: Callable[[Emit], Awaitable[None]], emit: Emit) -> None:
+        """Run `attempt(emit)`, again after retryable errors while nothing was emitted."""
+        self.waits = []
+        emitted = False
+
+        def guarded(event: Event) -> None:
+            nonlocal emitted
+            emitted = True
+            emit(event)
+
+        for n in range(self.retries + 1):
+            try:
+                await attempt(guarded)
+                return
+            except ProviderError as e:
+                if emitted or not e.retryable:
+                    raise
+                delay = self.retry_delay(n, getattr(e, "retry_after", None))
+                if n == self.retries or delay is None:
+                    tries = f"{n + 1} attempt{'s' if n else ''}"
+                    raise self.error(f"{e} (gave up after {tries})", status=e.status) from e
+                self.waits.append(delay)
+                await asyncio.sleep(delay)
+
+    def retry_delay(self, n: int, retry_after: float | None) -> float | None:
+        """Seconds to wait before retry `n` (0-based): the server's hint, else backoff.
+
+        None when the server asks for a longer wait than `MAX_RETRY_AFTER`.
+        """
+        if retry_after is not None:
+            return max(0.0, retry_after) if retry_after <= MAX_RETRY_AFTER else None
+        return min(MAX_BACKOFF, self.backoff * 2**n) * random.uniform(0.5, 1.0)
+
+    # -- requests and streams ------------------------------------------------------------
+
+    @asynccontextmanager
+    async def post(self, path: str, body: dict[str, Any], key: str | None) -> AsyncIterator[Any]:
+        """POST `body` as JSON and yield the streaming response once its status is 2xx.
+
+        Every transport failure, inside the request or while the caller reads the
+        stream, comes out as a `ProviderError`.
+        """
+        import httpx
+
+        url = self.base_url + path
+        try:
+            async with self.client().stream(
+                "POST", url, json=body, headers=self.headers(key)
+            ) as response:
+                if response.status_code >= 300:
+                    text = (await response.aread()).decode("utf-8", "replace")
+                    raise self.status_error(response.status_code, text, response.headers)
+                yield response
+        except httpx.ConnectError as e:
+            raise self.error(
+                f"cannot reach {self.name} at {self.base_url}: {self.unreachable_hint} ({e})"
+            ) from None
+        except httpx.ConnectTimeout:
+            raise self.error(
+                f"cannot reach {self.name} at {self.base_url} within "
+                f"{self.timeout:g} s: {self.unreachable_hint}"
+            ) from None
+        except httpx.ReadTimeout:
+            raise self.error(
+                f"{self.name} sent nothing for {self.read_timeout:g} s (read "
+                "timeout); try again, or raise the read_timeout option"
+            ) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
+            raise self.error(
+                f"the connection to {self.name} broke mid-response ({type(e).__name__}: {e})",
+                retryable=True,
+            ) from None
+        except httpx.HTTPError as e:
+            raise self.error(f"request to {self.name} failed ({type(e).__name__}: {e})") from None
+
+    @asynccontextmanager
+    async def sse(
+        self, path: str, body: dict[str, Any], key: str | None
+    ) -> AsyncIterator[AsyncIterator[tuple[str, Any]]]:
+        """POST and yield the server-sent events as `(event name, parsed data)` pairs.
+
+        `data: [DONE]` comes through as the string "[DONE]"; events without data are
+        skipped; a data line that is not JSON is a `ProviderError`.
+        """
+        from httpx_sse import EventSource, SSEError
+
+        async with self.post(path, body, key) as response:
+            await self._reject_json(response)
+
+            async def events() -> AsyncIterator[tuple[str, Any]]:
+                try:
+                    async for sse in EventSource(response).aiter_sse():
+                        if not sse.data:
+                            continue
+                        data = "[DONE]" if sse.data.strip() == "[DONE]" else self.parse(sse.data)
+                        yield sse.event, data
+                except SSEError as e:
+                    raise self.error(
+                        f"{self.name} did not answer with an event stream ({e})"
+                    ) from None
+
+            yield events()
+
+    @asynccontextmanager
+    async def ndjson(
+        self, path: str, body: dict[str, Any], key: str | None
+    ) -> AsyncIterator[AsyncIterator[Any]]:
+        """POST and yield the parsed objects of a newline-delimited JSON stream."""
+        async with self.post(path, body, key) as response:
+
+            async def objects() -> AsyncIterator[Any]:
+                async for line in response.aiter_lines():
+                    if line.strip():
+                        yield self.parse(line)
+
+            yield objects()
+
+    async def _reject_json(self, response: Any) -> None:
+        """A 200 answer in plain JSON instead of a stream is an error body (or no stream)."""
+        if "json" not in response.headers.get("content-type", ""):
+            return
+        text = (await response.aread()).decode("utf-8", "replace")
+        message = _detail(text)
+        raise self.error(f"{self.name} answered without streaming: {message}")
+
+    def parse(self, data: str) -> Any:
+        """One JSON value of the stream, or a `ProviderError` quoting the bad line."""
+        try:
+            return json.loads(data)
+        except ValueError:
+            raise self.error(
+                f"{self.name} sent a malformed event (not JSON): {data[:200]!r}"
+            ) from None
+
+    def status_error(self, status: int, text: str, headers: Mapping[str, str]) -> StatusError:
+        """The `ProviderError` for an HTTP error status, saying what to do about it."""
+        detail = _detail(text)
+        kind = _error_type(text)
+        overloaded = status == 529 or kind == "overloaded_error"
+        retryable = status in RETRYABLE_STATUS or status >= 500 or overloaded
+        prefix = f"{status} from {self.name}"
+        if status == 401:
+            if self._key is None:
+                message = f"{prefix}: the server wants an API key; set {self.key_env}"
+            else:
+                message = f"{prefix}: the API key in {self._key_source()} was rejected"
+        elif status == 403:
+            message = f"{prefix}: permission denied for this key ({detail})"
+        elif status == 404:
+            hint = self.not_found_hint.format(model=self.model)
+            message = f"{prefix}: {detail} (model {self.model!r}); {hint}"
+        elif status == 429:
+            message = f"{prefix}: rate limited ({detail})"
+        elif overloaded:
+            message = f"{prefix}: overloaded ({detail})"
+        elif status >= 500:
+            message = f"{prefix}: server error ({detail})"
+        else:
+            message = f"{prefix}: {detail}"
+        return self.error(
+            message, retryable=retryable, status=status, retry_after=retry_after(headers)
+        )
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asks to wait: `retry-after-ms`, `retry-after` seconds or date."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return float(ms) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def parse_arguments(raw: str | dict | None) -> dict | None:
+    """Tool-call arguments as a dict: empty or missing → `{}`; None when not a JSON object."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _detail(text: str) -> str:
+    """The human part of an error body: `error.message`, `error`, `message`, or the text."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text.strip()[:300] or "no details"
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            message = error.get("message") or error.get("type") or error.get("code")
+            if message:
+                return str(message)[:300]
+        elif isinstance(error, str) and error:
+            return error[:300]
+        if isinstance(body.get("message"), str):
+            return body["message"][:300]
+    return text.strip()[:300] or "no details"
+
+
+def _error_type(text: str) -> str | None:
+    try:
+        error = json.loads(text).get("error")
+    except (ValueError, AttributeError):
+        return None
+    return error.get("type") if isinstance(error, dict) else None
+
+
+def _number(value: Any, name: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"option {name} must be a number, not {value!r}") from None
+    if number < 0:
+        raise ConfigError(f"option {name} must not be negative, not {value!r}")
+    return number
+
+
+_SSL_CONTEXT: Any = None
+
+
+def _ssl_context() -> Any:
+    """One SSL context for all clients: loading the CA bundle costs ~20 ms each time."""
+    global _SSL_CONTEXT
+    if _SSL_CONTEXT is None:
+        import httpx
+
+        _SSL_CONTEXT = httpx.create_ssl_context()
+    return _SSL_CONTEXT

@@ -1,0 +1,207 @@
+"""Ollama's native `/api/chat`, streamed as NDJSON.
+
+Tool calls arrive whole, with object arguments, and without ids on older servers (an id
+is made up then). `done_reason` stays `stop` after tool calls; the session's stop mapping
+sees the calls. Thinking is echoed back on the assistant message, tool results carry
+`tool_name` (and `tool_call_id`).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+from urllib.parse import urlsplit
+
+from elelem_kernel.agent.events import TRUNCATED, Emit
+from elelem_kernel.providers.http import HTTPProvider, parse_arguments
+from elelem_kernel.providers.openai import made_up_id
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+
+
+def host_url(host: str | None) -> str:
+    """OLLAMA_HOST as a URL: scheme and port 11434 added, 0.0.0.0 read as 127.0.0.1."""
+    host = (host or "").strip().rstrip("/") or DEFAULT_HOST
+    if "://" not in host:
+        host = "http://" + host
+    parts = urlsplit(host)
+    name = parts.hostname or "127.0.0.1"
+    if name in ("0.0.0.0", "::"):
+        name = "127.0.0.1"
+    if ":" in name:
+        name = f"[{name}]"
+    port = parts.port or (443 if parts.scheme == "https" else 11434)
+    return f"{parts.scheme}://{name}:{port}{parts.path}".rstrip("/")
+
+
+def configured() -> bool:
+    """True when something listens at OLLAMA_HOST (one TCP connect, at most 0.3 s)."""
+    parts = urlsplit(host_url(os.environ.get("OLLAMA_HOST")))
+    try:
+        with socket.create_connection((parts.hostname, parts.port), timeout=0.3):
+            return True
+    except OSError:
+        return False
+
+
+class OllamaProvider(HTTPProvider):
+    """A local (or remote) Ollama: `POST {OLLAMA_HOST}/api/chat`."""
+
+    name = "ollama"
+    default_model = "qwen3"
+    key_env = "OLLAMA_API_KEY"
+    key_required = False
+    base_env = "OLLAMA_HOST"
+    default_base = DEFAULT_HOST
+    extra_options = {
+        "max_tokens": None,
+        "thinking": None,
+        "num_ctx": None,
+        "keep_alive": None,
+        "read_timeout": 300.0,
+    }
+    not_found_hint = "pull it first: `ollama pull {model}`"
+    unreachable_hint = "is `ollama serve` running?"
+
+    def normalize_base(self, base: str) -> str:
+        return host_url(base)
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        return {"authorization": f"Bearer {key}"} if key else {}
+
+    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
+        """One round trip: stream the reply of `messages` as provider events."""
+        key = self.api_key()
+        body = self.body(messages, tools)
+
+        async def attempt(out: Emit) -> None:
+            stream = _Stream(self, out)
+            async with self.ndjson("/api/chat", body, key) as objects:
+                async for data in objects:
+                    stream.feed(data)
+            stream.finish()
+
+        await self.retrying(attempt, emit)
+
+    def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+        """The request body."""
+        body: dict[str, Any] = {"model": self.model, "messages": to_wire(messages)}
+        if tools:
+            body["tools"] = tools
+        think = _think(self.options["thinking"])
+        if think is not None:
+            body["think"] = think
+        options = {}
+        if self.options["max_tokens"] is not None:
+            options["num_predict"] = int(self.options["max_tokens"])
+        if self.options["num_ctx"] is not None:
+            options["num_ctx"] = int(self.options["num_ctx"])
+        if options:
+            body["options"] = options
+        if self.options["keep_alive"] is not None:
+            body["keep_alive"] = self.options["keep_alive"]
+        body["stream"] = True
+        return body
+
+
+def _think(value: Any) -> bool | str | None:
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).lower()
+    if text in ("on", "true", "yes", "1"):
+        return True
+    if text in ("off", "false", "no", "0"):
+        return False
+    return text
+
+
+def to_wire(messages: list[dict]) -> list[dict]:
+    """Neutral messages → Ollama messages."""
+    wire: list[dict] = []
+    names: dict[str, str] = {}
+    for m in messages:
+        role = m.get("role")
+        if role == "assistant":
+            message: dict[str, Any] = {"role": "assistant", "content": m.get("content") or ""}
+            thinking = "".join(t.get("text", "") for t in m.get("thinking") or [])
+            if thinking:
+                message["thinking"] = thinking
+            calls = m.get("tool_calls") or []
+            if calls:
+                message["tool_calls"] = [
+                    {
+                        "id": c["id"],
+                        "function": {
+                            "index": i,
+                            "name": c["name"],
+                            "arguments": parse_arguments(c.get("arguments")) or {},
+                        },
+                    }
+                    for i, c in enumerate(calls)
+                ]
+                names.update({c["id"]: c["name"] for c in calls})
+            wire.append(message)
+        elif role == "tool":
+            call_id = m.get("tool_call_id", "")
+            wire.append(
+                {
+                    "role": "tool",
+                    "tool_name": names.get(call_id, ""),
+                    "tool_call_id": call_id,
+                    "content": m.get("content") or "",
+                }
+            )
+        else:
+            wire.append({"role": role, "content": m.get("content") or ""})
+    return wire
+
+
+class _Stream:
+    """Turns `/api/chat` NDJSON objects into provider events."""
+
+    def __init__(self, provider: OllamaProvider, emit: Emit):
+        self.provider = provider
+        self.emit = emit
+        self.usage = {"input": 0, "output": 0}
+        self.stop: str | None = None
+        self.done = False
+
+    def feed(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            return
+        if data.get("error"):
+            raise self.provider.error(f"ollama error: {data['error']}")
+        message = data.get("message") or {}
+        if message.get("thinking"):
+            self.emit({"type": "thinking", "text": message["thinking"]})
+        if message.get("content"):
+            self.emit({"type": "saying", "text": message["content"]})
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            self.emit(
+                {
+                    "type": "doing",
+                    "id": call.get("id") or made_up_id(),
+                    "name": fn.get("name", ""),
+                    "arguments": parse_arguments(fn.get("arguments")) or {},
+                }
+            )
+        if data.get("done"):
+            self.done = True
+            self.stop = data.get("done_reason") or "stop"
+            self.usage = {
+                "input": data.get("prompt_eval_count") or 0,
+                "output": data.get("eval_count") or 0,
+            }
+
+    def finish(self) -> None:
+        """After the stream: usage and stop, or an error if it ended early."""
+        if not self.done:
+            raise self.provider.error(
+                "the stream from ollama ended before its final `done` line; "
+                "the reply is incomplete",
+                retryable=True,
+            )
+        self.emit({"type": "usage", **self.usage})
+        self.emit({"type": "stop", "reason": self.stop, "truncated": self.stop in TRUNCATED})

@@ -1,0 +1,263 @@
+"""OpenAI Chat Completions over SSE, for OpenAI and every compatible server (vLLM,
+llama.cpp, LM Studio, OpenRouter, DeepSeek...).
+
+Tool calls arrive as fragments keyed by `index` (parallel calls interleave); `doing` is
+emitted once per call after the finish chunk. Reasoning text is read from
+`reasoning_content` or `reasoning`; `reasoning_content` is echoed back on the assistant
+message that made tool calls (DeepSeek requires it) through
+`metadata={"openai": {"reasoning_content": ...}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from typing import Any
+
+from elelem_kernel.agent.events import TRUNCATED, Emit
+from elelem_kernel.providers.http import HTTPProvider, parse_arguments
+
+OPENAI_BASE = "https://api.openai.com/v1"
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+RETRYABLE_ERRORS = frozenset(
+    {
+        "server_error",
+        "overloaded_error",
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "service_unavailable",
+    }
+)
+
+
+def configured() -> bool:
+    """True when OPENAI_API_KEY (or OPENAI_BASE_URL, for a local server) is set."""
+    return bool(os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"))
+
+
+class OpenAIProvider(HTTPProvider):
+    """Any Chat Completions endpoint: `POST {base}/chat/completions` with `stream: true`.
+
+    The key is required for api.openai.com only; local servers usually need none.
+    """
+
+    name = "openai"
+    default_model = "gpt-4.1"
+    key_env = "OPENAI_API_KEY"
+    base_env = "OPENAI_BASE_URL"
+    default_base = OPENAI_BASE
+    extra_options = {"max_tokens": None, "thinking": None}
+    not_found_hint = "check the model name (--model) and OPENAI_BASE_URL (it usually ends in /v1)"
+
+    @property
+    def key_required(self) -> bool:  # type: ignore[override]
+        """A key is needed for api.openai.com; other servers decide for themselves."""
+        return self.base_url == OPENAI_BASE
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        return {"authorization": f"Bearer {key}"} if key else {}
+
+    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
+        """One round trip: stream the reply of `messages` as provider events."""
+        key = self.api_key()
+        body = self.body(messages, tools)
+
+        async def attempt(out: Emit) -> None:
+            stream = _Stream(self, out)
+            async with self.sse("/chat/completions", body, key) as events:
+                async for name, data in events:
+                    stream.feed(name, data)
+            stream.finish()
+
+        await self.retrying(attempt, emit)
+
+    def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+        """The request body."""
+        body: dict[str, Any] = {"model": self.model, "messages": to_wire(messages)}
+        if tools:
+            body["tools"] = tools
+        if self.options["max_tokens"] is not None:
+            field = "max_completion_tokens" if self.base_url == OPENAI_BASE else "max_tokens"
+            body[field] = int(self.options["max_tokens"])
+        effort = reasoning_effort(self.options["thinking"])
+        if effort:
+            body["reasoning_effort"] = effort
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        return body
+
+
+def reasoning_effort(value: Any) -> str | None:
+    """The effort for the `thinking` option: None when off or unset, `medium` for on."""
+    text = str(value).lower() if value is not None else ""
+    if text in ("", "off", "false", "no", "0", "none"):
+        return None
+    return "medium" if text in ("on", "true", "yes", "1") else text
+
+
+def to_wire(messages: list[dict]) -> list[dict]:
+    """Neutral messages → Chat Completions messages."""
+    wire: list[dict] = []
+    for m in messages:
+        role = m.get("role")
+        if role == "assistant":
+            wire.append(_assistant(m))
+        elif role == "tool":
+            wire.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": m.get("tool_call_id", ""),
+                    "content": m.get("content") or "",
+                }
+            )
+        else:
+            wire.append({"role": role, "content": m.get("content") or ""})
+    return wire
+
+
+def _assistant(m: dict) -> dict:
+    calls = m.get("tool_calls") or []
+    message: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
+    if not calls:
+        message["content"] = m.get("content") or ""
+        return message
+    message["tool_calls"] = [
+        {
+            "id": c["id"],
+            "type": "function",
+            "function": {"name": c["name"], "arguments": dump_arguments(c.get("arguments"))},
+        }
+        for c in calls
+    ]
+    reasoning = "".join(
+        ((t.get("metadata") or {}).get("openai") or {}).get("reasoning_content", "")
+        for t in m.get("thinking") or []
+    )
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    return message
+
+
+def dump_arguments(arguments: Any) -> str:
+    """Arguments as the JSON string the API wants: `"{}"`, never `""`."""
+    if isinstance(arguments, str):
+        return arguments if arguments.strip() else "{}"
+    return json.dumps(arguments or {}, ensure_ascii=False)
+
+
+def made_up_id() -> str:
+    """An id for a tool call the server sent without one."""
+    return f"call_{secrets.token_hex(8)}"
+
+
+class _Stream:
+    """Turns Chat Completions chunks into provider events."""
+
+    def __init__(self, provider: OpenAIProvider, emit: Emit):
+        self.provider = provider
+        self.emit = emit
+        self.calls: list[dict[str, str]] = []
+        self.by_index: dict[int, dict[str, str]] = {}
+        self.reasoning_content = ""
+        self.usage: dict[str, int] | None = None
+        self.stop: str | None = None
+        self.done = False
+
+    def feed(self, name: str, data: Any) -> None:
+        if data == "[DONE]":
+            self.done = True
+            return
+        if not isinstance(data, dict):
+            return
+        if "error" in data or name == "error":
+            self._error(data.get("error", data))
+        if data.get("usage"):
+            self._usage(data["usage"])
+        for choice in data.get("choices") or []:
+            if choice.get("index", 0) == 0:
+                self._choice(choice)
+
+    def _error(self, error: Any) -> None:
+        if not isinstance(error, dict):
+            error = {"message": str(error)}
+        kind = str(error.get("type") or error.get("code") or "error")
+        raise self.provider.error(
+            f"openai stream error: {kind}: {error.get('message', 'no details')}",
+            retryable=kind in RETRYABLE_ERRORS,
+        )
+
+    def _usage(self, u: dict) -> None:
+        self.usage = {
+            "input": u.get("prompt_tokens") or 0,
+            "output": u.get("completion_tokens") or 0,
+        }
+        details = u.get("prompt_tokens_details") or {}
+        if "cached_tokens" in details:
+            self.usage["cache_read"] = details["cached_tokens"] or 0
+
+    def _choice(self, choice: dict) -> None:
+        delta = choice.get("delta") or {}
+        for field in REASONING_FIELDS:
+            text = delta.get(field)
+            if isinstance(text, str) and text:
+                if field == "reasoning_content":
+                    self.reasoning_content += text
+                self.emit({"type": "thinking", "text": text})
+        if isinstance(delta.get("content"), str) and delta["content"]:
+            self._end_reasoning()
+            self.emit({"type": "saying", "text": delta["content"]})
+        for fragment in delta.get("tool_calls") or []:
+            self._end_reasoning()
+            self._fragment(fragment)
+        if choice.get("finish_reason"):
+            self.stop = choice["finish_reason"]
+
+    def _end_reasoning(self) -> None:
+        """Close the thinking block with the `reasoning_content` to echo, once it ends."""
+        if self.reasoning_content:
+            meta = {"openai": {"reasoning_content": self.reasoning_content}}
+            self.emit({"type": "thinking", "text": "", "metadata": meta})
+            self.reasoning_content = ""
+
+    def _fragment(self, fragment: dict) -> None:
+        index = fragment.get("index", len(self.by_index))
+        call_id = fragment.get("id") or ""
+        fn = fragment.get("function") or {}
+        call = self.by_index.get(index)
+        if call is None or (call_id and call["id"] and call_id != call["id"]):
+            call = {"id": call_id, "name": "", "arguments": ""}
+            self.by_index[index] = call
+            self.calls.append(call)
+        call["id"] = call["id"] or call_id
+        call["name"] = call["name"] or fn.get("name") or ""
+        arguments = fn.get("arguments")
+        if isinstance(arguments, dict):
+            arguments = json.dumps(arguments)
+        call["arguments"] += arguments or ""
+
+    def finish(self) -> None:
+        """After the stream: the calls, usage and stop, or an error if it ended early."""
+        if not self.done and self.stop is None:
+            raise self.provider.error(
+                "the stream from openai ended before its finish chunk and [DONE]; "
+                "the reply is incomplete",
+                retryable=True,
+            )
+        truncated = self.stop in TRUNCATED
+        self._end_reasoning()
+        for call in self.calls:
+            arguments = parse_arguments(call["arguments"])
+            if arguments is None and truncated:
+                continue
+            self.emit(
+                {
+                    "type": "doing",
+                    "id": call["id"] or made_up_id(),
+                    "name": call["name"],
+                    "arguments": arguments or {},
+                }
+            )
+        if self.usage is not None:
+            self.emit({"type": "usage", **self.usage})
+        self.emit({"type": "stop", "reason": self.stop, "truncated": truncated})

@@ -1,0 +1,251 @@
+"""OpenAI Responses API over SSE, stateless (`store: false`).
+
+Reasoning summaries stream as `thinking`; each finished reasoning item is handed to the
+session whole, as `metadata={"responses": {"item": ...}}` on a `thinking` event, and
+echoed untouched (with its `encrypted_content`) in the next request of the turn, before
+the `function_call` and `function_call_output` items.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from elelem_kernel.agent.events import TRUNCATED, Emit
+from elelem_kernel.providers.http import HTTPProvider, parse_arguments
+from elelem_kernel.providers.openai import (
+    OPENAI_BASE,
+    dump_arguments,
+    made_up_id,
+    reasoning_effort,
+)
+
+RETRYABLE_ERRORS = frozenset(
+    {"server_error", "rate_limit_exceeded", "overloaded_error", "service_unavailable"}
+)
+
+
+def configured() -> bool:
+    """True when OPENAI_API_KEY is set."""
+    return bool(os.environ.get("OPENAI_API_KEY"))
+
+
+class ResponsesProvider(HTTPProvider):
+    """OpenAI's `POST {base}/responses` with `stream: true` and encrypted reasoning.
+
+    The `thinking` option sets the reasoning effort (`low`, `medium`, `high`...); `off`
+    sends no reasoning settings, for models without reasoning.
+    """
+
+    name = "responses"
+    default_model = "gpt-5"
+    key_env = "OPENAI_API_KEY"
+    base_env = "OPENAI_BASE_URL"
+    default_base = OPENAI_BASE
+    extra_options = {"max_tokens": None, "thinking": "auto"}
+    not_found_hint = "check the model name (--model) and OPENAI_BASE_URL (it usually ends in /v1)"
+
+    @property
+    def key_required(self) -> bool:  # type: ignore[override]
+        """A key is needed for api.openai.com; other servers decide for themselves."""
+        return self.base_url == OPENAI_BASE
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        return {"authorization": f"Bearer {key}"} if key else {}
+
+    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
+        """One round trip: stream the reply of `messages` as provider events."""
+        key = self.api_key()
+        body = self.body(messages, tools)
+
+        async def attempt(out: Emit) -> None:
+            stream = _Stream(self, out)
+            async with self.sse("/responses", body, key) as events:
+                async for name, data in events:
+                    stream.feed(name, data)
+            stream.finish()
+
+        await self.retrying(attempt, emit)
+
+    def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+        """The request body: instructions from the system messages, the rest as items."""
+        instructions, items = to_wire(messages)
+        body: dict[str, Any] = {"model": self.model}
+        if instructions:
+            body["instructions"] = instructions
+        body["input"] = items
+        if tools:
+            body["tools"] = [_tool(t) for t in tools]
+        thinking = self.options["thinking"]
+        if reasoning_effort(thinking):
+            reasoning: dict[str, Any] = {"summary": "auto"}
+            if str(thinking).lower() != "auto":
+                reasoning["effort"] = reasoning_effort(thinking)
+            body["reasoning"] = reasoning
+            body["include"] = ["reasoning.encrypted_content"]
+        if self.options["max_tokens"] is not None:
+            body["max_output_tokens"] = int(self.options["max_tokens"])
+        body["store"] = False
+        body["stream"] = True
+        return body
+
+
+def to_wire(messages: list[dict]) -> tuple[str, list[dict]]:
+    """Neutral messages → (instructions, input items)."""
+    instructions: list[str] = []
+    items: list[dict] = []
+    for m in messages:
+        role = m.get("role")
+        if role == "system":
+            instructions.append(m.get("content") or "")
+        elif role == "user":
+            items.append({"role": "user", "content": m.get("content") or ""})
+        elif role == "tool":
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": m.get("tool_call_id", ""),
+                    "output": m.get("content") or "",
+                }
+            )
+        elif role == "assistant":
+            for entry in m.get("thinking") or []:
+                item = ((entry.get("metadata") or {}).get("responses") or {}).get("item")
+                if item:
+                    items.append(item)
+            if m.get("content"):
+                items.append({"role": "assistant", "content": m["content"]})
+            for c in m.get("tool_calls") or []:
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": c["id"],
+                        "name": c["name"],
+                        "arguments": dump_arguments(c.get("arguments")),
+                    }
+                )
+    return "\n\n".join(i for i in instructions if i), items
+
+
+def _tool(tool: dict) -> dict:
+    fn = tool.get("function", tool)
+    return {
+        "type": "function",
+        "name": fn["name"],
+        "description": fn.get("description", ""),
+        "parameters": fn.get("parameters") or {"type": "object", "properties": {}},
+    }
+
+
+class _Stream:
+    """Turns Responses stream events into provider events."""
+
+    def __init__(self, provider: ResponsesProvider, emit: Emit):
+        self.provider = provider
+        self.emit = emit
+        self.streamed: set[str] = set()
+        self.summary: tuple[str, int] | None = None
+        self.broken_calls: list[dict] = []
+        self.usage: dict[str, int] | None = None
+        self.stop: str | None = None
+        self.done = False
+
+    def feed(self, name: str, data: Any) -> None:
+        if not isinstance(data, dict):
+            return
+        kind = data.get("type") or name
+        if kind == "response.output_text.delta":
+            self._say(data)
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            self._think(data)
+        elif kind == "response.output_item.done":
+            self._item(data.get("item") or {})
+        elif kind in ("response.completed", "response.incomplete"):
+            response = data.get("response") or {}
+            self._usage(response.get("usage") or {})
+            details = response.get("incomplete_details") or {}
+            self.stop = details.get("reason") or response.get("status") or kind.split(".")[1]
+            self.done = True
+        elif kind == "response.failed":
+            error = (data.get("response") or {}).get("error") or {}
+            self._fail(error.get("code"), error.get("message"))
+        elif kind == "error":
+            error = data.get("error") if isinstance(data.get("error"), dict) else data
+            self._fail(error.get("code") or error.get("type"), error.get("message"))
+
+    def _fail(self, code: Any, message: Any) -> None:
+        code = str(code or "error")
+        raise self.provider.error(
+            f"responses stream error: {code}: {message or 'no details'}",
+            retryable=code in RETRYABLE_ERRORS,
+        )
+
+    def _say(self, data: dict) -> None:
+        self.streamed.add(data.get("item_id", ""))
+        if data.get("delta"):
+            self.emit({"type": "saying", "text": data["delta"]})
+
+    def _think(self, data: dict) -> None:
+        item_id = data.get("item_id", "")
+        part = (item_id, data.get("summary_index", 0))
+        if self.summary and self.summary != part and self.summary[0] == item_id:
+            self.emit({"type": "thinking", "text": "\n\n"})
+        self.summary = part
+        self.streamed.add(item_id)
+        if data.get("delta"):
+            self.emit({"type": "thinking", "text": data["delta"]})
+
+    def _item(self, item: dict) -> None:
+        kind = item.get("type")
+        streamed = item.get("id", "") in self.streamed
+        if kind == "reasoning":
+            text = (
+                ""
+                if streamed
+                else "\n\n".join(s.get("text", "") for s in item.get("summary") or [])
+            )
+            self.emit({"type": "thinking", "text": text, "metadata": {"responses": {"item": item}}})
+        elif kind == "message" and not streamed:
+            for part in item.get("content") or []:
+                if part.get("type") == "output_text" and part.get("text"):
+                    self.emit({"type": "saying", "text": part["text"]})
+        elif kind == "function_call":
+            arguments = parse_arguments(item.get("arguments"))
+            if arguments is None:
+                self.broken_calls.append(item)
+            else:
+                self._doing(item, arguments)
+
+    def _doing(self, item: dict, arguments: dict) -> None:
+        self.emit(
+            {
+                "type": "doing",
+                "id": item.get("call_id") or made_up_id(),
+                "name": item.get("name", ""),
+                "arguments": arguments,
+            }
+        )
+
+    def _usage(self, u: dict) -> None:
+        if not u:
+            return
+        self.usage = {"input": u.get("input_tokens") or 0, "output": u.get("output_tokens") or 0}
+        details = u.get("input_tokens_details") or {}
+        if "cached_tokens" in details:
+            self.usage["cache_read"] = details["cached_tokens"] or 0
+
+    def finish(self) -> None:
+        """After the stream: usage and stop, or an error if it ended early."""
+        if not self.done:
+            raise self.provider.error(
+                "the stream from responses ended before response.completed; "
+                "the reply is incomplete",
+                retryable=True,
+            )
+        truncated = self.stop in TRUNCATED
+        if not truncated:
+            for item in self.broken_calls:
+                self._doing(item, {})
+        if self.usage is not None:
+            self.emit({"type": "usage", **self.usage})
+        self.emit({"type": "stop", "reason": self.stop, "truncated": truncated})
