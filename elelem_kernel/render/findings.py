@@ -1,0 +1,137 @@
+"""Review findings as views: an HTML table with expandable rows, and Markdown.
+
+Findings are the dicts of a turn record's `findings` (or objects with `to_dict()`): path,
+line?, cell_id?, severity, title, body, suggestion?, code?, outside_diff?. Everything from
+the model is escaped; styles are inline so the HTML survives nbconvert and GitHub.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .markdown import code_block, escape, neutralise, to_html
+
+ORDER = ("blocker", "major", "minor", "nit")
+COLOURS = {"blocker": "#b91c1c", "major": "#c2410c", "minor": "#a16207", "nit": "#4b5563"}
+CELL = "padding: 3px 8px; text-align: left; vertical-align: top; border-bottom: 1px solid rgba(127,127,127,.25)"
+
+
+def _dicts(findings: Iterable[Any]) -> list[dict]:
+    out = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in findings]
+    return sorted(
+        out, key=lambda f: ORDER.index(f.get("severity")) if f.get("severity") in ORDER else 9
+    )
+
+
+def location(finding: dict) -> str:
+    """`path:line`, or `path cell ID line N` for a notebook cell."""
+    where = str(finding.get("path") or "?")
+    if finding.get("cell_id"):
+        where += f" cell {finding['cell_id']}"
+        if finding.get("line"):
+            where += f" line {finding['line']}"
+    elif finding.get("line"):
+        where += f":{finding['line']}"
+    return where
+
+
+def suggestion_diff(finding: dict) -> str | None:
+    """The suggestion as a diff: the reviewed line(s) removed, the suggestion added."""
+    suggestion = finding.get("suggestion")
+    if not suggestion:
+        return None
+    old = [f"-{line}" for line in str(finding.get("code") or "").splitlines()]
+    new = [f"+{line}" for line in str(suggestion).splitlines()]
+    return "\n".join(old + new)
+
+
+def counts(findings: Iterable[Any]) -> str:
+    """`3 findings (1 major, 2 nit)`, or `no findings`."""
+    items = _dicts(findings)
+    if not items:
+        return "no findings"
+    per = [f"{sum(1 for f in items if f.get('severity') == s)} {s}" for s in ORDER]
+    per = [p for p in per if not p.startswith("0 ")]
+    noun = "finding" if len(items) == 1 else "findings"
+    return f"{len(items)} {noun} ({', '.join(per)})"
+
+
+def _badge(severity: str) -> str:
+    colour = COLOURS.get(severity, "#4b5563")
+    return (
+        f'<span style="color: #fff; background: {colour}; border-radius: 3px; '
+        f'padding: 0 6px; font-size: 0.85em">{escape(severity)}</span>'
+    )
+
+
+def _row(finding: dict) -> str:
+    flag = (
+        ' <span style="opacity: .7; font-size: 0.85em">(outside the diff)</span>'
+        if finding.get("outside_diff")
+        else ""
+    )
+    details = to_html(str(finding.get("body") or ""))
+    diff = suggestion_diff(finding)
+    if diff:
+        details += "<div><b>Suggestion</b></div>" + code_block(diff, "diff")
+    return (
+        "<tr>"
+        f'<td style="{CELL}">{_badge(str(finding.get("severity", "")))}</td>'
+        f'<td style="{CELL}"><code>{escape(location(finding))}</code>{flag}</td>'
+        f'<td style="{CELL}"><details><summary style="cursor: pointer">'
+        f"{escape(str(finding.get('title') or ''))}</summary>"
+        f'<div style="margin: 4px 0 6px 0">{details}</div></details></td>'
+        "</tr>"
+    )
+
+
+def findings_html(findings: Iterable[Any]) -> str:
+    """A table of findings (severity, location, title); each title expands to body and diff."""
+    items = _dicts(findings)
+    if not items:
+        return '<div style="opacity: .7">Review: no findings.</div>'
+    head = "".join(f'<th style="{CELL}">{h}</th>' for h in ("Severity", "Location", "Finding"))
+    rows = "".join(_row(f) for f in items)
+    return (
+        f'<div class="elelem-findings"><div style="font-weight: bold; margin: 4px 0">'
+        f"Review: {escape(counts(items))}</div>"
+        f'<table style="border-collapse: collapse; width: 100%"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
+    )
+
+
+def _cell(text: str) -> str:
+    return neutralise(text).replace("|", "\\|").replace("\n", " ")
+
+
+def findings_markdown(findings: Iterable[Any]) -> str:
+    """The findings as a Markdown table followed by one section per finding."""
+    items = _dicts(findings)
+    if not items:
+        return "**Review:** no findings.\n"
+    lines = [
+        f"**Review:** {counts(items)}",
+        "",
+        "| Severity | Location | Finding |",
+        "|---|---|---|",
+    ]
+    for f in items:
+        flag = " (outside the diff)" if f.get("outside_diff") else ""
+        lines.append(
+            f"| {_cell(str(f.get('severity')))} | `{_cell(location(f))}`{flag} | {_cell(str(f.get('title') or ''))} |"
+        )
+    for i, f in enumerate(items, 1):
+        lines += [
+            "",
+            f"#### {i}. {_cell(str(f.get('title') or ''))}",
+            f"*{f.get('severity')}* · `{_cell(location(f))}`",
+            "",
+        ]
+        if f.get("body"):
+            lines.append(neutralise(str(f["body"])))
+        diff = suggestion_diff(f)
+        if diff:
+            fence = "````" if "```" in diff else "```"
+            lines += ["", f"{fence}diff", diff, fence]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,177 @@
+"""What a review produced, and its reports: Markdown, JSON and SARIF 2.1.0."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from elelem_kernel.review.findings import Finding, at_least, sort
+
+FORMATS = ("markdown", "json", "sarif")
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+#: SARIF has three result levels; blockers and majors are errors.
+LEVELS = {"blocker": "error", "major": "error", "minor": "warning", "nit": "note"}
+RULES = {
+    "blocker": "Must be fixed before merging.",
+    "major": "A bug or a real risk.",
+    "minor": "Worth fixing.",
+    "nit": "Style or taste.",
+}
+
+
+@dataclass
+class ReviewResult:
+    """The outcome of a review: findings, the reviewer's own text, and what it covered."""
+
+    target: str
+    command: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    summary: str = ""
+    reviewed: list[str] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    provider: str | None = None
+    model: str | None = None
+    usage: dict = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    empty: bool = False
+
+    def failed(self, threshold: str | None) -> bool:
+        """Whether a finding at or above `threshold` exists (never, without a threshold)."""
+        return threshold is not None and any(at_least(f.severity, threshold) for f in self.findings)
+
+    def to_dict(self) -> dict:
+        return {
+            "target": self.target,
+            "command": self.command,
+            "provider": self.provider,
+            "model": self.model,
+            "findings": [f.to_dict() for f in sort(self.findings)],
+            "summary": self.summary,
+            "reviewed": self.reviewed,
+            "skipped": self.skipped,
+            "usage": self.usage,
+            "errors": self.errors,
+        }
+
+
+def render(result: ReviewResult, fmt: str) -> str:
+    """The report in `fmt` (markdown, json or sarif)."""
+    if fmt == "json":
+        return json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "sarif":
+        return json.dumps(sarif(result), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "markdown":
+        return markdown(result)
+    raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+
+
+def markdown(result: ReviewResult) -> str:
+    """A Markdown report: what was reviewed, the findings, the reviewer's text, skipped files."""
+    from elelem_kernel.render.findings import findings_markdown
+    from elelem_kernel.render.markdown import neutralise
+
+    if result.empty:
+        return f"# Code review: {result.target}\n\nnothing to review\n"
+    by = (
+        f" · {result.provider}" + (f" ({result.model})" if result.model else "")
+        if result.provider
+        else ""
+    )
+    parts = [
+        f"# Code review: {result.target}",
+        "",
+        f"`{result.command}`{by}",
+        "",
+        findings_markdown(result.findings),
+    ]
+    if result.summary.strip():
+        parts += ["## Reviewer's notes", "", neutralise(result.summary.strip()), ""]
+    parts += [
+        "## Files",
+        "",
+        f"Reviewed ({len(result.reviewed)}): " + ", ".join(f"`{p}`" for p in result.reviewed),
+    ]
+    if result.skipped:
+        parts.append(f"\nSkipped ({len(result.skipped)}):")
+        parts += [f"- `{s['path']}`: {s['reason']}" for s in result.skipped]
+    if result.errors:
+        parts += ["", "## Errors", ""] + [f"- {e}" for e in result.errors]
+    return "\n".join(parts) + "\n"
+
+
+def _message(f: Finding) -> dict:
+    text = f.title + (f"\n\n{f.body}" if f.body else "")
+    md = f"**{f.title}**" + (f"\n\n{f.body}" if f.body else "")
+    if f.suggestion:
+        text += f"\n\nSuggestion:\n{f.suggestion}"
+        md += f"\n\nSuggestion:\n```\n{f.suggestion}\n```"
+    return {"text": text, "markdown": md}
+
+
+def _result(f: Finding) -> dict:
+    physical: dict = {"artifactLocation": {"uri": f.path, "uriBaseId": "SRCROOT"}}
+    if f.line and not f.cell_id:
+        physical["region"] = {"startLine": f.line}
+    out: dict = {
+        "ruleId": f"review/{f.severity}",
+        "ruleIndex": list(LEVELS).index(f.severity) if f.severity in LEVELS else 3,
+        "level": LEVELS.get(f.severity, "note"),
+        "message": _message(f),
+        "locations": [{"physicalLocation": physical}],
+        "properties": {"severity": f.severity, "outsideDiff": f.outside_diff},
+    }
+    if f.cell_id:
+        out["locations"][0]["logicalLocations"] = [{"name": f.cell_id, "kind": "notebookCell"}]
+        out["properties"]["cellId"] = f.cell_id
+        if f.line:
+            out["properties"]["cellLine"] = f.line
+    return out
+
+
+def sarif(result: ReviewResult) -> dict:
+    """The review as a SARIF 2.1.0 log (one run, one rule per severity)."""
+    from elelem_kernel import __version__
+
+    rules = [
+        {
+            "id": f"review/{severity}",
+            "name": f"Review{severity.capitalize()}",
+            "shortDescription": {"text": f"{severity}: {RULES[severity]}"},
+            "defaultConfiguration": {"level": LEVELS[severity]},
+        }
+        for severity in LEVELS
+    ]
+    run = {
+        "tool": {
+            "driver": {
+                "name": "elelem-kernel review",
+                "version": __version__,
+                "informationUri": "https://pypi.org/project/elelem-kernel/",
+                "rules": rules,
+            }
+        },
+        "originalUriBaseIds": {
+            "SRCROOT": {"description": {"text": "The root of the reviewed git repository."}}
+        },
+        "invocations": [
+            {
+                "executionSuccessful": not result.errors,
+                "toolExecutionNotifications": [
+                    {"level": "error", "message": {"text": e}} for e in result.errors
+                ],
+            }
+        ],
+        "results": [_result(f) for f in sort(result.findings)],
+        "properties": {
+            "target": result.target,
+            "command": result.command,
+            "provider": result.provider,
+            "model": result.model,
+            "reviewed": result.reviewed,
+            "skipped": result.skipped,
+            "summary": result.summary,
+        },
+    }
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}

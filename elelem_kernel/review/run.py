@@ -1,0 +1,283 @@
+"""Running a review: for fronts (`prepare`/`restore_mode`), for Python (`review`), for CI (`main`).
+
+Fronts (the `%%elelem review` magic, the kernel's `/review`) run one turn:
+
+    prompt = prepare(session, "HEAD~1", focus=None, severity=None)  # None: nothing to review
+    if prompt:
+        try:
+            result = await session.turn(prompt, renderer=view)  # record["findings"]
+        finally:
+            restore_mode(session)
+
+`review()` and the CLI run one turn per part of a large diff and build a ReviewResult.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from elelem_kernel.errors import ElelemError
+from elelem_kernel.review import prompt as prompts
+from elelem_kernel.review.diff import BUDGET, Diff, collect
+from elelem_kernel.review.findings import SEVERITIES, at_least, check_severity
+from elelem_kernel.review.report import FORMATS, ReviewResult, render
+from elelem_kernel.review.target import Target, resolve
+from elelem_kernel.review.tools import TOOL_NAMES, FindingLog, add_review_tools
+
+NOTHING = "nothing to review"
+
+
+@dataclass
+class _Prepared:
+    mode: str
+    saved: list[Any]  #: tools the review tools replaced, put back by restore_mode
+    log: FindingLog
+    diff: Diff
+
+
+_STATE: weakref.WeakKeyDictionary[Any, _Prepared] = weakref.WeakKeyDictionary()
+
+
+def _setup(session: Any, diff: Diff) -> FindingLog:
+    if session not in _STATE:
+        saved = [session.toolbox.tools[n] for n in TOOL_NAMES if n in session.toolbox.tools]
+        mode = session.mode
+    else:
+        saved, mode = _STATE[session].saved, _STATE[session].mode
+    session.mode = "plan"
+    log = add_review_tools(session, [f.path for f in diff.files], diff.target)
+    _STATE[session] = _Prepared(mode, saved, log, diff)
+    return log
+
+
+def _meta(diff: Diff) -> dict:
+    return {
+        "target": diff.target.label,
+        "command": diff.target.command(),
+        "reviewed": diff.reviewed,
+        "skipped": diff.skipped,
+    }
+
+
+def prepare(
+    session: Any,
+    target: str | Sequence[str] | None,
+    focus: str | None = None,
+    severity: str | None = None,
+) -> str | None:
+    """Set the session up for a review of TARGET and return the prompt for `session.turn`.
+
+    Switches to plan mode and adds `report_finding` and `git`; `restore_mode` undoes both.
+    Returns None (after printing "nothing to review") when the diff is empty. A diff over
+    the budget is cut to its first part; the prompt lists the files left out. Raises
+    ReviewError (not a git repository, unknown revision) and ValueError (bad severity).
+    """
+    severity = check_severity(severity)
+    diff = collect(resolve(target, Path(session.workspace)))
+    if not diff.parts:
+        print(_nothing(diff.skipped))
+        return None
+    diff.skipped += [
+        {"path": p, "reason": "over the budget of one review turn"} for p in _later_parts(diff)
+    ]
+    diff.parts = diff.parts[:1]
+    _setup(session, diff)
+    extras = getattr(session, "turn_extras", None)
+    if isinstance(extras, dict):
+        extras["review"] = _meta(diff)
+    return prompts.build(diff, 0, focus, severity)
+
+
+def _later_parts(diff: Diff) -> list[str]:
+    return [f.path for part in diff.parts[1:] for f in part]
+
+
+def _nothing(skipped: list[dict]) -> str:
+    if not skipped:
+        return NOTHING
+    listed = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped)
+    return f"{NOTHING}: every changed file was skipped: {listed}"
+
+
+def restore_mode(session: Any) -> None:
+    """Undo `prepare`: the mode from before, the review tools gone (replaced tools put back)."""
+    state = _STATE.pop(session, None)
+    if state is None:
+        return
+    session.mode = state.mode
+    for name in TOOL_NAMES:
+        session.toolbox.remove(name)
+    for tool in state.saved:
+        session.toolbox.add(
+            tool.name,
+            tool.description,
+            tool.params,
+            tool.required,
+            tool.aliases,
+            tool.kind,
+            tool.preview,
+        )(tool.fn)
+
+
+def _empty_result(diff: Diff) -> ReviewResult:
+    t = diff.target
+    return ReviewResult(t.label, t.command(), skipped=diff.skipped, empty=True)
+
+
+async def areview(
+    target: str | Sequence[str] | None = None,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    focus: str | None = None,
+    severity: str | None = None,
+    workspace: Path | str | None = None,
+    budget: int = BUDGET,
+    renderer: Callable[[dict], None] | None = None,
+    session: Any = None,
+) -> ReviewResult:
+    """Review TARGET with a new session (or `session`), one turn per part of the diff."""
+    severity = check_severity(severity)
+    t: Target = resolve(target, Path(workspace or Path.cwd()))
+    diff = collect(t, budget=budget)
+    if not diff.parts:
+        return _empty_result(diff)
+    if session is None:
+        from elelem_kernel.agent.registry import new_session
+
+        session = new_session(provider=provider, model=model, mode="plan", workspace=t.root)
+    log = _setup(session, diff)
+    result = ReviewResult(t.label, t.command(), reviewed=diff.reviewed, skipped=diff.skipped)
+    result.provider, result.model = (
+        getattr(session, "provider_name", None),
+        getattr(session, "model", None),
+    )
+    replies = []
+    try:
+        for i in range(len(diff.parts)):
+            if i and hasattr(session, "new_conversation"):
+                session.new_conversation()
+            if isinstance(getattr(session, "turn_extras", None), dict):
+                session.turn_extras["review"] = _meta(diff)
+            turn = await session.turn(prompts.build(diff, i, focus, severity), renderer=renderer)
+            if turn.reply and turn.reply.strip():
+                replies.append(turn.reply.strip())
+            if turn.error:
+                result.errors.append(turn.error)
+            for key, value in (turn.usage or {}).items():
+                if isinstance(value, (int, float)):
+                    result.usage[key] = result.usage.get(key, 0) + value
+    finally:
+        restore_mode(session)
+    result.findings = [
+        f for f in log.findings if severity is None or at_least(f.severity, severity)
+    ]
+    result.summary = "\n\n".join(replies)
+    return result
+
+
+def review(target: str | Sequence[str] | None = None, **options: Any) -> ReviewResult:
+    """`areview` for synchronous callers; works inside a running event loop (a notebook) too."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(areview(target, **options))
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = asyncio.run(areview(target, **options))
+        except BaseException as e:  # re-raised in the caller's thread
+            box["error"] = e
+
+    thread = threading.Thread(target=work, name="elelem-review")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="elelem-kernel review",
+        description="Review a git change with an agent. TARGET: a range (main..HEAD), a revision "
+        "(HEAD~3: changes since it), paths, or nothing (uncommitted changes, else the last commit).",
+        epilog="Exit codes: 0 done (or nothing to review), 1 a finding at or above --fail-on, "
+        "2 error (not a git repository, unknown revision, provider failure).",
+    )
+    p.add_argument("target", nargs="*", metavar="TARGET")
+    p.add_argument(
+        "-p", "--provider", help="provider name (default: ELELEM_PROVIDER or the first configured)"
+    )
+    p.add_argument("--model", help="model name for the provider")
+    p.add_argument(
+        "--format", choices=FORMATS, default="markdown", help="report format (default markdown)"
+    )
+    p.add_argument(
+        "--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    p.add_argument(
+        "--fail-on",
+        choices=SEVERITIES,
+        metavar="SEVERITY",
+        help="exit 1 if a finding is this bad or worse",
+    )
+    p.add_argument("--severity", choices=SEVERITIES, help="report only findings this bad or worse")
+    p.add_argument("--focus", metavar="TEXT", help="what to look at most (security, tests, ...)")
+    p.add_argument("--workspace", "-C", metavar="DIR", help="the repository folder (default: here)")
+    p.add_argument("--budget", type=int, default=BUDGET, help=argparse.SUPPRESS)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`elelem-kernel review ...`; returns the exit code."""
+    args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    renderer = None
+    if not args.quiet:
+        from elelem_kernel.render.terminal import TerminalRenderer
+
+        renderer = TerminalRenderer(out=sys.stderr, err=sys.stderr)
+    try:
+        result = review(
+            args.target or None,
+            provider=args.provider,
+            model=args.model,
+            focus=args.focus,
+            severity=args.severity,
+            workspace=args.workspace,
+            budget=args.budget,
+            renderer=renderer,
+        )
+    except ElelemError as e:  # ReviewError, ConfigError (unknown provider), ...
+        print(f"elelem-kernel review: error: {e}", file=sys.stderr)
+        return 2
+    report = render(result, args.format)
+    if args.output:
+        Path(args.output).write_text(report, encoding="utf-8")
+    if result.empty:
+        machine = not args.output and args.format != "markdown"
+        print(_nothing(result.skipped), file=sys.stderr if machine else sys.stdout)
+        if machine:
+            sys.stdout.write(report)
+        return 0
+    if not args.output:
+        sys.stdout.write(report)
+    for error in result.errors:
+        print(f"elelem-kernel review: error: {error}", file=sys.stderr)
+    if result.errors:
+        return 2
+    return 1 if result.failed(args.fail_on) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""The review's tools: `report_finding` (records a finding) and a read-only `git`.
+
+Both are `read` tools, so plan mode offers them and no approval is asked. Plan mode offers
+no `bash`; the `git` tool takes its place for history and diffs and runs only
+`diff`, `log`, `show`, `blame`, `status`, `ls-files` and `grep`, refusing options that
+write files, read outside the repository or run programs (`--output`, `--no-index`,
+`--contents`, `--ext-diff`, `--textconv`, `-O`). `git diff` of revisions shows
+notebooks cell by cell, as the review prompt does.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from elelem_kernel.review import diff as diffs
+from elelem_kernel.review import git, notebook
+from elelem_kernel.review.findings import SEVERITIES, Finding
+from elelem_kernel.review.git import ReviewError
+from elelem_kernel.review.target import Target, resolve
+
+TOOL_NAMES = ("report_finding", "git")
+GIT_COMMANDS = ("diff", "log", "show", "blame", "status", "ls-files", "grep")
+REFUSED = (
+    "--output",
+    "--no-index",
+    "--contents",
+    "--ext-diff",
+    "--textconv",
+    "-O",
+    "--open-files-in-pager",
+)
+MAX_OUTPUT = 40_000
+
+FINDING_PARAMS: dict[str, dict] = {
+    "path": {"type": "string", "description": "File path relative to the repository root"},
+    "line": {
+        "type": "integer",
+        "minimum": 1,
+        "description": "Line in the new version (in a notebook: within the cell)",
+    },
+    "cell_id": {"type": "string", "description": "Notebook cell id, for a finding in a notebook"},
+    "severity": {"type": "string", "enum": list(SEVERITIES)},
+    "title": {"type": "string", "description": "One line: what is wrong"},
+    "body": {"type": "string", "description": "Why it matters and how to fix it (Markdown)"},
+    "suggestion": {
+        "type": "string",
+        "description": "Replacement code for the line(s), if you have one",
+    },
+}
+
+
+@dataclass
+class FindingLog:
+    """What the review tools know and collect: the target, the files of the diff, the findings."""
+
+    target: Target
+    files: set[str]
+    workspace: Path
+    findings: list[Finding] = field(default_factory=list)
+
+    def normalize(self, path: str) -> str:
+        """`path` as the diff names it: strips `./`, `a/`, `b/`, the root, a workspace prefix."""
+        path = path.strip()
+        candidates = [path]
+        for prefix in ("./", "a/", "b/"):
+            if path.startswith(prefix):
+                candidates.append(path[len(prefix) :])
+        for base in (self.workspace, self.target.root):
+            full = (base / path).resolve()
+            try:
+                candidates.append(full.relative_to(self.target.root.resolve()).as_posix())
+            except ValueError:
+                pass
+        return next((c for c in candidates if c in self.files), path)
+
+    def code_at(self, path: str, line: int | None, cell_id: str | None) -> str | None:
+        """The reviewed line `line` of `path` (or of cell `cell_id`), if it exists."""
+        if not line:
+            return None
+        raw = diffs.new_bytes(self.target, path) if not _escapes(path) else None
+        if raw is None:
+            return None
+        text = (
+            notebook.cell_source(raw, cell_id) if cell_id else raw.decode("utf-8", errors="replace")
+        )
+        lines = (text or "").splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else None
+
+    def record(self, args: dict) -> tuple[Finding, list[str]]:
+        """Turn report_finding arguments into a Finding; notes say what was odd about them."""
+        path = self.normalize(str(args["path"]))
+        finding = Finding(
+            path=path,
+            severity=args["severity"],
+            title=str(args["title"]).strip(),
+            body=str(args.get("body", "")).strip(),
+            line=args.get("line"),
+            cell_id=args.get("cell_id") or None,
+            suggestion=args.get("suggestion") or None,
+        )
+        notes = []
+        if path not in self.files:
+            finding.outside_diff = True
+            notes.append(
+                f"{path} is not among the files of this diff; the finding is kept but flagged"
+            )
+        finding.code = self.code_at(path, finding.line, finding.cell_id)
+        if finding.line and finding.code is None and not finding.outside_diff:
+            notes.append(
+                f"line {finding.line} was not found in {finding.location.split(' line')[0]}"
+            )
+        self.findings.append(finding)
+        return finding, notes
+
+
+def _escapes(path: str) -> bool:
+    return path.startswith("/") or ".." in Path(path).parts
+
+
+def add_review_tools(session: Any, files: Iterable[str], target: Target) -> FindingLog:
+    """Add `report_finding` and `git` to the session's toolbox; return the log they fill."""
+    log = FindingLog(target, set(files), Path(getattr(session, "workspace", target.root)))
+
+    @session.toolbox.add(
+        "report_finding",
+        "Report one review finding. Call once per problem, with the location from the diff. "
+        "Severity: blocker (must not merge), major (a bug or risk), minor (worth fixing), nit (style).",
+        FINDING_PARAMS,
+        required=("path", "severity", "title", "body"),
+        kind="read",
+    )
+    def report_finding(args: dict) -> dict:
+        finding, notes = log.record(args)
+        extras = getattr(session, "turn_extras", None)
+        if isinstance(extras, dict):
+            extras.setdefault("findings", []).append(finding.to_dict())
+        result: dict = {"recorded": len(log.findings), "location": finding.location}
+        if finding.outside_diff:
+            result["outside_diff"] = True
+        if notes:
+            result["note"] = "; ".join(notes)
+        return result
+
+    @session.toolbox.add(
+        "git",
+        "Run a read-only git command in the repository: "
+        + ", ".join(GIT_COMMANDS)
+        + ". Give the words after `git`, e.g. `log --oneline -5`, `show HEAD~1:src/app.py`, "
+        "`blame -L 10,20 src/app.py`, `diff HEAD~1 -- src/app.py`.",
+        {"args": {"type": "string", "description": "The command line after `git`"}},
+        required=("args",),
+        kind="read",
+        preview=lambda a: f"git {a.get('args', '')}",
+    )
+    def git_tool(args: dict) -> dict:
+        return run_git(str(args["args"]), log.target)
+
+    return log
+
+
+def run_git(line: str, review: Target) -> dict:
+    """Run one read-only git command line; a dict with `output`, or `error` saying why not."""
+    try:
+        words = shlex.split(line)
+    except ValueError as e:
+        return {"error": f"cannot parse the command line: {e}"}
+    if words and words[0] == "git":
+        words = words[1:]
+    if not words or words[0] not in GIT_COMMANDS:
+        return {"error": f"only these git commands are allowed: {', '.join(GIT_COMMANDS)}"}
+    bad = [w for w in words if any(w == r or w.startswith(r + "=") for r in REFUSED)]
+    if bad:
+        return {"error": f"option not allowed in a read-only review: {', '.join(bad)}"}
+    sub, rest = words[0], words[1:]
+    if sub == "diff":
+        shown = _review_diff(rest, review)
+        if shown is not None:
+            return _bounded(shown)
+    safe = ["--no-ext-diff", "--no-textconv"] if sub in ("diff", "show", "log") else []
+    try:
+        proc = git.run(review.root, sub, *safe, *rest, check=False, timeout=30)
+    except ReviewError as e:
+        return {"error": str(e)}
+    out = proc.stdout.decode("utf-8", errors="replace")
+    if proc.returncode != 0:
+        return {
+            "error": proc.stderr.decode("utf-8", errors="replace").strip()
+            or f"git exited {proc.returncode}"
+        }
+    return _bounded(out)
+
+
+def _review_diff(words: list[str], review: Target) -> str | None:
+    """`git diff REV [REV] [-- PATHS]` as the review shows it (notebooks by cell), else None."""
+    if not words or any(w.startswith("-") and w != "--" for w in words):
+        return None
+    cut = words.index("--") if "--" in words else len(words)
+    revs, paths = words[:cut], words[cut + 1 :]
+    if not revs:
+        return None
+    if len(revs) == 2 and ".." not in revs[0] + revs[1]:
+        revs = [f"{revs[0]}..{revs[1]}"]
+    try:
+        target = resolve([*revs, "--", *paths] if paths else revs, review.root)
+    except ReviewError:
+        return None
+    if (target.base, target.head, target.paths) == (review.base, review.head, review.paths):
+        target = review
+    collected = diffs.collect(target, budget=10**9)
+    return "".join(f.text for f in collected.files)
+
+
+def _bounded(text: str) -> dict:
+    if len(text) <= MAX_OUTPUT:
+        return {"output": text}
+    lines = text[:MAX_OUTPUT].count("\n")
+    return {
+        "output": text[:MAX_OUTPUT],
+        "truncated": f"output cut after {MAX_OUTPUT} characters ({lines} lines) of {len(text)}; "
+        "narrow the command (a path, -L, --stat)",
+    }
