@@ -1,0 +1,136 @@
+"""Approval channels in a notebook: buttons in the card, `input()` over stdin, or policy.
+
+While a cell runs, the kernel handles one shell message at a time, so a button click can
+only reach it where the frontend sends comm messages on a kernel subshell (JupyterLab >=
+4.4 and Notebook >= 7.4 with ipykernel 7). `input()` works where the frontend allows
+stdin. Elsewhere (nbclient, papermill) nobody can be asked: the session's policy applies
+(deny with a message saying how to allow, unless the mode is auto or the tool is allowed).
+
+`choose_channel` makes the choice from facts about the kernel and the execute request:
+
+| channel   | when |
+|-----------|------|
+| `buttons` | the kernel supports subshells and the request comes from a cell-aware frontend (it sends `cellId`) |
+| `stdin`   | otherwise, when the request allows stdin |
+| `policy`  | otherwise |
+
+The button channel waits briefly for the frontend to open its comm subshell and falls
+back to stdin (or a denial) when none appears, e.g. in an older JupyterLab.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..agent.approval import ApprovalRequest, Decision
+
+SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
+
+
+def choose_channel(kernel: Any, parent: Mapping[str, Any] | None) -> str:
+    """`buttons`, `stdin` or `policy` for the execute request `parent` on `kernel`."""
+    parent = parent or {}
+    metadata = parent.get("metadata") or {}
+    content = parent.get("content") or {}
+    if supports_subshells(kernel) and metadata.get("cellId"):
+        return "buttons"
+    if content.get("allow_stdin"):
+        return "stdin"
+    return "policy"
+
+
+def supports_subshells(kernel: Any) -> bool:
+    """Whether `kernel` can run comm messages on subshells while a cell runs."""
+    return bool(getattr(kernel, "_supports_kernel_subshells", False))
+
+
+def subshells(kernel: Any) -> list[str]:
+    """Ids of the subshells the frontend opened on `kernel` (none if unsupported)."""
+    try:
+        return list(kernel.shell_channel_thread.manager.list_subshell())
+    except Exception:
+        return []
+
+
+def parse_answer(text: str) -> Decision:
+    """`y`/`yes` → allow, `a`/`always` → always, anything else → deny."""
+    word = (text or "").strip().lower()
+    if word in ("y", "yes", "allow", "ok"):
+        return "allow"
+    if word in ("a", "always"):
+        return "always"
+    return "deny"
+
+
+def question(request: ApprovalRequest) -> str:
+    """The one-line stdin question for `request`."""
+    preview = " ".join((request.preview or "").split())
+    if len(preview) > 100:
+        preview = preview[:99] + "…"
+    about = f": {preview}" if preview else ""
+    return f"Allow {request.name}{about}? [y]es / [n]o / [a]lways for {request.name}: "
+
+
+class StdinApprover:
+    """Asks with `input()`, run on the waiting main thread (where stdin and SIGINT work)."""
+
+    channel = "stdin"
+
+    def __init__(self, call_in_main: Callable[[Callable[[], Any]], Any]):
+        self.call_in_main = call_in_main
+
+    async def approve(self, request: ApprovalRequest) -> Decision:
+        prompt = question(request)
+        answer = await asyncio.wrap_future(self.call_in_main(lambda: input(prompt)))
+        return parse_answer(answer)
+
+
+class ButtonApprover:
+    """Allow / Deny / Always buttons in the call's card of the live `view`."""
+
+    channel = "buttons"
+
+    def __init__(self, view: Any, kernel: Any, fallback: Any = None, wait: float = SUBSHELL_WAIT):
+        self.view = view
+        self.kernel = kernel
+        self.fallback = fallback
+        self.wait = wait
+
+    async def approve(self, request: ApprovalRequest) -> Decision:
+        if not await self._subshell_ready():
+            if self.fallback is not None:
+                return await self.fallback.approve(request)
+            return "deny"
+        answer = self.view.ask(request.index, request.name)
+        try:
+            return await asyncio.wrap_future(answer)
+        finally:
+            self.view.withdraw(request.index)
+
+    async def _subshell_ready(self) -> bool:
+        deadline = time.monotonic() + self.wait
+        while not subshells(self.kernel):
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
+
+
+def approver_for(
+    channel: str,
+    *,
+    view: Any,
+    kernel: Any,
+    call_in_main: Callable[[Callable[[], Any]], Any],
+    allow_stdin: bool,
+) -> Any:
+    """The approver for `channel`; None for `policy` (the session's own rules apply)."""
+    stdin = StdinApprover(call_in_main) if allow_stdin else None
+    if channel == "buttons" and view is not None and hasattr(view, "ask"):
+        return ButtonApprover(view, kernel, fallback=stdin)
+    if channel in ("buttons", "stdin") and stdin is not None:
+        return stdin
+    return None

@@ -1,0 +1,298 @@
+"""The notebook front of one IPython shell: its session, and how one prompt runs.
+
+Shared by the `%%elelem` magic and the Elelem kernel (whose prompt cells go through the
+magic). One session per shell, created on first use (so loading the extension imports
+nothing heavy). A prompt shows a live view, picks an approval channel, runs the turn on
+the private loop, and always freezes the view into the static output, also on error and
+on interrupt. An interrupted turn then raises `TurnInterrupted`, so a "Run all" stops
+there as it would for any interrupted cell.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from pathlib import Path
+from typing import Any
+
+from .runner import LoopThread
+
+_FRONTS: weakref.WeakKeyDictionary[Any, NotebookFront] = weakref.WeakKeyDictionary()
+
+
+class TurnInterrupted(KeyboardInterrupt):
+    """The stop button ended a turn; its partial reply is kept in the output above."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        return ["KeyboardInterrupt: turn interrupted; the partial reply is kept above"]
+
+
+def front_for(ip: Any) -> NotebookFront:
+    """The front of shell `ip` (made on first use)."""
+    front = _FRONTS.get(ip)
+    if front is None:
+        front = _FRONTS[ip] = NotebookFront(ip)
+    return front
+
+
+class NotebookFront:
+    """Session, private loop and turn runner for one IPython shell."""
+
+    def __init__(self, ip: Any):
+        self.ip = ip
+        self.session: Any = None
+        self.runner = LoopThread()
+        self.announced = False
+
+    # -- session ----------------------------------------------------------------------
+
+    def get_session(self) -> Any:
+        """The shell's session, created with the default provider on first use."""
+        if self.session is None:
+            from ..agent.registry import new_session
+
+            session = new_session(namespace=self.ip.user_ns)
+            self._wire(session)
+            self.session = session
+        return self.session
+
+    def _wire(self, session: Any) -> None:
+        session.propose_cell = self.propose_cell
+        session.open_notebook = self.notebook_path()
+        store = _store()
+        if store is not None and hasattr(store, "register_commands"):
+            try:
+                store.register_commands(session, self.ip.user_ns, dict(os.environ))
+            except Exception as error:
+                self.say(f"warning: notebook commands unavailable: {error}")
+
+    def notebook_path(self) -> Path | None:
+        """The notebook open in the frontend, when it can be known."""
+        store = _store()
+        if store is not None and hasattr(store, "find_notebook"):
+            try:
+                return store.find_notebook(self.ip.user_ns, dict(os.environ))[0]
+            except Exception:
+                return None
+        for value in (
+            os.environ.get("ELELEM_NOTEBOOK"),
+            os.environ.get("JPY_SESSION_NAME"),
+            self.ip.user_ns.get("__vsc_ipynb_file__"),
+        ):
+            if value and str(value).endswith(".ipynb"):
+                return Path(value)
+        return None
+
+    def propose_cell(self, source: str) -> None:
+        """Offer `source` as the next cell (the frontend's set_next_input payload)."""
+        self.ip.set_next_input(source, replace=False)
+
+    # -- running ----------------------------------------------------------------------
+
+    def parent(self) -> dict[str, Any]:
+        """The execute request being handled (empty outside a kernel)."""
+        get_parent = getattr(self.ip, "get_parent", None)
+        try:
+            return dict(get_parent() or {}) if get_parent else {}
+        except Exception:
+            return {}
+
+    def run_prompt(
+        self,
+        prompt: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        mode: str | None = None,
+        system_prompt: str | None = None,
+        new: bool = False,
+        cell: str | None = None,
+    ) -> Any:
+        """Run one turn of `prompt` in the notebook's conversation; the TurnResult.
+
+        Options apply to this turn only; `new` starts a fresh conversation first.
+        """
+        session = self.get_session()
+        parent = self.parent()
+        if cell is None:
+            cell = (parent.get("metadata") or {}).get("cellId")
+        self._restore(session, cell, (parent.get("content") or {}).get("code"))
+        self._announce(session)
+        if new:
+            session.new_conversation()
+        saved = _Overrides(session)
+        view = None
+        result = None
+        interrupted = False
+        try:
+            saved.apply(provider, model, mode, system_prompt)
+            view = _new_view(session, live=getattr(self.ip, "kernel", None) is not None)
+            session.approver = self._approver(view, parent)
+            result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            session.approver = None
+            saved.restore()
+            if view is not None:
+                view.freeze(_record_of(result, session, prompt, cell, interrupted))
+        if interrupted:
+            raise TurnInterrupted()
+        return result
+
+    def command(self, line: str) -> str:
+        """Run a slash command line; its Markdown answer."""
+        session = self.get_session()
+        self._announce(session)
+        return session.command(line)
+
+    def status(self) -> str:
+        """Markdown status: provider, model, mode, turns, tokens, approval channel."""
+        session = self.get_session()
+        usage = session.usage or {}
+        channel = _channel(self.ip, self.parent())
+        notebook = session.open_notebook or "unknown (set ELELEM_NOTEBOOK)"
+        rows = [
+            ("provider", session.provider_name),
+            ("model", session.model or "default"),
+            ("mode", session.mode),
+            ("turns", len(session.conversation.turns)),
+            ("tokens", f"in {usage.get('input', 0):,} · out {usage.get('output', 0):,}"),
+            ("approvals", channel),
+            ("notebook", notebook),
+        ]
+        return "| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
+
+    def say(self, markdown: str) -> None:
+        """Show a Markdown message (safely rendered) in the cell's output."""
+        from IPython.display import display
+
+        from ..render.markdown import to_html
+
+        display({"text/html": to_html(markdown), "text/plain": markdown}, raw=True)
+
+    def _approver(self, view: Any, parent: dict[str, Any]) -> Any:
+        from .approvals import approver_for
+
+        kernel = getattr(self.ip, "kernel", None)
+        return approver_for(
+            _channel(self.ip, parent),
+            view=view,
+            kernel=kernel,
+            call_in_main=self.runner.call_in_main,
+            allow_stdin=bool((parent.get("content") or {}).get("allow_stdin")),
+        )
+
+    def _restore(self, session: Any, cell: str | None, source: str | None) -> None:
+        store = _store()
+        if store is None or not hasattr(store, "restore_into"):
+            return
+        message = store.restore_into(
+            session, self.ip.user_ns, dict(os.environ), cell=cell, source=source
+        )
+        if message:
+            self.say(message)
+
+    def _announce(self, session: Any) -> None:
+        if not self.announced:
+            self.announced = True
+            if getattr(session, "notice", None):
+                self.say(session.notice)
+
+
+class _Overrides:
+    """Per-turn provider/model/mode/system prompt, put back after the turn."""
+
+    def __init__(self, session: Any):
+        self.session = session
+        self.saved = (
+            session.provider,
+            session.provider_name,
+            session.model,
+            session.mode,
+            session.system_prompt,
+        )
+
+    def apply(
+        self, provider: str | None, model: str | None, mode: str | None, system: str | None
+    ) -> None:
+        session = self.session
+        if provider or model:
+            session.set_provider(provider or session.provider_name, model)
+        if mode:
+            from ..agent.toolbox import MODES
+            from ..errors import ConfigError
+
+            if mode not in MODES:
+                raise ConfigError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
+            session.mode = mode
+        if system is not None:
+            session.system_prompt = system
+
+    def restore(self) -> None:
+        s = self.session
+        s.provider, s.provider_name, s.model, s.mode, s.system_prompt = self.saved
+
+
+def _channel(ip: Any, parent: dict[str, Any]) -> str:
+    from .approvals import choose_channel
+
+    return choose_channel(getattr(ip, "kernel", None), parent)
+
+
+def _new_view(session: Any, live: bool) -> Any:
+    if not live:
+        return _EndView()
+    from ..render.widget import TurnView
+
+    view = TurnView(provider=session.provider_name, model=session.model)
+    view.show()
+    return view
+
+
+class _EndView:
+    """Outside a kernel (terminal IPython) no widget can show: the output comes at the end."""
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        pass
+
+    def freeze(self, record: dict[str, Any]) -> None:
+        from IPython.display import display
+
+        from ..render.static import bundle
+
+        data, metadata = bundle(record)
+        display(data, metadata=metadata, raw=True)
+
+
+def _record_of(
+    result: Any, session: Any, prompt: str, cell: str | None, interrupted: bool
+) -> dict[str, Any]:
+    """The turn's record, or a minimal one when the turn never produced it."""
+    record = getattr(result, "record", None)
+    if isinstance(record, dict):
+        return record
+    return {
+        "v": 1,
+        "conversation": session.conversation.id,
+        "cell": cell,
+        "provider": session.provider_name,
+        "model": session.model,
+        "prompt": prompt,
+        "reply": "",
+        "rounds": [],
+        "usage": {},
+        "stop": "interrupted" if interrupted else "error",
+        "error": None if interrupted else "the turn did not finish",
+        "ms": 0,
+    }
+
+
+def _store() -> Any:
+    try:
+        from . import store
+    except ModuleNotFoundError as error:
+        if error.name and error.name.endswith("jupyter.store"):
+            return None
+        raise
+    return store

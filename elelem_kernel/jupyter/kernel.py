@@ -1,0 +1,136 @@
+"""The Elelem kernel: an IPython kernel where every cell is a prompt.
+
+Routing of a cell (first non-blank line):
+
+| cell starts with | runs as |
+|---|---|
+| `%%py` | Python (the rest of the cell), in the shared namespace |
+| `%`, `!` | IPython, unchanged (`%%time`, `!ls`, `%who` ...) |
+| `/` | slash commands, one per line (`%elelem /cmd`) |
+| anything else | a prompt (`%%elelem` with the cell as body) |
+
+Silent and non-history requests (frontends send internal code that way) go straight to
+IPython. Prompts reach IPython as `%%elelem` cells, so execution counts, history, errors
+and interrupts behave as for any cell, and the agent's python tool and `%%py` cells share
+`user_ns`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ipykernel.ipkernel import IPythonKernel
+
+from .. import __version__
+
+BANNER = (
+    "Elelem: every cell is a prompt to the agent.\n"
+    "/help lists the slash commands; %, %% and ! lines reach IPython; "
+    "a %%py cell runs Python in the shared namespace."
+)
+
+
+def route(code: str) -> tuple[str, str]:
+    """`(kind, code for IPython)`; kind is `python`, `ipython`, `command`, `prompt` or `empty`."""
+    stripped = code.strip()
+    if not stripped:
+        return "empty", code
+    first, _, rest = stripped.partition("\n")
+    if first.strip() == "%%py":
+        return "python", rest
+    if stripped[0] in "%!":
+        return "ipython", code
+    if stripped[0] == "/":
+        lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+        return "command", "\n".join(f"%elelem {line}" for line in lines)
+    return "prompt", "%%elelem\n" + code
+
+
+class ElelemKernel(IPythonKernel):
+    """IPythonKernel that sends prompt cells to the agent (see the module doc)."""
+
+    implementation = "elelem"
+    implementation_version = __version__
+    banner = BANNER
+    language_info = {
+        "name": "elelem",
+        "version": __version__,
+        "mimetype": "text/markdown",
+        "file_extension": ".md",
+        "codemirror_mode": "markdown",
+        "pygments_lexer": "markdown",
+        "nbconvert_exporter": "markdown",
+    }
+    help_links = [
+        {"text": "Python", "url": "https://docs.python.org/3/"},
+        {"text": "IPython", "url": "https://ipython.readthedocs.io/"},
+    ]
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        from .magics import load
+
+        load(self.shell)
+
+    async def do_execute(
+        self,
+        code: str,
+        silent: bool,
+        store_history: bool = True,
+        user_expressions: dict | None = None,
+        allow_stdin: bool = False,
+        *,
+        cell_meta: dict | None = None,
+        cell_id: str | None = None,
+    ) -> dict:
+        if not silent and store_history:
+            code = route(code)[1]
+        return await super().do_execute(
+            code,
+            silent,
+            store_history,
+            user_expressions,
+            allow_stdin,
+            cell_meta=cell_meta,
+            cell_id=cell_id,
+        )
+
+    def do_complete(self, code: str, cursor_pos: int | None) -> Any:
+        cursor_pos = len(code) if cursor_pos is None else cursor_pos
+        kind, _ = route(code)
+        if kind == "command":
+            return self._complete_command(code, cursor_pos)
+        if kind in ("python", "ipython"):
+            return super().do_complete(code, cursor_pos)
+        return _completions([], cursor_pos, cursor_pos)
+
+    def do_is_complete(self, code: str) -> dict:
+        kind, translated = route(code)
+        if kind == "python":
+            return super().do_is_complete(translated)
+        if kind == "ipython":
+            return super().do_is_complete(code)
+        return {"status": "complete"}
+
+    def _complete_command(self, code: str, cursor_pos: int) -> dict:
+        from .front import front_for
+
+        start = code.rfind("\n", 0, cursor_pos) + 1
+        line = code[start:cursor_pos]
+        offset = len(line) - len(line.lstrip())
+        try:
+            session = front_for(self.shell).get_session()
+            matches = session.commands.complete(session, line.lstrip())
+        except Exception:
+            matches = []
+        return _completions(matches, start + offset, cursor_pos)
+
+
+def _completions(matches: list[str], start: int, end: int) -> dict:
+    return {
+        "status": "ok",
+        "matches": matches,
+        "cursor_start": start,
+        "cursor_end": end,
+        "metadata": {},
+    }

@@ -1,0 +1,116 @@
+"""`%%elelem` and `%elelem`: the agent in an ordinary Python notebook.
+
+    %load_ext elelem_kernel
+
+    %%elelem [ask] [-p NAME] [--model M] [--mode MODE] [--new] [--system-prompt TEXT]
+    the prompt, as the cell body
+
+    %elelem /command args      a slash command (/help lists them)
+    %elelem                    the status: provider, model, mode, turns, tokens
+
+Options apply to the cell's turn only; `/provider`, `/model` and `/mode` change the
+session. Loading the extension imports nothing heavy: the session, the providers and the
+widgets are imported on the first turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from .front import front_for
+
+SUBCOMMANDS = ("ask", "review")
+
+
+@magics_class
+class ElelemMagics(Magics):
+    """The `elelem` line and cell magic."""
+
+    @no_var_expand
+    @magic_arguments()
+    @argument("subcommand", nargs="?", help="ask (default): one turn of the conversation; review")
+    @argument("-p", "--provider", help="provider for this turn (see /provider)")
+    @argument("--model", help="model for this turn")
+    @argument("--mode", help="plan, build, verify or auto, for this turn")
+    @argument("--new", action="store_true", help="start a fresh conversation first")
+    @argument("--system-prompt", dest="system_prompt", help="system prompt for this turn")
+    @line_cell_magic
+    def elelem(self, line: str, cell: str | None = None) -> None:
+        """Ask the agent: the cell body is the prompt. `%elelem /cmd` runs a slash command."""
+        front = front_for(self.shell)
+        stripped = line.strip()
+        if cell is None:
+            if not stripped:
+                front.say(front.status())
+                return
+            if stripped.startswith("/"):
+                _command(front, stripped)
+                return
+            if not stripped.startswith("-") and stripped.split()[0] not in SUBCOMMANDS:
+                _ask(front, stripped, argparse_defaults())
+                return
+        args = parse_argstring(self.elelem, line)
+        subcommand = args.subcommand or "ask"
+        if subcommand not in SUBCOMMANDS:
+            raise UsageError(
+                f"unknown subcommand {subcommand!r}: use ask (default) or review.\n"
+                f"{self.elelem.__doc__}"
+            )
+        text = (cell if cell is not None else "").strip()
+        if subcommand == "review":
+            text = _review_prompt(text)
+        if not text:
+            raise UsageError(
+                "write the prompt in the cell under %%elelem (see %elelem? for options)"
+            )
+        _ask(front, text, args)
+
+
+def argparse_defaults() -> Any:
+    """The options of a line with none given."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(provider=None, model=None, mode=None, new=False, system_prompt=None)
+
+
+def _ask(front: Any, prompt: str, args: Any) -> None:
+    from ..errors import ConfigError
+
+    try:
+        front.run_prompt(
+            prompt,
+            provider=args.provider,
+            model=args.model,
+            mode=args.mode,
+            system_prompt=args.system_prompt,
+            new=args.new,
+        )
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+
+def _command(front: Any, line: str) -> None:
+    from ..errors import ConfigError
+
+    try:
+        front.say(front.command(line))
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+
+def _review_prompt(text: str) -> str:
+    target = text or "the uncommitted changes (or the last commit) of this workspace"
+    return (
+        f"Review {target}. Read the diff and the code around it with your tools, then list "
+        "the problems you find, most serious first, each with file, line and a suggested "
+        "fix. Say plainly when you find nothing worth changing."
+    )
+
+
+def load(ip: Any) -> None:
+    """Register the magics on shell `ip` (what `%load_ext elelem_kernel` does)."""
+    ip.register_magics(ElelemMagics)

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import _thread
+import asyncio
+import threading
+
+import pytest
+
+from elelem_kernel.jupyter.runner import LoopThread
+
+
+@pytest.fixture(scope="module")
+def runner():
+    return LoopThread()
+
+
+def test_runs_a_coroutine_on_its_own_loop(runner):
+    async def work():
+        return threading.current_thread().name
+
+    assert runner.run(work()) == ("elelem-turns", False)
+
+
+def test_keyboard_interrupt_cancels_and_the_turn_wraps_up(runner):
+    started = threading.Event()
+
+    async def turn():
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            return "interrupted"  # what Session.turn does
+        return "end_turn"
+
+    def interrupt():
+        started.wait(5)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    assert runner.run(turn()) == ("interrupted", True)
+
+
+def test_jobs_run_on_the_waiting_thread(runner):
+    main = threading.current_thread()
+
+    async def turn():
+        seen = await asyncio.wrap_future(runner.call_in_main(threading.current_thread))
+        return seen is main
+
+    assert runner.run(turn()) == (True, False)
+
+
+def test_errors_propagate(runner):
+    async def broken():
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        runner.run(broken())
