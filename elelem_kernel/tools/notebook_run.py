@@ -1,0 +1,138 @@
+"""notebook_run: execute a notebook (or some of its cells) headless with nbclient.
+
+The run happens in a fresh kernel on a thread with its own event loop: nbclient installs
+SIGINT/SIGTERM handlers on the loop it runs in, which must not be the Jupyter kernel's own.
+Cancelling the tool cancels the run, and nbclient shuts the kernel down. The file on disk
+is left as it was; the outputs come back as text summaries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from pathlib import Path
+from typing import Any
+
+from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.notebooks import describe_cell, find_cell, load
+from elelem_kernel.tools.workspace import MAX_BYTES, Workspace
+
+DEFAULT_TIMEOUT = 120
+
+
+async def run_notebook(
+    ws: Workspace,
+    path: str,
+    cells: list[int | str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    kernel: str | None = None,
+) -> dict:
+    """Run the code cells (all, or those given, in notebook order); stop at the first error."""
+    target, nb = load(ws, path)
+    rel = ws.relative(target)
+    chosen = sorted({find_cell(nb, c, rel) for c in cells}) if cells else range(len(nb.cells))
+    indexes = [i for i in chosen if nb.cells[i].cell_type == "code"]
+    if not indexes:
+        raise ToolError(
+            f"no code cells to run in {rel}" + (f" among cells {cells}" if cells else "")
+        )
+    name = kernel or nb.metadata.get("kernelspec", {}).get("name") or "python3"
+    outcome = await _on_own_loop(_execute(nb, indexes, target.parent, timeout, name))
+    ran, failed, problem = outcome
+    results, size = [], 0
+    for i in ran:
+        entry = describe_cell(nb.cells[i], i)
+        entry.pop("source", None)
+        size += len(str(entry))
+        results.append(
+            entry if size <= MAX_BYTES else {"index": i, "outputs": ["[cut: output budget spent]"]}
+        )
+    result: dict = {"path": rel, "kernel": name, "ran": len(ran), "cells": results}
+    not_run = indexes[len(ran) :]
+    if not_run:
+        result["not_run"] = not_run
+    if problem:
+        result["error"] = problem
+    elif failed is not None:
+        cell = nb.cells[failed]
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        what = f"{errors[0].get('ename')}: {errors[0].get('evalue')}" if errors else "an error"
+        result["error"] = (
+            f"cell {failed} (id {cell.get('id')}) raised {what}; later cells were not run"
+        )
+    return result
+
+
+async def _execute(
+    nb: Any, indexes: list[int], folder: Path, timeout: float, kernel: str
+) -> tuple[list[int], int | None, str | None]:
+    """Run the cells; return (cells run, the failing cell, a problem that stopped the run)."""
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name=kernel,
+        allow_errors=False,
+        resources={"metadata": {"path": str(folder)}},
+    )
+    ran: list[int] = []
+    try:
+        async with client.async_setup_kernel():
+            for i in indexes:
+                ran.append(i)
+                try:
+                    await client.async_execute_cell(nb.cells[i], i)
+                except CellTimeoutError:
+                    return ran, i, f"cell {i} timed out after {timeout:g} s; pass a larger timeout"
+                except CellExecutionError:
+                    return ran, i, None
+                except DeadKernelError as e:
+                    return ran, i, f"the kernel died while running cell {i}: {e}"
+    except NoSuchKernel:
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        names = ", ".join(sorted(KernelSpecManager().find_kernel_specs()))
+        raise ToolError(f'kernel "{kernel}" is not installed; installed kernels: {names}') from None
+    return ran, None, None
+
+
+async def _on_own_loop(coro: Any) -> Any:
+    """Await `coro` on a private loop in a thread; cancelling here cancels it there."""
+    outer = asyncio.get_running_loop()
+    done: asyncio.Future = outer.create_future()
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(coro)
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if isinstance(error, asyncio.CancelledError):
+            done.cancel()
+        elif error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(value)
+
+    def run() -> None:
+        try:
+            value, error = loop.run_until_complete(task), None
+        except BaseException as e:  # handed to the awaiting side
+            value, error = None, e
+        finally:
+            loop.close()
+        with contextlib.suppress(RuntimeError):  # the outer loop may be gone
+            outer.call_soon_threadsafe(settle, value, error)
+
+    thread = threading.Thread(target=run, name="elelem-notebook-run", daemon=True)
+    thread.start()
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        with contextlib.suppress(RuntimeError):  # the run may have just finished
+            loop.call_soon_threadsafe(task.cancel)
+        await asyncio.to_thread(thread.join, 30)
+        raise

@@ -1,0 +1,269 @@
+"""The default "workspace" setup: register every workspace tool into a session's toolbox.
+
+The session's workspace, namespace and open notebook are read at call time, so a front
+that changes them later (the notebook being opened, a kernel's `user_ns`) is honoured. A
+plugin replaces or extends any of these by adding a tool under the same name.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from elelem_kernel.errors import ToolError
+from elelem_kernel.tools import files, namespace, notebook_run, notebooks, search, shell
+from elelem_kernel.tools.workspace import MAX_LINES, Workspace
+
+_STR = {"type": "string"}
+_CELL = {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+_PATH = {"type": "string", "description": "path relative to the workspace root"}
+
+
+def add_workspace_tools(session: Any) -> None:
+    """Register read, list, grep, write, edit, bash, python, variables, notebook_* and propose_cell."""
+    tools = session.toolbox
+
+    def ws() -> Workspace:
+        return Workspace(session.workspace)
+
+    def open_notebook() -> Path | None:
+        return getattr(session, "open_notebook", None)
+
+    @tools.add(
+        "read",
+        "Read a text file: numbered lines, 2,000 at most per call; says the total line count "
+        "and how to read on (offset). Refuses binary files.",
+        {
+            "path": _PATH,
+            "offset": {"type": "integer", "minimum": 1, "description": "first line (1-based)"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LINES},
+        },
+        required=["path"],
+        aliases=["open"],
+    )
+    @_guard
+    def read(args: dict) -> dict:
+        return files.read(ws(), args["path"], args.get("offset", 1), args.get("limit", MAX_LINES))
+
+    @tools.add(
+        "list",
+        "List files under a folder (default: the workspace root), filtered by a glob like "
+        "'*.py' or 'src/**/*.ipynb'; .gitignore is respected inside a git repository.",
+        {"path": _PATH, "pattern": {"type": "string", "description": "glob, e.g. '*.csv'"}},
+        aliases=["ls", "glob"],
+    )
+    @_guard
+    def list_(args: dict) -> dict:
+        return files.list_files(ws(), args.get("path"), args.get("pattern"))
+
+    @tools.add(
+        "grep",
+        "Search file contents with a regular expression; prints path:line:text for every "
+        "matching line (capped, with the total count).",
+        {
+            "pattern": {"type": "string", "description": "regular expression"},
+            "path": _PATH,
+            "glob": {"type": "string", "description": "only files matching this glob"},
+            "ignore_case": {"type": "boolean"},
+        },
+        required=["pattern"],
+        aliases=["search"],
+    )
+    @_guard
+    def grep(args: dict) -> dict:
+        return search.grep(
+            ws(),
+            args["pattern"],
+            args.get("path"),
+            args.get("glob"),
+            args.get("ignore_case", False),
+        )
+
+    @tools.add(
+        "write",
+        "Write a whole file (created with its folders, or replaced). To change part of a "
+        "file, use edit.",
+        {"path": _PATH, "content": _STR},
+        required=["path", "content"],
+        kind="write",
+        preview=lambda a: files.write_preview(ws(), a["path"], a["content"]),
+    )
+    @_guard
+    def write(args: dict) -> dict:
+        return files.write(ws(), args["path"], args["content"], open_notebook())
+
+    @tools.add(
+        "edit",
+        "Replace an exact piece of text in a file with new text; old must appear exactly "
+        "once unless replace_all is true. Returns the diff.",
+        {"path": _PATH, "old": _STR, "new": _STR, "replace_all": {"type": "boolean"}},
+        required=["path", "old", "new"],
+        kind="write",
+        preview=lambda a: files.edit_preview(
+            ws(), a["path"], a["old"], a["new"], a.get("replace_all", False)
+        ),
+    )
+    @_guard
+    def edit(args: dict) -> dict:
+        return files.edit(
+            ws(),
+            args["path"],
+            args["old"],
+            args["new"],
+            args.get("replace_all", False),
+            open_notebook(),
+        )
+
+    @tools.add(
+        "bash",
+        "Run a shell command with bash in the workspace root; returns exit code, stdout and "
+        f"stderr (long output keeps its head and tail). Killed after timeout seconds "
+        f"(default {shell.DEFAULT_TIMEOUT}).",
+        {"command": _STR, "timeout": {"type": "number", "minimum": 1, "maximum": 3600}},
+        required=["command"],
+        aliases=["exec", "shell"],
+        kind="execute",
+        preview=lambda a: shell.preview(
+            ws().root, a["command"], a.get("timeout", shell.DEFAULT_TIMEOUT)
+        ),
+    )
+    @_guard
+    async def bash(args: dict) -> dict:
+        return await shell.bash(
+            ws().root, args["command"], args.get("timeout", shell.DEFAULT_TIMEOUT)
+        )
+
+    @tools.add(
+        "python",
+        "Run Python code in the session's live namespace (variables persist and the person "
+        "sees them); returns stdout, stderr, the value of a final expression, or the traceback.",
+        {"code": _STR},
+        required=["code"],
+        kind="execute",
+        preview=lambda a: a["code"],
+    )
+    @_guard
+    def python(args: dict) -> dict:
+        return namespace.run_python(session.namespace, args["code"])
+
+    @tools.add(
+        "variables",
+        "List the names in the live Python namespace with type and a short summary (shape "
+        "and dtypes for arrays and data frames, length for containers).",
+        {"pattern": {"type": "string", "description": "glob on names, e.g. 'df*'"}},
+    )
+    @_guard
+    def variables(args: dict) -> dict:
+        return namespace.list_variables(session.namespace, args.get("pattern"))
+
+    @tools.add(
+        "notebook_read",
+        "Read a notebook's cells: index, id, type, source and short output summaries "
+        "(images named, not included). cells picks some by id or index.",
+        {
+            "path": _PATH,
+            "cells": {"type": "array", "items": _CELL},
+            "outputs": {"type": "boolean", "description": "include outputs (default true)"},
+        },
+        required=["path"],
+    )
+    @_guard
+    def notebook_read(args: dict) -> dict:
+        return notebooks.read_notebook(
+            ws(), args["path"], args.get("cells"), args.get("outputs", True)
+        )
+
+    edit_params = {
+        "path": _PATH,
+        "cell": {**_CELL, "description": "the cell's id, or its 0-based index"},
+        "old": {"type": "string", "description": "exact text in the cell to replace"},
+        "new": {"type": "string", "description": "replacement for old"},
+        "source": {"type": "string", "description": "whole new source (or the inserted cell's)"},
+        "insert": {"enum": ["before", "after"], "description": "insert a new cell near cell"},
+        "cell_type": {"enum": list(notebooks.CELL_TYPES)},
+        "delete": {"type": "boolean"},
+        "move_to": {"type": "integer", "description": "new index for the cell"},
+    }
+
+    @tools.add(
+        "notebook_edit",
+        "Change one cell of a notebook file per call: old+new (exact text), source (whole "
+        "cell), insert before/after (with source and cell_type), delete, move_to, or "
+        "cell_type. Returns a diff. Not for the notebook open in the frontend: use "
+        "propose_cell there.",
+        edit_params,
+        required=["path"],
+        kind="write",
+        preview=lambda a: notebooks.edit_preview(ws(), protected=open_notebook(), **a),
+    )
+    @_guard
+    def notebook_edit(args: dict) -> dict:
+        change = {k: v for k, v in args.items() if k != "path"}
+        return notebooks.edit_notebook(ws(), args["path"], open_notebook(), **change)
+
+    @tools.add(
+        "notebook_run",
+        "Execute a notebook's code cells (all, or those given) in a fresh headless kernel; "
+        "returns each cell's outputs and stops at the first error. The file is not changed.",
+        {
+            "path": _PATH,
+            "cells": {"type": "array", "items": _CELL},
+            "timeout": {"type": "number", "minimum": 1, "description": "seconds per cell"},
+        },
+        required=["path"],
+        kind="execute",
+        preview=lambda a: (
+            f"run {a['path']}"
+            + (f" cells {json.dumps(a['cells'])}" if a.get("cells") else "")
+            + f" in a new kernel ({a.get('timeout', notebook_run.DEFAULT_TIMEOUT):g} s per cell)"
+        ),
+    )
+    @_guard
+    async def run(args: dict) -> dict:
+        return await notebook_run.run_notebook(
+            ws(), args["path"], args.get("cells"), args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
+        )
+
+    @tools.add(
+        "propose_cell",
+        "Offer the person a new code cell below the current one (in Jupyter) or print it (on "
+        "the command line). Nothing runs; they decide. Use this for the open notebook.",
+        {"source": _STR},
+        required=["source"],
+    )
+    @_guard
+    async def propose_cell(args: dict) -> dict:
+        offer = getattr(session, "propose_cell", None)
+        if not callable(offer):
+            raise ToolError(
+                "there is no frontend here to propose a cell to; show the code in your reply"
+            )
+        offer(args["source"])
+        return {"proposed": True, "note": "the person sees the cell and decides whether to run it"}
+
+
+def _guard(fn: Callable[[dict], Any]) -> Callable[[dict], Any]:
+    """Turn a `ToolError` into a plain failure result (the message alone, for the model)."""
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def guarded_async(args: dict) -> Any:
+            try:
+                return await fn(args)
+            except ToolError as e:
+                return {"error": str(e)}
+
+        return guarded_async
+
+    @functools.wraps(fn)
+    def guarded(args: dict) -> Any:
+        try:
+            return fn(args)
+        except ToolError as e:
+            return {"error": str(e)}
+
+    return guarded
