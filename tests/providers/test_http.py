@@ -1,0 +1,366 @@
+"""Behaviour every HTTP provider shares (providers/http.py), checked over real loopback HTTP
+for each wire format: streaming, usage and stop, retries, faults, keys and options."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import socket
+import time
+
+import pytest
+
+from elelem_kernel.agent.events import map_stop_reason
+from elelem_kernel.errors import ConfigError, ProviderError
+from elelem_kernel.providers import anthropic, ollama, openai, responses
+from elelem_kernel.providers.http import parse_arguments, retry_after
+from tests.providers.conftest import CLASSES, KEY, fetch
+from tests.wire_servers import Round, error_event, error_reply, reply
+
+FORMATS = list(CLASSES)
+TRUNCATION = {
+    "anthropic": "max_tokens",
+    "openai": "length",
+    "responses": "max_output_tokens",
+    "ollama": "length",
+}
+KEY_VARS = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "responses": "OPENAI_API_KEY",
+}
+STORY = Round(
+    thinking="Plan the answer.", text="Hello there, world.", calls=[("read", {"path": "a.py"})]
+)
+
+
+def stop_of(got) -> str:
+    stop = got.of("stop")[-1]
+    return map_stop_reason(stop["reason"], bool(got.calls), stop["truncated"])
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(
+    "round, text, thinking, calls, stop",
+    [
+        (Round(text="Just text."), "Just text.", "", [], "end_turn"),
+        (
+            Round(thinking="Think first.", text="Then talk."),
+            "Then talk.",
+            "Think first.",
+            [],
+            "end_turn",
+        ),
+        (
+            Round(calls=[("read", {"path": "a.py"})]),
+            "",
+            "",
+            [("read", {"path": "a.py"})],
+            "tool_use",
+        ),
+        (
+            Round(
+                text="Two calls.", calls=[("read", {"path": "a.py"}), ("read", {"path": "b.py"})]
+            ),
+            "Two calls.",
+            "",
+            [("read", {"path": "a.py"}), ("read", {"path": "b.py"})],
+            "tool_use",
+        ),
+        (Round(calls=[("list", {})]), "", "", [("list", {})], "tool_use"),
+    ],
+    ids=["text", "thinking-text", "one-call", "two-calls", "no-arguments"],
+)
+def test_a_round_streams_as_events(wire, make, fmt, round, text, thinking, calls, stop):
+    wire.script(fmt, round)
+    got = fetch(make(fmt))
+    assert got.error is None
+    assert (got.text, got.thinking, got.calls, stop_of(got)) == (text, thinking, calls, stop)
+    assert len(got.of("saying")) == len(text.split())  # streamed in pieces, as sent
+    assert [e["type"] for e in got.events][-2:] == ["usage", "stop"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_usage_uses_the_event_keys(wire, make, fmt):
+    wire.script(
+        fmt,
+        Round(text="ok", usage={"input": 100, "output": 20, "cache_read": 60, "cache_write": 10}),
+    )
+    usage = fetch(make(fmt)).of("usage")[0]
+    expected = {
+        "anthropic": {"input": 100, "output": 20, "cache_read": 60, "cache_write": 10},
+        "openai": {"input": 100, "output": 20, "cache_read": 60},
+        "responses": {"input": 100, "output": 20, "cache_read": 60},
+        "ollama": {"input": 100, "output": 20},
+    }[fmt]
+    assert usage == {"type": "usage", **expected}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_truncation_wins_over_tool_calls(wire, make, fmt):
+    wire.script(fmt, Round(text="Cut", calls=[("read", {"path": "a.py"})], stop=TRUNCATION[fmt]))
+    got = fetch(make(fmt))
+    assert got.of("stop")[0]["truncated"] is True
+    assert stop_of(got) == "max_tokens"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_multibyte_character_split_across_writes_arrives_whole(wire, make, fmt):
+    story = Round(text="Grüße 😀 — 漢字 done")
+    split = reply(fmt, story).split_chars()
+    assert len(split.chunks) > len(reply(fmt, story).chunks)
+    wire.queue(split)
+    got = fetch(make(fmt))
+    assert got.error is None and got.text == "Grüße 😀 — 漢字 done"
+
+
+# -- retries -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_429_waits_as_told_then_succeeds(wire, make, fmt):
+    wire.script(fmt, STORY)
+    normal = fetch(make(fmt))
+    wire.queue(error_reply(fmt, 429, "slow down", retry_after=0), reply(fmt, STORY))
+    provider = make(fmt, backoff=5)
+    got = fetch(provider)
+    assert got.error is None and got.events == normal.events
+    assert provider.waits == [0.0]
+    assert len(wire.requests) == 3
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("status", [500, 503, 529])
+def test_server_errors_are_retried_with_backoff(wire, make, fmt, status):
+    wire.queue(error_reply(fmt, status), error_reply(fmt, status), reply(fmt, STORY))
+    provider = make(fmt, backoff=0.01)
+    got = fetch(provider)
+    assert got.error is None and got.text == STORY.text
+    assert len(provider.waits) == 2
+    assert 0.005 <= provider.waits[0] <= 0.01 and 0.01 <= provider.waits[1] <= 0.02
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_retries_are_bounded(wire, make, fmt):
+    wire.queue(*[error_reply(fmt, 500, "boom")] * 3)
+    got = fetch(make(fmt, retries=2))
+    assert isinstance(got.error, ProviderError)
+    assert f"500 from {fmt}: server error (boom) (gave up after 3 attempts)" == str(got.error)
+    assert len(wire.requests) == 3 and got.events == []
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_long_retry_after_gives_up_at_once(wire, make, fmt):
+    wire.queue(error_reply(fmt, 429, "quota", retry_after=3600))
+    provider = make(fmt)
+    got = fetch(provider)
+    assert "429 from" in str(got.error) and "rate limited (quota)" in str(got.error)
+    assert provider.waits == [] and len(wire.requests) == 1
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai", "responses"])
+def test_401_is_not_retried_and_names_the_variable(wire, make, monkeypatch, fmt):
+    monkeypatch.setenv(KEY_VARS[fmt], KEY)
+    wire.queue(error_reply(fmt, 401, f"invalid x-api-key {KEY}"))
+    provider = CLASSES[fmt](base_url=wire.base_url(fmt))
+    got = fetch(provider)
+    assert str(got.error) == f"401 from {fmt}: the API key in {KEY_VARS[fmt]} was rejected"
+    assert got.error.status == 401 and not got.error.retryable
+    assert len(wire.requests) == 1
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("status", [400, 404])
+def test_client_errors_quote_the_server_and_are_not_retried(wire, make, fmt, status):
+    wire.queue(error_reply(fmt, status, f"bad thing with key {KEY}"))
+    got = fetch(make(fmt))
+    assert str(got.error).startswith(f"{status} from {fmt}: bad thing with key ***")
+    assert KEY not in str(got.error) and len(wire.requests) == 1
+
+
+# -- faults mid-stream -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_reset_before_output_is_retried_and_nothing_repeats(wire, make, fmt):
+    wire.script(fmt, STORY)
+    normal = fetch(make(fmt))
+    full = reply(fmt, STORY)
+    wire.queue(full.reset_after(full.index("Plan")), full)
+    got = fetch(make(fmt))
+    assert got.error is None and got.events == normal.events
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_reset_after_output_fails_once_without_repeating(wire, make, fmt):
+    wire.script(fmt, STORY)
+    normal = fetch(make(fmt))
+    full = reply(fmt, STORY)
+    wire.queue(full.reset_after(full.index("there")), full)
+    got = fetch(make(fmt))
+    assert "broke mid-response" in str(got.error) and got.error.retryable
+    assert got.events and got.events == normal.events[: len(got.events)]
+    assert got.text == "Hello " and got.of("doing") == []
+    assert len(wire.requests) == 2 and wire.pending() == 1
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_stream_without_its_terminal_event_is_an_error(wire, make, fmt):
+    full = reply(fmt, STORY)
+    wire.queue(full.close_after(len(full.chunks) - 1 if fmt != "openai" else len(full.chunks) - 3))
+    got = fetch(make(fmt))
+    assert isinstance(got.error, ProviderError)
+    assert "ended before" in str(got.error) and "incomplete" in str(got.error)
+    assert got.of("stop") == [] and got.text == STORY.text
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_stall_past_the_read_timeout_is_an_error(wire, make, fmt):
+    full = reply(fmt, STORY)
+    wire.queue(full.stall_after(full.index("there")))
+    got = fetch(make(fmt, read_timeout=0.2))
+    assert str(got.error) == (
+        f"{fmt} sent nothing for 0.2 s (read timeout); try again, or raise the read_timeout option"
+    )
+    assert got.text == "Hello "
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_malformed_json_line_is_an_error(wire, make, fmt):
+    full = reply(fmt, STORY)
+    bad = b"{not json\n" if fmt == "ollama" else b"data: {not json\n\n"
+    wire.queue(full.insert(full.index("there"), bad))
+    got = fetch(make(fmt))
+    assert str(got.error) == f"{fmt} sent a malformed event (not JSON): '{{not json'"
+    assert got.text == "Hello " and len(wire.requests) == 1
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_error_event_after_200_and_output_ends_the_round(wire, make, fmt):
+    full = reply(fmt, STORY)
+    at = full.index("there")
+    wire.queue(full.insert(at, error_event(fmt, "Overloaded")).close_after(at + 1))
+    got = fetch(make(fmt))
+    assert isinstance(got.error, ProviderError) and "Overloaded" in str(got.error)
+    assert got.text == "Hello " and len(wire.requests) == 1
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai", "responses"])
+def test_an_overloaded_event_before_output_is_retried(wire, make, fmt):
+    full = reply(fmt, STORY)
+    wire.queue(full.insert(1, error_event(fmt, "Overloaded")).close_after(2), full)
+    got = fetch(make(fmt))
+    assert got.error is None and got.text == STORY.text and len(wire.requests) == 2
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_cancelling_a_slow_stream_stops_it(wire, make, fmt):
+    wire.queue(reply(fmt, Round(text=" ".join(["word"] * 200))).slow(0.02))
+    provider = make(fmt)
+    events: list[dict] = []
+
+    async def go() -> None:
+        task = asyncio.ensure_future(
+            provider.fetch([{"role": "user", "content": "hi"}], [], events.append)
+        )
+        while not events:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await provider.aclose()
+
+    asyncio.run(go())
+    assert 0 < len(events) < 200
+
+
+# -- keys, options, clients ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai", "responses"])
+def test_a_missing_key_is_a_config_error_before_any_request(wire, fmt):
+    got = fetch(CLASSES[fmt]())
+    assert isinstance(got.error, ConfigError)
+    assert KEY_VARS[fmt] in str(got.error) and wire.requests == []
+
+
+def test_compatible_servers_need_no_key(wire, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", wire.base_url("openai"))
+    wire.script("openai", Round(text="local"))
+    got = fetch(openai.OpenAIProvider())
+    assert got.text == "local" and "authorization" not in wire.requests[0].headers
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_keys_stay_out_of_reprs(make, fmt):
+    provider = make(fmt)
+    assert KEY not in repr(provider) and KEY not in str(provider)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_unknown_options_are_refused_clearly(fmt):
+    with pytest.raises(ConfigError, match="unknown option for .*: tempreature. Known options: "):
+        CLASSES[fmt](tempreature=0.2)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_model_is_explicit_else_env_else_default(monkeypatch, fmt):
+    cls = CLASSES[fmt]
+    assert cls().model == cls.default_model and cls.default_model
+    monkeypatch.setenv("ELELEM_MODEL", "from-env")
+    assert cls().model == "from-env"
+    assert cls("explicit").model == "explicit"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_one_provider_serves_turns_on_successive_event_loops(wire, make, fmt):
+    wire.script(fmt, Round(text="one"), Round(text="two"))
+    provider = make(fmt)
+    texts = []
+    for _ in range(2):
+        events: list[dict] = []
+        asyncio.run(provider.fetch([{"role": "user", "content": "hi"}], [], events.append))
+        texts.append("".join(e["text"] for e in events if e["type"] == "saying"))
+    assert texts == ["one", "two"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_unreachable_server_says_where_it_looked(make, fmt):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    got = fetch(make(fmt, base_url=f"http://127.0.0.1:{port}"))
+    assert str(got.error).startswith(f"cannot reach {fmt} at http://127.0.0.1:{port}: ")
+    if fmt == "ollama":
+        assert "is `ollama serve` running?" in str(got.error)
+
+
+def test_configured_follows_the_environment(wire, monkeypatch):
+    assert not anthropic.configured() and not openai.configured()
+    assert not responses.configured()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    assert anthropic.configured() and openai.configured() and responses.configured()
+
+
+def test_ollama_is_configured_when_something_listens(wire, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", wire.url)
+    assert ollama.configured()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{s.getsockname()[1]}")
+    assert not ollama.configured()
+
+
+def test_retry_after_reads_seconds_milliseconds_and_dates():
+    assert retry_after({"retry-after": "7"}) == 7.0
+    assert retry_after({"retry-after-ms": "250", "retry-after": "7"}) == 0.25
+    assert retry_after({}) is None and retry_after({"retry-after": "soon"}) is None
+    later = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 < retry_after({"retry-after": later}) <= 30
+
+
+def test_arguments_empty_means_no_arguments():
+    assert parse_arguments("") == {} and parse_arguments(None) == {}
+    assert parse_arguments('{"a": 1}') == {"a": 1} and parse_arguments({"a": 1}) == {"a": 1}
+    assert parse_arguments('{"a": ') is None and parse_arguments("[1]") is None
