@@ -1,0 +1,150 @@
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from elelem_kernel.agent.session import Session
+from elelem_kernel.agent.toolbox import Call, Toolbox
+from elelem_kernel.review.diff import collect
+from elelem_kernel.review.run import prepare, restore_mode
+from elelem_kernel.review.target import resolve
+from elelem_kernel.review.tools import add_review_tools, run_git
+from tests.scripted import Scripted
+
+
+def use(session, name, **arguments):
+    call = Call("c1", name, arguments)
+    problem = session.toolbox.resolve(call, session.mode)
+    assert problem is None, problem
+    return asyncio.run(session.toolbox.run(call))
+
+
+@pytest.fixture
+def changed(repo):
+    repo.commit(**{"app.py": "def f(x):\n    return x\n", "other.py": "y = 1\n"})
+    repo.commit(**{"app.py": "def f(x):\n    if x == None:\n        return 0\n    return x\n"})
+    return repo
+
+
+def tools_for(repo, target=None):
+    session = Session(Scripted(), Toolbox(), workspace=repo.root)
+    t = resolve(target, repo.root)
+    log = add_review_tools(session, [f.path for f in collect(t).files], t)
+    return session, log
+
+
+def test_report_finding_records_locates_and_captures_the_line(changed):
+    session, log = tools_for(changed)
+    result = use(
+        session,
+        "report_finding",
+        path="b/app.py",
+        line=2,
+        severity="minor",
+        title="None check",
+        body="use is",
+    )
+    assert result["ok"] and result["location"] == "app.py:2" and "outside_diff" not in result
+    (finding,) = log.findings
+    assert (finding.path, finding.code, finding.outside_diff) == (
+        "app.py",
+        "    if x == None:",
+        False,
+    )
+    assert session.turn_extras["findings"][0]["title"] == "None check"
+
+
+def test_finding_outside_the_diff_is_kept_but_flagged(changed):
+    session, log = tools_for(changed)
+    result = use(session, "report_finding", path="other.py", severity="nit", title="t", body="b")
+    assert (
+        result["ok"] and result["outside_diff"] is True and "not among the files" in result["note"]
+    )
+    assert log.findings[0].outside_diff
+
+
+def test_report_finding_rejects_an_unknown_severity(changed):
+    session, _ = tools_for(changed)
+    call = Call(
+        "c1", "report_finding", {"path": "app.py", "severity": "fatal", "title": "t", "body": "b"}
+    )
+    assert "severity" in session.toolbox.resolve(call, "plan")
+
+
+def test_git_tool_runs_read_only_commands(changed):
+    t = resolve(None, changed.root)
+    assert "app.py" in run_git("log --stat -1", t)["output"]
+    assert run_git("show HEAD:other.py", t)["output"] == "y = 1\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "commit -m x",
+        "push",
+        "diff --output=/tmp/x HEAD",
+        "diff --no-index /etc/passwd app.py",
+        "-c x=y log",
+        "",
+    ],
+)
+def test_git_tool_refuses_what_could_write_or_escape(changed, line):
+    result = run_git(line, resolve(None, changed.root))
+    assert "error" in result and "output" not in result
+
+
+def test_git_tool_diff_shows_notebooks_by_cell(repo, notebook):
+    repo.commit(**{"nb.ipynb": notebook(("c1", "code", "x = 1"))})
+    repo.commit(**{"nb.ipynb": notebook(("c1", "code", "x = 2"))})
+    t = resolve(None, repo.root)
+    out = run_git(t.command().removeprefix("git "), t)["output"]
+    assert "## cell 1 id=c1 (code): modified" in out and "SECRET-OUTPUT" not in out
+
+
+def test_git_tool_output_is_bounded(repo):
+    repo.commit(**{"a.txt": "a\n"})
+    repo.commit(**{"a.txt": "".join(f"line {i}\n" for i in range(20_000))})
+    result = run_git("show HEAD", resolve(None, repo.root))
+    assert (
+        len(result["output"]) == 40_000
+        and "output cut after 40000 characters" in result["truncated"]
+    )
+
+
+def test_prepare_switches_to_plan_and_restore_mode_undoes_it(changed):
+    session = Session(Scripted(), Toolbox(), workspace=changed.root, mode="build")
+
+    @session.toolbox.add("git", "someone else's git", {}, kind="execute")
+    def other_git(args):
+        return {"mine": True}
+
+    prompt = prepare(session, "HEAD~1..HEAD", focus="None handling", severity="minor")
+    assert session.mode == "plan"
+    assert {"report_finding", "git"} <= {t.name for t in session.toolbox.offered("plan")}
+    assert "+    if x == None:" in prompt and "Focus on: None handling" in prompt
+    assert "severity minor or worse (blocker, major, minor)" in prompt
+    assert session.turn_extras["review"]["reviewed"] == ["app.py"]
+    restore_mode(session)
+    assert session.mode == "build" and "report_finding" not in session.toolbox.tools
+    assert session.toolbox.get("git").fn is other_git
+
+
+def test_prepare_on_an_empty_diff_says_nothing_to_review(changed, capsys):
+    session = Session(Scripted(), Toolbox(), workspace=changed.root, mode="build")
+    assert prepare(session, "HEAD") is None
+    assert capsys.readouterr().out.strip() == "nothing to review"
+    assert session.mode == "build" and not session.toolbox.tools
+
+
+def test_prepare_keeps_one_part_and_lists_the_rest(repo):
+    repo.commit(**{"keep.py": "a = 1\n"})
+    repo.commit(**{f"f{i}.py": "x = 1\n" * 4000 for i in range(3)})
+    session = Session(Scripted(), Toolbox(), workspace=repo.root)
+    prompt = prepare(session, None)
+    reasons = {s["path"]: s["reason"] for s in session.turn_extras["review"]["skipped"]}
+    assert session.turn_extras["review"]["reviewed"] == ["f0.py", "f1.py"]
+    assert reasons == {"f2.py": "over the budget of one review turn"}
+    assert "- f2.py: over the budget of one review turn" in prompt
+    assert json.dumps(session.turn_extras)  # the record must stay JSON
