@@ -67,6 +67,38 @@ class Fetched:
     def calls(self) -> list[tuple[str, dict]]:
         return [(e["name"], e["arguments"]) for e in self.of("doing")]
 
+    def assistant(self) -> dict:
+        """The neutral assistant message the session builds from these events (DESIGN):
+        thinking pieces join; a piece with metadata closes its entry."""
+        thinking: list[dict] = []
+        current: dict | None = None
+        for e in self.of("thinking"):
+            if current is None:
+                current = {"text": ""}
+                thinking.append(current)
+            current["text"] += e["text"]
+            if e.get("metadata"):
+                current["metadata"] = e["metadata"]
+                current = None
+        message: dict[str, Any] = {"role": "assistant", "content": self.text}
+        calls = [
+            {k: e[k] for k in ("id", "name", "arguments", "metadata") if k in e}
+            for e in self.of("doing")
+        ]
+        if calls:
+            message["tool_calls"] = calls
+        if thinking:
+            message["thinking"] = thinking
+        return message
+
+
+def results(message: dict, *contents: str) -> list[dict]:
+    """Tool messages answering each call of `message`, in order."""
+    return [
+        {"role": "tool", "tool_call_id": call["id"], "content": content}
+        for call, content in zip(message["tool_calls"], contents, strict=True)
+    ]
+
 
 def fetch(provider: Any, messages: list[dict] = PROMPT, tools: list[dict] = TOOLS) -> Fetched:
     """Run one `provider.fetch` on a fresh event loop, like a Jupyter turn does."""
