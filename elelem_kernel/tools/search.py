@@ -105,7 +105,7 @@ def _search_rg(
 ) -> bool:
     """Run ripgrep over `names` in order; False when it could not do the search."""
     command = [rg, "--no-config", "--text", "--null", "--line-number", "--with-filename"]
-    command += ["--no-heading", "--color", "never", "--threads", "1"]
+    command += ["--no-heading", "--color", "never", "--threads", "1", "--crlf"]
     command += ["--ignore-case"] if ignore_case else ["--case-sensitive"]
     for start in range(0, len(names), _BATCH):
         batch = names[start : start + _BATCH]

@@ -1,0 +1,46 @@
+"""Fixtures for the workspace tools: a real folder, a stand-in session, a git helper."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.tools.workspace import Workspace
+
+
+class StandInSession:
+    """The attributes add_workspace_tools relies on, nothing more."""
+
+    def __init__(self, workspace: Path, open_notebook: Path | None = None):
+        self.toolbox = Toolbox()
+        self.workspace = workspace.resolve()
+        self.namespace: dict = {}
+        self.open_notebook = open_notebook
+        self.proposed: list[str] = []
+        self.propose_cell = self.proposed.append
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder.resolve()
+
+
+@pytest.fixture
+def ws(root: Path) -> Workspace:
+    return Workspace(root)
+
+
+def git(folder: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout

@@ -1,0 +1,120 @@
+"""grep: ripgrep and the pure-Python fallback give the same result."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.search import grep
+from elelem_kernel.tools.workspace import Workspace
+
+from .conftest import git
+
+needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
+
+
+@pytest.fixture
+def tree(root: Path) -> Path:
+    files = {
+        "a.py": "import os\ndef Foo():\n    return 'foo'\n",
+        "src/b.py": "FOO = 1\nbar = FOO + 1\n",
+        "src/c.txt": "nothing here\nfoo at the end foo\n",
+        "notes.md": "# Foo\r\nwindows line\r\n",
+        "latin.txt": "caf\xe9 foo\n".encode("latin-1"),
+        "blob.bin": b"foo\0binary",
+        "src/deep/d.py": "x = 'foo'\n" * 3,
+    }
+    for name, body in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(body, bytes):
+            (root / name).write_bytes(body)
+        else:
+            (root / name).write_bytes(body.encode())
+    return root
+
+
+CASES = [
+    {"pattern": "foo"},
+    {"pattern": "foo", "ignore_case": True},
+    {"pattern": r"^\s+return", "path": "."},
+    {"pattern": "FOO", "path": "src"},
+    {"pattern": "foo", "glob": "*.py"},
+    {"pattern": "foo", "path": "src", "glob": "deep/*.py"},
+    {"pattern": "line$"},
+    {"pattern": "no match at all"},
+]
+
+
+@needs_rg
+@pytest.mark.parametrize("case", CASES, ids=lambda c: repr(c))
+def test_rg_and_python_give_the_same_result(ws: Workspace, tree: Path, case: dict) -> None:
+    assert grep(ws, engine="rg", **case) == grep(ws, engine="python", **case)
+
+
+def test_output_format_order_and_counts(ws: Workspace, tree: Path) -> None:
+    got = grep(ws, "foo", engine="python")
+    assert got["matches"].splitlines() == [
+        "a.py:3:    return 'foo'",
+        "latin.txt:1:caf\ufffd foo",
+        "src/c.txt:2:foo at the end foo",
+        "src/deep/d.py:1:x = 'foo'",
+        "src/deep/d.py:2:x = 'foo'",
+        "src/deep/d.py:3:x = 'foo'",
+    ]
+    assert got["count"] == 6 and got["files"] == 4
+    assert "blob.bin" not in got["matches"]
+
+
+def test_no_match_says_so(ws: Workspace, tree: Path) -> None:
+    got = grep(ws, "zebra")
+    assert got["count"] == 0 and got["matches"] == "" and "no lines match" in got["note"]
+
+
+def test_gitignored_files_are_not_searched(ws: Workspace, tree: Path) -> None:
+    git(tree, "init", "-q")
+    (tree / ".gitignore").write_text("src/\n")
+    for engine in ("auto", "python"):
+        names = {
+            line.split(":")[0] for line in grep(ws, "foo", engine=engine)["matches"].splitlines()
+        }
+        assert names == {"a.py", "latin.txt"}
+
+
+def test_many_matches_are_capped_with_the_total(ws: Workspace, root: Path) -> None:
+    (root / "big.txt").write_text("hit\n" * 3_000)
+    for engine in ("auto", "python"):
+        got = grep(ws, "hit", engine=engine)
+        assert got["count"] == 3_000 and len(got["matches"].splitlines()) == 2_000
+        assert got["truncated"].startswith("showing 2000 of 3000 matching lines in 1 files")
+
+
+@needs_rg
+def test_patterns_rg_cannot_parse_fall_back_to_python(ws: Workspace, tree: Path) -> None:
+    got = grep(ws, r"foo(?=\()", engine="rg")
+    assert got == grep(ws, r"foo(?=\()", engine="python")
+    assert got["matches"] == ""
+    assert grep(ws, r"(?i)foo(?=\()")["matches"] == "a.py:2:def Foo():"
+
+
+def test_bad_input(ws: Workspace, tree: Path) -> None:
+    with pytest.raises(ToolError, match="invalid regular expression"):
+        grep(ws, "foo(")
+    with pytest.raises(ToolError, match="no such file or folder"):
+        grep(ws, "foo", path="missing")
+    with pytest.raises(ToolError, match="outside the workspace"):
+        grep(ws, "root", path="/etc")
+
+
+@needs_rg
+def test_without_rg_on_the_path_the_fallback_answers_the_same(
+    ws: Workspace, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_rg = grep(ws, "foo", ignore_case=True)
+    monkeypatch.setenv("PATH", str(tree / "no-bin-here"))
+    assert shutil.which("rg") is None
+    assert grep(ws, "foo", ignore_case=True) == with_rg
+    with pytest.raises(ToolError, match="ripgrep .* is not installed"):
+        grep(ws, "foo", engine="rg")

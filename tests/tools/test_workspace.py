@@ -1,0 +1,115 @@
+"""Workspace: path confinement, root detection, atomic writes, bounded output helpers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.workspace import (
+    HeadTail,
+    Workspace,
+    atomic_write,
+    find_root,
+    glob_regex,
+    unified_diff,
+)
+
+from .conftest import git
+
+
+def test_resolve_keeps_paths_inside(ws: Workspace, root: Path) -> None:
+    (root / "sub").mkdir()
+    assert ws.resolve("sub/../sub/a.txt") == root / "sub" / "a.txt"
+    assert ws.resolve(None) == root
+    assert ws.resolve(str(root / "b.txt")) == root / "b.txt"
+    assert ws.relative(root / "sub" / "a.txt") == "sub/a.txt"
+
+
+def test_dotdot_escape_is_refused(ws: Workspace) -> None:
+    with pytest.raises(ToolError, match=r"outside the workspace .*'\.\.'"):
+        ws.resolve("sub/../../secret.txt")
+
+
+def test_absolute_path_elsewhere_is_refused(ws: Workspace) -> None:
+    with pytest.raises(ToolError, match="outside the workspace .*absolute path"):
+        ws.resolve("/etc/passwd")
+
+
+def test_symlink_out_is_refused(ws: Workspace, root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s")
+    (root / "link").symlink_to(outside)
+    (root / "file_link").symlink_to(outside / "secret.txt")
+    for path in ("link/secret.txt", "file_link", "link/new.txt"):
+        with pytest.raises(ToolError, match="through a symlink"):
+            ws.resolve(path)
+
+
+def test_symlink_inside_is_fine(ws: Workspace, root: Path) -> None:
+    (root / "real.txt").write_text("x")
+    (root / "alias.txt").symlink_to(root / "real.txt")
+    assert ws.resolve("alias.txt") == root / "real.txt"
+
+
+def test_root_is_the_git_root_or_the_folder(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "notebooks" / "deep").mkdir(parents=True)
+    git(repo, "init", "-q")
+    assert find_root(repo / "notebooks" / "deep") == repo.resolve()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert Workspace.detect(plain).root == plain.resolve()
+
+
+def test_atomic_write_replaces_and_keeps_mode(tmp_path: Path) -> None:
+    target = tmp_path / "new" / "dir" / "f.sh"
+    atomic_write(target, b"one")
+    assert target.read_bytes() == b"one"
+    os.chmod(target, 0o755)
+    atomic_write(target, b"two")
+    assert target.read_bytes() == b"two"
+    assert target.stat().st_mode & 0o777 == 0o755
+    assert [p.name for p in target.parent.iterdir()] == ["f.sh"]
+
+
+def test_head_tail_keeps_both_ends_and_counts_the_cut() -> None:
+    sink = HeadTail(100)
+    for i in range(1000):
+        sink.feed(f"{i:04d}\n".encode())
+    text = sink.text()
+    assert text.startswith("0000\n0001\n")
+    assert text.endswith("0998\n0999\n")
+    assert f"{5000 - 100} bytes cut" in text
+    small = HeadTail(100)
+    small.feed(b"short")
+    assert small.text() == "short" and small.cut == 0
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "hit"),
+    [
+        ("*.py", "a.py", True),
+        ("*.py", "src/deep/a.py", True),
+        ("*.py", "a.pyc", False),
+        ("src/*.py", "src/a.py", True),
+        ("src/*.py", "src/deep/a.py", False),
+        ("src/**/*.py", "src/deep/a.py", True),
+        ("src/**/*.py", "src/a.py", True),
+        ("**/test_?.py", "tests/test_a.py", True),
+        ("*.{md,txt}", "docs/a.txt", True),
+        ("[ab].csv", "b.csv", True),
+        ("[!ab].csv", "b.csv", False),
+    ],
+)
+def test_glob_regex(pattern: str, path: str, hit: bool) -> None:
+    assert bool(glob_regex(pattern).match(path)) is hit
+
+
+def test_unified_diff_marks_new_files_and_cuts() -> None:
+    assert unified_diff("", "a\n", "f.txt").startswith("--- /dev/null\n+++ b/f.txt")
+    long = unified_diff("", "x\n" * 10_000, "f.txt", limit=100)
+    assert "diff cut" in long and len(long) < 200
