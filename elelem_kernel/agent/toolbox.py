@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -93,6 +95,21 @@ class Call:
     @property
     def ok(self) -> bool:
         return bool(self.result.get("ok"))
+
+
+_warming: threading.Thread | None = None
+
+
+def warm_up() -> None:
+    """Import jsonschema in the background, once.
+
+    Its import can take over a second (with Jupyter installed it compiles format-checker
+    grammars); started when tools are first offered, it overlaps the first model call.
+    """
+    global _warming
+    if _warming is None and "jsonschema" not in sys.modules:
+        _warming = threading.Thread(target=lambda: __import__("jsonschema"), daemon=True)
+        _warming.start()
 
 
 def validation_error(schema: dict, args: Any) -> str | None:
@@ -188,6 +205,7 @@ class Toolbox:
 
     def specs(self, mode: str = "auto") -> list[dict]:
         """The offered tools in OpenAI function format."""
+        warm_up()
         return [t.spec() for t in self.offered(mode)]
 
     def resolve(self, call: Call, mode: str = "auto") -> str | None:

@@ -233,7 +233,8 @@ def _describe(call: dict, result: dict) -> str:
     if not result.get("ok", False):
         error = result.get("error") or "it failed"
         if "declined" in str(error) or "not run" in str(error):
-            return f"The `{name}` call did not run: {error}"
+            why = re.sub(r"^(not run|declined):\s*", "", str(error))
+            return f"The `{name}` call did not run: {why}"
         return f"The `{name}` call failed: {error}"
     if name == "list":
         files = _strings(result)
