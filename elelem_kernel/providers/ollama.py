@@ -61,7 +61,7 @@ class OllamaProvider(HTTPProvider):
         "keep_alive": None,
         "read_timeout": 300.0,
     }
-    not_found_hint = "pull it first: `ollama pull {model}`"
+    not_found_hint = "run `ollama pull {model}`"
     unreachable_hint = "is `ollama serve` running?"
 
     def normalize_base(self, base: str) -> str:

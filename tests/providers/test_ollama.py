@@ -1,0 +1,96 @@
+"""OllamaProvider over real loopback HTTP: NDJSON, whole calls with object arguments,
+made-up ids, thinking and tool names sent back, OLLAMA_HOST forms, actionable errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from elelem_kernel.providers.ollama import OllamaProvider, host_url
+from tests.providers.conftest import PROMPT, TOOLS, fetch, results
+from tests.wire_servers import Round, error_reply, ndjson_line, stream_reply
+
+
+def test_request_goes_to_api_chat_with_tools_and_options(wire, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", wire.url)
+    wire.script("ollama", Round(text="Hi."))
+    fetch(OllamaProvider("llama3.2", thinking="on", max_tokens=64, num_ctx=8192))
+    request = wire.requests[0]
+    assert (request.method, request.path) == ("POST", "/api/chat")
+    assert "authorization" not in request.headers
+    assert request.body == {
+        "model": "llama3.2",
+        "messages": PROMPT,
+        "tools": TOOLS,
+        "think": True,
+        "options": {"num_predict": 64, "num_ctx": 8192},
+        "stream": True,
+    }
+
+
+def test_second_round_sends_thinking_calls_and_named_results(wire, make):
+    first = Round(thinking="Read it.", calls=[("read", {"path": "a.py"}), ("list", {})], ids=False)
+    wire.script("ollama", first, Round(text="Done."))
+    provider = make("ollama")
+    one = fetch(provider)
+    ids = [e["id"] for e in one.of("doing")]
+    assert len(set(ids)) == 2 and all(ids)
+    assert one.calls == [("read", {"path": "a.py"}), ("list", {})]
+    assistant = one.assistant()
+    two = fetch(provider, [*PROMPT, assistant, *results(assistant, '{"ok": true}', "[]")])
+    assert two.text == "Done."
+    assert wire.requests[1].body["messages"][2:] == [
+        {
+            "role": "assistant",
+            "content": "",
+            "thinking": "Read it.",
+            "tool_calls": [
+                {"id": ids[0], "function": {"index": 0, "name": "read",
+                                            "arguments": {"path": "a.py"}}},
+                {"id": ids[1], "function": {"index": 1, "name": "list", "arguments": {}}},
+            ],
+        },
+        {"role": "tool", "tool_name": "read", "tool_call_id": ids[0], "content": '{"ok": true}'},
+        {"role": "tool", "tool_name": "list", "tool_call_id": ids[1], "content": "[]"},
+    ]  # fmt: skip
+
+
+def test_server_ids_are_kept_and_string_arguments_parsed(wire, make):
+    line = {"message": {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "call_srv", "function": {"name": "read", "arguments": '{"path": "b"}'}}]},
+        "done": False}  # fmt: skip
+    done = {"message": {"role": "assistant", "content": ""}, "done": True}
+    wire.queue(stream_reply("ollama", [ndjson_line(line), ndjson_line(done)]))
+    got = fetch(make("ollama"))
+    assert [(e["id"], e["arguments"]) for e in got.of("doing")] == [("call_srv", {"path": "b"})]
+    assert got.of("usage") == [{"type": "usage", "input": 0, "output": 0}]
+    assert got.of("stop") == [{"type": "stop", "reason": "stop", "truncated": False}]
+
+
+def test_a_missing_model_says_how_to_pull_it(wire, make):
+    wire.queue(error_reply("ollama", 404, 'model "qwen3" not found, try pulling it first'))
+    got = fetch(make("ollama"))
+    assert str(got.error) == (
+        "404 from ollama: model \"qwen3\" not found, try pulling it first (model 'qwen3'); "
+        "run `ollama pull qwen3`"
+    )
+
+
+@pytest.mark.parametrize(
+    "host, url",
+    [
+        (None, "http://127.0.0.1:11434"),
+        ("", "http://127.0.0.1:11434"),
+        ("0.0.0.0", "http://127.0.0.1:11434"),
+        ("localhost:9999", "http://localhost:9999"),
+        ("http://gpu-box:11434/", "http://gpu-box:11434"),
+        ("https://ollama.example.com", "https://ollama.example.com:443"),
+    ],
+)
+def test_ollama_host_forms(host, url):
+    assert host_url(host) == url
+
+
+def test_thinking_levels_pass_through():
+    assert OllamaProvider(thinking="high").body(PROMPT, [])["think"] == "high"
+    assert OllamaProvider(thinking="off").body(PROMPT, [])["think"] is False
+    assert "think" not in OllamaProvider().body(PROMPT, [])
