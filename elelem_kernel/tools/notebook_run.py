@@ -104,8 +104,8 @@ async def _on_own_loop(coro: Any) -> Any:
     """Await `coro` on a private loop in a thread; cancelling here cancels it there."""
     outer = asyncio.get_running_loop()
     done: asyncio.Future = outer.create_future()
-    loop = asyncio.new_event_loop()
-    task = loop.create_task(coro)
+    inner: list[tuple[asyncio.AbstractEventLoop, asyncio.Task]] = []
+    started = threading.Event()
 
     def settle(value: Any, error: BaseException | None) -> None:
         if done.done():
@@ -117,13 +117,20 @@ async def _on_own_loop(coro: Any) -> Any:
         else:
             done.set_result(value)
 
+    async def main() -> Any:
+        task = asyncio.current_task()
+        assert task is not None
+        inner.append((asyncio.get_running_loop(), task))
+        started.set()
+        return await coro
+
     def run() -> None:
         try:
-            value, error = loop.run_until_complete(task), None
+            value, error = asyncio.run(main()), None  # also ends nbclient's helper tasks
         except BaseException as e:  # handed to the awaiting side
             value, error = None, e
         finally:
-            loop.close()
+            started.set()
         with contextlib.suppress(RuntimeError):  # the outer loop may be gone
             outer.call_soon_threadsafe(settle, value, error)
 
@@ -132,7 +139,14 @@ async def _on_own_loop(coro: Any) -> Any:
     try:
         return await asyncio.shield(done)
     except asyncio.CancelledError:
-        with contextlib.suppress(RuntimeError):  # the run may have just finished
-            loop.call_soon_threadsafe(task.cancel)
+        await asyncio.to_thread(started.wait)
+        if inner:
+            loop, task = inner[0]
+            with contextlib.suppress(RuntimeError):  # the run may have just finished
+                loop.call_soon_threadsafe(task.cancel)
         await asyncio.to_thread(thread.join, 30)
+        if not done.done():
+            done.cancel()
+        elif not done.cancelled():
+            done.exception()  # seen: the run ended anyway, and this call was cancelled
         raise

@@ -1,0 +1,75 @@
+"""notebook_run with real nbclient kernels (two kernel starts in all)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.notebook_run import run_notebook
+from elelem_kernel.tools.workspace import Workspace
+
+from .test_shell import alive
+
+pytestmark = pytest.mark.kernel
+
+
+def write_notebook(path: Path, *sources: str) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_markdown_cell("# Run me", id="intro")]
+    nb.cells += [nbformat.v4.new_code_cell(s, id=f"c{i}") for i, s in enumerate(sources)]
+    nbformat.write(nb, path)
+
+
+def test_runs_cells_in_order_and_stops_at_the_first_error(ws: Workspace, root: Path) -> None:
+    (root / "data.txt").write_text("from the notebook's folder")
+    write_notebook(
+        root / "run.ipynb",
+        "x = 21\nprint(open('data.txt').read())",
+        "x * 2",
+        "undefined_name",
+        "print('never')",
+    )
+    before = (root / "run.ipynb").read_bytes()
+    got = asyncio.run(run_notebook(ws, "run.ipynb", timeout=60))
+    assert got["ran"] == 3 and got["not_run"] == [4]
+    first, second, third = got["cells"]
+    assert first["outputs"] == ["stdout: from the notebook's folder\n"]
+    assert second["outputs"] == ["Out[2]: 42"] and second["id"] == "c1"
+    assert third["outputs"][0].startswith("NameError: name 'undefined_name' is not defined")
+    assert got["error"].startswith("cell 3 (id c2) raised NameError")
+    assert (root / "run.ipynb").read_bytes() == before
+    with pytest.raises(ToolError, match="no code cells to run"):
+        asyncio.run(run_notebook(ws, "run.ipynb", cells=["intro"]))
+    with pytest.raises(ToolError, match='no cell with id "zz"'):
+        asyncio.run(run_notebook(ws, "run.ipynb", cells=["zz"]))
+
+
+def test_cancelling_shuts_the_kernel_down(ws: Workspace, root: Path) -> None:
+    marker = root / "kernel.pid"
+    write_notebook(
+        root / "slow.ipynb",
+        f"import os, time\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\ntime.sleep(1000)",
+    )
+
+    async def scenario() -> int:
+        task = asyncio.ensure_future(run_notebook(ws, "slow.ipynb", timeout=600))
+        for _ in range(3000):
+            if marker.exists() and marker.read_text():
+                break
+            await asyncio.sleep(0.01)
+        pid = int(marker.read_text())
+        assert alive(pid)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return pid
+
+    pid = asyncio.run(scenario())
+    assert not alive(pid), f"kernel {pid} still runs"
+    assert os.getpid() != pid
