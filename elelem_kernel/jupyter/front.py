@@ -23,8 +23,11 @@ _FRONTS: weakref.WeakKeyDictionary[Any, NotebookFront] = weakref.WeakKeyDictiona
 class TurnInterrupted(KeyboardInterrupt):
     """The stop button ended a turn; its partial reply is kept in the output above."""
 
+    def __init__(self, message: str = "turn interrupted; the partial reply is kept above"):
+        super().__init__(message)
+
     def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
-        return ["KeyboardInterrupt: turn interrupted; the partial reply is kept above"]
+        return [f"KeyboardInterrupt: {self}"]
 
 
 def front_for(ip: Any) -> NotebookFront:

@@ -191,6 +191,7 @@ class TurnView:
             ]
             for button, decision in zip(buttons, ("allow", "deny", "always"), strict=True):
                 button.on_click(lambda _b, d=decision: self._answer(index, d))
+                _reply_where_sent(button)
             card.extra.children = (*card.extra.children, w.HBox(buttons))
             self._asks[index] = answer
         return answer
@@ -334,6 +335,21 @@ class TurnView:
         for block in self.blocks.values():
             if isinstance(block, _Card) and block.state == "running":
                 block.render_header()
+
+
+def _reply_where_sent(widget: Any) -> None:
+    """Let the frontend's clicks on `widget` run on the subshell they are sent to.
+
+    ipykernel 7.4 routes a comm's incoming messages to the subshell that last published
+    on it; our widgets publish from the busy main shell, where a click would wait for the
+    cell to end. Forgetting that route lets the click use the frontend's comm subshell.
+    """
+    comm = getattr(widget, "comm", None)
+    lock = getattr(comm, "_reply_subshell_lock", None)
+    if comm is None or lock is None:
+        return
+    with lock:
+        comm.__dict__.pop("_reply_subshell_id", None)
 
 
 def _descendants(widget: Any) -> list[Any]:

@@ -1,0 +1,86 @@
+"""Providers and tools for the Jupyter front tests, loaded as a plugin file by the kernel.
+
+Copied into `<kernel cwd>/.agents/plugins/`; never imported by the test process itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import elelem_kernel
+
+XSS = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
+STOP = {"type": "stop", "reason": "end_turn", "truncated": False}
+
+
+class Stream:
+    """2,000 small deltas spread over about a second, like a fast model."""
+
+    def __init__(self, model=None, **options):
+        self.model = model or "stream-1"
+
+    async def fetch(self, messages, tools, emit):
+        for i in range(2000):
+            emit({"type": "saying", "text": f"w{i} "})
+            if i % 40 == 0:
+                await asyncio.sleep(0.02)
+        emit({"type": "usage", "input": 10, "output": 2000})
+        emit(STOP)
+
+
+class Slow:
+    """Says a little, then takes a minute: something to interrupt."""
+
+    def __init__(self, model=None, **options):
+        self.model = model or "slow-1"
+
+    async def fetch(self, messages, tools, emit):
+        emit({"type": "saying", "text": "partial answer"})
+        await asyncio.sleep(60)
+        emit({"type": "saying", "text": " never shown"})
+        emit(STOP)
+
+
+class Caller:
+    """Round 1 calls tool `name`; round 2 repeats what the tool returned."""
+
+    def __init__(self, name, text=""):
+        self.name = name
+        self.text = text
+        self.model = f"calls-{name}"
+
+    async def fetch(self, messages, tools, emit):
+        last = messages[-1]
+        if last.get("role") == "tool":
+            emit({"type": "saying", "text": f"{self.text}tool said: {last['content']}"})
+            emit(STOP)
+            return
+        emit({"type": "doing", "id": "t1", "name": self.name, "arguments": {"path": "made.txt"}})
+        emit({"type": "stop", "reason": "tool_use", "truncated": False})
+
+
+def add_tools(session):
+    @session.toolbox.add(
+        "touch",
+        "create an empty file",
+        {"path": {"type": "string"}},
+        required=["path"],
+        kind="write",
+    )
+    def touch(args):
+        with open(args["path"], "w"):
+            pass
+        return {"created": args["path"]}
+
+    @session.toolbox.add("html", "return some HTML", {"path": {"type": "string"}}, kind="read")
+    def html(args):
+        return {"output": XSS}
+
+
+@elelem_kernel.configure
+def plugin(config):
+    config.provider("stream", lambda model=None, **o: Stream(model))
+    config.provider("slow", lambda model=None, **o: Slow(model))
+    config.provider("toucher", lambda model=None, **o: Caller("touch"))
+    config.provider("xss", lambda model=None, **o: Caller("html", text=XSS + " "))
+    config.setup("front-test-tools", add_tools)

@@ -1,0 +1,106 @@
+"""Helpers for tests that drive a real kernel through jupyter_client."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from queue import Empty
+from typing import Any
+
+HERE = Path(__file__).parent
+
+
+def workspace(root: Path) -> Path:
+    """A kernel cwd holding the front test plugin (providers stream, slow, toucher, xss)."""
+    plugins = root / ".agents" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    shutil.copy(HERE / "fronts_plugin.py", plugins / "fronts_plugin.py")
+    return root
+
+
+def isolated_env(root: Path, **extra: str) -> dict[str, str]:
+    """The environment for a kernel whose Jupyter and IPython state lives under `root`."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    for key in ("JPY_SESSION_NAME", "ELELEM_NOTEBOOK", "OPENAI_BASE_URL", "OLLAMA_HOST"):
+        env.pop(key, None)
+    env.update(
+        HOME=str(root / "home"),
+        JUPYTER_CONFIG_DIR=str(root / "jupyter" / "config"),
+        JUPYTER_DATA_DIR=str(root / "jupyter" / "data"),
+        JUPYTER_RUNTIME_DIR=str(root / "jupyter" / "runtime"),
+        IPYTHONDIR=str(root / "ipython"),
+        ELELEM_PROVIDER="echo",
+        OLLAMA_HOST="http://127.0.0.1:9",
+    )
+    env.update(extra)
+    (root / "home").mkdir(exist_ok=True)
+    return env
+
+
+def run(kc: Any, code: str, **kwargs: Any) -> tuple[dict, list[dict]]:
+    """Execute `code`; its reply and every iopub message it caused."""
+    msgs: list[dict] = []
+    kwargs.setdefault("allow_stdin", False)
+    reply = kc.execute_interactive(code, output_hook=msgs.append, timeout=60, **kwargs)
+    return reply, msgs
+
+
+def of(msgs: list[dict], *types: str) -> list[dict]:
+    return [m for m in msgs if m["msg_type"] in types]
+
+
+def frozen(msgs: list[dict]) -> dict:
+    """The content of the (last) output carrying a turn record."""
+    found = [
+        m["content"]
+        for m in of(msgs, "display_data", "update_display_data")
+        if "elelem" in m["content"].get("metadata", {})
+    ]
+    assert found, [m["msg_type"] for m in msgs]
+    return found[-1]
+
+
+def texts(msgs: list[dict]) -> str:
+    """Every text/plain and text/html of displays plus stream text, joined."""
+    out = []
+    for m in msgs:
+        content = m["content"]
+        data = content.get("data") or {}
+        out += [str(data.get("text/plain", "")), str(data.get("text/html", ""))]
+        out.append(str(content.get("text", "")))
+        out.append(str(content.get("evalue", "")))
+    return "\n".join(out)
+
+
+def collect(kc: Any, msg_id: str, until: Any, timeout: float = 30) -> list[dict]:
+    """Read iopub messages of request `msg_id` until `until(msgs)` is true."""
+    msgs: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while not until(msgs):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out; saw {[m['msg_type'] for m in msgs]}")
+        try:
+            msg = kc.get_iopub_msg(timeout=1)
+        except Empty:
+            continue
+        if msg["parent_header"].get("msg_id") == msg_id:
+            msgs.append(msg)
+    return msgs
+
+
+def idle(msgs: list[dict]) -> bool:
+    return any(
+        m["msg_type"] == "status" and m["content"]["execution_state"] == "idle" for m in msgs
+    )
+
+
+def reply_to(kc: Any, msg_id: str, timeout: float = 30) -> dict:
+    """The shell reply to request `msg_id` (earlier unread replies are skipped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = kc.get_shell_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") == msg_id:
+            return msg
+    raise AssertionError(f"no reply to {msg_id}")

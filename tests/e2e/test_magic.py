@@ -1,0 +1,227 @@
+"""The %%elelem magic in a real python3 kernel: streaming, freezing, commands, approvals, stop."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+from .kernels import collect, frozen, idle, isolated_env, of, reply_to, run, texts, workspace
+
+pytestmark = pytest.mark.kernel
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return workspace(tmp_path_factory.mktemp("magic"))
+
+
+@pytest.fixture(scope="module")
+def kernel(folder):
+    km, kc = start_new_kernel(kernel_name="python3", env=isolated_env(folder), cwd=str(folder))
+    reply, _ = run(kc, "%load_ext elelem_kernel")
+    assert reply["content"]["status"] == "ok"
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def kc(kernel):
+    return kernel[1]
+
+
+def test_load_ext_imports_nothing_heavy(kc):
+    reply, msgs = run(
+        kc,
+        "import sys\nprint(sorted(m for m in ('httpx', 'ipywidgets', 'mistune', "
+        "'elelem_kernel.providers.demo', 'elelem_kernel.agent.session') if m in sys.modules))",
+    )
+    assert texts(of(msgs, "stream")).strip() == "[]"
+
+
+def test_a_turn_streams_live_and_freezes_in_place(kc):
+    reply, msgs = run(kc, "%%elelem -p stream\ngo")
+    assert reply["content"]["status"] == "ok"
+    shown = [m for m in of(msgs, "display_data") if WIDGET in m["content"]["data"]]
+    assert len(shown) == 1
+    display_id = shown[0]["content"]["transient"]["display_id"]
+    update = of(msgs, "update_display_data")[-1]["content"]
+    assert update["transient"]["display_id"] == display_id
+    assert set(update["data"]) == {"text/html", "text/markdown", "text/plain"}
+    record = update["metadata"]["elelem"]
+    assert record["stop"] == "end_turn" and record["provider"] == "stream"
+    assert record["reply"].startswith("w0 w1 ") and "w1999" in record["reply"]
+    assert "w1999" in update["data"]["text/html"]
+    # 2,000 deltas must not become 2,000 messages
+    assert len(of(msgs, "comm_msg")) < 150, len(of(msgs, "comm_msg"))
+    assert len(msgs) < 250, len(msgs)
+    # the widgets are closed once frozen
+    assert of(msgs, "comm_close")
+
+
+def test_model_and_tool_html_is_never_live(kc):
+    reply, msgs = run(kc, "%%elelem -p xss --mode auto\nshow me")
+    assert reply["content"]["status"] == "ok"
+    content = frozen(msgs)
+    assert "<img" not in content["data"]["text/html"]
+    assert "<script" not in content["data"]["text/html"]
+    assert "&lt;img src=x onerror=alert(1)&gt;" in content["data"]["text/html"]
+    for m in of(msgs, "comm_msg", "comm_open"):
+        state = json.dumps(m["content"]["data"].get("state", {}))
+        assert "<img src=x" not in state and "<script>" not in state
+
+
+def test_slash_commands_and_status(kc):
+    reply, msgs = run(kc, "%elelem /help")
+    assert reply["content"]["status"] == "ok"
+    assert "/provider" in texts(msgs) and "/mode" in texts(msgs)
+    reply, msgs = run(kc, "%elelem")
+    out = texts(msgs)
+    assert "provider" in out and "mode" in out and "turns" in out and "policy" in out
+    reply, msgs = run(kc, "%elelem /nonsense")
+    assert "Unknown command" in texts(msgs)
+
+
+@pytest.mark.parametrize(
+    "cell, words",
+    [
+        ("%%elelem --bogus\nhi", "unrecognized arguments"),
+        ("%%elelem -p no-such-provider\nhi", "no-such-provider"),
+        ("%%elelem --mode wild\nhi", "unknown mode"),
+        ("%%elelem\n", "empty"),  # IPython's own check
+        ("%%elelem\n  \n", "write the prompt"),
+        ("%%elelem explain\nhi", "unknown subcommand"),
+    ],
+)
+def test_bad_options_are_usage_errors(kc, cell, words):
+    reply, msgs = run(kc, cell)
+    assert reply["content"]["status"] == "error"
+    assert reply["content"]["ename"] == "UsageError"
+    assert words in texts(msgs)
+
+
+def test_headless_approval_falls_to_policy(kc, folder):
+    reply, msgs = run(kc, "%%elelem -p toucher\nmake a file", allow_stdin=False)
+    assert reply["content"]["status"] == "ok"
+    call = frozen(msgs)["metadata"]["elelem"]["rounds"][0]["calls"][0]
+    assert call["ok"] is False and "approval is needed" in call["result"]
+    assert not (folder / "made.txt").exists()
+
+
+def test_stdin_approval(kc, folder):
+    asked = []
+
+    def answer(msg):
+        asked.append(msg["content"]["prompt"])
+        kc.input("y")
+
+    reply, msgs = run(kc, "%%elelem -p toucher\nmake a file", allow_stdin=True, stdin_hook=answer)
+    assert reply["content"]["status"] == "ok"
+    assert asked and "Allow touch" in asked[0]
+    call = frozen(msgs)["metadata"]["elelem"]["rounds"][0]["calls"][0]
+    assert call["ok"] is True, call
+    assert (folder / "made.txt").exists()
+    (folder / "made.txt").unlink()
+
+
+def test_stdin_denial(kc, folder):
+    reply, msgs = run(
+        kc, "%%elelem -p toucher\nmake a file", allow_stdin=True, stdin_hook=lambda m: kc.input("n")
+    )
+    call = frozen(msgs)["metadata"]["elelem"]["rounds"][0]["calls"][0]
+    assert call["ok"] is False and "declined" in call["result"]
+    assert not (folder / "made.txt").exists()
+
+
+def test_auto_mode_needs_no_approval(kc, folder):
+    reply, msgs = run(kc, "%%elelem -p toucher --mode auto\nmake a file")
+    assert frozen(msgs)["metadata"]["elelem"]["rounds"][0]["calls"][0]["ok"] is True
+    (folder / "made.txt").unlink()
+
+
+def test_buttons_answer_over_a_comm_subshell(kc, folder):
+    """What JupyterLab >= 4.4 does: comms on a subshell, clicks while the cell runs."""
+    create = kc.session.msg("create_subshell_request", {})
+    kc.control_channel.send(create)
+    subshell = kc.get_control_msg(timeout=10)["content"]["subshell_id"]
+    request = kc.session.msg(
+        "execute_request",
+        {
+            "code": "%%elelem -p toucher\nmake a file",
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        },
+    )
+    request["metadata"]["cellId"] = "cell-buttons"
+    kc.shell_channel.send(request)
+    msg_id = request["header"]["msg_id"]
+
+    def allow_button(msgs):
+        return [
+            m
+            for m in msgs
+            if m["msg_type"] == "comm_open"
+            and m["content"]["data"]["state"].get("description") == "Allow"
+        ]
+
+    msgs = collect(kc, msg_id, allow_button)
+    comm_id = allow_button(msgs)[0]["content"]["comm_id"]
+    click = kc.session.msg(
+        "comm_msg",
+        {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}},
+    )
+    click["header"]["subshell_id"] = subshell
+    kc.shell_channel.send(click)
+    msgs += collect(kc, msg_id, idle)
+    assert reply_to(kc, msg_id)["content"]["status"] == "ok"
+    record = frozen(msgs)["metadata"]["elelem"]
+    assert record["cell"] == "cell-buttons"
+    assert record["rounds"][0]["calls"][0]["ok"] is True
+    assert (folder / "made.txt").exists()
+    (folder / "made.txt").unlink()
+    kc.control_channel.send(kc.session.msg("delete_subshell_request", {"subshell_id": subshell}))
+    kc.get_control_msg(timeout=10)
+
+
+def test_interrupt_mid_stream_keeps_the_partial_reply(kernel):
+    km, kc = kernel
+    msg_id = kc.execute("%%elelem -p slow\nhi")
+
+    def streaming(msgs):
+        return any("partial answer" in json.dumps(m["content"]) for m in of(msgs, "comm_msg"))
+
+    msgs = collect(kc, msg_id, streaming)
+    km.interrupt_kernel()
+    msgs += collect(kc, msg_id, idle)
+    reply = reply_to(kc, msg_id)
+    assert reply["content"]["status"] == "error"
+    assert "interrupted" in texts(of(msgs, "error"))
+    record = frozen(msgs)["metadata"]["elelem"]
+    assert record["stop"] == "interrupted" and record["reply"] == "partial answer"
+    assert "interrupted" in frozen(msgs)["data"]["text/html"]
+    # the conversation is consistent and the next prompt works
+    reply, msgs = run(kc, "%%elelem -p echo\nagain")
+    assert reply["content"]["status"] == "ok"
+    assert frozen(msgs)["metadata"]["elelem"]["reply"] == "again"
+
+
+def test_interrupt_during_an_approval_wait(kernel, folder):
+    km, kc = kernel
+    msg_id = kc.execute("%%elelem -p toucher\nmake a file", allow_stdin=True)
+    kc.get_stdin_msg(timeout=30)  # the question is asked; nobody answers
+    time.sleep(0.2)  # let the kernel enter its stdin poll loop
+    km.interrupt_kernel()
+    msgs = collect(kc, msg_id, idle)
+    assert reply_to(kc, msg_id)["content"]["status"] == "error"
+    record = frozen(msgs)["metadata"]["elelem"]
+    assert record["stop"] == "interrupted"
+    assert not (folder / "made.txt").exists()
+    reply, msgs = run(kc, "%%elelem -p echo\nstill here")
+    assert frozen(msgs)["metadata"]["elelem"]["reply"] == "still here"
