@@ -77,7 +77,10 @@ def restore_into(
     source: str | None = None,
     force: bool = False,
 ) -> str | None:
-    """Restore the notebook's conversations into `session`; the line to show, or None.
+    """Restore the notebook's conversations into `session`; what to show, or None.
+
+    The answer is a line like "restored 12 turns from analysis.ipynb" and one paragraph
+    per warning (lines separated by blank lines, so it reads as Markdown and as text).
 
     Runs once per session unless `force`. `cell` and `source` describe the cell about to
     run: without a cell id (nbclient, `jupyter execute`), a cell whose source matches is
@@ -111,8 +114,22 @@ def register_commands(session: Any, user_ns: dict, env: dict) -> None:
         line = restore_into(session, user_ns, env, force=True)
         return line or f"nothing to restore from {path.name}; using it from now on"
 
+    def complete(session: Any, args: str) -> list[str]:
+        folder, _, start = args.rpartition("/")
+        base = Path(folder or ".").expanduser()
+        try:
+            names = sorted(p.name for p in base.iterdir() if p.suffix == ".ipynb" or p.is_dir())
+        except OSError:
+            return []
+        prefix = f"{folder}/" if folder else ""
+        return [prefix + name for name in names if name.startswith(start)]
+
     session.commands.add(
-        "load", "Set the notebook file to remember in and restore its conversation", load
+        "load",
+        "Set the notebook file to remember in and restore its conversation",
+        load,
+        complete,
+        usage="/load [path/to/notebook.ipynb]",
     )
 
 
@@ -126,7 +143,7 @@ def _restore(session: Any, path: Path, *, cell: str | None, source: str | None) 
         session.load(rebuilt.conversations, rebuilt.active)
         lines.append(_restored_line(rebuilt.turns, len(rebuilt.conversations), path))
     lines += [f"warning: {text}" for text in warnings + rebuilt.warnings]
-    return "\n".join(lines) or None
+    return "\n\n".join(lines) or None
 
 
 def _restored_line(turns: int, conversations: int, path: Path) -> str:
@@ -402,14 +419,17 @@ def _new_notebook() -> Any:
     notebook.metadata["kernelspec"] = {
         "name": ELELEM_KERNEL,
         "display_name": "Elelem",
-        "language": "markdown",
+        "language": "elelem",
     }
+    notebook.metadata["language_info"] = {"name": "elelem"}
     return notebook
 
 
 def _is_elelem(notebook: Any) -> bool:
-    kernelspec = notebook.get("metadata", {}).get("kernelspec") or {}
-    return isinstance(kernelspec, dict) and kernelspec.get("name") == ELELEM_KERNEL
+    metadata = notebook.get("metadata", {})
+    kernelspec = metadata.get("kernelspec") or {}
+    language = metadata.get("language_info") or {}
+    return ELELEM_KERNEL in (kernelspec.get("name"), language.get("name"))
 
 
 def _check_unchanged(path: Path, expected_mtime_ns: int | None) -> None:

@@ -297,6 +297,22 @@ def test_load_command_sets_the_notebook_and_restores(tmp_path):
     assert "not a notebook" in session.command("/load notes.txt")
 
 
+def test_load_completes_notebook_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.ipynb", "b.ipynb", "notes.txt"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "deep.ipynb").write_text("{}")
+    session = Session(None)
+    register_commands(session, {}, {})
+    assert session.commands.complete(session, "/load ") == [
+        "/load a.ipynb",
+        "/load b.ipynb",
+        "/load sub",
+    ]
+    assert session.commands.complete(session, "/load sub/d") == ["/load sub/deep.ipynb"]
+
+
 # -- appending (the CLI path) ---------------------------------------------------------
 
 
