@@ -1,0 +1,95 @@
+"""TerminalApprover driven through real pipes and a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import select
+
+import pytest
+
+from elelem_kernel.agent.approval import ApprovalRequest
+from elelem_kernel.render.terminal_approval import QUESTION, TerminalApprover
+
+REQUEST = ApprovalRequest(
+    id="c1",
+    name="edit",
+    kind="write",
+    arguments={"path": "a.py", "old": "1", "new": "2"},
+    preview="--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2",
+)
+
+
+def ask(answers: str, request: ApprovalRequest = REQUEST) -> tuple[str, str]:
+    """Answer through an OS pipe; return the decision and what the person saw."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, answers.encode())
+    os.close(write_end)
+    out = io.StringIO()
+    with os.fdopen(read_end) as stream_in:
+        decision = TerminalApprover(stream_in, out).approve(request)
+    return decision, out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("answers", "decision"),
+    [
+        ("y\n", "allow"),
+        ("YES\n", "allow"),
+        ("n\n", "deny"),
+        ("a\n", "always"),
+        ("always\n", "always"),
+    ],
+)
+def test_answers(answers: str, decision: str) -> None:
+    assert ask(answers)[0] == decision
+
+
+def test_shows_the_tool_and_the_preview_before_asking() -> None:
+    _, seen = ask("y\n")
+    assert (
+        seen.index("edit wants to run (write)")
+        < seen.index("  -x = 1\n  +x = 2")
+        < seen.index(QUESTION)
+    )
+    assert "\x1b[" not in seen
+
+
+def test_empty_answer_or_end_of_input_is_no() -> None:
+    assert ask("\n")[0] == "deny"
+    decision, seen = ask("")
+    assert decision == "deny" and "no answer: not allowed" in seen
+
+
+def test_unclear_answers_ask_again_then_deny() -> None:
+    decision, seen = ask("maybe\na\n")
+    assert decision == "always" and seen.count(QUESTION) == 2 and "Please answer y, n or a." in seen
+    assert ask("what\nhuh\nerm\ny\n")[0] == "deny"
+
+
+def test_long_previews_are_cut() -> None:
+    long = ApprovalRequest("c2", "write", "write", {}, "\n".join(f"+{i}" for i in range(1000)))
+    _, seen = ask("n\n", long)
+    assert "+399" in seen and "+400" not in seen and "[... 600 more lines]" in seen
+
+
+def test_through_a_real_terminal() -> None:
+    master, slave = pty.openpty()
+    try:
+        os.write(master, b"a\n")
+        with open(slave, closefd=False) as stream_in, open(slave, "w", closefd=False) as out:
+            decision = TerminalApprover(stream_in, out).approve(REQUEST)
+        seen = b""
+        while select.select([master], [], [], 0.5)[0]:
+            chunk = os.read(master, 65536)
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(master)
+        os.close(slave)
+    text = seen.decode()
+    assert decision == "always"
+    assert QUESTION in text and "edit is allowed for the rest of this session" in text
+    assert "\x1b[32m+x = 2\x1b[0m" in text  # a terminal gets the diff in colour
