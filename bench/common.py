@@ -1,0 +1,77 @@
+"""Shared pieces: timing, the result shape, a wire server that notes its first bytes."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # tests.wire_servers lives beside the package
+    sys.path.insert(0, str(REPO))
+
+from tests.wire_servers import Reply, Round, WireServer, reply  # noqa: E402
+
+__all__ = ["Reply", "Round", "WireServer", "reply"]
+
+#: Marks the first piece of a reply, to spot the first message that carries reply text.
+MARKER = "Zfirstword"
+
+
+def long_text(deltas: int) -> str:
+    """A reply of `deltas` words; the wire servers stream one word per delta."""
+    return " ".join([MARKER, *(f"w{i}" for i in range(1, deltas))])
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def repeat(fn: Callable[[], Any], times: int) -> list[float]:
+    """Wall seconds of `times` calls of `fn`."""
+    out = []
+    for _ in range(times):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def result(name: str, title: str, rows: list[tuple[str, Any, str]], **data: Any) -> dict:
+    """A benchmark's outcome: table rows (label, value, unit or note) and raw data."""
+    return {"name": name, "title": title, "rows": [list(r) for r in rows], "data": data}
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
+
+
+def ratio(a: float, b: float) -> float:
+    return round(a / b, 2) if b else float("nan")
+
+
+class TimedServer(WireServer):
+    """A `WireServer` that notes (perf_counter) when it starts answering each request."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.first_bytes: list[float] = []
+
+    async def _send(self, r: Reply, reader: Any, writer: Any) -> bool:  # type: ignore[override]
+        self.first_bytes.append(time.perf_counter())
+        return await super()._send(r, reader, writer)
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without provider keys or endpoints, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    for key in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OLLAMA_HOST", "ELELEM_PROVIDER"):
+        env.pop(key, None)
+    for key in ("JPY_SESSION_NAME", "ELELEM_NOTEBOOK", "VIRTUAL_ENV"):
+        env.pop(key, None)
+    env.update(extra)
+    return env

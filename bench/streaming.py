@@ -1,0 +1,181 @@
+"""1. Streaming overhead: a 2,000-delta reply through httpx, the CLI, and a `%%elelem` cell.
+
+The loopback OpenAI-format server streams as fast as it can (TCP_NODELAY). References:
+(a) a bare httpx client in this process reading and discarding the stream, and the same
+in a fresh `python -c` process (the floor for the CLI, which pays an interpreter start).
+Measured: (b) `elelem-kernel ask -p openai` to /dev/null as a process, also the same turn
+in-process (session.turn with the terminal renderer), (c) a `%%elelem -p openai` cell in
+a warm python3 kernel, from execute_request to idle; its iopub messages per turn and the
+time from the server's first byte to the first iopub message carrying reply text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .common import (
+    MARKER,
+    Round,
+    TimedServer,
+    long_text,
+    median,
+    ms,
+    ratio,
+    repeat,
+    result,
+)
+from .kernels import Kernels
+
+BARE = """
+import httpx, sys
+with httpx.Client() as c:
+    with c.stream("POST", sys.argv[1] + "/chat/completions", json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}) as r:
+        for _ in r.iter_raw():
+            pass
+"""
+
+
+def bare_httpx(base: str) -> None:
+    """Read and discard one streamed reply with a plain httpx client."""
+    import httpx
+
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with httpx.Client() as client, client.stream("POST", base + "/chat/completions", json=body) as r:
+        for _ in r.iter_raw():
+            pass
+
+
+def cli_command() -> list[str]:
+    script = Path(sys.executable).parent / "elelem-kernel"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "elelem_kernel.cli"]
+
+
+def in_process_turn(base: str, workspace: Path) -> None:
+    """One `ask` turn in this process: session API, terminal renderer writing to nothing."""
+    from elelem_kernel.agent.registry import new_session
+    from elelem_kernel.render.terminal import TerminalRenderer
+
+    session = new_session(
+        provider="openai", base_url=base, api_key="k", workspace=workspace, mode="plan"
+    )
+    renderer = TerminalRenderer(out=io.StringIO(), err=io.StringIO(), color=False)
+    loop = asyncio.new_event_loop()
+    try:
+        turn = loop.run_until_complete(session.turn("hi", renderer=renderer))
+    finally:
+        loop.close()
+    if turn.stop != "end_turn":
+        raise RuntimeError(f"in-process turn ended with {turn.stop}: {turn.error}")
+
+
+def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dict:
+    reps = reps or (3 if quick else 7)
+    text = long_text(deltas)
+    tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-stream-"))
+    workspace = tmp / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# bench\n")
+    data: dict = {"deltas": deltas, "reps": reps}
+    try:
+        with TimedServer() as server:
+            base = server.base_url("openai")
+
+            def scripted(fn):
+                def go():
+                    server.script("openai", Round(text=text))
+                    fn()
+
+                return go
+
+            scripted(lambda: bare_httpx(base))()  # warm-up
+            floor = repeat(scripted(lambda: bare_httpx(base)), reps)
+            process_floor = repeat(
+                scripted(
+                    lambda: subprocess.run(
+                        [sys.executable, "-c", BARE, base], check=True, capture_output=True
+                    )
+                ),
+                reps,
+            )
+            env = {**os.environ, **server.env("openai")}
+            env.pop("ELELEM_PROVIDER", None)
+
+            def cli() -> None:
+                out = subprocess.run(
+                    [*cli_command(), "ask", "-p", "openai", "--mode", "plan", "hi"],
+                    cwd=workspace,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    check=False,
+                )
+                if out.returncode:
+                    raise RuntimeError(f"elelem-kernel ask failed: {out.stderr.decode()[-500:]}")
+
+            cli_times = repeat(scripted(cli), reps)
+            with contextlib.redirect_stderr(io.StringIO()):
+                scripted(lambda: in_process_turn(base, workspace))()
+                session_times = repeat(scripted(lambda: in_process_turn(base, workspace)), reps)
+            data.update(
+                floor=floor, process_floor=process_floor, cli=cli_times, session=session_times
+            )
+            rows = [
+                ("(a) bare httpx, in-process (floor)", ms(median(floor)), "ms"),
+                ("(a') bare httpx, fresh process", ms(median(process_floor)), "ms"),
+                ("(b) elelem-kernel ask, process", ms(median(cli_times)), "ms"),
+                ("(b) ÷ (a')", ratio(median(cli_times), median(process_floor)), "×"),
+                ("(b) ÷ (a)", ratio(median(cli_times), median(floor)), "×"),
+                ("(b) same turn in-process", ms(median(session_times)), "ms"),
+                ("(b in-process) ÷ (a)", ratio(median(session_times), median(floor)), "×"),
+            ]
+            rows += kernel_rows(server, text, reps, tmp, floor, data)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return result("streaming", f"1. Streaming overhead ({deltas}-delta reply)", rows, **data)
+
+
+def kernel_rows(
+    server: TimedServer, text: str, reps: int, tmp: Path, floor: list[float], data: dict
+) -> list[tuple]:
+    """(c): `%%elelem` cells in a warm python3 kernel pointed at the server."""
+    kernels = Kernels(tmp / "k")
+    env = kernels.env(**server.env("openai"))
+    turns = []
+    with kernels.start("python3", env, cwd=tmp / "ws") as kernel:
+        load = kernel.cell("%load_ext elelem_kernel")
+        if not load.ok:
+            return [("(c) %%elelem cell", "failed", "; ".join(load.errors())[:120])]
+        for i in range(reps + 1):
+            server.script("openai", Round(text=text))
+            served = len(server.first_bytes)
+            cell = kernel.cell("%%elelem -p openai\nhi")
+            if not cell.ok:
+                return [("(c) %%elelem cell", "failed", "; ".join(cell.errors())[:120])]
+            seen = cell.first(MARKER)
+            first_byte = server.first_bytes[served]
+            if i:  # the first turn imports the session, providers and widgets
+                turns.append((cell.wall, cell.count(), seen - first_byte if seen else None))
+            else:
+                data["kernel_first_turn"] = cell.wall
+    walls = [t[0] for t in turns]
+    counts = [t[1] for t in turns]
+    firsts = [t[2] for t in turns if t[2] is not None]
+    data.update(kernel=walls, kernel_iopub=counts, kernel_first_text=firsts)
+    return [
+        ("(c) %%elelem cell, warm kernel", ms(median(walls)), "ms, execute → idle"),
+        ("(c) ÷ (a)", ratio(median(walls), median(floor)), "×"),
+        ("(c) iopub messages per turn", median(counts), "msgs (status, input, comms, displays)"),
+        ("(c) server first byte → first reply text on iopub", ms(median(firsts)), "ms"),
+        ("(c) first turn in a fresh kernel", ms(data["kernel_first_turn"]), "ms (lazy imports)"),
+    ]
