@@ -41,6 +41,12 @@ class ReviewResult:
         """Whether a finding at or above `threshold` exists (never, without a threshold)."""
         return threshold is not None and any(at_least(f.severity, threshold) for f in self.findings)
 
+    def _repr_markdown_(self) -> str:
+        return markdown(self)
+
+    def _repr_html_(self) -> str:
+        return html(self)
+
     def to_dict(self) -> dict:
         return {
             "target": self.target,
@@ -99,6 +105,39 @@ def markdown(result: ReviewResult) -> str:
     if result.errors:
         parts += ["", "## Errors", ""] + [f"- {e}" for e in result.errors]
     return "\n".join(parts) + "\n"
+
+
+def html(result: ReviewResult) -> str:
+    """The report as HTML for a notebook: findings table, the reviewer's notes, the files."""
+    from elelem_kernel.render.findings import findings_html
+    from elelem_kernel.render.markdown import escape, to_html
+
+    head = f"<div><b>Code review: {escape(result.target)}</b> <code>{escape(result.command)}</code>"
+    if result.provider:
+        head += f" · {escape(result.provider)}" + (
+            f" ({escape(result.model)})" if result.model else ""
+        )
+    head += "</div>"
+    if result.empty:
+        return head + "<div>nothing to review</div>"
+    parts = [head, findings_html(result.findings)]
+    if result.summary.strip():
+        parts.append(
+            f"<details><summary>Reviewer's notes</summary>{to_html(result.summary)}</details>"
+        )
+    files = ", ".join(f"<code>{escape(p)}</code>" for p in result.reviewed)
+    parts.append(f'<div style="opacity: .8">Reviewed ({len(result.reviewed)}): {files}</div>')
+    if result.skipped:
+        items = "".join(
+            f"<li><code>{escape(s['path'])}</code>: {escape(s['reason'])}</li>"
+            for s in result.skipped
+        )
+        parts.append(
+            f'<div style="opacity: .8">Skipped ({len(result.skipped)}):<ul>{items}</ul></div>'
+        )
+    if result.errors:
+        parts += [f'<div style="color: #b91c1c">{escape(e)}</div>' for e in result.errors]
+    return "\n".join(parts)
 
 
 def _message(f: Finding) -> dict:

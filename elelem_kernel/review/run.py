@@ -27,7 +27,7 @@ from typing import Any
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, collect
-from elelem_kernel.review.findings import SEVERITIES, at_least, check_severity
+from elelem_kernel.review.findings import SEVERITIES, at_least, check_severity, sort
 from elelem_kernel.review.report import FORMATS, ReviewResult, render
 from elelem_kernel.review.target import Target, resolve
 from elelem_kernel.review.tools import TOOL_NAMES, FindingLog, add_review_tools
@@ -177,9 +177,8 @@ async def areview(
                     result.usage[key] = result.usage.get(key, 0) + value
     finally:
         restore_mode(session)
-    result.findings = [
-        f for f in log.findings if severity is None or at_least(f.severity, severity)
-    ]
+    kept = [f for f in log.findings if severity is None or at_least(f.severity, severity)]
+    result.findings = sort(kept)
     result.summary = "\n\n".join(replies)
     return result
 

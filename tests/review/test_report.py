@@ -114,3 +114,13 @@ def test_failed_compares_with_the_threshold():
     assert r.failed("blocker") and r.failed("nit") and not r.failed(None)
     r.findings = [f for f in r.findings if f.severity == "nit"]
     assert not r.failed("major")
+
+
+def test_html_report_for_notebooks_escapes_and_lists_files():
+    r = result()
+    r.summary = "<b>bold?</b> **yes**"
+    page = r._repr_html_()
+    assert "<b>bold?</b>" not in page and "&lt;b&gt;bold?" in page
+    assert page.count("<details>") == 5  # four findings and the notes
+    assert "<code>logo.png</code>: binary file" in page
+    assert r._repr_markdown_() == render(r, "markdown")
