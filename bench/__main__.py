@@ -82,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     report = {"machine": machine(), "quick": args.quick, "seconds": round(total, 1)}
     report["results"] = results
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"\n{len(results)} benchmarks in {total:.0f} s on {report['machine']['cpus']} CPUs; "
-          f"figures in {args.out}")
+    print(
+        f"\n{len(results)} benchmarks in {total:.0f} s on {report['machine']['cpus']} CPUs; "
+        f"figures in {args.out}"
+    )
     return 1 if any(r.get("error") for r in results) else 0
 
 

@@ -41,6 +41,22 @@ def repeat(fn: Callable[[], Any], times: int) -> list[float]:
     return out
 
 
+def interleave(cases: dict[str, Callable[[], Any]], times: int) -> dict[str, list[float]]:
+    """Wall seconds of each case, run in turn `times` times, so load hits all alike."""
+    out: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(times):
+        for name, fn in cases.items():
+            start = time.perf_counter()
+            fn()
+            out[name].append(time.perf_counter() - start)
+    return out
+
+
+def paired(a: list[float], b: list[float]) -> float:
+    """Median of the per-repetition ratios a[i] / b[i] (robust to load drifting)."""
+    return round(median([x / y for x, y in zip(a, b, strict=True) if y]), 2)
+
+
 def result(name: str, title: str, rows: list[tuple[str, Any, str]], **data: Any) -> dict:
     """A benchmark's outcome: table rows (label, value, unit or note) and raw data."""
     return {"name": name, "title": title, "rows": [list(r) for r in rows], "data": data}

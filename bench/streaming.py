@@ -19,17 +19,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from .common import (
     MARKER,
     Round,
     TimedServer,
+    interleave,
     long_text,
     median,
     ms,
-    ratio,
-    repeat,
+    paired,
     result,
 )
 from .kernels import Kernels
@@ -48,7 +49,10 @@ def bare_httpx(base: str) -> None:
     import httpx
 
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    with httpx.Client() as client, client.stream("POST", base + "/chat/completions", json=body) as r:
+    with (
+        httpx.Client() as client,
+        client.stream("POST", base + "/chat/completions", json=body) as r,
+    ):
         for _ in r.iter_raw():
             pass
 
@@ -89,6 +93,8 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
     try:
         with TimedServer() as server:
             base = server.base_url("openai")
+            env = {**os.environ, **server.env("openai")}
+            env.pop("ELELEM_PROVIDER", None)
 
             def scripted(fn):
                 def go():
@@ -97,18 +103,8 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
 
                 return go
 
-            scripted(lambda: bare_httpx(base))()  # warm-up
-            floor = repeat(scripted(lambda: bare_httpx(base)), reps)
-            process_floor = repeat(
-                scripted(
-                    lambda: subprocess.run(
-                        [sys.executable, "-c", BARE, base], check=True, capture_output=True
-                    )
-                ),
-                reps,
-            )
-            env = {**os.environ, **server.env("openai")}
-            env.pop("ELELEM_PROVIDER", None)
+            def fresh() -> None:
+                subprocess.run([sys.executable, "-c", BARE, base], check=True, capture_output=True)
 
             def cli() -> None:
                 out = subprocess.run(
@@ -123,35 +119,39 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
                 if out.returncode:
                     raise RuntimeError(f"elelem-kernel ask failed: {out.stderr.decode()[-500:]}")
 
-            cli_times = repeat(scripted(cli), reps)
+            cases = {
+                "floor": lambda: bare_httpx(base),
+                "process_floor": fresh,
+                "cli": cli,
+                "session": lambda: in_process_turn(base, workspace),
+            }
+            cases = {name: scripted(fn) for name, fn in cases.items()}
             with contextlib.redirect_stderr(io.StringIO()):
-                scripted(lambda: in_process_turn(base, workspace))()
-                session_times = repeat(scripted(lambda: in_process_turn(base, workspace)), reps)
-            data.update(
-                floor=floor, process_floor=process_floor, cli=cli_times, session=session_times
-            )
+                interleave(cases, 1)  # warm-up: imports, page cache
+                t = interleave(cases, reps)
+            data.update(t)
             rows = [
-                ("(a) bare httpx, in-process (floor)", ms(median(floor)), "ms"),
-                ("(a') bare httpx, fresh process", ms(median(process_floor)), "ms"),
-                ("(b) elelem-kernel ask, process", ms(median(cli_times)), "ms"),
-                ("(b) ÷ (a')", ratio(median(cli_times), median(process_floor)), "×"),
-                ("(b) ÷ (a)", ratio(median(cli_times), median(floor)), "×"),
-                ("(b) same turn in-process", ms(median(session_times)), "ms"),
-                ("(b in-process) ÷ (a)", ratio(median(session_times), median(floor)), "×"),
+                ("(a) bare httpx, in-process (floor)", ms(median(t["floor"])), "ms"),
+                ("(a') bare httpx, fresh process", ms(median(t["process_floor"])), "ms"),
+                ("(b) elelem-kernel ask, process", ms(median(t["cli"])), "ms"),
+                ("(b) ÷ (a')", paired(t["cli"], t["process_floor"]), "× (both start a Python)"),
+                ("(b) ÷ (a)", paired(t["cli"], t["floor"]), "×"),
+                ("(b) same turn in-process", ms(median(t["session"])), "ms (session.turn)"),
+                ("(b in-process) ÷ (a)", paired(t["session"], t["floor"]), "×"),
             ]
-            rows += kernel_rows(server, text, reps, tmp, floor, data)
+            rows += kernel_rows(server, text, reps, tmp, scripted(lambda: bare_httpx(base)), data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return result("streaming", f"1. Streaming overhead ({deltas}-delta reply)", rows, **data)
 
 
 def kernel_rows(
-    server: TimedServer, text: str, reps: int, tmp: Path, floor: list[float], data: dict
+    server: TimedServer, text: str, reps: int, tmp: Path, floor: Callable[[], None], data: dict
 ) -> list[tuple]:
-    """(c): `%%elelem` cells in a warm python3 kernel pointed at the server."""
+    """(c): `%%elelem` cells in a warm python3 kernel, each paired with a floor run."""
     kernels = Kernels(tmp / "k")
     env = kernels.env(**server.env("openai"))
-    turns = []
+    walls, floors, counts, firsts = [], [], [], []
     with kernels.start("python3", env, cwd=tmp / "ws") as kernel:
         load = kernel.cell("%load_ext elelem_kernel")
         if not load.ok:
@@ -163,18 +163,18 @@ def kernel_rows(
             if not cell.ok:
                 return [("(c) %%elelem cell", "failed", "; ".join(cell.errors())[:120])]
             seen = cell.first(MARKER)
-            first_byte = server.first_bytes[served]
-            if i:  # the first turn imports the session, providers and widgets
-                turns.append((cell.wall, cell.count(), seen - first_byte if seen else None))
-            else:
+            if not i:  # the first turn imports the session, providers and widgets
                 data["kernel_first_turn"] = cell.wall
-    walls = [t[0] for t in turns]
-    counts = [t[1] for t in turns]
-    firsts = [t[2] for t in turns if t[2] is not None]
-    data.update(kernel=walls, kernel_iopub=counts, kernel_first_text=firsts)
+                continue
+            walls.append(cell.wall)
+            counts.append(cell.count())
+            if seen is not None:
+                firsts.append(seen - server.first_bytes[served])
+            floors.append(interleave({"floor": floor}, 1)["floor"][0])
+    data.update(kernel=walls, kernel_floor=floors, kernel_iopub=counts, kernel_first_text=firsts)
     return [
         ("(c) %%elelem cell, warm kernel", ms(median(walls)), "ms, execute → idle"),
-        ("(c) ÷ (a)", ratio(median(walls), median(floor)), "×"),
+        ("(c) ÷ (a)", paired(walls, floors), "× (paired with a floor run each)"),
         ("(c) iopub messages per turn", median(counts), "msgs (status, input, comms, displays)"),
         ("(c) server first byte → first reply text on iopub", ms(median(firsts)), "ms"),
         ("(c) first turn in a fresh kernel", ms(data["kernel_first_turn"]), "ms (lazy imports)"),
