@@ -1,0 +1,171 @@
+"""The notebook is the memory: turns saved by a real kernel come back after a restart."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_client.manager import start_new_kernel
+from nbclient import NotebookClient
+
+from .kernels import isolated_env, run, texts
+
+pytestmark = pytest.mark.kernel
+
+SECRET = "sk-test-SECRET-do-not-save-7f3a"
+
+RECORDER = '''
+import json
+import os
+
+import elelem_kernel
+
+
+class Rec:
+    """Appends every request's messages to sent.jsonl; answers with a short fixed reply."""
+
+    def __init__(self, model=None, **options):
+        self.model = model
+
+    async def fetch(self, messages, tools, emit):
+        with open(os.path.join(os.getcwd(), "sent.jsonl"), "a", encoding="utf-8") as log:
+            log.write(json.dumps(messages) + "\\n")
+        asked = [m for m in messages if m["role"] == "user"][-1]["content"]
+        emit({"type": "saying", "text": "noted: " + asked[-40:]})
+        emit({"type": "usage", "input": 10, "output": 5})
+        emit({"type": "stop", "reason": "end_turn", "truncated": False})
+
+
+@elelem_kernel.configure
+def plugin(config):
+    config.provider("rec", lambda model=None, **o: Rec(model))
+'''
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    plugins = tmp_path / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "recorder.py").write_text(textwrap.dedent(RECORDER))
+    return tmp_path
+
+
+@pytest.fixture
+def env(folder: Path, tmp_path_factory, monkeypatch) -> dict[str, str]:
+    """The kernel's environment; this process finds the Elelem kernelspec in a temp dir."""
+    root = tmp_path_factory.mktemp("jupyter")
+    spec = root / "share" / "kernels" / "elelem"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "elelem_kernel.jupyter", "-f", "{connection_file}"]
+    spec.joinpath("kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "Elelem", "language": "elelem"})
+    )
+    monkeypatch.setenv("JUPYTER_PATH", str(root / "share"))
+    return isolated_env(
+        root,
+        ANTHROPIC_API_KEY=SECRET,
+        ELELEM_PROVIDER="rec",
+        ELELEM_NOTEBOOK=str(folder / "nb.ipynb"),
+    )
+
+
+def cell_source(kernel: str, prompt: str) -> str:
+    return prompt if kernel == "elelem" else f"%%elelem\n{prompt}"
+
+
+def notebook(prompts: list[str], kernel: str = "python3") -> nbformat.NotebookNode:
+    cells = [] if kernel == "elelem" else [nbformat.v4.new_code_cell("%load_ext elelem_kernel")]
+    cells += [nbformat.v4.new_code_cell(cell_source(kernel, p)) for p in prompts]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": kernel, "display_name": kernel, "language": kernel}
+    return nb
+
+
+def client(nb: nbformat.NotebookNode, folder: Path) -> NotebookClient:
+    return NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(folder)}})
+
+
+def records(nb: nbformat.NotebookNode) -> list[dict]:
+    return [
+        output["metadata"]["elelem"]
+        for cell in nb.cells
+        for output in cell.get("outputs", [])
+        if "elelem" in output.get("metadata", {})
+    ]
+
+
+def sent(folder: Path) -> list[list[dict]]:
+    return [json.loads(line) for line in (folder / "sent.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("kernel", ["python3", "elelem"])
+def test_three_turns_survive_a_kernel_restart(folder, env, kernel):
+    path = folder / "nb.ipynb"
+    prompts = ["Remember the word PELICAN.", "Second question.", "Third question."]
+    nb = notebook(prompts, kernel)
+    nbformat.write(nb, path)
+    client(nb, folder).execute(env=env)
+    nbformat.write(nb, path)
+
+    assert SECRET not in path.read_text()
+    assert [r["prompt"] for r in records(nb)] == prompts
+    assert len({r["conversation"] for r in records(nb)}) == 1
+
+    km, kc = start_new_kernel(kernel_name=kernel, env=env, cwd=str(folder))
+    try:
+        if kernel == "python3":
+            run(kc, "%load_ext elelem_kernel")
+        reply, outputs = run(kc, cell_source(kernel, "Which word did I ask you to remember?"))
+        assert reply["content"]["status"] == "ok"
+        assert km.is_alive()
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+    assert "restored 3 turns from nb.ipynb" in texts(outputs)
+    fourth = sent(folder)[-1]
+    assert [m["role"] for m in fourth] == ["system"] + ["user", "assistant"] * 3 + ["user"]
+    assert fourth[1] == {"role": "user", "content": "Remember the word PELICAN."}
+    assert fourth[2]["content"] == "noted: Remember the word PELICAN."
+    assert fourth[-1]["content"] == "Which word did I ask you to remember?"
+    assert SECRET not in json.dumps(fourth)
+
+
+def test_rerunning_the_notebook_headless_does_not_double_the_history(folder, env):
+    path = folder / "nb.ipynb"
+    nb = notebook(["One.", "Two."])
+    nbformat.write(nb, path)
+    client(nb, folder).execute(env=env)
+    nb.cells.append(nbformat.v4.new_code_cell("%%elelem\nThree."))
+    nbformat.write(nb, path)
+    (folder / "sent.jsonl").unlink()
+
+    client(nb, folder).execute(env=env)
+
+    last = sent(folder)[-1]
+    assert [m["content"] for m in last if m["role"] == "user"] == ["One.", "Two.", "Three."]
+
+
+def test_the_file_grows_by_about_one_turn_per_turn(folder, env):
+    prompts = [f"Question number {i:03d}, about the same length as the others." for i in range(200)]
+    nb = notebook(prompts)
+    nbformat.write(nb, folder / "nb.ipynb")
+    runner = client(nb, folder)
+    sizes, cell_sizes = [], []
+    with runner.setup_kernel(env=env):
+        for index, cell in enumerate(nb.cells):
+            runner.execute_cell(cell, index)
+            if index in (0, 100, 200):
+                runner.set_widgets_metadata()  # what nbclient saves, widget state included
+                sizes.append(len(nbformat.writes(nb)))
+                cell_sizes.append(len(json.dumps(nb.cells)))
+    assert len(records(nb)) == 200
+    first, last = sizes[1] - sizes[0], sizes[2] - sizes[1]
+    assert first > 0 and last <= 1.5 * first, f"first 100 turns: {first} bytes, last 100: {last}"
+    record_size = len(json.dumps(records(nb)[-1]))
+    per_turn = (cell_sizes[2] - cell_sizes[1]) / 100
+    assert per_turn <= 8 * record_size, f"{per_turn:.0f} bytes of cells per turn"
