@@ -1,0 +1,161 @@
+"""The Elelem kernel as a real process: install, routing, prompts, commands, completion."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import start_new_kernel
+
+from elelem_kernel.jupyter import install
+
+from .kernels import collect, frozen, idle, isolated_env, of, reply_to, run, texts, workspace
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture(scope="module")
+def prefix(tmp_path_factory):
+    root = tmp_path_factory.mktemp("prefix")
+    assert install.main(["--prefix", str(root)]) == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def kernel(prefix, tmp_path_factory):
+    folder = workspace(tmp_path_factory.mktemp("elelem"))
+    env = isolated_env(folder, JUPYTER_PATH=str(prefix / "share" / "jupyter"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_PATH", env["JUPYTER_PATH"])
+        km, kc = start_new_kernel(kernel_name="elelem", env=env, cwd=str(folder))
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def kc(kernel):
+    return kernel[1]
+
+
+def test_install_writes_a_kernelspec_with_this_python(prefix, monkeypatch):
+    monkeypatch.setenv("JUPYTER_PATH", str(prefix / "share" / "jupyter"))
+    spec = KernelSpecManager().get_kernel_spec("elelem")
+    assert spec.display_name == "Elelem" and spec.language == "elelem"
+    assert spec.argv[0] == os.path.realpath(os.sys.executable) or os.path.samefile(
+        spec.argv[0], os.sys.executable
+    )
+    assert spec.argv[1:3] == ["-m", "elelem_kernel.jupyter"]
+    files = set(os.listdir(spec.resource_dir))
+    assert {"kernel.json", "logo-32x32.png", "logo-64x64.png", "logo-svg.svg"} <= files
+
+
+def test_install_help_explains_the_choices(capsys):
+    with pytest.raises(SystemExit):
+        install.main(["--help"])
+    out = capsys.readouterr().out
+    assert "--user" in out and "--sys-prefix" in out and "--prefix" in out
+
+
+def test_shipped_kernel_json_is_valid():
+    from pathlib import Path
+
+    shipped = Path(install.__file__).parents[2] / "kernelspec" / "elelem" / "kernel.json"
+    spec = json.loads(shipped.read_text())
+    assert spec["argv"][0] == "python"  # jupyter_client swaps in its own interpreter
+    assert spec["language"] == "elelem" and "{connection_file}" in spec["argv"]
+
+
+def test_kernel_info(kc):
+    kc.kernel_info()
+    info = kc.get_shell_msg(timeout=10)["content"]
+    assert info["implementation"] == "elelem"
+    assert info["language_info"]["name"] == "elelem"
+    assert info["language_info"]["codemirror_mode"] == "markdown"
+    assert "every cell is a prompt" in info["banner"]
+
+
+def test_a_cell_is_a_prompt(kc):
+    reply, msgs = run(kc, "what is <b>this</b>?")
+    assert reply["content"]["status"] == "ok"
+    content = frozen(msgs)
+    assert content["metadata"]["elelem"]["reply"] == "what is <b>this</b>?"
+    assert content["metadata"]["elelem"]["provider"] == "echo"
+    assert "<b>" not in content["data"]["text/html"]
+
+
+def test_slash_commands(kc):
+    reply, msgs = run(kc, "/help")
+    assert reply["content"]["status"] == "ok"
+    assert "/provider" in texts(msgs)
+    reply, msgs = run(kc, "/mode plan\n/mode")
+    assert texts(msgs).count("plan") >= 2
+    run(kc, "/mode build")
+
+
+def test_ipython_lines_and_python_cells_share_the_namespace(kc):
+    reply, msgs = run(kc, "%%py\nanswer = 41 + 1\nprint('set')")
+    assert reply["content"]["status"] == "ok" and "set" in texts(msgs)
+    reply, msgs = run(kc, "%who")
+    assert "answer" in texts(msgs)
+    reply, msgs = run(kc, "!echo from-the-shell")
+    assert "from-the-shell" in texts(msgs)
+    reply, msgs = run(kc, "%%time\nprint(answer)")
+    assert "42" in texts(msgs)
+    reply, msgs = run(kc, "%%py\nraise ValueError('bad')")
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "ValueError"
+
+
+def test_silent_requests_go_straight_to_python(kc):
+    msg_id = kc.execute("hidden = 7", silent=True, store_history=False)
+    assert reply_to(kc, msg_id)["content"]["status"] == "ok"
+    reply, msgs = run(kc, "%%py\nprint(hidden * 6)")
+    assert "42" in texts(msgs)
+
+
+def test_the_agent_python_namespace_is_the_users(kc):
+    reply, msgs = run(
+        kc,
+        "%%py\nimport elelem_kernel.jupyter.front as f\n"
+        "print(f.front_for(get_ipython()).get_session().namespace is globals())",
+    )
+    assert "True" in texts(msgs)
+
+
+def test_slash_completion(kc):
+    kc.complete("/pro", 4)
+    content = kc.get_shell_msg(timeout=10)["content"]
+    assert "/provider" in content["matches"] and content["cursor_start"] == 0
+    code = "/mode pl"
+    kc.complete(code, len(code))
+    content = kc.get_shell_msg(timeout=10)["content"]
+    assert "/mode plan" in content["matches"]
+    kc.complete("%%py\nimport o", 13)
+    assert "os" in kc.get_shell_msg(timeout=10)["content"]["matches"]
+
+
+def test_history_shows_the_prompt_as_a_magic_cell(kc):
+    run(kc, "remember me")
+    reply, msgs = run(kc, "%%py\nprint(get_ipython().history_manager.input_hist_raw[-2])")
+    assert "%%elelem\nremember me" in texts(msgs)
+
+
+def test_interrupt_in_the_elelem_kernel(kernel):
+    km, kc = kernel
+    msg_id = kc.execute("/provider slow")
+    reply_to(kc, msg_id)
+    msg_id = kc.execute("take your time")
+
+    def streaming(msgs):
+        return any("partial answer" in json.dumps(m["content"]) for m in of(msgs, "comm_msg"))
+
+    msgs = collect(kc, msg_id, streaming)
+    km.interrupt_kernel()
+    msgs += collect(kc, msg_id, idle)
+    assert reply_to(kc, msg_id)["content"]["status"] == "error"
+    assert frozen(msgs)["metadata"]["elelem"]["stop"] == "interrupted"
+    run(kc, "/provider echo")
+    reply, msgs = run(kc, "after the stop")
+    assert frozen(msgs)["metadata"]["elelem"]["reply"] == "after the stop"
