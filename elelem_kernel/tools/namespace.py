@@ -8,11 +8,14 @@ or pandas: they read `shape`, `dtype` and `dtypes` from whatever object has them
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
+import ctypes
 import fnmatch
 import io
 import itertools
 import linecache
+import threading
 import traceback
 import types
 
@@ -52,6 +55,41 @@ def run_python(namespace: dict, code: str) -> dict:
         result["error"] = f"{type(e).__name__}: {e}"
         result["traceback"] = _traceback(e)
     return {"stdout": out.text(), "stderr": err.text(), **result}
+
+
+async def run_python_async(namespace: dict, code: str) -> dict:
+    """`run_python` on a worker thread, so the loop keeps going; cancelling interrupts it.
+
+    Cancellation raises KeyboardInterrupt inside the running code (as the stop button does
+    for a cell), then waits a little for it to unwind.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future = loop.create_future()
+    lock = threading.Lock()
+    running = [True]
+
+    def work() -> None:
+        try:
+            result = run_python(namespace, code)
+        except KeyboardInterrupt:
+            result = {"error": "KeyboardInterrupt: interrupted"}
+        with lock:
+            running[0] = False
+        with contextlib.suppress(RuntimeError):  # the loop may be closed by now
+            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(result))
+
+    thread = threading.Thread(target=work, name="elelem-python", daemon=True)
+    thread.start()
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        with lock:
+            if running[0] and thread.ident is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt)
+                )
+        await asyncio.to_thread(thread.join, 5)
+        raise
 
 
 def list_variables(namespace: dict, pattern: str | None = None) -> dict:

@@ -147,8 +147,8 @@ def add_workspace_tools(session: Any) -> None:
         preview=lambda a: a["code"],
     )
     @_guard
-    def python(args: dict) -> dict:
-        return namespace.run_python(session.namespace, args["code"])
+    async def python(args: dict) -> dict:
+        return await namespace.run_python_async(session.namespace, args["code"])
 
     @tools.add(
         "variables",

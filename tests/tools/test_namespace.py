@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from elelem_kernel.tools.namespace import list_variables, run_python, summarize
+import asyncio
+
+import pytest
+
+from elelem_kernel.tools.namespace import list_variables, run_python, run_python_async, summarize
 
 
 class FakeArray:
@@ -107,3 +111,25 @@ def test_many_names_are_capped() -> None:
     got = list_variables(ns)
     assert len(got["variables"]) == 300 and got["count"] == 500
     assert "showing 300 of 500 names" in got["truncated"]
+
+
+def test_cancelling_interrupts_the_running_code() -> None:
+    ns: dict = {}
+    code = "import time\ni = 0\ntry:\n    while True:\n        i += 1\nfinally:\n    stopped = i"
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(run_python_async(ns, code))
+        while not ns.get("i"):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert ns["stopped"] > 0
+
+
+def test_the_async_form_gives_the_same_result() -> None:
+    ns: dict = {}
+    got = asyncio.run(run_python_async(ns, "print('hi')\n1 + 1"))
+    assert got == {"stdout": "hi\n", "stderr": "", "value": "2"}
