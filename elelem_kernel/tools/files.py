@@ -66,6 +66,8 @@ def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> d
         )
     if replaced:
         result["note"] = "bytes that are not valid UTF-8 were replaced with U+FFFD"
+    if target.suffix == ".ipynb":
+        result["note"] = "a notebook: notebook_read shows its cells and outputs more compactly"
     return result
 
 

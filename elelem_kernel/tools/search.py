@@ -55,7 +55,7 @@ def grep(
         match = glob_regex(glob).match
         start = base if base.is_dir() else base.parent
         files = [p for p in files if match(p.relative_to(start).as_posix())]
-    names = [ws.relative(p) for p in files if not looks_binary(p)]
+    names = [ws.relative(p) for p in files if ws.holds(p) and not looks_binary(p)]
     rg = shutil.which("rg") if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError("ripgrep (rg) is not installed; use engine='python'")

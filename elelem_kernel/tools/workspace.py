@@ -15,6 +15,8 @@ import tempfile
 from collections import deque
 from pathlib import Path
 
+from elelem_kernel.errors import ToolError
+
 #: Result bounds: roughly what fits a model's context without crowding it.
 MAX_BYTES = 50_000
 MAX_LINES = 2_000
@@ -33,8 +35,6 @@ class Workspace:
 
     def resolve(self, path: str | os.PathLike[str] | None) -> Path:
         """The real path for a tool's `path` argument; `ToolError` when it leaves the root."""
-        from elelem_kernel.errors import ToolError
-
         text = os.fspath(path) if path not in (None, "") else "."
         if "\0" in text:
             raise ToolError(f"path {text!r} contains a NUL byte")
@@ -53,6 +53,10 @@ class Workspace:
                 f"(it points to {real}). Only files inside the workspace can be used."
             )
         return real
+
+    def holds(self, path: Path) -> bool:
+        """Whether `path`, symlinks followed, is inside the root (listed files may not be)."""
+        return _inside(path.resolve(), self.root)
 
     def relative(self, path: Path) -> str:
         """`path` as the model should write it: relative to the root, with `/`."""
@@ -176,12 +180,12 @@ def looks_binary(path: Path, sample: int = 8192) -> bool:
 
 def human_size(n: int) -> str:
     """`n` bytes as a short figure: 512 B, 12.3 KB, 20.0 MB."""
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{n} B"
+    if n < 1000:
+        return f"{n} B"
+    for unit, scale in (("KB", 1e3), ("MB", 1e6)):
+        if n < scale * 1000:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n / 1e9:.1f} GB"
 
 
 def clip(text: str, limit: int = 2_000) -> str:

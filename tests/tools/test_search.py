@@ -118,3 +118,12 @@ def test_without_rg_on_the_path_the_fallback_answers_the_same(
     assert grep(ws, "foo", ignore_case=True) == with_rg
     with pytest.raises(ToolError, match="ripgrep .* is not installed"):
         grep(ws, "foo", engine="rg")
+
+
+def test_symlinks_out_of_the_workspace_are_not_searched(
+    ws: Workspace, tree: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "secret.txt").write_text("password foo\n")
+    (tree / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    for engine in ("auto", "python"):
+        assert "password" not in grep(ws, "foo", engine=engine)["matches"]

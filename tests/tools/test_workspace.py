@@ -113,3 +113,14 @@ def test_unified_diff_marks_new_files_and_cuts() -> None:
     assert unified_diff("", "a\n", "f.txt").startswith("--- /dev/null\n+++ b/f.txt")
     long = unified_diff("", "x\n" * 10_000, "f.txt", limit=100)
     assert "diff cut" in long and len(long) < 200
+
+
+def test_human_size() -> None:
+    from elelem_kernel.tools.workspace import human_size
+
+    assert [human_size(n) for n in (512, 12_345, 20_000_000, 3_000_000_000)] == [
+        "512 B",
+        "12.3 KB",
+        "20.0 MB",
+        "3.0 GB",
+    ]
