@@ -143,6 +143,26 @@ class NotebookFront:
             raise TurnInterrupted()
         return result
 
+    def run_review(
+        self,
+        target: list[str] | None,
+        *,
+        focus: str | None = None,
+        severity: str | None = None,
+        **options: Any,
+    ) -> Any:
+        """Review `target` (a diff) in one turn; None when there is nothing to review."""
+        from ..review.run import prepare, restore_mode
+
+        session = self.get_session()
+        prompt = prepare(session, target, focus=focus, severity=severity)
+        if prompt is None:
+            return None
+        try:
+            return self.run_prompt(prompt, **options)
+        finally:
+            restore_mode(session)
+
     def command(self, line: str) -> str:
         """Run a slash command line; its Markdown answer."""
         session = self.get_session()

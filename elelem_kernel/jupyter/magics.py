@@ -5,6 +5,9 @@
     %%elelem [ask] [-p NAME] [--model M] [--mode MODE] [--new] [--system-prompt TEXT]
     the prompt, as the cell body
 
+    %%elelem review [TARGET ...] [--severity S]
+    what to focus on (optional), as the cell body
+
     %elelem /command args      a slash command (/help lists them)
     %elelem                    the status: provider, model, mode, turns, tokens
 
@@ -32,7 +35,13 @@ class ElelemMagics(Magics):
 
     @no_var_expand
     @magic_arguments()
-    @argument("subcommand", nargs="?", help="ask (default): one turn of the conversation; review")
+    @argument(
+        "words",
+        nargs="*",
+        help="ask (default): one turn of the conversation; review [TARGET ...]: review a diff "
+        "(uncommitted changes or the last commit by default; a revision, range or paths)",
+    )
+    @argument("--severity", help="review: report only findings at least this severe")
     @argument("-p", "--provider", help="provider for this turn (see /provider)")
     @argument("--model", help="model for this turn")
     @argument("--mode", help="plan, build, verify or auto, for this turn")
@@ -54,15 +63,19 @@ class ElelemMagics(Magics):
                 _ask(front, stripped, argparse_defaults())
                 return
         args = parse_argstring(self.elelem, line)
-        subcommand = args.subcommand or "ask"
+        subcommand, *words = args.words or ["ask"]
         if subcommand not in SUBCOMMANDS:
             raise UsageError(
                 f"unknown subcommand {subcommand!r}: use ask (default) or review.\n"
                 f"{self.elelem.__doc__}"
             )
-        text = (cell if cell is not None else "").strip()
+        body = (cell or "").strip()
         if subcommand == "review":
-            text = _review_prompt(text)
+            _review(front, words, body or None, args)
+            return
+        if words and cell is not None:
+            raise UsageError(f"unexpected {' '.join(words)!r}: the prompt goes in the cell body")
+        text = body or " ".join(words)
         if not text:
             raise UsageError(
                 "write the prompt in the cell under %%elelem (see %elelem? for options)"
@@ -74,7 +87,9 @@ def argparse_defaults() -> Any:
     """The options of a line with none given."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(provider=None, model=None, mode=None, new=False, system_prompt=None)
+    return SimpleNamespace(
+        provider=None, model=None, mode=None, new=False, system_prompt=None, severity=None
+    )
 
 
 def _ask(front: Any, prompt: str, args: Any) -> None:
@@ -102,13 +117,20 @@ def _command(front: Any, line: str) -> None:
         raise UsageError(str(error)) from None
 
 
-def _review_prompt(text: str) -> str:
-    target = text or "the uncommitted changes (or the last commit) of this workspace"
-    return (
-        f"Review {target}. Read the diff and the code around it with your tools, then list "
-        "the problems you find, most serious first, each with file, line and a suggested "
-        "fix. Say plainly when you find nothing worth changing."
-    )
+def _review(front: Any, targets: list[str], focus: str | None, args: Any) -> None:
+    from ..errors import ElelemError
+
+    try:
+        front.run_review(
+            targets or None,
+            focus=focus,
+            severity=args.severity,
+            provider=args.provider,
+            model=args.model,
+            new=args.new,
+        )
+    except (ElelemError, ValueError) as error:
+        raise UsageError(str(error)) from None
 
 
 def load(ip: Any) -> None:

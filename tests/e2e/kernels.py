@@ -25,17 +25,18 @@ def isolated_env(root: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     for key in ("JPY_SESSION_NAME", "ELELEM_NOTEBOOK", "OPENAI_BASE_URL", "OLLAMA_HOST"):
         env.pop(key, None)
+    state = root.parent / f"{root.name}-state"  # outside the workspace the agent sees
     env.update(
-        HOME=str(root / "home"),
-        JUPYTER_CONFIG_DIR=str(root / "jupyter" / "config"),
-        JUPYTER_DATA_DIR=str(root / "jupyter" / "data"),
-        JUPYTER_RUNTIME_DIR=str(root / "jupyter" / "runtime"),
-        IPYTHONDIR=str(root / "ipython"),
+        HOME=str(state / "home"),
+        JUPYTER_CONFIG_DIR=str(state / "jupyter" / "config"),
+        JUPYTER_DATA_DIR=str(state / "jupyter" / "data"),
+        JUPYTER_RUNTIME_DIR=str(state / "jupyter" / "runtime"),
+        IPYTHONDIR=str(state / "ipython"),
         ELELEM_PROVIDER="echo",
         OLLAMA_HOST="http://127.0.0.1:9",
     )
     env.update(extra)
-    (root / "home").mkdir(exist_ok=True)
+    (state / "home").mkdir(parents=True, exist_ok=True)
     return env
 
 

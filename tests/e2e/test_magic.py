@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 
 import pytest
@@ -225,3 +226,23 @@ def test_interrupt_during_an_approval_wait(kernel, folder):
     assert not (folder / "made.txt").exists()
     reply, msgs = run(kc, "%%elelem -p echo\nstill here")
     assert frozen(msgs)["metadata"]["elelem"]["reply"] == "still here"
+
+
+def test_review_of_the_uncommitted_changes(kc, folder):
+    def git(*args):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "0")
+    (folder / "calc.py").write_text("def f(x):\n    return x\n")
+    git("add", "calc.py")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "calc")
+    (folder / "calc.py").write_text("def f(x):\n    return x / 0\n")
+    reply, msgs = run(kc, "%%elelem review calc.py -p demo\nfocus on arithmetic")
+    assert reply["content"]["status"] == "ok", texts(msgs)
+    content = frozen(msgs)
+    (finding,) = content["metadata"]["elelem"]["findings"]
+    assert finding["path"] == "calc.py" and finding["line"] == 2
+    assert "calc.py:2" in content["data"]["text/html"]
+    reply, msgs = run(kc, "%elelem")
+    assert "| mode | build |" in texts(msgs)  # the review's plan mode is undone

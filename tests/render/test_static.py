@@ -101,3 +101,22 @@ def test_cost_is_shown_when_carried():
 def test_reply_only_record():
     data, _ = bundle({"reply": "just **this**", "stop": "end_turn"})
     assert "<strong>this</strong>" in data["text/html"]
+
+
+def test_review_findings_are_listed_and_escaped():
+    rec = record(
+        findings=[
+            {
+                "path": "a.py",
+                "line": 3,
+                "severity": "major",
+                "title": "divides by zero <b>",
+                "body": "x / 0 <script>",
+                "suggestion": "check y",
+            },
+        ]
+    )
+    data, _ = bundle(rec)
+    assert "a.py:3" in data["text/html"] and "divides by zero &lt;b&gt;" in data["text/html"]
+    assert "<script" not in data["text/html"] and "check y" in data["text/html"]
+    assert "**major** a.py:3: divides by zero" in data["text/markdown"]
