@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from types import SimpleNamespace
+
+from elelem_kernel.agent.approval import ApprovalRequest
+from elelem_kernel.jupyter.approvals import (
+    ButtonApprover,
+    StdinApprover,
+    approver_for,
+    choose_channel,
+    parse_answer,
+    question,
+)
+
+
+def kernel(subshells=True, opened=()):
+    manager = SimpleNamespace(list_subshell=lambda: list(opened))
+    return SimpleNamespace(
+        _supports_kernel_subshells=subshells, shell_channel_thread=SimpleNamespace(manager=manager)
+    )
+
+
+def request(index=3):
+    return ApprovalRequest(
+        "c1", "shell", "execute", {"command": "rm -rf build"}, "$ rm -rf build", index
+    )
+
+
+LAB = {"metadata": {"cellId": "abc"}, "content": {"allow_stdin": True}}
+CONSOLE = {"metadata": {}, "content": {"allow_stdin": True}}
+HEADLESS = {"metadata": {}, "content": {"allow_stdin": False}}
+
+
+def test_channel_choice():
+    assert choose_channel(kernel(), LAB) == "buttons"
+    assert choose_channel(kernel(subshells=False), LAB) == "stdin"
+    assert choose_channel(kernel(), CONSOLE) == "stdin"
+    assert choose_channel(kernel(), HEADLESS) == "policy"
+    assert choose_channel(None, None) == "policy"
+
+
+def test_approver_for_each_channel():
+    view = SimpleNamespace(ask=lambda *a: None)
+    make = lambda channel, stdin: approver_for(  # noqa: E731
+        channel, view=view, kernel=kernel(), call_in_main=lambda fn: None, allow_stdin=stdin
+    )
+    buttons = make("buttons", True)
+    assert isinstance(buttons, ButtonApprover) and isinstance(buttons.fallback, StdinApprover)
+    assert isinstance(make("stdin", True), StdinApprover)
+    assert make("policy", False) is None  # the session's own rules: deny with NO_CHANNEL
+
+
+def test_answers():
+    assert parse_answer("y") == parse_answer(" Yes ") == "allow"
+    assert parse_answer("a") == parse_answer("always") == "always"
+    assert parse_answer("") == parse_answer("no") == parse_answer("whatever") == "deny"
+    assert question(request()).startswith("Allow shell: $ rm -rf build? [y]es")
+
+
+def test_stdin_asks_on_the_main_thread():
+    asked = []
+
+    def call_in_main(fn):
+        future = concurrent.futures.Future()
+        future.set_result(fn())
+        return future
+
+    approver = StdinApprover(call_in_main)
+    import builtins
+
+    original = builtins.input
+    builtins.input = lambda prompt: asked.append(prompt) or "a"
+    try:
+        assert asyncio.run(approver.approve(request())) == "always"
+    finally:
+        builtins.input = original
+    assert "rm -rf build" in asked[0]
+
+
+class View:
+    def __init__(self, answer):
+        self.answer = answer
+        self.withdrawn = []
+
+    def ask(self, index, name):
+        future = concurrent.futures.Future()
+        future.set_result(self.answer)
+        return future
+
+    def withdraw(self, index):
+        self.withdrawn.append(index)
+
+
+def test_buttons_use_the_card_when_the_frontend_has_a_subshell():
+    view = View("allow")
+    approver = ButtonApprover(view, kernel(opened=["s1"]), wait=0.1)
+    assert asyncio.run(approver.approve(request(7))) == "allow"
+    assert view.withdrawn == [7]
+
+
+def test_buttons_fall_back_when_no_subshell_appears():
+    fallback = SimpleNamespace(approve=lambda r: _done("always"))
+    approver = ButtonApprover(View("allow"), kernel(opened=[]), fallback=fallback, wait=0.1)
+    assert asyncio.run(approver.approve(request())) == "always"
+    assert (
+        asyncio.run(ButtonApprover(View("allow"), kernel(), wait=0.1).approve(request())) == "deny"
+    )
+
+
+async def _done(value):
+    return value
