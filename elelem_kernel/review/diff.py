@@ -9,6 +9,7 @@ listed with the reason.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from elelem_kernel.review import git, notebook
@@ -17,6 +18,8 @@ from elelem_kernel.review.target import Target
 #: Characters of diff per review part (about 15k tokens).
 BUDGET = 60_000
 MAX_PARTS = 8
+#: Untracked files larger than this are named, not read.
+MAX_UNTRACKED = 2_000_000
 STATUS = {
     "A": "added",
     "M": "modified",
@@ -36,6 +39,7 @@ class FileDiff:
     text: str
     old_path: str | None = None
     binary: bool = False
+    skip: str | None = None  #: why this file is never pasted, if it is not
     notebook: bool = False
 
     @property
@@ -189,7 +193,16 @@ def _notebook(target: Target, letter: str, old_path: str, path: str) -> str | No
 
 
 def _untracked(target: Target, path: str) -> FileDiff:
-    data = (target.root / path).read_bytes() if (target.root / path).is_file() else b""
+    file = target.root / path
+    if file.is_symlink():
+        link = os.readlink(file)
+        text = f"diff --git a/{path} b/{path}\nnew symlink (untracked)\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+{link}\n"
+        return FileDiff(path, "added", text)
+    size = file.stat().st_size if file.is_file() else 0
+    if size > MAX_UNTRACKED:
+        text = f"diff --git a/{path} b/{path}\nnew file (untracked, {size} bytes); not shown\n"
+        return FileDiff(path, "added", text, skip=f"untracked file too large ({size} bytes)")
+    data = file.read_bytes() if size else b""
     if b"\0" in data[:8000]:
         return FileDiff(
             path,
@@ -218,8 +231,8 @@ def _split(diff: Diff, budget: int, max_parts: int) -> None:
     part: list[FileDiff] = []
     size = 0
     for f in diff.files:
-        if f.binary:
-            diff.skipped.append({"path": f.path, "reason": "binary file"})
+        if f.binary or f.skip:
+            diff.skipped.append({"path": f.path, "reason": f.skip or "binary file"})
             continue
         if len(f.text) > budget:
             diff.skipped.append(

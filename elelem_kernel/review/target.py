@@ -84,7 +84,7 @@ def _looks_like_rev(root: Path, word: str) -> bool:
         return False
     raise ReviewError(
         f"unknown revision or path: {word!r} (not a commit, branch or tag in {root}, "
-        "and no such file)"
+        "and no such file; put paths that no longer exist after `--`)"
     )
 
 

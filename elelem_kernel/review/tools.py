@@ -77,11 +77,16 @@ class FindingLog:
                 pass
         return next((c for c in candidates if c in self.files), path)
 
+    def inside(self, path: str) -> bool:
+        """Whether `path` names a place inside the repository (symlinks resolved)."""
+        root = self.target.root.resolve()
+        return not path.startswith("/") and (root / path).resolve().is_relative_to(root)
+
     def code_at(self, path: str, line: int | None, cell_id: str | None) -> str | None:
         """The reviewed line `line` of `path` (or of cell `cell_id`), if it exists."""
-        if not line:
+        if not line or not self.inside(path):
             return None
-        raw = diffs.new_bytes(self.target, path) if not _escapes(path) else None
+        raw = diffs.new_bytes(self.target, path)
         if raw is None:
             return None
         text = (
@@ -115,10 +120,6 @@ class FindingLog:
             )
         self.findings.append(finding)
         return finding, notes
-
-
-def _escapes(path: str) -> bool:
-    return path.startswith("/") or ".." in Path(path).parts
 
 
 def add_review_tools(session: Any, files: Iterable[str], target: Target) -> FindingLog:

@@ -114,3 +114,12 @@ def test_files_past_max_parts_are_skipped_with_the_reason(repo):
     d = diff_of(repo, budget=300, max_parts=2)
     assert len(d.parts) == 2
     assert [s["reason"] for s in d.skipped] == ["over the review budget (2 parts)"] * 2
+
+
+def test_huge_untracked_file_is_named_not_read(repo, monkeypatch):
+    monkeypatch.setattr("elelem_kernel.review.diff.MAX_UNTRACKED", 100)
+    repo.commit(**{"a.py": "x = 1\n"})
+    repo.write("dump.sql", "insert;\n" * 50)
+    d = diff_of(repo)
+    assert d.skipped == [{"path": "dump.sql", "reason": "untracked file too large (400 bytes)"}]
+    assert "insert" not in d.files[0].text

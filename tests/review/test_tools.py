@@ -148,3 +148,14 @@ def test_prepare_keeps_one_part_and_lists_the_rest(repo):
     assert reasons == {"f2.py": "over the budget of one review turn"}
     assert "- f2.py: over the budget of one review turn" in prompt
     assert json.dumps(session.turn_extras)  # the record must stay JSON
+
+
+def test_report_finding_never_reads_outside_the_repository(changed, tmp_path):
+    (tmp_path / "secret.txt").write_text("top secret\n")
+    (changed.root / "link.txt").symlink_to(tmp_path / "secret.txt")
+    session, log = tools_for(changed)
+    for path in ("../secret.txt", str(tmp_path / "secret.txt"), "link.txt"):
+        use(session, "report_finding", path=path, line=1, severity="nit", title="t", body="b")
+    assert [f.code for f in log.findings] == [None, None, None]
+    assert [f.outside_diff for f in log.findings] == [True, True, False]
+    assert "top secret" not in collect(log.target).part_text(0)  # the link, not what it points to
