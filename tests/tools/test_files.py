@@ -118,11 +118,14 @@ def test_list_respects_gitignore_in_a_repo(ws: Workspace, root: Path) -> None:
 
 
 def test_list_is_capped_with_a_count_of_what_was_left_out(ws: Workspace, root: Path) -> None:
-    for i in range(2_500):
-        (root / f"f{i:04d}.txt").write_text("")
+    # 100-character names reach the 50 KB bound well before the 2,000-line one
+    for i in range(600):
+        (root / f"{i:04d}{'n' * 96}").write_text("")
     got = files.list_files(ws)
-    assert len(got["files"]) == 2_000 and got["count"] == 2_500
-    assert "showing 2000 of 2500 files (500 left out)" in got["truncated"]
+    shown = len(got["files"])
+    assert 400 < shown < 500 and got["count"] == 600
+    assert sum(len(f) for f in got["files"]) <= MAX_BYTES
+    assert f"showing {shown} of 600 files ({600 - shown} left out)" in got["truncated"]
 
 
 def test_write_creates_parents_then_replaces(ws: Workspace, root: Path) -> None:
