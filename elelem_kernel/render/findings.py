@@ -7,13 +7,19 @@ the model is escaped; styles are inline so the HTML survives nbconvert and GitHu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
-from .markdown import code_block, escape, neutralise, to_html
+from .markdown import escape, neutralise, to_html
 
 ORDER = ("blocker", "major", "minor", "nit")
 COLOURS = {"blocker": "#b91c1c", "major": "#c2410c", "minor": "#a16207", "nit": "#4b5563"}
+DIFF_STYLE = (
+    "font-family: var(--jp-code-font-family, monospace); font-size: 0.92em; line-height: 1.4; "
+    "border-radius: 4px; overflow-x: auto; margin: 4px 0; padding: 4px 0; "
+    "background: var(--jp-layout-color2, rgba(127,127,127,.08))"
+)
 CELL = "padding: 3px 8px; text-align: left; vertical-align: top; border-bottom: 1px solid rgba(127,127,127,.25)"
 
 
@@ -57,6 +63,24 @@ def counts(findings: Iterable[Any]) -> str:
     return f"{len(items)} {noun} ({', '.join(per)})"
 
 
+def _inline(text: str) -> str:
+    """Escaped text with `code spans` shown as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
+def diff_html(diff: str) -> str:
+    """A suggestion diff as a block: removed lines red, added lines green."""
+    rows = []
+    for line in diff.splitlines():
+        colour = {"-": "rgba(220,38,38,.15)", "+": "rgba(22,163,74,.15)"}.get(
+            line[:1], "transparent"
+        )
+        rows.append(
+            f'<div style="background: {colour}; white-space: pre">{escape(line) or " "}</div>'
+        )
+    return f'<div style="{DIFF_STYLE}">{"".join(rows)}</div>'
+
+
 def _badge(severity: str) -> str:
     colour = COLOURS.get(severity, "#4b5563")
     return (
@@ -74,13 +98,13 @@ def _row(finding: dict) -> str:
     details = to_html(str(finding.get("body") or ""))
     diff = suggestion_diff(finding)
     if diff:
-        details += "<div><b>Suggestion</b></div>" + code_block(diff, "diff")
+        details += "<div><b>Suggestion</b></div>" + diff_html(diff)
     return (
         "<tr>"
         f'<td style="{CELL}">{_badge(str(finding.get("severity", "")))}</td>'
         f'<td style="{CELL}"><code>{escape(location(finding))}</code>{flag}</td>'
         f'<td style="{CELL}"><details><summary style="cursor: pointer">'
-        f"{escape(str(finding.get('title') or ''))}</summary>"
+        f"{_inline(str(finding.get('title') or ''))}</summary>"
         f'<div style="margin: 4px 0 6px 0">{details}</div></details></td>'
         "</tr>"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from elelem_kernel.review.findings import Finding, at_least, sort
@@ -112,7 +113,8 @@ def html(result: ReviewResult) -> str:
     from elelem_kernel.render.findings import findings_html
     from elelem_kernel.render.markdown import escape, to_html
 
-    head = f"<div><b>Code review: {escape(result.target)}</b> <code>{escape(result.command)}</code>"
+    command = re.sub(r"\b([0-9a-f]{10})[0-9a-f]{30}\b", r"\1", result.command)
+    head = f"<div><b>Code review: {escape(result.target)}</b> <code>{escape(command)}</code>"
     if result.provider:
         head += f" · {escape(result.provider)}" + (
             f" ({escape(result.model)})" if result.model else ""

@@ -43,3 +43,10 @@ def test_markdown_table_and_suggestion_diff():
 def test_no_findings():
     assert "no findings" in findings_html([]) and "no findings" in findings_markdown([])
     assert counts([EVIL, CELL, EVIL]) == "3 findings (1 blocker, 2 major)"
+
+
+def test_suggestion_diff_lines_are_coloured_and_titles_show_code():
+    html = findings_html([{**EVIL, "title": "Use `is None`"}])
+    assert "<code>is None</code>" in html
+    assert 'rgba(220,38,38,.15); white-space: pre">-return x</div>' in html
+    assert 'rgba(22,163,74,.15); white-space: pre">+return safe(x)</div>' in html
