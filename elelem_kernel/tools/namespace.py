@@ -12,14 +12,14 @@ import asyncio
 import contextlib
 import ctypes
 import fnmatch
-import io
 import itertools
 import linecache
 import threading
 import traceback
 import types
 
-from elelem_kernel.tools.workspace import MAX_BYTES, HeadTail, clip
+from elelem_kernel.tools.capture import captured
+from elelem_kernel.tools.workspace import MAX_BYTES, clip
 
 #: Longest repr of a last expression's value.
 VALUE_CHARS = 10_000
@@ -42,10 +42,9 @@ def run_python(namespace: dict, code: str) -> dict:
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
-    out, err = _Capture(), _Capture()
     result: dict = {}
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with captured() as (out, err):
             exec(compile(tree, filename, "exec"), namespace)
             if last is not None:
                 value = eval(compile(last, filename, "eval"), namespace)
@@ -201,24 +200,3 @@ def _traceback(e: BaseException) -> str:
 
 def _syntax(e: SyntaxError) -> str:
     return "".join(traceback.format_exception_only(type(e), e))
-
-
-class _Capture(io.TextIOBase):
-    """A text stream keeping the first and last part of what is written."""
-
-    def __init__(self, limit: int = MAX_BYTES // 2):
-        self.sink = HeadTail(limit)
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        self.sink.feed(text.encode("utf-8", errors="replace"))
-        return len(text)
-
-    def text(self) -> str:
-        return self.sink.text()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return "utf-8"

@@ -133,3 +133,24 @@ def test_the_async_form_gives_the_same_result() -> None:
     ns: dict = {}
     got = asyncio.run(run_python_async(ns, "print('hi')\n1 + 1"))
     assert got == {"stdout": "hi\n", "stderr": "", "value": "2"}
+
+
+def test_only_the_running_codes_output_is_captured(capsys: pytest.CaptureFixture[str]) -> None:
+    """Another thread printing meanwhile keeps its output; the tool result gets none of it."""
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+    ns = {"started": started, "release": release}
+
+    def other() -> None:
+        started.wait()
+        print("from the renderer")
+        release.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    got = run_python(ns, "print('from the tool')\nstarted.set()\nrelease.wait()\nprint('done')")
+    thread.join()
+    assert got["stdout"] == "from the tool\ndone\n"
+    assert "from the renderer" in capsys.readouterr().out
+    assert "capture.py" not in run_python({}, "1/0")["traceback"]
