@@ -253,11 +253,12 @@ def _nbformat_problem(notebook: dict) -> str | None:
 
 
 _CELL_START = re.compile(r'"cell_type"\s*:')
+_CELL_ID_KEY = re.compile(r'"id"\s*:\s*"([a-zA-Z0-9_-]{1,64})"')
 _RECORD_KEY = re.compile(r'"elelem"\s*:\s*')
 
 
 def _salvage(text: str) -> list[_Cell]:
-    """Records that still parse in a damaged file, grouped by the cell they sit in."""
+    """Cells and the records that still parse in a damaged file (nbformat's key order)."""
     starts = [match.start() for match in _CELL_START.finditer(text)]
     decoder = json.JSONDecoder()
     found: dict[int, list[Any]] = {}
@@ -269,7 +270,18 @@ def _salvage(text: str) -> list[_Cell]:
             position = match.end()
             continue
         found.setdefault(bisect.bisect_right(starts, match.start()), []).append(record)
-    return [_Cell(None, None, found[index]) for index in sorted(found)]
+    ends = [*starts[1:], len(text)]
+    return [
+        _Cell(_salvaged_id(text, start, end), None, found.get(index, []))
+        for index, (start, end) in enumerate(zip(starts, ends, strict=True), start=1)
+    ]
+
+
+def _salvaged_id(text: str, start: int, end: int) -> str | None:
+    """The cell's own id: it comes before the cell's metadata (which may hold other ids)."""
+    metadata = text.find('"metadata"', start, end)
+    match = _CELL_ID_KEY.search(text, start, metadata if metadata != -1 else end)
+    return match.group(1) if match else None
 
 
 def _mtime(path: Path) -> int | None:

@@ -209,6 +209,7 @@ def test_truncated_json_restores_the_turns_before_the_cut(tmp_path):
     cut = text.index('"question t3"')
     session, line = restore(write_text(tmp_path / "cut.ipynb", text[:cut]))
     assert prompts(session) == ["question t1", "question t2"]
+    assert [t["cell"] for t in session.conversation.turns] == ["cell-1", "cell-2"]
     [warning] = warnings_of(line)
     assert "cut.ipynb is not valid JSON" in warning and "salvaged" in warning
 
