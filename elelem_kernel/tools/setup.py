@@ -173,9 +173,16 @@ def add_workspace_tools(session: Any) -> None:
     )
     @_guard
     def notebook_read(args: dict) -> dict:
-        return notebooks.read_notebook(
+        result = notebooks.read_notebook(
             ws(), args["path"], args.get("cells"), args.get("outputs", True)
         )
+        live = open_notebook()
+        if live is not None and ws().resolve(args["path"]) == Path(live).resolve():
+            result["note"] = (
+                "this notebook is open in the frontend; this is the saved file, which may lag "
+                "behind unsaved edits"
+            )
+        return result
 
     edit_params = {
         "path": _PATH,

@@ -114,6 +114,9 @@ def test_the_open_notebook_is_protected_and_propose_cell_is_the_way(root: Path) 
         got = call(session.toolbox, name, **args)
         assert got["ok"] is False and "propose_cell" in got["error"], name
     assert path.read_bytes() == before
+    assert (
+        "open in the frontend" in call(session.toolbox, "notebook_read", path="open.ipynb")["note"]
+    )
     session.open_notebook = None
     assert call(session.toolbox, "notebook_edit", path="open.ipynb", cell=0, source="2")["ok"]
 
