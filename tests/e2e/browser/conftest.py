@@ -1,0 +1,102 @@
+"""Fixtures for the browser tests: one JupyterLab and one Chromium for the whole session.
+
+The server runs in a private Jupyter world (tests/e2e/browser/lab.py) on a copy of
+notebooks/ plus a few scenario notebooks, with the demo as default provider and the
+`openai` provider pointed at a loopback wire server the tests script. Without Chromium
+(or the playwright package) every browser test is skipped, saying what to install.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.browser.lab import ARTIFACTS, LabServer, copy_notebooks, jupyter_env
+from tests.e2e.browser.pages import VIEWPORT, Lab
+
+CHROMIUM = os.environ.get("ELELEM_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SHOTS = ARTIFACTS / "browser"
+#: Slow enough that the live view shows several states, fast enough for a short suite.
+DEMO_DELAY = "0.02"
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(
+            f"browser tests need Chromium at {CHROMIUM}: `apt-get install chromium` "
+            "(scripts/setup.sh test does it as root) or set ELELEM_CHROMIUM"
+        )
+    pytest.importorskip("playwright.sync_api", reason="browser tests need `pip install playwright`")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def wire() -> Iterator[object]:
+    """A loopback OpenAI-format server for the tests that need a scripted model."""
+    from tests.wire_servers import WireServer
+
+    with WireServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder JupyterLab serves: notebooks/ copied, outside any git repository."""
+    return copy_notebooks(tmp_path_factory.mktemp("lab") / "root")
+
+
+@pytest.fixture(scope="session")
+def lab(chromium: str, wire: object, lab_root: Path, tmp_path_factory) -> Iterator[LabServer]:
+    """JupyterLab on 127.0.0.1 with a token, for the whole session."""
+    base = tmp_path_factory.mktemp("jupyter")
+    env = jupyter_env(base, ELELEM_DEMO_DELAY=DEMO_DELAY, **wire.env("openai"))
+    server = LabServer(lab_root, env, SHOTS / "jupyterlab.log").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium: str) -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    if SHOTS.exists():
+        shutil.rmtree(SHOTS, ignore_errors=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, lab: LabServer, request: pytest.FixtureRequest) -> Iterator[Lab]:
+    """A fresh browser context on the session's JupyterLab; kernels stop afterwards."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(30_000)
+    lab_page = Lab(context.new_page(), lab, SHOTS)
+    yield lab_page
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        lab_page.shot(f"{request.node.name}-FAILED")
+    context.close()
+    lab.shutdown_kernels()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test item, so `page` can screenshot failures."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)

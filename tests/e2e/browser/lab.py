@@ -1,0 +1,193 @@
+"""A throwaway Jupyter world for end-to-end tests: temp dirs, kernelspecs, JupyterLab.
+
+`jupyter_env(base)` makes a private HOME, Jupyter config/data/runtime dirs, IPYTHONDIR and
+JupyterLab settings under `base`, installs the Elelem kernelspec there, and returns the
+environment to run kernels or a server in. `LabServer` runs `jupyter lab` in it on
+127.0.0.1 with a token, on a free port, and knows the URLs and REST calls tests need.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+REPO = Path(__file__).resolve().parents[3]
+NOTEBOOKS = REPO / "notebooks"
+ARTIFACTS = REPO / "test-artifacts"
+DROPPED = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST")
+SETTINGS = {
+    # no toasts asking about news or updates over the screenshots, and no network
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+    "@jupyterlab/apputils-extension/themes.jupyterlab-settings": {"theme": "JupyterLab Light"},
+}
+
+
+def jupyter_env(base: Path, **extra: str) -> dict[str, str]:
+    """Environment of a private Jupyter installation under `base`, with the Elelem kernel."""
+    dirs = {
+        "HOME": base / "home",
+        "JUPYTER_CONFIG_DIR": base / "config",
+        "JUPYTER_DATA_DIR": base / "data",
+        "JUPYTER_RUNTIME_DIR": base / "runtime",
+        "IPYTHONDIR": base / "ipython",
+        "JUPYTERLAB_SETTINGS_DIR": base / "settings",
+        "JUPYTERLAB_WORKSPACES_DIR": base / "workspaces",
+        "JUPYTER_PATH": base / "prefix" / "share" / "jupyter",
+    }
+    for path in dirs.values():
+        path.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED and not k.startswith("JPY_")}
+    env.update({k: str(v) for k, v in dirs.items()})
+    env.update(
+        {
+            "ELELEM_PROVIDER": "demo",
+            "ELELEM_DEMO_DELAY": "0",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    env.update(extra)
+    for name, value in SETTINGS.items():
+        target = dirs["JUPYTERLAB_SETTINGS_DIR"] / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(value))
+    install_elelem_kernel(base / "prefix", env)
+    return env
+
+
+def install_elelem_kernel(prefix: Path, env: dict[str, str]) -> Path:
+    """`elelem-kernel install --prefix PREFIX`, run as the user would; the kernelspec dir."""
+    subprocess.run(
+        [sys.executable, "-m", "elelem_kernel.cli", "install", "--prefix", str(prefix)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    spec = prefix / "share" / "jupyter" / "kernels" / "elelem"
+    if not (spec / "kernel.json").is_file():
+        raise RuntimeError(f"elelem-kernel install --prefix {prefix} wrote no {spec}/kernel.json")
+    return spec
+
+
+def copy_notebooks(root: Path) -> Path:
+    """A copy of notebooks/ (no checkpoints) under `root`, outside any git repository."""
+    shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    return root
+
+
+KERNELS = {
+    "python3": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
+    "elelem": {"name": "elelem", "display_name": "Elelem", "language": "elelem"},
+}
+
+
+def write_notebook(path: Path, sources: list[str], kernel: str = "python3") -> str:
+    """Write a notebook of code cells; its name relative to the server root."""
+    metadata = {"kernelspec": KERNELS[kernel], "language_info": {"name": "python"}}
+    nbformat.write(new_notebook(cells=[new_code_cell(s) for s in sources], metadata=metadata), path)
+    return path.name
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LabServer:
+    """`jupyter lab` on 127.0.0.1 with a token, serving `root`, in environment `env`."""
+
+    def __init__(self, root: Path, env: dict[str, str], log: Path):
+        self.root = root
+        self.env = env
+        self.log = log
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        argv = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            "--LabApp.expose_app_in_browser=True",
+            "--ServerApp.open_browser=False",
+        ]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            argv.append("--allow-root")
+        return argv
+
+    def start(self, timeout: float = 60) -> LabServer:
+        """Start the server and return once its API answers."""
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        out = self.log.open("wb")
+        self.process = subprocess.Popen(
+            self.command(), env=self.env, cwd=self.root, stdout=out, stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited: see {self.log}")
+            try:
+                self.api("GET", "/api/status")
+                return self
+            except OSError:
+                time.sleep(0.2)  # polling a starting server, not waiting on a page
+        raise RuntimeError(f"jupyter lab did not answer within {timeout} s: see {self.log}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+    def api(self, method: str, path: str, body: dict | None = None) -> object:
+        """One REST call to the server; the parsed JSON answer (None when empty)."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            raw = answer.read()
+        return json.loads(raw) if raw else None
+
+    def lab_url(self, notebook: str, workspace: str) -> str:
+        """The page showing `notebook` in its own JupyterLab workspace."""
+        return f"{self.url}/lab/workspaces/{workspace}/tree/{notebook}?token={self.token}"
+
+    def shutdown_kernels(self) -> None:
+        """Stop every kernel the server runs (between tests, to spare the machine)."""
+        for session in self.api("GET", "/api/sessions") or []:
+            self.api("DELETE", f"/api/sessions/{session['id']}")

@@ -1,0 +1,32 @@
+"""What a person sees: the committed quickstart's frozen turns in the light and dark themes.
+
+Screenshots only need to exist and show the turns; looking at them is a person's job
+(test-artifacts/browser/7-*.png).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.browser.pages import FROZEN, Lab
+
+pytestmark = pytest.mark.browser
+
+
+def test_frozen_turns_in_light_and_dark(page: Lab):
+    lab = page.open("quickstart.ipynb", "themes")
+    first = lab.cell("what is in this folder?")
+    first.locator(FROZEN).wait_for()
+    first.locator(FROZEN).locator("details > summary").nth(1).click()
+    python = lab.cell("compute the total population")
+    declined = lab.cell("write the file notes.md")
+    assert lab.widget_errors() == 0
+    try:
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            lab.theme(theme)
+            tag = "light" if "Light" in theme else "dark"
+            lab.shot(f"7-quickstart-ask-{tag}", first)
+            lab.shot(f"7-quickstart-python-{tag}", python)
+            lab.shot(f"7-quickstart-declined-{tag}", declined)
+    finally:
+        lab.theme("JupyterLab Light")
