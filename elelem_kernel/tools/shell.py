@@ -61,10 +61,6 @@ async def bash(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> di
         kill_group(proc.pid)
         proc.wait()
         raise
-    finally:
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
     return _result(proc.returncode, out, err, timeout if timed_out else None, lingering)
 
 
@@ -80,11 +76,17 @@ def kill_group(pid: int) -> None:
 
 
 def _pump(stream: IO[bytes] | None, sink: HeadTail) -> threading.Thread:
+    # The reader closes its own pipe: closing it from another thread while a read is
+    # blocked (a process that left the group still holds it) would wait on the buffer lock.
     def run() -> None:
         assert stream is not None
-        with contextlib.suppress(OSError, ValueError):
+        try:
             while chunk := stream.read1(1 << 16):  # type: ignore[attr-defined]
                 sink.feed(chunk)
+        except (OSError, ValueError):
+            pass
+        finally:
+            stream.close()
 
     thread = threading.Thread(target=run, name="elelem-bash-output", daemon=True)
     thread.start()
@@ -123,8 +125,9 @@ def _result(
         )
     if lingering:
         result["note"] = (
-            "the command left background processes holding its output; they were stopped. "
-            "To keep one running, redirect its output: `cmd > out.log 2>&1 &`."
+            "background processes still held the command's output after it exited, so its "
+            "process group was killed. To keep a process running, redirect its output: "
+            "`cmd > out.log 2>&1 &`."
         )
     if timed_out is not None:
         result["error"] = (

@@ -100,3 +100,12 @@ def test_background_process_with_redirected_output_keeps_running(root: Path) -> 
         assert alive(pid)
     finally:
         os.kill(pid, signal.SIGKILL)
+
+
+def test_a_process_that_leaves_the_group_does_not_hang_the_tool(root: Path) -> None:
+    got = asyncio.run(bash(root, "setsid sleep 1000 & echo $! > escaped; echo hi"))
+    pid = int((root / "escaped").read_text())
+    try:
+        assert got["stdout"] == "hi\n" and "background processes" in got["note"]
+    finally:
+        os.kill(pid, signal.SIGKILL)
