@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import weakref
+from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -270,10 +271,10 @@ def _salvage(text: str) -> list[_Cell]:
             position = match.end()
             continue
         found.setdefault(bisect.bisect_right(starts, match.start()), []).append(record)
-    ends = [*starts[1:], len(text)]
+    bounds = pairwise([*starts, len(text)])
     return [
         _Cell(_salvaged_id(text, start, end), None, found.get(index, []))
-        for index, (start, end) in enumerate(zip(starts, ends, strict=True), start=1)
+        for index, (start, end) in enumerate(bounds, start=1)
     ]
 
 

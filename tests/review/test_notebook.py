@@ -28,4 +28,11 @@ def test_code_review_notebook_runs_and_finds_the_planted_bugs(tmp_path, monkeypa
     assert "| major | `prices.py:4` |" in text
     assert "| blocker | `report.ipynb cell show line 2` |" in text
     assert "exit code: 1" in text and "exit code: 2" in text
+    magic = nb.cells[-1].outputs[-1]
+    record = magic["metadata"]["elelem"]
+    assert sorted((f["path"], f["line"]) for f in record["findings"]) == [
+        ("prices.py", 4),
+        ("report.ipynb", 2),
+    ]
+    assert record["review"]["reviewed"] == ["prices.py", "report.ipynb"]
     assert "## cell 2 id=show (code): modified" in text and "4.0" not in text.split("## cell 2")[1]
