@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from elelem_kernel.review.diff import Diff
 from elelem_kernel.review.findings import SEVERITIES
@@ -25,13 +26,20 @@ def build(
     part: int = 0,
     focus: str | None = None,
     severity: str | None = None,
+    workspace: Path | None = None,
 ) -> str:
-    """The prompt for part `part` of `diff`."""
+    """The prompt for part `part` of `diff`; `workspace` is where the file tools start."""
     target = diff.target
     lines = [INSTRUCTIONS, "", f"Target: {target.label}. The diff: `{target.command()}`."]
     if target.untracked:
         lines.append("Untracked new files are included below as added files.")
     lines.append(f"Paths are relative to the repository root {target.root}.")
+    inside = _inside(target.root, workspace)
+    if inside:
+        lines.append(
+            f"Your file tools start in {inside}/ inside the repository: give them paths relative "
+            f"to it (the git tool and report_finding take repository paths)."
+        )
     if len(diff.parts) > 1:
         lines.append(
             f"This is part {part + 1} of {len(diff.parts)} of a large diff; review only the files shown here."
@@ -53,3 +61,14 @@ def build(
 
 def _longest_backtick_run(text: str) -> int:
     return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
+def _inside(root: Path, workspace: Path | None) -> str | None:
+    """The workspace's folder inside the repository, when it is not the root itself."""
+    if workspace is None:
+        return None
+    try:
+        sub = Path(workspace).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+    return None if sub == "." else sub

@@ -93,7 +93,7 @@ def prepare(
     extras = getattr(session, "turn_extras", None)
     if isinstance(extras, dict):
         extras["review"] = _meta(diff)
-    return prompts.build(diff, 0, focus, severity)
+    return prompts.build(diff, 0, focus, severity, Path(session.workspace))
 
 
 def _later_parts(diff: Diff) -> list[str]:

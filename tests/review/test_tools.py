@@ -159,3 +159,16 @@ def test_report_finding_never_reads_outside_the_repository(changed, tmp_path):
     assert [f.code for f in log.findings] == [None, None, None]
     assert [f.outside_diff for f in log.findings] == [True, True, False]
     assert "top secret" not in collect(log.target).part_text(0)  # the link, not what it points to
+
+
+def test_prepare_from_a_subfolder_tells_the_model_where_file_tools_start(repo):
+    repo.commit(**{"pkg/mod.py": "a = 1\n"})
+    repo.commit(**{"pkg/mod.py": "a = 2\n"})
+    session = Session(Scripted(), Toolbox(), workspace=repo.root / "pkg")
+    prompt = prepare(session, None)
+    assert (
+        "+++ b/pkg/mod.py" in prompt
+        and "Your file tools start in pkg/ inside the repository" in prompt
+    )
+    session.workspace = repo.root
+    assert "Your file tools start" not in prepare(session, None)
