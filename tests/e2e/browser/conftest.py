@@ -59,11 +59,19 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def lab(chromium: str, wire: object, lab_root: Path, tmp_path_factory) -> Iterator[LabServer]:
+def shots(chromium: str) -> Path:
+    """test-artifacts/browser/, emptied once per session."""
+    shutil.rmtree(SHOTS, ignore_errors=True)
+    SHOTS.mkdir(parents=True)
+    return SHOTS
+
+
+@pytest.fixture(scope="session")
+def lab(shots: Path, wire: object, lab_root: Path, tmp_path_factory) -> Iterator[LabServer]:
     """JupyterLab on 127.0.0.1 with a token, for the whole session."""
     base = tmp_path_factory.mktemp("jupyter")
     env = jupyter_env(base, ELELEM_DEMO_DELAY=DEMO_DELAY, **wire.env("openai"))
-    server = LabServer(lab_root, env, SHOTS / "jupyterlab.log").start()
+    server = LabServer(lab_root, env, shots / "jupyterlab.log").start()
     yield server
     server.stop()
 
@@ -72,8 +80,6 @@ def lab(chromium: str, wire: object, lab_root: Path, tmp_path_factory) -> Iterat
 def browser(chromium: str) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
-    if SHOTS.exists():
-        shutil.rmtree(SHOTS, ignore_errors=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         yield browser
@@ -81,11 +87,11 @@ def browser(chromium: str) -> Iterator[object]:
 
 
 @pytest.fixture
-def page(browser, lab: LabServer, request: pytest.FixtureRequest) -> Iterator[Lab]:
+def page(browser, lab: LabServer, shots: Path, request: pytest.FixtureRequest) -> Iterator[Lab]:
     """A fresh browser context on the session's JupyterLab; kernels stop afterwards."""
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(30_000)
-    lab_page = Lab(context.new_page(), lab, SHOTS)
+    lab_page = Lab(context.new_page(), lab, shots)
     yield lab_page
     report = getattr(request.node, "rep_call", None)
     if report is not None and report.failed:
