@@ -116,10 +116,16 @@ def test_many_bad_records_make_one_summarised_warning():
 def test_a_record_over_the_size_bound_is_skipped():
     huge = record("big", reply="x" * (MAX_RECORD_BYTES + 1))
     assert "too large" in check(huge)
-    nested = record("deep", rounds=[{"text": "y" * 1000, "calls": []}] * 2000)
+    nested = record("deep", rounds=[{"text": "y" * 1000, "calls": []}] * 5000)
     assert "too large" in check(nested)
     rebuilt = rebuild([("a", [huge]), ("b", [record("t1")])])
     assert rebuilt.turns == 1 and "too large" in rebuilt.warnings[0]
+
+
+def test_a_long_agentic_turn_fits_the_bound():
+    call = {"id": "c", "name": "read", "arguments": {"path": "a"}, "result": "r" * 8100, "ok": True}
+    rounds = [{"thinking": "t" * 2000, "text": "x" * 500, "calls": [call] * 8}] * 25
+    assert check(record("long", rounds=rounds)) is None
 
 
 def test_two_cells_claiming_one_turn_keep_the_later_cell():
