@@ -123,6 +123,7 @@ def _tracked(target: Target) -> list[FileDiff]:
                 "diff",
                 "--no-color",
                 "--no-ext-diff",
+                "--no-textconv",
                 "-M",
                 *target.diff_args(),
                 "--",

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+
 from elelem_kernel.review.diff import collect
 from elelem_kernel.review.target import resolve
 
@@ -123,3 +125,20 @@ def test_huge_untracked_file_is_named_not_read(repo, monkeypatch):
     d = diff_of(repo)
     assert d.skipped == [{"path": "dump.sql", "reason": "untracked file too large (400 bytes)"}]
     assert "insert" not in d.files[0].text
+
+
+def test_unmerged_paths_fall_back_to_one_diff_per_file(repo):
+    repo.commit(**{"a.py": "x = 1\n", "b.py": "y = 1\n"})
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.commit(**{"a.py": "x = 2\n"})
+    repo.git("checkout", "-q", "main")
+    repo.commit(**{"a.py": "x = 3\n"})
+    repo.write("b.py", "y = 2\n")
+    proc = subprocess.run(
+        ["git", "-C", str(repo.root), "merge", "-q", "topic"], capture_output=True
+    )
+    assert b"CONFLICT" in proc.stdout + proc.stderr
+    d = diff_of(repo)
+    assert sorted(f.path for f in d.files) == ["a.py", "b.py"]
+    assert "x = 3" in next(f.text for f in d.files if f.path == "a.py")
+    assert "+y = 2" in next(f.text for f in d.files if f.path == "b.py")
