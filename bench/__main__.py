@@ -19,8 +19,8 @@ BENCHMARKS = {
     "jupyter_ai": "bench.jupyter_ai",
     "load": "bench.load",
     "prefix": "bench.prefix",
-    "notebook": "bench.notebook",
-    "tools": "bench.tools",
+    "notebook": "bench.notebook_memory",
+    "tools": "bench.tools_scale",
     "long_session": "bench.long_session",
 }
 RESULTS = Path(__file__).with_name("results.json")

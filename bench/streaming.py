@@ -21,6 +21,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .common import (
     MARKER,
@@ -73,11 +74,14 @@ def in_process_turn(base: str, workspace: Path) -> None:
         provider="openai", base_url=base, api_key="k", workspace=workspace, mode="plan"
     )
     renderer = TerminalRenderer(out=io.StringIO(), err=io.StringIO(), color=False)
-    loop = asyncio.new_event_loop()
-    try:
-        turn = loop.run_until_complete(session.turn("hi", renderer=renderer))
-    finally:
-        loop.close()
+
+    async def one() -> Any:
+        try:
+            return await session.turn("hi", renderer=renderer)
+        finally:
+            await session.provider.aclose()
+
+    turn = asyncio.run(one())
     if turn.stop != "end_turn":
         raise RuntimeError(f"in-process turn ended with {turn.stop}: {turn.error}")
 

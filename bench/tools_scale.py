@@ -1,0 +1,155 @@
+"""6. Tools at scale: grep and list on a 20,000-file tree, read of a 200 MB file.
+
+The tree is a git repository of generated text files (cached in ~/.cache/elelem-bench). References in the same run:
+`rg -n PATTERN` and `git ls-files` as processes. Ours: the `grep` tool (ripgrep engine when
+installed, and the pure-Python engine) and the `list` tool, called in-process through the
+same functions the agent's tools use. Ratio = ours / reference, median of paired runs.
+The 200 MB read runs in a fresh process: its peak RSS minus the RSS before the read.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .common import interleave, median, ms, paired, result
+
+NEEDLE = "needle_7"
+CACHE = Path.home() / ".cache" / "elelem-bench"
+READ_PROBE = """
+import resource, sys, time
+from elelem_kernel.tools.files import read
+from elelem_kernel.tools.workspace import Workspace
+ws = Workspace(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+head = read(ws, sys.argv[2])
+tail = read(ws, sys.argv[2], offset=int(sys.argv[3]))
+took = time.perf_counter() - start
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(before, after, took, head["total_lines"], len(head["content"]) + len(tail["content"]))
+"""
+
+
+def cached_tree(files: int) -> Path:
+    """The generated tree, kept between runs in ~/.cache/elelem-bench (it is deterministic)."""
+    root = CACHE / f"tree-{files}"
+    if not (root / ".complete").exists():
+        shutil.rmtree(root, ignore_errors=True)
+        make_tree(root, files)
+        (root / ".git" / "info" / "exclude").write_text(".complete\n")
+        (root / ".complete").write_text("")
+    return root
+
+
+def make_tree(root: Path, files: int) -> Path:
+    """`files` small text files in folders of 200, added to a git index."""
+    root.mkdir(parents=True)
+    for i in range(files):
+        folder = root / f"pkg{i // 200:03d}"
+        if i % 200 == 0:
+            folder.mkdir()
+        lines = [f"line {j} of file {i}: some ordinary text to search through" for j in range(30)]
+        if i % 50 == 0:
+            lines[7] = f"the {NEEDLE} is here in file {i}"
+        (folder / f"mod{i:05d}.txt").write_text("\n".join(lines) + "\n")
+    git = ["git", "-c", "user.email=b@b", "-c", "user.name=bench"]
+    subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    return root
+
+
+def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
+    from elelem_kernel.tools.files import list_files
+    from elelem_kernel.tools.search import grep
+    from elelem_kernel.tools.workspace import Workspace
+
+    ws = Workspace(root)
+    rg = shutil.which("rg")
+    cases = {
+        "git_ls_files": lambda: subprocess.run(
+            ["git", "ls-files"], cwd=root, check=True, capture_output=True
+        ),
+        "list": lambda: list_files(ws),
+        "grep": lambda: grep(ws, NEEDLE),
+        "grep_python": lambda: grep(ws, NEEDLE, engine="python"),
+    }
+    if rg:
+        cases["rg"] = lambda: subprocess.run([rg, "-n", NEEDLE], cwd=root, capture_output=True)
+    found = grep(ws, NEEDLE)
+    data["grep_matches"] = found.get("count", found.get("matches"))
+    t = interleave(cases, reps)  # the grep above warmed the page cache
+    data.update(t)
+    rows = [
+        ("git ls-files (reference)", ms(median(t["git_ls_files"])), "ms"),
+        ("list tool", ms(median(t["list"])), "ms"),
+        ("list ÷ git ls-files", paired(t["list"], t["git_ls_files"]), "×"),
+    ]
+    if rg:
+        rows += [
+            ("rg -n (reference)", ms(median(t["rg"])), "ms"),
+            ("grep tool (ripgrep engine)", ms(median(t["grep"])), "ms"),
+            ("grep ÷ rg", paired(t["grep"], t["rg"]), "×"),
+            ("grep tool, Python engine ÷ rg", paired(t["grep_python"], t["rg"]), "×"),
+        ]
+    else:
+        rows.append(("grep tool (no rg installed: Python engine)", ms(median(t["grep"])), "ms"))
+    return rows
+
+
+def make_big(path: Path, size: int) -> int:
+    """A text file of about `size` bytes; its line count."""
+    line = b"x" * 99 + b"\n"
+    block = line * 10_000
+    lines = 0
+    with open(path, "wb") as f:
+        while f.tell() < size:
+            f.write(block)
+            lines += 10_000
+    return lines
+
+
+def read_rows(root: Path, size: int, data: dict) -> list[tuple]:
+    big = root / "big.txt"
+    lines = make_big(big, size)
+    probe = subprocess.run(
+        [sys.executable, "-c", READ_PROBE, str(root), "big.txt", str(lines - 100)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    before, after, took, total, shown = probe.stdout.split()
+    peak = (int(after) - int(before)) * 1024  # ru_maxrss is in KiB on Linux
+    data.update(
+        read_file_mb=size / 1e6,
+        read_peak_rss=int(after) * 1024,
+        read_peak_growth=peak,
+        read_seconds=float(took),
+    )
+    return [
+        (f"read head + tail of a {size / 1e6:.0f} MB file", round(float(took), 2), "s"),
+        (
+            "  peak RSS growth during those reads",
+            round(peak / 1e6, 1),
+            f"MB (process peak {int(after) / 1024:.0f} MB, {int(before) / 1024:.0f} MB before)",
+        ),
+        ("  lines counted / shown", f"{int(total):,}", f"{int(shown):,} chars shown"),
+    ]
+
+
+def run(quick: bool = False, files: int | None = None, big_mb: int | None = None) -> dict:
+    files = files or (5_000 if quick else 20_000)
+    size = (big_mb or (50 if quick else 200)) * 1_000_000
+    reps = 2 if quick else 3
+    tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-tools-"))
+    data: dict = {"files": files}
+    try:
+        rows = tree_rows(cached_tree(files), reps, data)
+        (tmp / "big").mkdir()
+        rows += read_rows(tmp / "big", size, data)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return result("tools", f"6. Tools at scale ({files:,} files)", rows, **data)
