@@ -5,7 +5,8 @@ no `bash`; the `git` tool takes its place for history and diffs and runs only
 `diff`, `log`, `show`, `blame`, `status`, `ls-files` and `grep`, refusing options that
 write files, read outside the repository or run programs (`--output`, `--no-index`,
 `--contents`, `--ext-diff`, `--textconv`, `-O`). `git diff` of revisions shows
-notebooks cell by cell, as the review prompt does.
+notebooks cell by cell, as the review prompt does, and `git show REV:nb.ipynb` shows a
+notebook's cell sources with ids, without outputs.
 """
 
 from __future__ import annotations
@@ -181,6 +182,10 @@ def run_git(line: str, review: Target) -> dict:
         shown = _review_diff(rest, review)
         if shown is not None:
             return _bounded(shown)
+    if sub == "show" and len(rest) == 1 and rest[0].endswith(".ipynb") and ":" in rest[0]:
+        shown = _notebook_blob(rest[0], review)
+        if shown is not None:
+            return _bounded(shown)
     safe = ["--no-ext-diff", "--no-textconv"] if sub in ("diff", "show", "log") else []
     try:
         proc = git.run(review.root, sub, *safe, *rest, check=False, timeout=30)
@@ -213,6 +218,20 @@ def _review_diff(words: list[str], review: Target) -> str | None:
         target = review
     collected = diffs.collect(target, budget=10**9)
     return "".join(f.text for f in collected.files)
+
+
+def _notebook_blob(spec: str, review: Target) -> str | None:
+    """`git show REV:nb.ipynb` as cell sources with ids (no outputs), else None."""
+    rev, _, path = spec.partition(":")
+    raw = git.blob(review.root, rev or "HEAD", path)
+    try:
+        found = notebook.cells(raw) if raw is not None else None
+    except ValueError:
+        return None
+    if found is None:
+        return None
+    head = f"{spec}: {len(found)} cells (sources only; outputs and execution counts stripped)\n"
+    return head + "".join(f"## {c.label}\n{c.source}\n" for c in found)
 
 
 def _bounded(text: str) -> dict:

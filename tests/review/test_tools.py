@@ -172,3 +172,13 @@ def test_prepare_from_a_subfolder_tells_the_model_where_file_tools_start(repo):
     )
     session.workspace = repo.root
     assert "Your file tools start" not in prepare(session, None)
+
+
+def test_git_show_of_a_notebook_gives_cell_sources_without_outputs(repo, notebook):
+    repo.commit(**{"nb.ipynb": notebook(("c1", "code", "x = 1"), ("m", "markdown", "# Hi"))})
+    out = run_git("show HEAD:nb.ipynb", resolve(None, repo.root))["output"]
+    assert out == (
+        "HEAD:nb.ipynb: 2 cells (sources only; outputs and execution counts stripped)\n"
+        "## cell 1 id=c1 (code)\nx = 1\n## cell 2 id=m (markdown)\n# Hi\n"
+    )
+    assert "error" in run_git("show HEAD:missing.ipynb", resolve(None, repo.root))
