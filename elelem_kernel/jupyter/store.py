@@ -27,7 +27,8 @@ from elelem_kernel.errors import ElelemError
 NOTEBOOK_KEY = "__elelem_notebook__"
 #: How to tell elelem which notebook it runs in, for messages.
 HOW_TO_SET = (
-    "set ELELEM_NOTEBOOK=path/to/notebook.ipynb or run `%elelem /load path/to/notebook.ipynb`"
+    "set ELELEM_NOTEBOOK=path/to/notebook.ipynb or run `%elelem /load path/to/notebook.ipynb` "
+    "(in the Elelem kernel: `/load path/to/notebook.ipynb`)"
 )
 #: Kernelspec name of the Elelem kernel, whose cells are bare prompts.
 ELELEM_KERNEL = "elelem"
@@ -113,7 +114,7 @@ def register_commands(session: Any, user_ns: dict, env: dict) -> None:
             return f"`{text}` is not a notebook (.ipynb) file"
         user_ns[NOTEBOOK_KEY] = str(path)
         line = restore_into(session, user_ns, env, force=True)
-        return line or f"nothing to restore from {path.name}; using it from now on"
+        return line or f"nothing to restore from {path.name}"
 
     def complete(session: Any, args: str) -> list[str]:
         folder, _, start = args.rpartition("/")
@@ -127,7 +128,7 @@ def register_commands(session: Any, user_ns: dict, env: dict) -> None:
 
     session.commands.add(
         "load",
-        "Set the notebook file to remember in and restore its conversation",
+        "Show or set the notebook file the conversation is restored from, and restore it",
         load,
         complete,
         usage="/load [path/to/notebook.ipynb]",
@@ -163,50 +164,30 @@ def _above(cells: list[_Cell], source: str) -> list[_Cell]:
 
 
 def _read(path: Path) -> tuple[list[_Cell], list[str]]:
-    notebook, text, warnings = _load_json(path)
-    if notebook is _MISSING:
-        return [], warnings
-    if notebook is _BROKEN:
-        cells = _salvage(text)
-        if not any(cell.records for cell in cells):
-            warnings = [
-                w.replace("restored what could be salvaged", "nothing restored") for w in warnings
-            ]
-        return cells, warnings
-    cells, problem = _walk(notebook)
-    if problem:
-        warnings.append(f"{path.name} {problem}; restored what could be read")
-    else:
-        problem = _nbformat_problem(notebook)
-        if problem:
-            warnings.append(
-                f"{path.name} is not a valid notebook ({problem}); restored what could be read"
-            )
-    return cells, warnings
-
-
-_MISSING, _BROKEN = object(), object()
-
-
-def _load_json(path: Path) -> tuple[Any, str, list[str]]:
-    """The parsed JSON (or _MISSING / _BROKEN), the text, and warnings."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return _MISSING, "", [f"{path.name} not found ({path}); nothing restored"]
+        return [], [f"{path.name} not found ({path}); nothing restored"]
     except OSError as error:
-        reason = error.strerror or str(error)
-        return _MISSING, "", [f"cannot read {path} ({reason}); nothing restored"]
+        return [], [f"cannot read {path} ({error.strerror or error}); nothing restored"]
     text = raw.decode("utf-8", errors="replace")
     try:
-        return json.loads(text), text, []
+        notebook = json.loads(text)
     except (ValueError, RecursionError) as error:
         reason = str(error) if isinstance(error, ValueError) else "nested too deeply"
-        return (
-            _BROKEN,
-            text,
-            [f"{path.name} is not valid JSON ({reason}); restored what could be salvaged"],
-        )
+        cells = _salvage(text)
+        found = any(cell.records for cell in cells)
+        outcome = "restored what could be salvaged" if found else "nothing restored"
+        return cells, [f"{path.name} is not valid JSON ({reason}); {outcome}"]
+    cells, problem = _walk(notebook)
+    if problem:
+        return cells, [f"{path.name} {problem}; nothing restored"]
+    problem = _nbformat_problem(notebook)
+    if problem:
+        return cells, [
+            f"{path.name} is not a valid notebook ({problem}); restored what could be read"
+        ]
+    return cells, []
 
 
 def _walk(notebook: Any) -> tuple[list[_Cell], str | None]:
@@ -215,7 +196,9 @@ def _walk(notebook: Any) -> tuple[list[_Cell], str | None]:
     raw_cells = _raw_cells(notebook)
     if not isinstance(raw_cells, list):
         return [], "has no list of cells"
-    return [_cell(raw) for raw in raw_cells if isinstance(raw, dict)], None
+    return [
+        _cell(raw) if isinstance(raw, dict) else _Cell(None, None, []) for raw in raw_cells
+    ], None
 
 
 def _raw_cells(notebook: dict) -> Any:
