@@ -220,7 +220,7 @@ class NotebookFront:
         if not self.announced:
             self.announced = True
             if getattr(session, "notice", None):
-                self.say(session.notice)
+                self.say(f"provider **{session.provider_name}**: {session.notice}")
 
 
 class _Overrides:

@@ -31,12 +31,12 @@ SUMMARY = "cursor: pointer; padding: 2px 0"
 
 #: state → (symbol, words); the symbol carries colour through the theme's own palette.
 STATES = {
-    "approval": ("⏸", "waiting for approval"),
-    "running": ("⏳", "running"),
+    "approval": ("?", "waiting for approval"),
+    "running": ("…", "running"),
     "ok": ("✓", "ok"),
     "failed": ("✗", "failed"),
     "declined": ("⊘", "declined"),
-    "interrupted": ("⏹", "interrupted"),
+    "interrupted": ("■", "interrupted"),
 }
 STATE_COLOURS = {
     "ok": "var(--jp-success-color1, #2e7d32)",

@@ -285,7 +285,7 @@ class TurnView:
     def _waiting_html(self, seconds: float) -> str:
         dots = "." * (1 + int(seconds) % 3)
         return (
-            f'<div style="{cards.DIM}; margin: 4px 0">⏳ waiting for {escape(self.label)}'
+            f'<div style="{cards.DIM}; margin: 4px 0">… waiting for {escape(self.label)}'
             f"{dots} {int(seconds)} s</div>"
         )
 
