@@ -180,14 +180,14 @@ def _ask(args: argparse.Namespace) -> int:
             prompt = f"{prompt}\n\n```\n{piped.rstrip()}\n```" if prompt else piped
     if args.notebook:
         from .jupyter.store import ask_in_notebook
+        from .render.terminal import JsonRenderer
 
+        args.workspace = args.workspace or str(Path(args.notebook).resolve().parent)
         return ask_in_notebook(
             Path(args.notebook),
             prompt,
-            provider=args.provider,
-            model=args.model,
-            mode=args.mode,
-            system_prompt=args.system_prompt,
+            session=_new_session(args),
+            renderer=JsonRenderer() if args.json else None,
         )
     session = _new_session(args)
     from .render.terminal import JsonRenderer, TerminalRenderer

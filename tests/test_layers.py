@@ -39,6 +39,14 @@ FORBIDDEN = {
         "ipywidgets",
         "httpx",
     ),
+    "review": (
+        "elelem_kernel.jupyter",
+        "elelem_kernel.render.widget",
+        "ipywidgets",
+        "IPython",
+        "ipykernel",
+        "httpx",
+    ),
     "render": ("elelem_kernel.jupyter", "elelem_kernel.providers", "elelem_kernel.tools", "httpx"),
 }
 
