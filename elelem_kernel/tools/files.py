@@ -79,14 +79,11 @@ def list_files(ws: Workspace, path: str | None = None, pattern: str | None = Non
         raise ToolError(
             f'no such file or folder: "{rel}". Call list without a path to see the workspace.'
         )
-    files = files_under(base)
+    files = files_under(base, ws.root)
     if pattern:
-        match = glob_regex(pattern).match
-        start = base if base.is_dir() else base.parent
-        files = [p for p in files if match(p.relative_to(start).as_posix())]
+        files = matching(files, pattern, ws.relative(base if base.is_dir() else base.parent))
     names, size = [], 0
-    for p in files:
-        name = ws.relative(p)
+    for name in files:
         if len(names) >= MAX_LINES or size + len(name) > MAX_BYTES:
             break
         names.append(name)
@@ -100,6 +97,13 @@ def list_files(ws: Workspace, path: str | None = None, pattern: str | None = Non
     if not files:
         result["note"] = f"no files match {pattern!r}" if pattern else "no files here"
     return result
+
+
+def matching(names: list[str], pattern: str, folder: str) -> list[str]:
+    """The names (relative to the root) whose path below `folder` matches the glob."""
+    match = glob_regex(pattern).match
+    cut = 0 if folder == "." else len(folder) + 1
+    return [n for n in names if match(n[cut:])]
 
 
 def write(ws: Workspace, path: str, content: str, protected: Path | None = None) -> dict:

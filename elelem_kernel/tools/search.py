@@ -8,26 +8,30 @@ Python's `re`.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools.files import decode_line, iter_lines
+from elelem_kernel.tools.files import decode_line, iter_lines, matching
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     MAX_LINES,
     Workspace,
     clip,
     files_under,
-    glob_regex,
     looks_binary,
 )
 
 #: Longest matching line shown; longer ones are cut with a note.
 MATCH_CHARS = 500
-_BATCH = 500
+#: ripgrep processes run at once, each over a consecutive run of the files.
+RG_PROCESSES = min(4, os.cpu_count() or 1)
+#: Bytes of file names per ripgrep command line, well under the kernel's ARG_MAX.
+_ARG_BYTES = 100_000
 
 
 def grep(
@@ -50,17 +54,15 @@ def grep(
     rel = ws.relative(base)
     if not base.exists():
         raise ToolError(f'no such file or folder: "{rel}". Call list to see the workspace.')
-    files = files_under(base)
+    names = files_under(base, ws.root)
     if glob:
-        match = glob_regex(glob).match
-        start = base if base.is_dir() else base.parent
-        files = [p for p in files if match(p.relative_to(start).as_posix())]
-    names = [ws.relative(p) for p in files if ws.holds(p) and not looks_binary(p)]
+        names = matching(names, glob, ws.relative(base if base.is_dir() else base.parent))
+    names = [n for n in names if not looks_binary(os.path.join(ws.root, n))]
     rg = shutil.which("rg") if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError("ripgrep (rg) is not installed; use engine='python'")
-    found = _Matches()
-    if not (rg and _search_rg(rg, ws.root, pattern, ignore_case, names, found)):
+    found = _search_rg(rg, ws.root, pattern, ignore_case, names) if rg and names else None
+    if found is None:
         found = _Matches()
         _search_python(ws.root, regex, names, found)
     return found.result(rel, pattern)
@@ -74,14 +76,27 @@ class _Matches:
         self.size = 0
         self.count = 0
         self.files: set[str] = set()
+        self.full = False
 
     def add(self, name: str, number: int, text: str) -> None:
         self.count += 1
         self.files.add(name)
-        entry = f"{name}:{number}:{clip(text, MATCH_CHARS)}"
-        if len(self.lines) < MAX_LINES and self.size + len(entry) <= MAX_BYTES:
-            self.lines.append(entry)
-            self.size += len(entry) + 1
+        self.keep(f"{name}:{number}:{clip(text, MATCH_CHARS)}")
+
+    def keep(self, entry: str) -> None:
+        """Keep `entry` unless the bounds are reached: what is kept is always a prefix."""
+        if self.full or len(self.lines) >= MAX_LINES or self.size + len(entry) > MAX_BYTES:
+            self.full = True
+            return
+        self.lines.append(entry)
+        self.size += len(entry) + 1
+
+    def extend(self, later: _Matches) -> None:
+        """Append the matches of the files after ours."""
+        for entry in later.lines:
+            self.keep(entry)
+        self.count += later.count
+        self.files |= later.files
 
     def result(self, rel: str, pattern: str) -> dict:
         out: dict = {
@@ -101,31 +116,54 @@ class _Matches:
 
 
 def _search_rg(
-    rg: str, root: Path, pattern: str, ignore_case: bool, names: list[str], found: _Matches
-) -> bool:
-    """Run ripgrep over `names` in order; False when it could not do the search."""
+    rg: str, root: Path, pattern: str, ignore_case: bool, names: list[str]
+) -> _Matches | None:
+    """Run ripgrep over `names`, a few processes at once, merged in order; None on failure."""
     command = [rg, "--no-config", "--text", "--null", "--line-number", "--with-filename"]
     command += ["--no-heading", "--color", "never", "--threads", "1", "--crlf"]
     command += ["--ignore-case"] if ignore_case else ["--case-sensitive"]
-    for start in range(0, len(names), _BATCH):
-        batch = names[start : start + _BATCH]
-        with subprocess.Popen(
-            [*command, "--regexp", pattern, "--", *batch],
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        ) as proc:
-            assert proc.stdout is not None
-            for part, _ in iter_lines(proc.stdout):
-                name, _, rest = part.partition(b"\0")
-                number, _, text = rest.partition(b":")
-                if number.isdigit():
-                    found.add(name.decode("utf-8", "replace"), int(number), decode_line(text)[0])
-        # 2 is an error; with nothing found (a pattern rg cannot parse), Python's re takes over
-        if proc.returncode not in (0, 1) and not found.count:
-            return False
-    return True
+    command += ["--regexp", pattern, "--"]
+    batches = _batches(names, -(-len(names) // RG_PROCESSES))
+    with ThreadPoolExecutor(min(RG_PROCESSES, len(batches))) as pool:
+        parts = list(pool.map(lambda batch: _run_rg([*command, *batch], root), batches))
+    found = _Matches()
+    for part in parts:
+        if part is None:
+            return None
+        found.extend(part)
+    return found
+
+
+def _run_rg(command: list[str], root: Path) -> _Matches | None:
+    found = _Matches()
+    with subprocess.Popen(
+        command,
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as proc:
+        assert proc.stdout is not None
+        for part, _ in iter_lines(proc.stdout):
+            name, _, rest = part.partition(b"\0")
+            number, _, text = rest.partition(b":")
+            if number.isdigit():
+                found.add(name.decode("utf-8", "replace"), int(number), decode_line(text)[0])
+    # 2 is an error; with nothing found (a pattern rg cannot parse), Python's re takes over
+    return None if proc.returncode not in (0, 1) and not found.count else found
+
+
+def _batches(names: list[str], most: int, limit: int = _ARG_BYTES) -> list[list[str]]:
+    """Consecutive runs of at most `most` names and `limit` bytes (one command line each)."""
+    out: list[list[str]] = [[]]
+    size = 0
+    for name in names:
+        if out[-1] and (len(out[-1]) >= most or size + len(name) + 1 > limit):
+            out.append([])
+            size = 0
+        out[-1].append(name)
+        size += len(name) + 1
+    return out
 
 
 def _search_python(root: Path, regex: re.Pattern[str], names: list[str], found: _Matches) -> None:

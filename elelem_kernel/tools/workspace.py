@@ -54,10 +54,6 @@ class Workspace:
             )
         return real
 
-    def holds(self, path: Path) -> bool:
-        """Whether `path`, symlinks followed, is inside the root (listed files may not be)."""
-        return _inside(path.resolve(), self.root)
-
     def relative(self, path: Path) -> str:
         """`path` as the model should write it: relative to the root, with `/`."""
         try:
@@ -112,21 +108,37 @@ NOISE_DIRS = frozenset(
 )
 
 
-def files_under(base: Path) -> list[Path]:
-    """Files under `base`, sorted by path: git's view inside a repo (.gitignore respected).
+def files_under(base: Path, root: Path) -> list[str]:
+    """Files under `base` as sorted `/`-separated names relative to `root`.
 
-    Outside git, or when git lists nothing there (an ignored folder asked for by name), the
-    tree is walked without following symlinked folders, skipping `NOISE_DIRS`.
+    Inside a git repository this is git's view (.gitignore respected). Outside git, or when
+    git lists nothing there (an ignored folder asked for by name), the tree is walked
+    without following symlinked folders, skipping `NOISE_DIRS`. Files that are symlinks
+    leading out of `root` are left out: the list holds only what the tools may open.
+    Strings rather than `Path`s: this runs over tens of thousands of files.
     """
+    top = str(root)
     if base.is_file():
-        return [base]
-    found = _git_files(base) or _walk(base)
-    return sorted(found, key=lambda p: p.relative_to(base).as_posix())
+        return [base.relative_to(root).as_posix()]
+    prefix = "" if base == root else base.relative_to(root).as_posix() + "/"
+    folder = str(base)
+    out = []
+    for name in _git_names(base) or _walk_names(folder):
+        full = os.path.join(folder, name)
+        if not os.path.isfile(full):
+            continue
+        if os.path.islink(full):
+            real = os.path.realpath(full)
+            if real != top and not real.startswith(top + os.sep):
+                continue
+        out.append(prefix + name)
+    out.sort()
+    return out
 
 
-def _git_files(base: Path) -> list[Path] | None:
+def _git_names(base: Path) -> list[str]:
     if git_root(base) is None:
-        return None
+        return []
     try:
         done = subprocess.run(
             ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", "."],
@@ -135,18 +147,19 @@ def _git_files(base: Path) -> list[Path] | None:
             timeout=60,
         )
     except (OSError, subprocess.SubprocessError):
-        return None
+        return []
     if done.returncode != 0:
-        return None
-    names = dict.fromkeys(n for n in done.stdout.decode("utf-8", "replace").split("\0") if n)
-    return [base / n for n in names if (base / n).is_file()]
+        return []
+    return list(dict.fromkeys(n for n in done.stdout.decode("utf-8", "replace").split("\0") if n))
 
 
-def _walk(base: Path) -> list[Path]:
+def _walk_names(folder: str) -> list[str]:
     out = []
-    for folder, dirs, files in os.walk(base):
+    cut = len(folder) + 1
+    for current, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if d not in NOISE_DIRS]
-        out.extend(Path(folder) / f for f in files if (Path(folder) / f).is_file())
+        rel = current[cut:]
+        out.extend(f"{rel}/{f}" if rel else f for f in files)
     return out
 
 
@@ -172,10 +185,13 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def looks_binary(path: Path, sample: int = 8192) -> bool:
+def looks_binary(path: str | os.PathLike[str], sample: int = 8192) -> bool:
     """True when the file's first bytes hold a NUL, as git and ripgrep decide."""
-    with open(path, "rb") as f:
-        return b"\0" in f.read(sample)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return b"\0" in os.read(fd, sample)
+    finally:
+        os.close(fd)
 
 
 def human_size(n: int) -> str:
