@@ -127,3 +127,13 @@ def test_symlinks_out_of_the_workspace_are_not_searched(
     (tree / "leak.txt").symlink_to(tmp_path / "secret.txt")
     for engine in ("auto", "python"):
         assert "password" not in grep(ws, "foo", engine=engine)["matches"]
+
+
+@needs_rg
+def test_parallel_rg_runs_merge_in_file_order(ws: Workspace, root: Path) -> None:
+    for i in range(40):
+        (root / f"f{i:02d}.txt").write_text("".join(f"hit {i} {j}\n" for j in range(100)))
+    rg, python = grep(ws, "hit", engine="rg"), grep(ws, "hit", engine="python")
+    assert rg == python
+    assert rg["count"] == 4_000 and rg["files"] == 40
+    assert rg["matches"].splitlines()[1999] == "f19.txt:100:hit 19 99"
