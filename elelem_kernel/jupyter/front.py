@@ -120,6 +120,7 @@ class NotebookFront:
         if cell is None:
             cell = (parent.get("metadata") or {}).get("cellId")
         self._restore(session, cell, (parent.get("content") or {}).get("code"))
+        _drop_deleted(session, (parent.get("metadata") or {}).get("deletedCells"))
         self._announce(session)
         if new:
             session.new_conversation()
@@ -129,7 +130,7 @@ class NotebookFront:
         interrupted = False
         try:
             saved.apply(provider, model, mode, system_prompt)
-            view = _new_view(session, live=getattr(self.ip, "kernel", None) is not None)
+            view = _new_view(session, live=self.live(parent))
             session.approver = self._approver(view, parent)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
         except KeyboardInterrupt:
@@ -163,9 +164,23 @@ class NotebookFront:
         finally:
             restore_mode(session)
 
+    def live(self, parent: dict[str, Any]) -> bool:
+        """Whether someone watches this cell run: a live widget view, else output at the end.
+
+        Frontends people watch send the cell id (JupyterLab, Notebook 7) or allow stdin;
+        headless runners (nbclient, papermill, `jupyter execute`) do neither, and would
+        save every widget's state in the notebook.
+        """
+        if getattr(self.ip, "kernel", None) is None:
+            return False
+        metadata = parent.get("metadata") or {}
+        content = parent.get("content") or {}
+        return bool(metadata.get("cellId") or content.get("allow_stdin"))
+
     def command(self, line: str) -> str:
         """Run a slash command line; its Markdown answer."""
         session = self.get_session()
+        self._restore(session, None, None)
         self._announce(session)
         return session.command(line)
 
@@ -295,9 +310,15 @@ def _record_of(
     record = getattr(result, "record", None)
     if isinstance(record, dict):
         return record
+    from datetime import datetime, timezone
+
+    from ..agent.record import new_id
+
     return {
         "v": 1,
         "conversation": session.conversation.id,
+        "turn": new_id(),
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "cell": cell,
         "provider": session.provider_name,
         "model": session.model,
@@ -309,6 +330,15 @@ def _record_of(
         "error": None if interrupted else "the turn did not finish",
         "ms": 0,
     }
+
+
+def _drop_deleted(session: Any, deleted: Any) -> None:
+    """Forget the turns of cells deleted from the notebook (JupyterLab's `deletedCells`)."""
+    if not deleted or not isinstance(deleted, list):
+        return
+    gone = {str(cell) for cell in deleted}
+    for conversation in session.conversations.values():
+        conversation.turns[:] = [t for t in conversation.turns if t.get("cell") not in gone]
 
 
 def _store() -> Any:

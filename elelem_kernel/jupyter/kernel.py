@@ -6,6 +6,7 @@ Routing of a cell (first non-blank line):
 |---|---|
 | `%%py` | Python (the rest of the cell), in the shared namespace |
 | `%`, `!` | IPython, unchanged (`%%time`, `!ls`, `%who` ...) |
+| `/review [TARGET]` | a review of a diff (`%%elelem review`; the rest of the cell is the focus) |
 | `/` | slash commands, one per line (`%elelem /cmd`) |
 | anything else | a prompt (`%%elelem` with the cell as body) |
 
@@ -31,7 +32,7 @@ BANNER = (
 
 
 def route(code: str) -> tuple[str, str]:
-    """`(kind, code for IPython)`; kind is `python`, `ipython`, `command`, `prompt` or `empty`."""
+    """`(kind, code for IPython)`: `python`, `ipython`, `review`, `command`, `prompt`, `empty`."""
     stripped = code.strip()
     if not stripped:
         return "empty", code
@@ -40,6 +41,9 @@ def route(code: str) -> tuple[str, str]:
         return "python", rest
     if stripped[0] in "%!":
         return "ipython", code
+    if first.split()[0] == "/review":
+        line = f"review {first[len('/review') :].strip()}".strip()
+        return "review", f"%%elelem {line}\n{rest}" if rest.strip() else f"%elelem {line}"
     if stripped[0] == "/":
         lines = [line.strip() for line in stripped.splitlines() if line.strip()]
         return "command", "\n".join(f"%elelem {line}" for line in lines)

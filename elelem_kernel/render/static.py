@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import cards
-from .markdown import escape, neutralise, to_html
+from .findings import findings_html, findings_markdown
+from .markdown import neutralise, to_html
 
 MIMETYPES = ("text/html", "text/markdown", "text/plain")
 TURN = "font-family: inherit; line-height: 1.5"
@@ -37,7 +38,8 @@ def html(record: dict[str, Any]) -> str:
         if round_.get("text"):
             parts.append(f"<div>{to_html(round_['text'])}</div>")
         parts.extend(cards.tool_card(call) for call in round_.get("calls") or [])
-    parts.extend(_findings_html(_findings(record)))
+    if "findings" in record:
+        parts.append(findings_html(_findings(record)))
     parts.extend(_ending_html(record))
     parts.append(cards.footer_html(footer(record)))
     return f'<div class="elelem-turn" style="{TURN}">{"".join(parts)}</div>'
@@ -51,7 +53,8 @@ def markdown(record: dict[str, Any]) -> str:
             parts.append(neutralise(round_["text"]))
         for call in round_.get("calls") or []:
             parts.append(f"> {neutralise(_call_line(call))}")
-    parts.extend(neutralise(f"- {_finding_line(f)}") for f in _findings(record))
+    if "findings" in record:
+        parts.append(findings_markdown(_findings(record)))
     ending = _ending(record)
     if ending:
         parts.append(f"*{ending}*")
@@ -135,24 +138,6 @@ def _where(finding: dict[str, Any]) -> str:
 
 def _finding_line(finding: dict[str, Any]) -> str:
     return f"**{finding.get('severity', '?')}** {_where(finding)}: {finding.get('title', '')}"
-
-
-def _findings_html(findings: list[dict[str, Any]]) -> list[str]:
-    """A review's findings as a table: severity, where, what (and the suggested fix)."""
-    if not findings:
-        return []
-    rows = []
-    for f in findings:
-        detail = escape(str(f.get("body") or ""))
-        if f.get("suggestion"):
-            detail += cards.pre(str(f["suggestion"]))
-        rows.append(
-            f"<tr><td><b>{escape(str(f.get('severity', '?')))}</b></td>"
-            f"<td><code>{escape(_where(f))}</code></td>"
-            f'<td>{escape(str(f.get("title", "")))}<div style="{cards.DIM}">{detail}</div></td></tr>'
-        )
-    head = "<tr><th>severity</th><th>where</th><th>finding</th></tr>"
-    return [f'<table style="margin: 6px 0">{head}{"".join(rows)}</table>']
 
 
 def _call_line(call: dict[str, Any]) -> str:

@@ -105,3 +105,25 @@ def reply_to(kc: Any, msg_id: str, timeout: float = 30) -> dict:
         if msg["parent_header"].get("msg_id") == msg_id:
             return msg
     raise AssertionError(f"no reply to {msg_id}")
+
+
+def run_in_cell(
+    kc: Any, code: str, cell: str, allow_stdin: bool = False, **metadata: Any
+) -> tuple[dict, list[dict]]:
+    """Execute `code` as JupyterLab does: with the cell's id (and more) in the metadata."""
+    request = kc.session.msg(
+        "execute_request",
+        {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": allow_stdin,
+            "stop_on_error": True,
+        },
+    )
+    request["metadata"].update(cellId=cell, **metadata)
+    kc.shell_channel.send(request)
+    msg_id = request["header"]["msg_id"]
+    msgs = collect(kc, msg_id, idle, timeout=60)
+    return reply_to(kc, msg_id), msgs

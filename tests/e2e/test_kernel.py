@@ -159,3 +159,10 @@ def test_interrupt_in_the_elelem_kernel(kernel):
     run(kc, "/provider echo")
     reply, msgs = run(kc, "after the stop")
     assert frozen(msgs)["metadata"]["elelem"]["reply"] == "after the stop"
+
+
+def test_review_cell_outside_a_repository_is_a_clear_error(kc):
+    reply, msgs = run(kc, "/review HEAD~1\nlook at error handling")
+    assert reply["content"]["status"] == "error"
+    assert reply["content"]["ename"] == "UsageError"
+    assert "git" in texts(msgs)

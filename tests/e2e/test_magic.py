@@ -9,7 +9,18 @@ import time
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from .kernels import collect, frozen, idle, isolated_env, of, reply_to, run, texts, workspace
+from .kernels import (
+    collect,
+    frozen,
+    idle,
+    isolated_env,
+    of,
+    reply_to,
+    run,
+    run_in_cell,
+    texts,
+    workspace,
+)
 
 pytestmark = pytest.mark.kernel
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -45,7 +56,7 @@ def test_load_ext_imports_nothing_heavy(kc):
 
 
 def test_a_turn_streams_live_and_freezes_in_place(kc):
-    reply, msgs = run(kc, "%%elelem -p stream\ngo")
+    reply, msgs = run_in_cell(kc, "%%elelem -p stream\ngo", "cell-stream")
     assert reply["content"]["status"] == "ok"
     shown = [m for m in of(msgs, "display_data") if WIDGET in m["content"]["data"]]
     assert len(shown) == 1
@@ -55,6 +66,7 @@ def test_a_turn_streams_live_and_freezes_in_place(kc):
     assert set(update["data"]) == {"text/html", "text/markdown", "text/plain"}
     record = update["metadata"]["elelem"]
     assert record["stop"] == "end_turn" and record["provider"] == "stream"
+    assert record["cell"] == "cell-stream"
     assert record["reply"].startswith("w0 w1 ") and "w1999" in record["reply"]
     assert "w1999" in update["data"]["text/html"]
     # 2,000 deltas must not become 2,000 messages
@@ -64,8 +76,26 @@ def test_a_turn_streams_live_and_freezes_in_place(kc):
     assert of(msgs, "comm_close")
 
 
+def test_headless_runs_show_the_static_output_only(kc):
+    reply, msgs = run(kc, "%%elelem -p echo\nnobody watches", allow_stdin=False)
+    assert reply["content"]["status"] == "ok"
+    assert not of(msgs, "comm_open", "comm_msg", "update_display_data")
+    content = frozen(msgs)
+    assert set(content["data"]) == {"text/html", "text/markdown", "text/plain"}
+    assert content["metadata"]["elelem"]["reply"] == "nobody watches"
+
+
+def test_deleted_cells_leave_the_conversation(kc):
+    run_in_cell(kc, "%%elelem -p echo\nto be deleted", "cell-doomed")
+    show = "import elelem_kernel.jupyter.front as f\nprint([t['cell'] for t in f.front_for(get_ipython()).session.conversation.turns])"
+    assert "cell-doomed" in texts(run(kc, show)[1])
+    run_in_cell(kc, "%%elelem -p echo\nnext", "cell-next", deletedCells=["cell-doomed"])
+    out = texts(run(kc, show)[1])
+    assert "cell-doomed" not in out and "cell-next" in out
+
+
 def test_model_and_tool_html_is_never_live(kc):
-    reply, msgs = run(kc, "%%elelem -p xss --mode auto\nshow me")
+    reply, msgs = run_in_cell(kc, "%%elelem -p xss --mode auto\nshow me", "cell-xss")
     assert reply["content"]["status"] == "ok"
     content = frozen(msgs)
     assert "<img" not in content["data"]["text/html"]

@@ -12,6 +12,13 @@ from elelem_kernel.jupyter.kernel import route
         ("  explain $x and {y}\nplease", "prompt", "%%elelem\n  explain $x and {y}\nplease"),
         ("/help", "command", "%elelem /help"),
         ("/mode plan\n\n  /tools", "command", "%elelem /mode plan\n%elelem /tools"),
+        ("/review", "review", "%elelem review"),
+        (
+            "/review HEAD~2 --severity major\nsecurity",
+            "review",
+            "%%elelem review HEAD~2 --severity major\nsecurity",
+        ),
+        ("/reviewer", "command", "%elelem /reviewer"),
         ("%who", "ipython", "%who"),
         ("%%time\nx = 1", "ipython", "%%time\nx = 1"),
         ("!ls -la", "ipython", "!ls -la"),

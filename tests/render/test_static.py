@@ -119,4 +119,6 @@ def test_review_findings_are_listed_and_escaped():
     data, _ = bundle(rec)
     assert "a.py:3" in data["text/html"] and "divides by zero &lt;b&gt;" in data["text/html"]
     assert "<script" not in data["text/html"] and "check y" in data["text/html"]
-    assert "**major** a.py:3: divides by zero" in data["text/markdown"]
+    assert "a.py:3" in data["text/markdown"] and "x / 0 &lt;script>" in data["text/markdown"]
+    assert "- **major** a.py:3: divides by zero <b>" in data["text/plain"]
+    assert "no findings" in bundle(record(findings=[]))[0]["text/html"]
