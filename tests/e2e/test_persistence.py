@@ -40,9 +40,26 @@ class Rec:
         emit({"type": "stop", "reason": "end_turn", "truncated": False})
 
 
+class Leaky:
+    """Asks for the environment with the bash tool, then answers."""
+
+    def __init__(self, model=None, **options):
+        self.rounds = 0
+
+    async def fetch(self, messages, tools, emit):
+        self.rounds += 1
+        if self.rounds == 1:
+            emit({"type": "doing", "id": "c1", "name": "bash", "arguments": {"command": "env"}})
+            emit({"type": "stop", "reason": "tool_use", "truncated": False})
+        else:
+            emit({"type": "saying", "text": "That is the environment."})
+            emit({"type": "stop", "reason": "end_turn", "truncated": False})
+
+
 @elelem_kernel.configure
 def plugin(config):
     config.provider("rec", lambda model=None, **o: Rec(model))
+    config.provider("leaky", lambda model=None, **o: Leaky(model))
 '''
 
 
@@ -237,3 +254,20 @@ def test_a_damaged_notebook_restores_the_rest_and_runs_nothing(folder, env, kind
     assert [m for m in third if m["role"] == "system"] == third[:1]
     assert SMUGGLED not in third[0]["content"]
     assert not (folder / "PWNED").exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tool results are recorded unredacted (/tmp/requests/secrets-in-tool-results.md)",
+)
+def test_a_tool_that_prints_the_key_does_not_save_it(folder, env):
+    path = folder / "nb.ipynb"
+    nb = notebook([])
+    nb.cells.append(
+        nbformat.v4.new_code_cell("%%elelem -p leaky --mode auto\nshow the environment")
+    )
+    client(nb, folder).execute(env=env)
+    nbformat.write(nb, path)
+    [record] = records(nb)
+    assert record["rounds"][0]["calls"][0]["ok"] is True  # the tool really ran
+    assert SECRET not in path.read_text()
