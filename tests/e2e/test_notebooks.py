@@ -90,6 +90,7 @@ def test_committed_notebook_carries_outputs(name: str):
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code and any(c.outputs for c in code), f"{name} was committed without outputs"
     assert any(records(c) for c in code), f"{name} carries no frozen turn"
+    assert "widgets" not in nb.metadata, f"{name} carries dead widget state (strip it)"
     check_clean(nb)
 
 
