@@ -44,9 +44,10 @@ class Slow:
 class Caller:
     """Round 1 calls tool `name`; round 2 repeats what the tool returned."""
 
-    def __init__(self, name, text=""):
+    def __init__(self, name, text="", arguments=None):
         self.name = name
         self.text = text
+        self.arguments = arguments or {"path": "made.txt"}
         self.model = f"calls-{name}"
 
     async def fetch(self, messages, tools, emit):
@@ -55,7 +56,7 @@ class Caller:
             emit({"type": "saying", "text": f"{self.text}tool said: {last['content']}"})
             emit(STOP)
             return
-        emit({"type": "doing", "id": "t1", "name": self.name, "arguments": {"path": "made.txt"}})
+        emit({"type": "doing", "id": "t1", "name": self.name, "arguments": self.arguments})
         emit({"type": "stop", "reason": "tool_use", "truncated": False})
 
 
@@ -83,4 +84,15 @@ def plugin(config):
     config.provider("slow", lambda model=None, **o: Slow(model))
     config.provider("toucher", lambda model=None, **o: Caller("touch"))
     config.provider("xss", lambda model=None, **o: Caller("html", text=XSS + " "))
+    config.provider(
+        "napper",
+        lambda model=None, **o: Caller("bash", arguments={"command": "sleep 3 && touch late.txt"}),
+    )
+    config.provider(
+        "proposer",
+        lambda model=None, **o: Caller("propose_cell", arguments={"source": "x = 1  # proposed"}),
+    )
+    config.provider(
+        "pythoner", lambda model=None, **o: Caller("python", arguments={"code": "shared = 99"})
+    )
     config.setup("front-test-tools", add_tools)

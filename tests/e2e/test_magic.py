@@ -276,3 +276,36 @@ def test_review_of_the_uncommitted_changes(kc, folder):
     assert "calc.py:2" in content["data"]["text/html"]
     reply, msgs = run(kc, "%elelem")
     assert "| mode | build |" in texts(msgs)  # the review's plan mode is undone
+
+
+def test_agent_python_shares_the_namespace(kc):
+    reply, msgs = run(kc, "%%elelem -p pythoner --mode auto\nset it")
+    assert frozen(msgs)["metadata"]["elelem"]["rounds"][0]["calls"][0]["ok"] is True
+    assert "99" in texts(run(kc, "print(shared)")[1])
+
+
+def test_propose_cell_offers_the_next_cell(kc):
+    reply, msgs = run(kc, "%%elelem -p proposer\noffer a cell")
+    payloads = reply["content"]["payload"]
+    assert [p["text"] for p in payloads if p["source"] == "set_next_input"] == ["x = 1  # proposed"]
+
+
+def test_interrupt_during_a_tool_kills_its_process(kernel, folder):
+    km, kc = kernel
+    msg_id = kc.execute("%%elelem -p napper --mode auto\nnap")
+
+    def running(msgs):  # the card says so: the command has started
+        return any("running" in json.dumps(m["content"]) for m in of(msgs, "comm_msg"))
+
+    msgs = collect(kc, msg_id, running)
+    km.interrupt_kernel()
+    msgs += collect(kc, msg_id, idle)
+    assert reply_to(kc, msg_id)["content"]["status"] == "error"
+    record = frozen(msgs)["metadata"]["elelem"]
+    assert record["stop"] == "interrupted"
+    call = record["rounds"][0]["calls"][0]
+    assert call["ok"] is False and "interrupted" in call["result"]
+    time.sleep(4)  # past the moment the killed command would have finished
+    assert not (folder / "late.txt").exists()
+    reply, msgs = run(kc, "%%elelem -p echo\nawake")
+    assert frozen(msgs)["metadata"]["elelem"]["reply"] == "awake"
