@@ -114,6 +114,7 @@ class TurnView:
 
         self.widgets = ipywidgets
         self.interval = interval
+        self.provider, self.model = provider, model
         self.label = model or provider or "the model"
         self.blocks: dict[int, Any] = {}  # index → _Block or _Card
         self.dirty: set[int] = set()
@@ -302,7 +303,12 @@ class TurnView:
         self._flush()
         self._wait(False)
         text = cards.footer_text(
-            event.get("usage"), event.get("ms"), event.get("rounds"), event.get("stop")
+            event.get("usage"),
+            event.get("ms"),
+            event.get("rounds"),
+            event.get("stop"),
+            self.provider,
+            self.model,
         )
         self.footer.value = cards.footer_html(text)
 

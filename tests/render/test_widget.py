@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import comm
 import pytest
@@ -160,3 +161,38 @@ def test_freeze_replaces_view_with_static_bundle(view):
     assert kwargs["metadata"] == {"elelem": record} and kwargs["raw"] is True
     assert any(m["msg_type"] == "comm_close" for m in CountingComm.sent)
     view({"type": "block_delta", "index": 0, "text": "late"})  # ignored after freeze
+
+
+def test_clocks_tick_while_waiting_and_running(view):
+    view({"type": "status", "state": "waiting", "model": "demo-1", "round": 1})
+    view.waiting_since -= 3.2
+    view._clocks(time.monotonic())
+    assert "waiting for demo-1" in view.status.value and "3 s" in view.status.value
+    view(
+        {
+            "type": "block_start",
+            "index": 0,
+            "block": "tool_use",
+            "id": "c",
+            "name": "bash",
+            "arguments": {"command": "sleep 9"},
+        }
+    )
+    view({"type": "tool_state", "index": 0, "id": "c", "state": "running"})
+    view.blocks[0].started -= 2.5
+    view._clocks(time.monotonic())
+    assert "running" in view.blocks[0].header.value and "2.5 s" in view.blocks[0].header.value
+    assert view.status not in view.box.children  # the first block ended the wait
+
+
+def test_footer_at_turn_end(view):
+    view(
+        {
+            "type": "turn_end",
+            "stop": "end_turn",
+            "usage": {"input": 5, "output": 7},
+            "rounds": 1,
+            "ms": 1500,
+        }
+    )
+    assert "in 5 · out 7 · 1.5 s · 1 round · end_turn · demo/demo-1" in view.footer.value
