@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from queue import Empty
 from typing import Any
 
 from .common import clean_env
@@ -78,17 +79,44 @@ class Kernel:
         self.kc = kc
         self.ready = ready
 
-    def cell(self, code: str, timeout: float = 120) -> Cell:
-        """Run `code` until the kernel is idle again."""
+    def cell(self, code: str, cell_id: str | None = None, timeout: float = 120) -> Cell:
+        """Run `code` until the kernel is idle again.
+
+        With `cell_id` the request carries it in its metadata, as JupyterLab sends it (our
+        fronts then show the live view); without, it looks like a headless runner's.
+        """
+        kc = self.kc
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
+        request = kc.session.msg("execute_request", content)
+        if cell_id:
+            request["metadata"]["cellId"] = cell_id
+        msg_id = request["header"]["msg_id"]
         msgs: list[tuple[float, dict]] = []
+        deadline = time.monotonic() + timeout
         start = time.perf_counter()
-        reply = self.kc.execute_interactive(
-            code,
-            output_hook=lambda m: msgs.append((time.perf_counter(), m)),
-            allow_stdin=False,
-            timeout=timeout,
-        )
-        return Cell(start, time.perf_counter(), reply, msgs)
+        kc.shell_channel.send(request)
+        while True:
+            try:
+                msg = kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+            except Empty:
+                raise TimeoutError(f"the kernel was not idle {timeout} s after: {code}") from None
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            msgs.append((time.perf_counter(), msg))
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        end = time.perf_counter()
+        while True:
+            reply = kc.get_shell_msg(timeout=max(1.0, deadline - time.monotonic()))
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return Cell(start, end, reply, msgs)
 
     def rss(self) -> int:
         """The kernel process's resident memory, bytes."""

@@ -1,10 +1,10 @@
 """1. Streaming overhead: a 2,000-delta reply through httpx, the CLI, and a `%%elelem` cell.
 
 The loopback OpenAI-format server streams as fast as it can (TCP_NODELAY). References:
-(a) a bare httpx client in this process reading and discarding the stream, and the same
-in a fresh `python -c` process (the floor for the CLI, which pays an interpreter start).
+(a) a bare httpx client in this process (kept open, as the session keeps its own)
+reading and discarding the stream, and the same in a fresh `python -c` process (the floor for the CLI, which pays an interpreter start).
 Measured: (b) `elelem-kernel ask -p openai` to /dev/null as a process, also the same turn
-in-process (session.turn with the terminal renderer), (c) a `%%elelem -p openai` cell in
+in-process (a warm session's turn with the terminal renderer), (c) a `%%elelem -p openai` cell in
 a warm python3 kernel, from execute_request to idle; its iopub messages per turn and the
 time from the server's first byte to the first iopub message carrying reply text.
 """
@@ -12,13 +12,13 @@ time from the server's first byte to the first iopub message carrying reply text
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,15 +45,10 @@ with httpx.Client() as c:
 """
 
 
-def bare_httpx(base: str) -> None:
-    """Read and discard one streamed reply with a plain httpx client."""
-    import httpx
-
+def bare_httpx(client: Any, base: str) -> None:
+    """Read and discard one streamed reply with a plain, already open httpx client."""
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    with (
-        httpx.Client() as client,
-        client.stream("POST", base + "/chat/completions", json=body) as r,
-    ):
+    with client.stream("POST", base + "/chat/completions", json=body) as r:
         for _ in r.iter_raw():
             pass
 
@@ -65,25 +60,29 @@ def cli_command() -> list[str]:
     return [sys.executable, "-m", "elelem_kernel.cli"]
 
 
-def in_process_turn(base: str, workspace: Path) -> None:
-    """One `ask` turn in this process: session API, terminal renderer writing to nothing."""
-    from elelem_kernel.agent.registry import new_session
-    from elelem_kernel.render.terminal import TerminalRenderer
+class WarmSession:
+    """A session kept across turns on one event loop (its HTTP client stays open)."""
 
-    session = new_session(
-        provider="openai", base_url=base, api_key="k", workspace=workspace, mode="plan"
-    )
-    renderer = TerminalRenderer(out=io.StringIO(), err=io.StringIO(), color=False)
+    def __init__(self, base: str, workspace: Path):
+        from elelem_kernel.agent.registry import new_session
+        from elelem_kernel.render.terminal import TerminalRenderer
 
-    async def one() -> Any:
-        try:
-            return await session.turn("hi", renderer=renderer)
-        finally:
-            await session.provider.aclose()
+        self.session = new_session(
+            provider="openai", base_url=base, api_key="k", workspace=workspace, mode="plan"
+        )
+        self.renderer = TerminalRenderer(out=io.StringIO(), err=io.StringIO(), color=False)
+        self.loop = asyncio.new_event_loop()
 
-    turn = asyncio.run(one())
-    if turn.stop != "end_turn":
-        raise RuntimeError(f"in-process turn ended with {turn.stop}: {turn.error}")
+    def turn(self) -> None:
+        """One `ask` turn, the terminal renderer writing to memory."""
+        self.renderer.out = io.StringIO()
+        turn = self.loop.run_until_complete(self.session.turn("hi", renderer=self.renderer))
+        if turn.stop != "end_turn":
+            raise RuntimeError(f"in-process turn ended with {turn.stop}: {turn.error}")
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.session.provider.aclose())
+        self.loop.close()
 
 
 def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dict:
@@ -94,8 +93,10 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
     workspace.mkdir()
     (workspace / "README.md").write_text("# bench\n")
     data: dict = {"deltas": deltas, "reps": reps}
+    import httpx
+
     try:
-        with TimedServer() as server:
+        with TimedServer() as server, httpx.Client() as client:
             base = server.base_url("openai")
             env = {**os.environ, **server.env("openai")}
             env.pop("ELELEM_PROVIDER", None)
@@ -123,16 +124,19 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
                 if out.returncode:
                     raise RuntimeError(f"elelem-kernel ask failed: {out.stderr.decode()[-500:]}")
 
+            warm = WarmSession(base, workspace)
             cases = {
-                "floor": lambda: bare_httpx(base),
+                "floor": lambda: bare_httpx(client, base),
                 "process_floor": fresh,
                 "cli": cli,
-                "session": lambda: in_process_turn(base, workspace),
+                "session": warm.turn,
             }
             cases = {name: scripted(fn) for name, fn in cases.items()}
-            with contextlib.redirect_stderr(io.StringIO()):
-                interleave(cases, 1)  # warm-up: imports, page cache
+            try:
+                interleave(cases, 1)  # warm-up: imports, connections, page cache
                 t = interleave(cases, reps)
+            finally:
+                warm.close()
             data.update(t)
             rows = [
                 ("(a) bare httpx, in-process (floor)", ms(median(t["floor"])), "ms"),
@@ -140,10 +144,12 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
                 ("(b) elelem-kernel ask, process", ms(median(t["cli"])), "ms"),
                 ("(b) ÷ (a')", paired(t["cli"], t["process_floor"]), "× (both start a Python)"),
                 ("(b) ÷ (a)", paired(t["cli"], t["floor"]), "×"),
-                ("(b) same turn in-process", ms(median(t["session"])), "ms (session.turn)"),
+                ("(b) same turn in-process", ms(median(t["session"])), "ms (warm session.turn)"),
                 ("(b in-process) ÷ (a)", paired(t["session"], t["floor"]), "×"),
             ]
-            rows += kernel_rows(server, text, reps, tmp, scripted(lambda: bare_httpx(base)), data)
+            rows += kernel_rows(
+                server, text, reps, tmp, scripted(lambda: bare_httpx(client, base)), data
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return result("streaming", f"1. Streaming overhead ({deltas}-delta reply)", rows, **data)
@@ -152,34 +158,48 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
 def kernel_rows(
     server: TimedServer, text: str, reps: int, tmp: Path, floor: Callable[[], None], data: dict
 ) -> list[tuple]:
-    """(c): `%%elelem` cells in a warm python3 kernel, each paired with a floor run."""
+    """(c): `%%elelem` cells in a warm python3 kernel, each paired with a floor run.
+
+    "live" cells carry a cell id as JupyterLab sends them (the live widget view streams);
+    "headless" ones do not, as nbclient's (static output at the end only).
+    """
     kernels = Kernels(tmp / "k")
     env = kernels.env(**server.env("openai"))
-    walls, floors, counts, firsts = [], [], [], []
+    runs: dict[str, dict[str, list[float]]] = {
+        mode: {"wall": [], "floor": [], "iopub": [], "first_text": []}
+        for mode in ("live", "headless")
+    }
     with kernels.start("python3", env, cwd=tmp / "ws") as kernel:
         load = kernel.cell("%load_ext elelem_kernel")
         if not load.ok:
             return [("(c) %%elelem cell", "failed", "; ".join(load.errors())[:120])]
         for i in range(reps + 1):
-            server.script("openai", Round(text=text))
-            served = len(server.first_bytes)
-            cell = kernel.cell("%%elelem -p openai\nhi")
-            if not cell.ok:
-                return [("(c) %%elelem cell", "failed", "; ".join(cell.errors())[:120])]
-            seen = cell.first(MARKER)
-            if not i:  # the first turn imports the session, providers and widgets
-                data["kernel_first_turn"] = cell.wall
-                continue
-            walls.append(cell.wall)
-            counts.append(cell.count())
-            if seen is not None:
-                firsts.append(seen - server.first_bytes[served])
-            floors.append(interleave({"floor": floor}, 1)["floor"][0])
-    data.update(kernel=walls, kernel_floor=floors, kernel_iopub=counts, kernel_first_text=firsts)
+            for mode, run in runs.items():
+                server.script("openai", Round(text=text))
+                served = len(server.first_bytes)
+                cell_id = uuid.uuid4().hex[:12] if mode == "live" else None
+                cell = kernel.cell("%%elelem -p openai\nhi", cell_id=cell_id)
+                if not cell.ok:
+                    return [("(c) %%elelem cell", "failed", "; ".join(cell.errors())[:120])]
+                seen = cell.first(MARKER)
+                if not i:  # the first turn imports the session, providers and widgets
+                    data[f"kernel_first_turn_{mode}"] = cell.wall
+                    continue
+                run["wall"].append(cell.wall)
+                run["iopub"].append(cell.count())
+                if seen is not None:
+                    run["first_text"].append(seen - server.first_bytes[served])
+                run["floor"].append(interleave({"floor": floor}, 1)["floor"][0])
+    data["kernel"] = runs
+    live, headless = runs["live"], runs["headless"]
     return [
-        ("(c) %%elelem cell, warm kernel", ms(median(walls)), "ms, execute → idle"),
-        ("(c) ÷ (a)", paired(walls, floors), "× (paired with a floor run each)"),
-        ("(c) iopub messages per turn", median(counts), "msgs (status, input, comms, displays)"),
-        ("(c) server first byte → first reply text on iopub", ms(median(firsts)), "ms"),
-        ("(c) first turn in a fresh kernel", ms(data["kernel_first_turn"]), "ms (lazy imports)"),
+        ("(c) %%elelem cell, live view", ms(median(live["wall"])), "ms, execute → idle"),
+        ("(c) ÷ (a)", paired(live["wall"], live["floor"]), "× (paired with a floor run each)"),
+        ("(c) iopub messages per turn", median(live["iopub"]), "msgs (status, input, comms...)"),
+        ("(c) server first byte → first reply text", ms(median(live["first_text"])), "ms"),
+        ("(c) first turn in a fresh kernel", ms(data["kernel_first_turn_live"]), "ms"),
+        ("(c') headless cell (no cell id)", ms(median(headless["wall"])), "ms, static at end"),
+        ("(c') ÷ (a)", paired(headless["wall"], headless["floor"]), "×"),
+        ("(c') iopub messages per turn", median(headless["iopub"]), "msgs"),
+        ("(c') server first byte → reply text", ms(median(headless["first_text"])), "ms"),
     ]

@@ -1,0 +1,157 @@
+"""2. Against jupyter-ai: the same server and reply through `%%elelem` and through `%%ai`.
+
+Two warm kernels: a python3 kernel of this venv with `%load_ext elelem_kernel`, and one
+of the jupyter-ai venv (bench/aivenv.py) with `%load_ext jupyter_ai_magics`, both pointed
+at the loopback OpenAI-format server (OPENAI_BASE_URL). The reply is the same 2,000-word
+text. `%%ai openai-chat:...` sends `stream: false` by default (the server answers one JSON
+completion); with `-m {"streaming":true}` it streams on the wire (the server streams the
+2,000 deltas, as for ours). Cells run in turn, paired: execute → idle wall time, iopub
+messages, and time from execute to the first iopub message showing reply text. Requests
+carry a cell id, as JupyterLab sends them (our live view needs one).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+from . import aivenv
+from .common import (
+    MARKER,
+    Reply,
+    Round,
+    TimedServer,
+    long_text,
+    median,
+    ms,
+    paired,
+    reply,
+    result,
+)
+from .kernels import Kernel, Kernels
+
+MODEL = "openai-chat:gpt-4o-mini"
+CELLS = {
+    "elelem": "%%elelem -p openai\nhi",
+    "ai": f"%%ai {MODEL}\nhi",
+    "ai_stream": f'%%ai {MODEL} -m {{"streaming":true}}\nhi',
+}
+
+
+def completion(text: str) -> Reply:
+    """A non-streaming Chat Completions answer carrying `text`."""
+    body = {
+        "id": "chatcmpl-wire",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "wire",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2000, "total_tokens": 2010},
+    }
+    return Reply(
+        200, {"content-type": "application/json"}, [json.dumps(body).encode()], stream=False
+    )
+
+
+def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dict:
+    reps = reps or (3 if quick else 7)
+    text = long_text(deltas)
+    theirs = str(aivenv.python())
+    tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-ai-"))
+    ws = tmp / "ws"
+    ws.mkdir()
+    kernels = Kernels(tmp / "k")
+    kernels.add_python("jupyter-ai", theirs)
+    runs: dict[str, list[dict]] = {name: [] for name in CELLS}
+    data: dict = {"deltas": deltas, "reps": reps, "first_turn": {}}
+    try:
+        with TimedServer() as server:
+            env = kernels.env(**server.env("openai"))
+            with (
+                kernels.start("python3", env, cwd=ws) as ours,
+                kernels.start("jupyter-ai", env, cwd=ws) as ai,
+            ):
+                loaded = [
+                    ours.cell("%load_ext elelem_kernel"),
+                    ai.cell("%load_ext jupyter_ai_magics"),
+                ]
+                for cell in loaded:
+                    if not cell.ok:
+                        raise RuntimeError("; ".join(cell.errors()))
+                kernel_of = {"elelem": ours, "ai": ai, "ai_stream": ai}
+                for i in range(reps + 1):
+                    for name, code in CELLS.items():
+                        server.queue(
+                            completion(text) if name == "ai" else reply("openai", Round(text=text))
+                        )
+                        one = turn(server, kernel_of[name], code)
+                        if i:
+                            runs[name].append(one)
+                        else:  # the first turn pays lazy imports (langchain, our session)
+                            data["first_turn"][name] = one["wall"]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    data["runs"] = runs
+    return result(
+        "jupyter_ai", f"2. Against jupyter-ai ({deltas}-word reply)", rows(runs, data), **data
+    )
+
+
+def turn(server: TimedServer, kernel: Kernel, code: str) -> dict:
+    served = len(server.first_bytes)
+    cell = kernel.cell(code, cell_id=uuid.uuid4().hex[:12])  # as JupyterLab sends it
+    if not cell.ok:
+        raise RuntimeError(f"{code.splitlines()[0]}: {'; '.join(cell.errors())}")
+    seen = cell.first(MARKER)
+    first_byte = server.first_bytes[served] if len(server.first_bytes) > served else None
+    return {
+        "wall": cell.wall,
+        "iopub": cell.count(),
+        "first_text": seen - cell.start if seen else None,
+        "byte_to_text": seen - first_byte if seen and first_byte else None,
+        "stream": server.requests[-1].body.get("stream"),
+    }
+
+
+def rows(runs: dict[str, list[dict]], data: dict) -> list[tuple]:
+    def col(name: str, key: str) -> list[float]:
+        return [r[key] for r in runs[name] if r[key] is not None]
+
+    out = []
+    labels = {
+        "elelem": "%%elelem (streams)",
+        "ai": "%%ai, default (stream: false)",
+        "ai_stream": '%%ai -m {"streaming":true}',
+    }
+    for name, label in labels.items():
+        out += [
+            (label, ms(median(col(name, "wall"))), "ms, execute → idle"),
+            ("  iopub messages per turn", median(col(name, "iopub")), "msgs"),
+            ("  execute → first reply text on iopub", ms(median(col(name, "first_text"))), "ms"),
+            ("  first turn in the kernel", ms(data["first_turn"][name]), "ms (lazy imports)"),
+        ]
+    for name in ("ai", "ai_stream"):
+        out.append(
+            (
+                f"ours ÷ {labels[name]}, wall",
+                paired(col("elelem", "wall"), col(name, "wall")),
+                "× (paired runs)",
+            )
+        )
+        out.append(
+            (
+                f"ours ÷ {labels[name]}, first text",
+                paired(col("elelem", "first_text"), col(name, "first_text")),
+                "×",
+            )
+        )
+    return out
