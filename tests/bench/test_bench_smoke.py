@@ -1,0 +1,63 @@
+"""The benchmarks' cheapest parts on tiny sizes, so the code does not rot (no timing asserts)."""
+
+from __future__ import annotations
+
+import httpx
+
+from bench import notebook_memory, prefix, streaming, tools_scale
+from bench.__main__ import table
+from bench.common import Round, WireServer, long_text
+
+
+def test_floor_and_warm_session_stream_a_reply(tmp_path):
+    (tmp_path / "README.md").write_text("# x\n")
+    with WireServer() as server, httpx.Client() as client:
+        base = server.base_url("openai")
+        server.script("openai", Round(text=long_text(20)), Round(text=long_text(20)))
+        streaming.bare_httpx(client, base)
+        warm = streaming.WarmSession(base, tmp_path)
+        try:
+            warm.turn()
+        finally:
+            warm.close()
+        assert server.pending() == 0
+
+
+def test_prefix_measures_every_request_of_a_tool_loop(tmp_path):
+    ws = prefix.workspace(tmp_path / "ws")
+    bodies = prefix.record("openai", "replies", ws, loop_rounds=2, more_turns=1)
+    assert len(bodies) == 5  # 2 tool rounds + answer, then a tool round + answer
+    measured = prefix.measure([prefix.prompt_order(b) for b in bodies])
+    assert len(measured["shares"]) == 4
+    assert 0 < measured["cached_tokens"] < measured["tokens"]
+    assert measured["billed_tokens"] < measured["tokens"]
+    label, value, note = prefix.row("openai", prefix.measure(bodies), measured)
+    assert value.endswith("%") and "billed" in note
+
+
+def test_notebook_memory_small_run():
+    out = notebook_memory.run(quick=True, turns=3, big=6)
+    assert out["name"] == "notebook"
+    assert len(out["data"]["sizes"]) == 3
+    assert out["data"]["large_turns"] == 6
+    assert all(len(row) == 3 for row in out["rows"])
+
+
+def test_tools_rows_on_a_tiny_tree(tmp_path):
+    root = tools_scale.make_tree(tmp_path / "tree", 60)
+    data: dict = {}
+    rows = tools_scale.tree_rows(root, 1, data)
+    rows += tools_scale.read_rows(tmp_path, 200_000, data)
+    assert data["grep_matches"]
+    assert data["read_peak_growth"] >= 0
+    labels = [row[0] for row in rows]
+    assert "list tool" in labels and any("read head" in label for label in labels)
+
+
+def test_table_prints_every_row_and_failures():
+    results = [
+        {"title": "T", "seconds": 1.0, "rows": [["a", 1, "ms"]]},
+        {"title": "U", "seconds": 0.0, "rows": [], "error": "boom"},
+    ]
+    text = table(results)
+    assert "a" in text and "FAILED: boom" in text
