@@ -32,8 +32,8 @@ KERNEL_READY = """
 #: DOM mutation, so the test can check the live phase however fast the turn was.
 WATCH_LIVE = """
 (cell) => {
-  const seen = {live: false, cards: 0, results: 0, thinking: false, lengths: [], frozen: false,
-                injected: []};
+  const seen = {live: false, cards: 0, results: 0, thinking: false, waiting: false,
+                lengths: [], frozen: false, injected: []};
   const look = () => {
     for (const el of cell.querySelectorAll('.jp-OutputArea img, .jp-OutputArea script')) {
       seen.injected.push(el.outerHTML.slice(0, 200));
@@ -47,6 +47,7 @@ WATCH_LIVE = """
     const withResult = cards.filter(c => /\\bresult\\b/.test(c.innerText || c.textContent));
     seen.results = Math.max(seen.results, withResult.length);
     if (/thinking/.test(live.textContent)) seen.thinking = true;
+    if (/waiting for/.test(live.textContent)) seen.waiting = true;
     const n = live.textContent.length;
     if (seen.lengths[seen.lengths.length - 1] !== n) seen.lengths.push(n);
   };

@@ -35,9 +35,10 @@ def test_stop_button_interrupts_a_slow_stream(page: Lab, wire, lab_root):
     )
     lab = page.open(name, "stop")
     lab.run("%load_ext elelem_kernel")
-    cell = lab.start("tell me a very long story")
+    cell = lab.start("tell me a very long story", watch=True)
     cell.locator(LIVE).get_by_text("word20", exact=False).wait_for()
     lab.shot("3-stop-streaming", cell)
+    assert lab.seen()["waiting"], "no progress shown while waiting for the first token"
     lab.interrupt()
     lab.wait_done(cell)
 
