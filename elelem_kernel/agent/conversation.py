@@ -76,8 +76,11 @@ def turn_messages(record: dict[str, Any], policy: str = "replies") -> list[dict[
     messages: list[dict[str, Any]] = [{"role": "user", "content": str(record.get("prompt", ""))}]
     marker = INTERRUPTED if record.get("stop") == "interrupted" else ""
     if policy == "full":
-        for round_ in record.get("rounds") or []:
-            calls = round_.get("calls") or []
+        for r, round_ in enumerate(record.get("rounds") or []):
+            calls = [
+                {**c, "id": c.get("id") or f"call_{record.get('turn')}_{r}_{i}"}
+                for i, c in enumerate(round_.get("calls") or [])
+            ]
             message: dict[str, Any] = {"role": "assistant", "content": round_.get("text", "")}
             if calls:
                 message["tool_calls"] = [

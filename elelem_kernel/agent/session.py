@@ -24,6 +24,7 @@ from .conversation import HISTORY_POLICIES, Conversation
 from .events import map_stop_reason
 from .pricing import cost
 from .record import TurnRecorder, add_usage
+from .secrets import redact
 from .toolbox import MODES, Call, Toolbox, finish
 
 Renderer = Callable[[dict[str, Any]], None]
@@ -295,6 +296,7 @@ class Session:
             state = "ok" if call.ok else "failed"
         else:
             call.result = finish({"error": problem}, call.arguments)
+        call.result = redact(call.result)
         out({"type": "tool_state", "index": index, "id": call.id, "state": state})
         recorder.result(call.id, call.result, call.ms)
         layout.tool_result(

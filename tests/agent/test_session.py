@@ -285,3 +285,36 @@ def test_odd_arguments_become_a_dict(tmp_path, bad):
     assistant = provider.sent[1]["messages"][-2]
     assert isinstance(assistant["tool_calls"][0]["arguments"], dict)
     assert json.loads(tool_messages(provider.sent[1])[0]["content"])["ok"] is False
+
+
+def test_secret_values_in_tool_results_are_redacted(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-SECRET-123456")
+    box = Toolbox()
+    box.add("env", "Print the environment")(lambda args: {"stdout": "KEY=sk-ant-SECRET-123456\n"})
+    provider = Scripted(call("env"), say("done"))
+    s = Session(provider, box, workspace=tmp_path)
+    events: list[dict] = []
+    result = run(s, "show env", events)
+    assert "sk-ant-SECRET" not in json.dumps(provider.sent[1]["messages"])
+    assert "sk-ant-SECRET" not in json.dumps(result.record) and "sk-ant-SECRET" not in json.dumps(
+        events
+    )
+    assert "[redacted: ANTHROPIC_API_KEY]" in tool_messages(provider.sent[1])[0]["content"]
+
+
+def test_full_history_gives_restored_calls_without_ids_an_id(tmp_path):
+    from elelem_kernel.agent.conversation import turn_messages
+
+    record = {
+        "turn": "t1",
+        "prompt": "p",
+        "reply": "r",
+        "stop": "end_turn",
+        "rounds": [
+            {"text": "", "calls": [{"id": None, "name": "read", "arguments": {}, "result": "{}"}]},
+            {"text": "r", "calls": []},
+        ],
+    }
+    messages = turn_messages(record, "full")
+    call_id = messages[1]["tool_calls"][0]["id"]
+    assert call_id and messages[2]["tool_call_id"] == call_id

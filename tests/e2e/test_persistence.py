@@ -256,10 +256,6 @@ def test_a_damaged_notebook_restores_the_rest_and_runs_nothing(folder, env, kind
     assert not (folder / "PWNED").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tool results are recorded unredacted (/tmp/requests/secrets-in-tool-results.md)",
-)
 def test_a_tool_that_prints_the_key_does_not_save_it(folder, env):
     path = folder / "nb.ipynb"
     nb = notebook([])
