@@ -25,7 +25,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 REPO = Path(__file__).resolve().parents[3]
 NOTEBOOKS = REPO / "notebooks"
 ARTIFACTS = REPO / "test-artifacts"
-DROPPED = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST")
+DROPPED = ("ANTHROPIC_", "OPENAI_", "OLLAMA_", "ELELEM_", "JPY_")  # the outer world's settings
 SETTINGS = {
     # no toasts asking about news or updates over the screenshots, and no network
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
@@ -50,7 +50,7 @@ def jupyter_env(base: Path, **extra: str) -> dict[str, str]:
     }
     for path in dirs.values():
         path.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in DROPPED and not k.startswith("JPY_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(DROPPED)}
     env.update({k: str(v) for k, v in dirs.items()})
     env.update(
         {
