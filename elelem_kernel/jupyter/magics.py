@@ -50,6 +50,14 @@ class ElelemMagics(Magics):
     @line_cell_magic
     def elelem(self, line: str, cell: str | None = None) -> None:
         """Ask the agent: the cell body is the prompt. `%elelem /cmd` runs a slash command."""
+        from ..errors import ElelemError
+
+        try:
+            self._elelem(line, cell)
+        except ElelemError as error:  # configuration problems: one line saying the fix
+            raise UsageError(str(error)) from None
+
+    def _elelem(self, line: str, cell: str | None) -> None:
         front = front_for(self.shell)
         stripped = line.strip()
         if cell is None:
@@ -93,33 +101,21 @@ def argparse_defaults() -> Any:
 
 
 def _ask(front: Any, prompt: str, args: Any) -> None:
-    from ..errors import ConfigError
-
-    try:
-        front.run_prompt(
-            prompt,
-            provider=args.provider,
-            model=args.model,
-            mode=args.mode,
-            system_prompt=args.system_prompt,
-            new=args.new,
-        )
-    except ConfigError as error:
-        raise UsageError(str(error)) from None
+    front.run_prompt(
+        prompt,
+        provider=args.provider,
+        model=args.model,
+        mode=args.mode,
+        system_prompt=args.system_prompt,
+        new=args.new,
+    )
 
 
 def _command(front: Any, line: str) -> None:
-    from ..errors import ConfigError
-
-    try:
-        front.say(front.command(line))
-    except ConfigError as error:
-        raise UsageError(str(error)) from None
+    front.say(front.command(line))
 
 
 def _review(front: Any, targets: list[str], focus: str | None, args: Any) -> None:
-    from ..errors import ElelemError
-
     try:
         front.run_review(
             targets or None,
@@ -129,7 +125,7 @@ def _review(front: Any, targets: list[str], focus: str | None, args: Any) -> Non
             model=args.model,
             new=args.new,
         )
-    except (ElelemError, ValueError) as error:
+    except ValueError as error:  # a bad --severity
         raise UsageError(str(error)) from None
 
 

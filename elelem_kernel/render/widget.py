@@ -90,12 +90,22 @@ class _Card:
             self.ms = int((time.monotonic() - self.started) * 1000)
         self.state = state
         if state == "approval" and preview:
+            self.clear_extra()
             self.extra.children = [
                 self.widgets.HTML(f'<div style="{cards.LABEL}">will run</div>{cards.pre(preview)}')
             ]
         elif state != "approval":
-            self.extra.children = []
+            self.clear_extra()
         self.render_header()
+
+    def clear_extra(self, only: type | None = None) -> None:
+        """Remove (and close) the approval parts: all, or only widgets of type `only`."""
+        gone = [c for c in self.extra.children if only is None or isinstance(c, only)]
+        if gone:
+            self.extra.children = [c for c in self.extra.children if c not in gone]
+            for widget in gone:
+                for part in _descendants(widget):
+                    part.close()
 
     def set_result(self, ok: bool, content: Any) -> None:
         self.has_result = True
@@ -205,9 +215,7 @@ class TurnView:
                 answer.cancel()
             card = self.blocks.get(index)
             if isinstance(card, _Card):
-                card.extra.children = [
-                    c for c in card.extra.children if not isinstance(c, self.widgets.HBox)
-                ]
+                card.clear_extra(only=self.widgets.HBox)
 
     def freeze(self, record: dict[str, Any]) -> None:
         """Replace the live view in place with the static output of `record`."""
@@ -292,12 +300,11 @@ class TurnView:
 
     def _flush(self, index: int | None = None) -> None:
         indexes = [index] if index is not None else sorted(self.dirty)
-        with self.box.hold_sync():
-            for i in indexes:
-                block = self.blocks.get(i)
-                if isinstance(block, _Block) and i in self.dirty:
-                    block.render()
-                self.dirty.discard(i)
+        for i in indexes:
+            block = self.blocks.get(i)
+            if isinstance(block, _Block) and i in self.dirty:
+                block.render()
+            self.dirty.discard(i)
 
     def _end(self, event: dict[str, Any]) -> None:
         self._flush()
@@ -320,7 +327,7 @@ class TurnView:
             answer.set_result(decision)
             card = self.blocks.get(index)
             if isinstance(card, _Card):
-                card.extra.children = []
+                card.clear_extra()
 
     def _tick(self) -> None:
         last_clock = 0.0

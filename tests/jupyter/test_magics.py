@@ -4,6 +4,9 @@ import json
 import subprocess
 import sys
 
+import pytest
+from IPython.core.error import UsageError
+
 HEAVY = ("httpx", "httpx_sse", "ipywidgets", "mistune", "jsonschema", "elelem_kernel.agent.session")
 
 LOAD = f"""
@@ -27,3 +30,40 @@ def test_load_ext_imports_nothing_heavy(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+@pytest.fixture
+def ip(tmp_path, monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from elelem_kernel.jupyter import front
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("ELELEM_PROVIDER", "echo")
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "elelem_kernel")
+    front._FRONTS.pop(shell, None)  # a fresh session for each test
+    return shell
+
+
+def test_terminal_ipython_gets_the_static_output_at_the_end(ip, capsys):
+    ip.run_cell_magic("elelem", "", "hello from a terminal")
+    out = capsys.readouterr().out
+    assert "hello from a terminal" in out and "end_turn · echo" in out
+
+
+def test_configuration_errors_are_usage_errors(ip, monkeypatch):
+    monkeypatch.setenv("ELELEM_PROVIDER", "no-such-provider")
+    with pytest.raises(UsageError, match="no-such-provider"):
+        ip.run_line_magic("elelem", "")
+    with pytest.raises(UsageError, match="no-such-provider"):
+        ip.run_line_magic("elelem", "/help")
+
+
+def test_options_apply_to_one_turn(ip, capsys):
+    ip.run_cell_magic("elelem", "-p echo --model m2 --mode plan", "first")
+    assert "m2: first" in capsys.readouterr().out
+    ip.run_line_magic("elelem", "")
+    status = capsys.readouterr().out
+    assert "| mode | build |" in status and "| model | default |" in status
