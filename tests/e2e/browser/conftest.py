@@ -3,11 +3,13 @@
 The server runs in a private Jupyter world (tests/e2e/browser/lab.py) on a copy of
 notebooks/ plus a few scenario notebooks, with the demo as default provider and the
 `openai` provider pointed at a loopback wire server the tests script. Without Chromium
-(or the playwright package) every browser test is skipped, saying what to install.
+(or the playwright package) every browser test is skipped, saying what to install; with
+CI or ELELEM_REQUIRE_BROWSER set, that is a failure instead.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from collections.abc import Iterator
@@ -34,12 +36,20 @@ DEMO_DELAY = "0.02"
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
+    """Chromium's path; skip (fail where a browser is required, as in CI) when it is missing."""
+    required = os.environ.get("ELELEM_REQUIRE_BROWSER") or os.environ.get("CI")
+    missing = None
     if not Path(CHROMIUM).exists():
-        pytest.skip(
+        missing = (
             f"browser tests need Chromium at {CHROMIUM}: `apt-get install chromium` "
             "(scripts/setup.sh test does it as root) or set ELELEM_CHROMIUM"
         )
-    pytest.importorskip("playwright.sync_api", reason="browser tests need `pip install playwright`")
+    elif importlib.util.find_spec("playwright") is None:
+        missing = "browser tests need the playwright package: `pip install -e .[test]`"
+    if missing and required:
+        pytest.fail(f"{missing} (required here: CI or ELELEM_REQUIRE_BROWSER is set)")
+    if missing:
+        pytest.skip(missing)
     return CHROMIUM
 
 
