@@ -279,17 +279,20 @@ def _channel(ip: Any, parent: dict[str, Any]) -> str:
 
 
 def _new_view(session: Any, live: bool) -> Any:
-    if not live:
-        return _EndView()
-    from ..render.widget import TurnView
+    if live:
+        try:
+            from ..render.widget import TurnView
 
-    view = TurnView(provider=session.provider_name, model=session.model)
-    view.show()
-    return view
+            view = TurnView(provider=session.provider_name, model=session.model)
+        except ImportError:  # no ipywidgets: the output still comes, at the end
+            return _EndView()
+        view.show()
+        return view
+    return _EndView()
 
 
 class _EndView:
-    """Outside a kernel (terminal IPython) no widget can show: the output comes at the end."""
+    """Nobody watches (terminal IPython, headless runs) or no widgets: output at the end."""
 
     def __call__(self, event: dict[str, Any]) -> None:
         pass

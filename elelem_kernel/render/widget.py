@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextvars
+import logging
 import threading
 import time
 from typing import Any
@@ -36,8 +37,9 @@ class _Block:
         self.text = ""
         self.html = widgets.HTML("")
         if kind == "thinking":
-            self.widget = widgets.Accordion(children=[self.html], selected_index=0)
-            self.widget.set_title(0, "thinking")
+            self.widget = widgets.Accordion(
+                children=[self.html], titles=("thinking",), selected_index=0
+            )
         else:
             self.widget = self.html
 
@@ -335,12 +337,15 @@ class TurnView:
             with self._lock:
                 if self.frozen:
                     return
-                if self.dirty:
-                    self._flush()
-                now = time.monotonic()
-                if now - last_clock >= CLOCK:
-                    last_clock = now
-                    self._clocks(now)
+                try:
+                    if self.dirty:
+                        self._flush()
+                    now = time.monotonic()
+                    if now - last_clock >= CLOCK:
+                        last_clock = now
+                        self._clocks(now)
+                except Exception:  # a failed refresh must not print into the cell
+                    logging.getLogger("elelem_kernel").exception("live view refresh failed")
 
     def _clocks(self, now: float) -> None:
         if self.waiting_since is not None:
