@@ -4,7 +4,7 @@ The tree is a git repository of generated text files (cached in ~/.cache/elelem-
 `rg -n PATTERN` and `git ls-files` as processes. Ours: the `grep` tool (ripgrep engine when
 installed, and the pure-Python engine) and the `list` tool, called in-process through the
 same functions the agent's tools use. Ratio = ours / reference, median of paired runs.
-The 200 MB read runs in a fresh process: its peak RSS minus the RSS before the read.
+The 200 MB read runs in a fresh process: its peak RSS (VmHWM) after the reads minus before.
 """
 
 from __future__ import annotations
@@ -20,17 +20,22 @@ from .common import interleave, median, ms, paired, result
 NEEDLE = "needle_7"
 CACHE = Path.home() / ".cache" / "elelem-bench"
 READ_PROBE = """
-import resource, sys, time
+import sys, time
 from elelem_kernel.tools.files import read
 from elelem_kernel.tools.workspace import Workspace
+
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+
 ws = Workspace(sys.argv[1])
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = hwm()
 start = time.perf_counter()
 head = read(ws, sys.argv[2])
-tail = read(ws, sys.argv[2], offset=int(sys.argv[3]))
+tail = read(ws, sys.argv[2], offset=int(sys.argv[3])) if int(sys.argv[3]) else {"content": ""}
 took = time.perf_counter() - start
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(before, after, took, head["total_lines"], len(head["content"]) + len(tail["content"]))
+print(before, hwm(), took, head["total_lines"], len(head["content"]) + len(tail["content"]))
 """
 
 
@@ -100,43 +105,58 @@ def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
     return rows
 
 
-def make_big(path: Path, size: int) -> int:
-    """A text file of about `size` bytes; its line count."""
-    line = b"x" * 99 + b"\n"
-    block = line * 10_000
+def make_big(path: Path, size: int, line_bytes: int = 100) -> int:
+    """A text file of about `size` bytes in lines of `line_bytes`; its line count."""
+    line = b"x" * (line_bytes - 1) + b"\n"
+    block = line * max(1, 1_000_000 // line_bytes)
     lines = 0
     with open(path, "wb") as f:
         while f.tell() < size:
             f.write(block)
-            lines += 10_000
+            lines += block.count(b"\n")
     return lines
 
 
-def read_rows(root: Path, size: int, data: dict) -> list[tuple]:
-    big = root / "big.txt"
-    lines = make_big(big, size)
-    probe = subprocess.run(
-        [sys.executable, "-c", READ_PROBE, str(root), "big.txt", str(lines - 100)],
+def probe_read(root: Path, name: str, tail_offset: int) -> tuple[int, int, float, int, int]:
+    """Read `name` in a fresh process: peak RSS before/after (KiB), seconds, lines, chars."""
+    out = subprocess.run(
+        [sys.executable, "-c", READ_PROBE, str(root), name, str(tail_offset)],
         capture_output=True,
         text=True,
         check=True,
     )
-    before, after, took, total, shown = probe.stdout.split()
-    peak = (int(after) - int(before)) * 1024  # ru_maxrss is in KiB on Linux
+    before, after, took, total, shown = out.stdout.split()
+    return int(before), int(after), float(took), int(total), int(shown)
+
+
+def read_rows(root: Path, size: int, data: dict) -> list[tuple]:
+    mb = f"{size / 1e6:.0f} MB"
+    lines = make_big(root / "big.txt", size)
+    before, after, took, total, shown = probe_read(root, "big.txt", lines - 100)
+    (root / "big.txt").unlink()
+    make_big(root / "oneline.txt", size, line_bytes=size)
+    one_before, one_after, one_took, _, _ = probe_read(root, "oneline.txt", 0)
     data.update(
         read_file_mb=size / 1e6,
-        read_peak_rss=int(after) * 1024,
-        read_peak_growth=peak,
-        read_seconds=float(took),
+        read_peak_rss=after * 1024,
+        read_peak_growth=(after - before) * 1024,
+        read_seconds=took,
+        read_one_line_peak_growth=(one_after - one_before) * 1024,
+        read_one_line_seconds=one_took,
     )
     return [
-        (f"read head + tail of a {size / 1e6:.0f} MB file", round(float(took), 2), "s"),
+        (f"read head + tail of a {mb} file", round(took, 2), f"s, {total:,} lines counted"),
         (
             "  peak RSS growth during those reads",
-            round(peak / 1e6, 1),
-            f"MB (process peak {int(after) / 1024:.0f} MB, {int(before) / 1024:.0f} MB before)",
+            round((after - before) / 1024, 1),
+            f"MB (process peak {after / 1024:.0f} MB; {shown:,} chars shown)",
         ),
-        ("  lines counted / shown", f"{int(total):,}", f"{int(shown):,} chars shown"),
+        (f"read a {mb} file that is one line", round(one_took, 2), "s"),
+        (
+            "  peak RSS growth during that read",
+            round((one_after - one_before) / 1024, 1),
+            f"MB (process peak {one_after / 1024:.0f} MB)",
+        ),
     ]
 
 
