@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 import tempfile
 from collections import deque
@@ -20,6 +21,8 @@ from elelem_kernel.errors import ToolError
 #: Result bounds: roughly what fits a model's context without crowding it.
 MAX_BYTES = 50_000
 MAX_LINES = 2_000
+#: Bytes from a file's start that tell binary (a NUL among them) from text.
+SNIFF_BYTES = 8192
 
 
 class Workspace:
@@ -75,23 +78,6 @@ def find_root(folder: str | os.PathLike[str]) -> Path:
     return start
 
 
-def git_root(folder: Path) -> Path | None:
-    """The work tree root when `folder` is inside a git repository and git runs, else None."""
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0 or not done.stdout.strip():
-        return None
-    return Path(done.stdout.strip()).resolve()
-
-
 #: Folders skipped when walking a tree outside git: caches and environments, never sources.
 NOISE_DIRS = frozenset(
     {
@@ -113,32 +99,23 @@ def files_under(base: Path, root: Path) -> list[str]:
 
     Inside a git repository this is git's view (.gitignore respected). Outside git, or when
     git lists nothing there (an ignored folder asked for by name), the tree is walked
-    without following symlinked folders, skipping `NOISE_DIRS`. Files that are symlinks
-    leading out of `root` are left out: the list holds only what the tools may open.
-    Strings rather than `Path`s: this runs over tens of thousands of files.
+    without following symlinked folders, skipping `NOISE_DIRS`. Names that lead out of
+    `root` through a symlink (the file or a folder above it) are left out: the list holds
+    only what the tools may open. Strings rather than `Path`s, and one directory read per
+    folder rather than a stat per file: this runs over tens of thousands of files.
     """
-    top = str(root)
     if base.is_file():
         return [base.relative_to(root).as_posix()]
     prefix = "" if base == root else base.relative_to(root).as_posix() + "/"
-    folder = str(base)
-    out = []
-    for name in _git_names(base) or _walk_names(folder):
-        full = os.path.join(folder, name)
-        if not os.path.isfile(full):
-            continue
-        if os.path.islink(full):
-            real = os.path.realpath(full)
-            if real != top and not real.startswith(top + os.sep):
-                continue
-        out.append(prefix + name)
-    out.sort()
-    return out
+    folder, top = str(base), str(root)
+    names = _git_names(base)
+    found = _confined(folder, top, names) if names else _walk_names(folder, top)
+    # git lists a conflicted file once per stage; its runs are sorted, so sorting is cheap
+    return [prefix + name for name in dict.fromkeys(sorted(found))]
 
 
 def _git_names(base: Path) -> list[str]:
-    if git_root(base) is None:
-        return []
+    """What git lists under `base` (tracked and untracked, not ignored); [] outside git."""
     try:
         done = subprocess.run(
             ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", "."],
@@ -150,16 +127,86 @@ def _git_names(base: Path) -> list[str]:
         return []
     if done.returncode != 0:
         return []
-    return list(dict.fromkeys(n for n in done.stdout.decode("utf-8", "replace").split("\0") if n))
+    return [n for n in done.stdout.decode("utf-8", "replace").split("\0") if n]
 
 
-def _walk_names(folder: str) -> list[str]:
+def _confined(folder: str, top: str, names: list[str]) -> list[str]:
+    """The `names` (relative to `folder`) that are files, or links to files, inside `top`.
+
+    git's index may name files the work tree no longer has, or has behind a symlink, so
+    each folder is checked once (`_folder_inside`) and read once for its entries' types.
+    """
+    by_folder: dict[str, list[str]] = {}
+    for name in names:
+        parent, _, leaf = name.rpartition("/")
+        by_folder.setdefault(parent, []).append(leaf)
+    checked: dict[str, bool] = {"": True}
     out = []
-    cut = len(folder) + 1
-    for current, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if d not in NOISE_DIRS]
-        rel = current[cut:]
-        out.extend(f"{rel}/{f}" if rel else f for f in files)
+    for parent, leaves in by_folder.items():
+        if not _folder_inside(folder, top, parent, checked):
+            continue
+        try:
+            with os.scandir(os.path.join(folder, parent)) as it:
+                entries = {e.name: e for e in it}
+        except OSError:
+            continue
+        for leaf in leaves:
+            entry = entries.get(leaf)
+            if entry is not None and _file_inside(entry, top):
+                out.append(f"{parent}/{leaf}" if parent else leaf)
+    return out
+
+
+def _folder_inside(folder: str, top: str, rel: str, checked: dict[str, bool]) -> bool:
+    """Whether folder `rel` below `folder` is inside `top`: its parent is, and it is a real
+    folder or a symlink resolving inside. Memoised in `checked`: one lstat per folder."""
+    if rel in checked:
+        return checked[rel]
+    parent = rel.rpartition("/")[0]
+    path = os.path.join(folder, rel)
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        mode = 0
+    ok = _folder_inside(folder, top, parent, checked) and (
+        stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and _under(os.path.realpath(path), top))
+    )
+    checked[rel] = ok
+    return ok
+
+
+def _file_inside(entry: os.DirEntry[str], top: str) -> bool:
+    """Whether the directory entry is a regular file, or a symlink to one inside `top`."""
+    if entry.is_file(follow_symlinks=False):
+        return True
+    if not entry.is_symlink():
+        return False
+    real = os.path.realpath(entry.path)
+    return _under(real, top) and os.path.isfile(real)
+
+
+def _under(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _walk_names(folder: str, top: str) -> list[str]:
+    """Files below `folder`, relative to it, without entering symlinked folders or noise."""
+    out = []
+    pending = [""]
+    while pending:
+        rel = pending.pop()
+        try:
+            with os.scandir(os.path.join(folder, rel)) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            name = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in NOISE_DIRS:
+                    pending.append(name)
+            elif _file_inside(entry, top):
+                out.append(name)
     return out
 
 
@@ -185,7 +232,7 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def looks_binary(path: str | os.PathLike[str], sample: int = 8192) -> bool:
+def looks_binary(path: str | os.PathLike[str], sample: int = SNIFF_BYTES) -> bool:
     """True when the file's first bytes hold a NUL, as git and ripgrep decide."""
     fd = os.open(path, os.O_RDONLY)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import tracemalloc
 from pathlib import Path
 
@@ -210,3 +211,49 @@ def test_edit_preview_shows_the_diff_or_the_failure(ws: Workspace, root: Path) -
     assert "-k = 1\n+k = 2\n" in files.edit_preview(ws, "a.txt", "k = 1", "k = 2")
     assert "would fail: old was not found" in files.edit_preview(ws, "a.txt", "zz", "y")
     assert (root / "a.txt").read_text() == "k = 1\n"
+
+
+def _leaky_tree(root: Path, outside: Path) -> None:
+    """Files inside, plus every way a listed name could lead out of the workspace."""
+    outside.mkdir()
+    (outside / "secret.txt").write_text("password\n")
+    (root / "src").mkdir()
+    (root / "src" / "a.txt").write_text("password is not here\n")
+    (root / "alias.txt").symlink_to(root / "src" / "a.txt")
+    (root / "leak.txt").symlink_to(outside / "secret.txt")
+    (root / "linked").symlink_to(outside)
+
+
+@pytest.mark.parametrize("in_git", [True, False], ids=["git", "no-git"])
+def test_list_leaves_out_what_leads_outside(
+    ws: Workspace, root: Path, tmp_path: Path, in_git: bool
+) -> None:
+    _leaky_tree(root, tmp_path / "outside")
+    if in_git:
+        # a tracked folder later swapped for a symlink: git's index still names its files
+        (root / "moved").mkdir()
+        (root / "moved" / "secret.txt").write_text("password\n")
+        (root / "gone.txt").write_text("")
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+        (root / "moved" / "secret.txt").unlink()
+        (root / "moved").rmdir()
+        (root / "moved").symlink_to(tmp_path / "outside")
+        (root / "gone.txt").unlink()
+    assert files.list_files(ws)["files"] == ["alias.txt", "src/a.txt"]
+
+
+def test_list_names_a_conflicted_file_once(ws: Workspace, root: Path) -> None:
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("base\n")
+    git(root, "add", "a.txt")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "checkout", "-q", "-b", "other")
+    (root / "a.txt").write_text("other\n")
+    git(root, "commit", "-q", "-am", "other")
+    git(root, "checkout", "-q", "main")
+    (root / "a.txt").write_text("main\n")
+    git(root, "commit", "-q", "-am", "main")
+    with pytest.raises(subprocess.CalledProcessError):
+        git(root, "merge", "-q", "other")
+    assert files.list_files(ws)["files"] == ["a.txt"]
