@@ -2,8 +2,10 @@
 
 Both engines search the same files (what `list` shows, binary files left out) in the same
 order and print `path:line:text`, so the model sees one output whichever ran; ripgrep is
-only faster. A pattern ripgrep cannot parse (look-arounds, backreferences) falls back to
-Python's `re`.
+only faster. A file is binary when its first 8 KB hold a NUL (`looks_binary`); that is
+checked only for files with matches (ripgrep) or while reading (Python), never up front
+for every file. A pattern ripgrep cannot parse (look-arounds, backreferences) falls back
+to Python's `re`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from elelem_kernel.tools.files import decode_line, iter_lines, matching
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     MAX_LINES,
+    SNIFF_BYTES,
     Workspace,
     clip,
     files_under,
@@ -57,7 +60,6 @@ def grep(
     names = files_under(base, ws.root)
     if glob:
         names = matching(names, glob, ws.relative(base if base.is_dir() else base.parent))
-    names = [n for n in names if not looks_binary(os.path.join(ws.root, n))]
     rg = shutil.which("rg") if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError("ripgrep (rg) is not installed; use engine='python'")
@@ -144,13 +146,26 @@ def _run_rg(command: list[str], root: Path) -> _Matches | None:
         stderr=subprocess.DEVNULL,
     ) as proc:
         assert proc.stdout is not None
+        name, binary = b"", False
         for part, _ in iter_lines(proc.stdout):
-            name, _, rest = part.partition(b"\0")
+            head, nul, rest = part.partition(b"\0")
             number, _, text = rest.partition(b":")
-            if number.isdigit():
+            if not nul or not number.isdigit():
+                continue
+            if head != name:
+                name, binary = head, _binary(os.path.join(root, os.fsdecode(head)))
+            if not binary:
                 found.add(name.decode("utf-8", "replace"), int(number), decode_line(text)[0])
     # 2 is an error; with nothing found (a pattern rg cannot parse), Python's re takes over
     return None if proc.returncode not in (0, 1) and not found.count else found
+
+
+def _binary(path: str) -> bool:
+    """`looks_binary`, with a file that cannot be read counted as binary (left out)."""
+    try:
+        return looks_binary(path)
+    except OSError:
+        return True
 
 
 def _batches(names: list[str], most: int, limit: int = _ARG_BYTES) -> list[list[str]]:
@@ -169,10 +184,13 @@ def _batches(names: list[str], most: int, limit: int = _ARG_BYTES) -> list[list[
 def _search_python(root: Path, regex: re.Pattern[str], names: list[str], found: _Matches) -> None:
     for name in names:
         try:
-            f = open(root / name, "rb")
+            f = open(os.path.join(root, name), "rb")
         except OSError:
             continue
         with f:
+            if b"\0" in f.read(SNIFF_BYTES):
+                continue
+            f.seek(0)
             for number, (part, _) in enumerate(iter_lines(f), 1):
                 text = decode_line(part)[0]
                 if regex.search(text):

@@ -137,3 +137,34 @@ def test_parallel_rg_runs_merge_in_file_order(ws: Workspace, root: Path) -> None
     assert rg == python
     assert rg["count"] == 4_000 and rg["files"] == 40
     assert rg["matches"].splitlines()[1999] == "f19.txt:100:hit 19 99"
+
+
+@pytest.mark.parametrize("in_git", [True, False], ids=["git", "no-git"])
+def test_nothing_leading_outside_is_searched(
+    ws: Workspace, root: Path, tmp_path: Path, in_git: bool
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("password\n")
+    (root / "tracked").mkdir()
+    (root / "tracked" / "secret.txt").write_text("nothing\n")
+    (root / "a.txt").write_text("password is not here\n")
+    (root / "linked").symlink_to(outside)
+    if in_git:
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+    # swapped for a symlink after git add: the index still names tracked/secret.txt
+    (root / "tracked" / "secret.txt").unlink()
+    (root / "tracked").rmdir()
+    (root / "tracked").symlink_to(outside)
+    for engine in ("auto", "python"):
+        assert grep(ws, "password", engine=engine)["matches"] == "a.txt:1:password is not here"
+
+
+def test_binary_is_a_nul_in_the_first_8_kb_for_both_engines(ws: Workspace, root: Path) -> None:
+    (root / "early.bin").write_bytes(b"foo 1\n\0\nfoo 2\n")
+    (root / "late.txt").write_bytes(b"foo 1\n" + b"y" * 9_000 + b"\n\0 foo 2\n")
+    (root / "gone.txt").symlink_to(root / "missing.txt")
+    for engine in ("auto", "python"):
+        got = grep(ws, "foo", engine=engine)
+        assert got["matches"] == "late.txt:1:foo 1\nlate.txt:3:\0 foo 2", engine
