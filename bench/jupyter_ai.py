@@ -7,11 +7,13 @@ text. `%%ai openai-chat:...` sends `stream: false` by default (the server answer
 completion); with `-m {"streaming":true}` it streams on the wire (the server streams the
 2,000 deltas, as for ours). Cells run in turn, paired: execute → idle wall time, iopub
 messages, and time from execute to the first iopub message showing reply text. Requests
-carry a cell id, as JupyterLab sends them (our live view needs one).
+carry a cell id, as JupyterLab sends them (our live view needs one). A second, paced run
+sends 400 words at 200 words/s (about a fast real model) to show when text first appears.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -34,6 +36,14 @@ from .common import (
 from .kernels import Kernel, Kernels
 
 MODEL = "openai-chat:gpt-4o-mini"
+LABELS = {
+    "elelem": "%%elelem (streams)",
+    "ai": "%%ai, default (stream: false)",
+    "ai_stream": '%%ai -m {"streaming":true}',
+}
+#: The paced run: a reply of this many words, one every PACE seconds (a fast real model).
+PACED_WORDS = 400
+PACE = 0.005
 CELLS = {
     "elelem": "%%elelem -p openai\nhi",
     "ai": f"%%ai {MODEL}\nhi",
@@ -64,7 +74,9 @@ def completion(text: str) -> Reply:
 
 def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dict:
     reps = reps or (3 if quick else 7)
+    paced_reps = 1 if quick else 3
     text = long_text(deltas)
+    paced_text = long_text(PACED_WORDS)
     theirs = str(aivenv.python())
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-ai-"))
     ws = tmp / "ws"
@@ -72,6 +84,7 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
     kernels = Kernels(tmp / "k")
     kernels.add_python("jupyter-ai", theirs)
     runs: dict[str, list[dict]] = {name: [] for name in CELLS}
+    paced: dict[str, list[dict]] = {name: [] for name in CELLS}
     data: dict = {"deltas": deltas, "reps": reps, "first_turn": {}}
     try:
         with TimedServer() as server:
@@ -90,20 +103,33 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
                 kernel_of = {"elelem": ours, "ai": ai, "ai_stream": ai}
                 for i in range(reps + 1):
                     for name, code in CELLS.items():
-                        server.queue(
-                            completion(text) if name == "ai" else reply("openai", Round(text=text))
-                        )
+                        server.queue(answer(name, text))
                         one = turn(server, kernel_of[name], code)
                         if i:
                             runs[name].append(one)
                         else:  # the first turn pays lazy imports (langchain, our session)
                             data["first_turn"][name] = one["wall"]
+                for _ in range(paced_reps):
+                    for name, code in CELLS.items():
+                        server.queue(answer(name, paced_text, PACE))
+                        paced[name].append(turn(server, kernel_of[name], code))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    data["runs"] = runs
-    return result(
-        "jupyter_ai", f"2. Against jupyter-ai ({deltas}-word reply)", rows(runs, data), **data
-    )
+    data.update(runs=runs, paced=paced)
+    title = f"2. Against jupyter-ai ({deltas}-word reply; paced: {PACED_WORDS} words at {1 / PACE:.0f}/s)"
+    return result("jupyter_ai", title, rows(runs, data) + paced_rows(paced), **data)
+
+
+def answer(name: str, text: str, pace: float = 0.0) -> Reply:
+    """The server's answer for cell `name`: one JSON body for `%%ai`'s default, else a stream.
+
+    Paced, the stream sends a word every `pace` seconds, and the JSON body comes after as
+    long as the whole stream would take (the model generating before it can answer).
+    """
+    if name == "ai":
+        body = completion(text)
+        return dataclasses.replace(body, delay=pace * len(text.split()))
+    return reply("openai", Round(text=text)).slow(pace)
 
 
 def turn(server: TimedServer, kernel: Kernel, code: str) -> dict:
@@ -122,16 +148,29 @@ def turn(server: TimedServer, kernel: Kernel, code: str) -> dict:
     }
 
 
+def paced_rows(paced: dict[str, list[dict]]) -> list[tuple]:
+    def first(name: str) -> float:
+        return median([r["first_text"] for r in paced[name] if r["first_text"] is not None])
+
+    def wall(name: str) -> float:
+        return median([r["wall"] for r in paced[name]])
+
+    return [
+        (
+            f"paced: execute → first text, {label}",
+            ms(first(name)),
+            f"ms (idle at {ms(wall(name))} ms)",
+        )
+        for name, label in LABELS.items()
+    ]
+
+
 def rows(runs: dict[str, list[dict]], data: dict) -> list[tuple]:
     def col(name: str, key: str) -> list[float]:
         return [r[key] for r in runs[name] if r[key] is not None]
 
     out = []
-    labels = {
-        "elelem": "%%elelem (streams)",
-        "ai": "%%ai, default (stream: false)",
-        "ai_stream": '%%ai -m {"streaming":true}',
-    }
+    labels = LABELS
     for name, label in labels.items():
         out += [
             (label, ms(median(col(name, "wall"))), "ms, execute → idle"),
