@@ -89,8 +89,9 @@ class HTTPProvider:
         self.options: dict[str, Any] = {k: values[k] for k in self.extra_options}
         #: Seconds slept before each retry of the last fetch (for logs and tests).
         self.waits: list[float] = []
-        self._client: Any = None
-        self._loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
         self._key: str | None = None
 
     def __repr__(self) -> str:
@@ -144,25 +145,24 @@ class HTTPProvider:
     def client(self) -> Any:
         """The `httpx.AsyncClient` of the running loop, created on first use.
 
-        A client's connections belong to the loop that opened them, and the session runs
-        turns on different loops, so a new loop gets a new client; the old one is dropped.
+        A client's connections belong to the loop that opened them, and turns may run on
+        different loops, so each loop gets its own client. Call `aclose()` on a loop
+        before closing it; a closed loop's client is only dropped.
         """
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is None or self._loop() is not loop:
+        for old in [old for old in self._clients if old.is_closed()]:
+            del self._clients[old]
+        if loop not in self._clients:
             import httpx
 
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout, read=self.read_timeout),
-                verify=_ssl_context(),
-            )
-            self._loop = weakref.ref(loop)
-        return self._client
+            timeout = httpx.Timeout(self.timeout, read=self.read_timeout)
+            self._clients[loop] = httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
+        return self._clients[loop]
 
     async def aclose(self) -> None:
-        """Close the client of the running loop, if there is one; safe to call twice."""
-        client, self._client = self._client, None
-        same_loop = self._loop is not None and self._loop() is asyncio.get_running_loop()
-        if client is not None and same_loop:
+        """Close the running loop's client, if there is one; safe to call twice."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
             await client.aclose()
 
     # -- retries -------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from elelem_kernel.errors import ConfigError, ProviderError
 from elelem_kernel.providers import anthropic, ollama, openai, responses
 from elelem_kernel.providers.http import parse_arguments, retry_after
 from tests.providers.conftest import CLASSES, KEY, fetch
-from tests.wire_servers import Round, error_event, error_reply, reply
+from tests.wire_servers import Reply, Round, error_event, error_reply, reply
 
 FORMATS = list(CLASSES)
 TRUNCATION = {
@@ -313,15 +313,25 @@ def test_model_is_explicit_else_env_else_default(monkeypatch, fmt):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_one_provider_serves_turns_on_successive_event_loops(wire, make, fmt):
-    wire.script(fmt, Round(text="one"), Round(text="two"))
+def test_each_event_loop_gets_its_own_client(wire, make, fmt):
+    wire.script(fmt, Round(text="one"), Round(text="two"), Round(text="three"))
     provider = make(fmt)
-    texts = []
-    for _ in range(2):
-        events: list[dict] = []
-        asyncio.run(provider.fetch([{"role": "user", "content": "hi"}], [], events.append))
-        texts.append("".join(e["text"] for e in events if e["type"] == "saying"))
-    assert texts == ["one", "two"]
+    loops = [asyncio.new_event_loop(), asyncio.new_event_loop()]
+    texts, clients = [], []
+    try:
+        for loop in [*loops, loops[0]]:
+            events: list[dict] = []
+            fetch_one = provider.fetch([{"role": "user", "content": "hi"}], [], events.append)
+            loop.run_until_complete(fetch_one)
+            texts.append("".join(e["text"] for e in events if e["type"] == "saying"))
+            clients.append(provider._clients[loop])
+    finally:
+        for loop in loops:
+            loop.run_until_complete(provider.aclose())
+            loop.close()
+    assert texts == ["one", "two", "three"]
+    assert clients[0] is clients[2] and clients[0] is not clients[1]
+    assert all(c.is_closed for c in clients) and len(provider._clients) == 0
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -364,3 +374,11 @@ def test_arguments_empty_means_no_arguments():
     assert parse_arguments("") == {} and parse_arguments(None) == {}
     assert parse_arguments('{"a": 1}') == {"a": 1} and parse_arguments({"a": 1}) == {"a": 1}
     assert parse_arguments('{"a": ') is None and parse_arguments("[1]") is None
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai", "responses"])
+def test_a_json_answer_instead_of_a_stream_is_reported(wire, make, fmt):
+    body = b'{"error": {"message": "streaming is not supported here"}}'
+    wire.queue(Reply(200, {"content-type": "application/json"}, [body], stream=False))
+    got = fetch(make(fmt))
+    assert str(got.error) == f"{fmt} answered without streaming: streaming is not supported here"

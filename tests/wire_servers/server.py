@@ -183,9 +183,13 @@ class WireServer:
         self._ready.set()
         async with server:
             await self._stopping.wait()
+            # Let connections accepted just now get their transports and handlers first (a
+            # few loop turns): one accepted after close() would never be closed.
+            for _ in range(8):
+                await asyncio.sleep(0)
+            server.close()
             for writer in list(self._writers):
                 writer.transport.abort()
-            server.close()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock = writer.get_extra_info("socket")
