@@ -142,6 +142,7 @@ def turn(server: TimedServer, kernel: Kernel, code: str) -> dict:
     return {
         "wall": cell.wall,
         "iopub": cell.count(),
+        "kinds": cell.kinds(),
         "first_text": seen - cell.start if seen else None,
         "byte_to_text": seen - first_byte if seen and first_byte else None,
         "stream": server.requests[-1].body.get("stream"),
@@ -174,7 +175,7 @@ def rows(runs: dict[str, list[dict]], data: dict) -> list[tuple]:
     for name, label in labels.items():
         out += [
             (label, ms(median(col(name, "wall"))), "ms, execute → idle"),
-            ("  iopub messages per turn", median(col(name, "iopub")), "msgs"),
+            ("  iopub messages per turn", median(col(name, "iopub")), runs[name][-1]["kinds"]),
             ("  execute → first reply text on iopub", ms(median(col(name, "first_text"))), "ms"),
             ("  first turn in the kernel", ms(data["first_turn"][name]), "ms (lazy imports)"),
         ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from queue import Empty
 from typing import Any
@@ -169,6 +170,11 @@ class Cell:
     def count(self) -> int:
         """iopub messages of this request, status and execute_input included."""
         return len(self.msgs)
+
+    def kinds(self) -> str:
+        """The message types and their counts, most frequent first: "comm_open 11, ..."."""
+        counts = Counter(m["msg_type"] for _, m in self.msgs)
+        return ", ".join(f"{kind} {n}" for kind, n in counts.most_common())
 
     def first(self, text: str) -> float | None:
         """When the first message whose content mentions `text` arrived."""

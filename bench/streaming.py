@@ -187,6 +187,7 @@ def kernel_rows(
                     continue
                 run["wall"].append(cell.wall)
                 run["iopub"].append(cell.count())
+                data[f"kernel_kinds_{mode}"] = cell.kinds()
                 if seen is not None:
                     run["first_text"].append(seen - server.first_bytes[served])
                 run["floor"].append(interleave({"floor": floor}, 1)["floor"][0])
@@ -195,11 +196,11 @@ def kernel_rows(
     return [
         ("(c) %%elelem cell, live view", ms(median(live["wall"])), "ms, execute → idle"),
         ("(c) ÷ (a)", paired(live["wall"], live["floor"]), "× (paired with a floor run each)"),
-        ("(c) iopub messages per turn", median(live["iopub"]), "msgs (status, input, comms...)"),
+        ("(c) iopub messages per turn", median(live["iopub"]), data["kernel_kinds_live"]),
         ("(c) server first byte → first reply text", ms(median(live["first_text"])), "ms"),
         ("(c) first turn in a fresh kernel", ms(data["kernel_first_turn_live"]), "ms"),
         ("(c') headless cell (no cell id)", ms(median(headless["wall"])), "ms, static at end"),
         ("(c') ÷ (a)", paired(headless["wall"], headless["floor"]), "×"),
-        ("(c') iopub messages per turn", median(headless["iopub"]), "msgs"),
+        ("(c') iopub messages per turn", median(headless["iopub"]), data["kernel_kinds_headless"]),
         ("(c') server first byte → reply text", ms(median(headless["first_text"])), "ms"),
     ]
