@@ -67,7 +67,7 @@ class HTTPProvider:
     key_required = True
     extra_options: Mapping[str, Any] = {}
     not_found_hint = "check the model name and the base URL"  # may use {model}
-    unreachable_hint = "check the base URL and your network"
+    unreachable_hint = "check {base_env} and your network"
 
     def __init__(self, model: str | None = None, **options: Any):
         known = {**COMMON_OPTIONS, **self.extra_options}
@@ -184,8 +184,12 @@ class HTTPProvider:
             except ProviderError as e:
                 if emitted or not e.retryable:
                     raise
-                delay = self.retry_delay(n, getattr(e, "retry_after", None))
-                if n == self.retries or delay is None:
+                wait = getattr(e, "retry_after", None)
+                delay = self.retry_delay(n, wait)
+                if delay is None:
+                    message = f"{e}; the server asks to wait {wait:.0f} s, try again later"
+                    raise self.error(message, status=e.status) from e
+                if n == self.retries:
                     tries = f"{n + 1} attempt{'s' if n else ''}"
                     raise self.error(f"{e} (gave up after {tries})", status=e.status) from e
                 self.waits.append(delay)
@@ -222,12 +226,12 @@ class HTTPProvider:
                 yield response
         except httpx.ConnectError as e:
             raise self.error(
-                f"cannot reach {self.name} at {self.base_url}: {self.unreachable_hint} ({e})"
+                f"cannot reach {self.name} at {self.base_url}: {self.unreachable_hint.format(base_env=self.base_env)} ({e})"
             ) from None
         except httpx.ConnectTimeout:
             raise self.error(
                 f"cannot reach {self.name} at {self.base_url} within "
-                f"{self.timeout:g} s: {self.unreachable_hint}"
+                f"{self.timeout:g} s: {self.unreachable_hint.format(base_env=self.base_env)}"
             ) from None
         except httpx.ReadTimeout:
             raise self.error(
