@@ -205,7 +205,7 @@ class _Stream:
         self.emit = emit
         self.blocks: dict[int, dict[str, Any]] = {}
         self.broken_calls: list[dict[str, Any]] = []
-        self.usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+        self.counts: dict[str, int] = {}
         self.stop: str | None = None
         self.done = False
 
@@ -233,14 +233,18 @@ class _Stream:
             )
 
     def _usage(self, u: dict) -> None:
-        if "output_tokens" in u:
-            self.usage["output"] = u["output_tokens"] or 0
-        if any(k in u for k in ("input_tokens", "cache_read_input_tokens")):
-            read = u.get("cache_read_input_tokens") or 0
-            write = u.get("cache_creation_input_tokens") or 0
-            self.usage["input"] = (u.get("input_tokens") or 0) + read + write
-            self.usage["cache_read"] = read
-            self.usage["cache_write"] = write
+        """Keep the latest value of each count; message_delta's are cumulative."""
+        self.counts.update({k: v for k, v in u.items() if isinstance(v, int)})
+
+    def usage(self) -> dict[str, int]:
+        read = self.counts.get("cache_read_input_tokens", 0)
+        write = self.counts.get("cache_creation_input_tokens", 0)
+        return {
+            "input": self.counts.get("input_tokens", 0) + read + write,
+            "output": self.counts.get("output_tokens", 0),
+            "cache_read": read,
+            "cache_write": write,
+        }
 
     def _start(self, index: int, block: dict) -> None:
         self.blocks[index] = {**block, "text": "", "json": "", "signature": ""}
@@ -300,5 +304,5 @@ class _Stream:
         if not truncated:
             for block in self.broken_calls:
                 self._doing(block, {})
-        self.emit({"type": "usage", **self.usage})
+        self.emit({"type": "usage", **self.usage()})
         self.emit({"type": "stop", "reason": self.stop, "truncated": truncated})

@@ -216,6 +216,8 @@ class HTTPProvider:
         import httpx
 
         url = self.base_url + path
+        unreachable = f"cannot reach {self.name} at {self.base_url}"
+        hint = self.unreachable_hint.format(base_env=self.base_env)
         try:
             async with self.client().stream(
                 "POST", url, json=body, headers=self.headers(key)
@@ -225,14 +227,9 @@ class HTTPProvider:
                     raise self.status_error(response.status_code, text, response.headers)
                 yield response
         except httpx.ConnectError as e:
-            raise self.error(
-                f"cannot reach {self.name} at {self.base_url}: {self.unreachable_hint.format(base_env=self.base_env)} ({e})"
-            ) from None
+            raise self.error(f"{unreachable}: {hint} ({e})") from None
         except httpx.ConnectTimeout:
-            raise self.error(
-                f"cannot reach {self.name} at {self.base_url} within "
-                f"{self.timeout:g} s: {self.unreachable_hint.format(base_env=self.base_env)}"
-            ) from None
+            raise self.error(f"{unreachable} within {self.timeout:g} s: {hint}") from None
         except httpx.ReadTimeout:
             raise self.error(
                 f"{self.name} sent nothing for {self.read_timeout:g} s (read "

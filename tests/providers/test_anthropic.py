@@ -203,3 +203,18 @@ def test_cache_breakpoint_skips_thinking_blocks_at_the_end():
     body = AnthropicProvider().body([*PROMPT, assistant], [])
     last = body["messages"][-1]["content"]
     assert "cache_control" not in last[0] and last[1]["cache_control"] == CACHE
+
+
+def test_counts_in_message_delta_update_only_what_they_carry(wire, make):
+    start = {"input_tokens": 35, "cache_read_input_tokens": 1200, "cache_creation_input_tokens": 7,
+             "output_tokens": 1}  # fmt: skip
+    stream = [
+        sse({"type": "message_start", "message": {"usage": start}}),
+        sse({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+             "usage": {"input_tokens": 35, "output_tokens": 52}}),
+        sse({"type": "message_stop"}),
+    ]  # fmt: skip
+    wire.queue(stream_reply("anthropic", stream))
+    assert fetch(make("anthropic")).of("usage") == [
+        {"type": "usage", "input": 1242, "output": 52, "cache_read": 1200, "cache_write": 7}
+    ]
