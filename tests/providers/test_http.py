@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -384,3 +386,16 @@ def test_a_json_answer_instead_of_a_stream_is_reported(wire, make, fmt):
     wire.queue(Reply(200, {"content-type": "application/json"}, [body], stream=False))
     got = fetch(make(fmt))
     assert str(got.error) == f"{fmt} answered without streaming: streaming is not supported here"
+
+
+def test_importing_the_providers_loads_no_http_client():
+    code = (
+        "import sys\n"
+        "import elelem_kernel.providers.anthropic, elelem_kernel.providers.openai\n"
+        "import elelem_kernel.providers.responses, elelem_kernel.providers.ollama\n"
+        "from elelem_kernel.providers import ollama\n"
+        "ollama.configured()\n"
+        "print(sorted(m for m in ('httpx', 'httpx_sse', 'httpcore') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -13,6 +13,19 @@ model round; `Reply` methods inject faults (cut, reset, stall, bad line, split c
         ...
         server.requests[1].body["messages"]      # what the provider sent back
 
+Faults, for any format `fmt` (`full = reply(fmt, Round(text="Hello there"))`):
+
+    error_reply(fmt, 429, retry_after=0)                 # then queue a good reply
+    error_reply(fmt, 529) / error_reply(fmt, 401)
+    full.reset_after(full.index("there"))                # TCP reset after some output
+    full.close_after(len(full.chunks) - 1)               # no terminal event
+    full.stall_after(full.index("there"))                # silence: read timeout
+    full.insert(full.index("there"), b"data: {oops\\n\\n")  # malformed line (ollama: b"{oops\\n")
+    full.insert(n, error_event(fmt)).close_after(n + 1)  # error event after HTTP 200
+    full.split_chars()                                   # multi-byte chars over two writes
+    full.slow(0.05)                                      # a chunk every 50 ms (interrupts)
+
+`server.default = reply(...)` answers every request once the queue is empty (benchmarks).
 For another process: `env = {**os.environ, **server.env("openai")}`. Without pytest:
 `python -m tests.wire_servers openai` serves a demo round until interrupted.
 """
