@@ -9,6 +9,7 @@ the `function_call` and `function_call_output` items.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from elelem_kernel.agent.events import TRUNCATED, Emit
@@ -20,6 +21,8 @@ from elelem_kernel.providers.openai import (
     reasoning_effort,
 )
 
+#: Models that take reasoning settings; others get none unless `thinking` is set.
+REASONING_MODELS = re.compile(r"(o\d|gpt-5|gpt-oss|codex)", re.IGNORECASE)
 RETRYABLE_ERRORS = frozenset(
     {"server_error", "rate_limit_exceeded", "overloaded_error", "service_unavailable"}
 )
@@ -33,8 +36,9 @@ def configured() -> bool:
 class ResponsesProvider(HTTPProvider):
     """OpenAI's `POST {base}/responses` with `stream: true` and encrypted reasoning.
 
-    The `thinking` option sets the reasoning effort (`low`, `medium`, `high`...); `off`
-    sends no reasoning settings, for models without reasoning.
+    The `thinking` option sets the reasoning effort (`low`, `medium`, `high`...) or `off`;
+    the default `auto` asks reasoning models (o-series, gpt-5, gpt-oss, codex) for
+    summaries and encrypted reasoning and sends other models no reasoning settings.
     """
 
     name = "responses"
@@ -76,13 +80,14 @@ class ResponsesProvider(HTTPProvider):
         body["input"] = items
         if tools:
             body["tools"] = [_tool(t) for t in tools]
-        thinking = self.options["thinking"]
-        if reasoning_effort(thinking):
-            reasoning: dict[str, Any] = {"summary": "auto"}
-            if str(thinking).lower() != "auto":
-                reasoning["effort"] = reasoning_effort(thinking)
-            body["reasoning"] = reasoning
-            body["include"] = ["reasoning.encrypted_content"]
+        thinking = str(self.options["thinking"]).lower()
+        if thinking != "auto" or REASONING_MODELS.match(self.model.rsplit("/", 1)[-1]):
+            effort = reasoning_effort(thinking)
+            if effort:
+                body["reasoning"] = {"summary": "auto"}
+                if effort != "auto":
+                    body["reasoning"]["effort"] = effort
+                body["include"] = ["reasoning.encrypted_content"]
         if self.options["max_tokens"] is not None:
             body["max_output_tokens"] = int(self.options["max_tokens"])
         body["store"] = False

@@ -45,6 +45,8 @@ def test_request_is_stateless_with_encrypted_reasoning_and_flat_tools(wire, make
     ],
 )
 def test_thinking_option_sets_effort_or_turns_reasoning_off(option, reasoning):
+    body = ResponsesProvider("gpt-4.1", thinking=option).body(PROMPT, [])
+    assert body.get("reasoning") == reasoning
     body = ResponsesProvider(thinking=option).body(PROMPT, [])
     assert body.get("reasoning") == reasoning
     assert ("include" in body) == (reasoning is not None)
@@ -131,3 +133,12 @@ def test_summary_parts_are_separated_by_a_blank_line(wire, make):
     done = {"type": "response.completed", "response": {"status": "completed"}}
     wire.queue(stream_reply("responses", [delta(0, "First."), delta(1, "Second."), sse(done)]))
     assert fetch(make("responses")).thinking == "First.\n\nSecond."
+
+
+@pytest.mark.parametrize(
+    "model, reasons", [("gpt-5", True), ("o4-mini", True), ("openai/gpt-oss-20b", True),
+                       ("gpt-4.1", False), ("my-local-model", False)]
+)  # fmt: skip
+def test_by_default_only_reasoning_models_get_reasoning_settings(model, reasons):
+    body = ResponsesProvider(model).body(PROMPT, [])
+    assert ("reasoning" in body, "include" in body) == (reasons, reasons)
