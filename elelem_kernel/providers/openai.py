@@ -170,7 +170,7 @@ class _Stream:
             return
         if not isinstance(data, dict):
             return
-        if "error" in data or name == "error":
+        if data.get("error") or name == "error":
             self._error(data.get("error", data))
         if data.get("usage"):
             self._usage(data["usage"])
@@ -198,12 +198,13 @@ class _Stream:
 
     def _choice(self, choice: dict) -> None:
         delta = choice.get("delta") or {}
-        for field in REASONING_FIELDS:
+        for field in REASONING_FIELDS:  # some servers send both with the same text
             text = delta.get(field)
             if isinstance(text, str) and text:
                 if field == "reasoning_content":
                     self.reasoning_content += text
                 self.emit({"type": "thinking", "text": text})
+                break
         if isinstance(delta.get("content"), str) and delta["content"]:
             self._end_reasoning()
             self.emit({"type": "saying", "text": delta["content"]})

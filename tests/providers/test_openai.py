@@ -193,3 +193,11 @@ def test_an_error_event_mid_stream_is_reported(wire, make):
     got = fetch(make("openai"))
     assert str(got.error) == "openai stream error: server_error: upstream died"
     assert got.text == "Par"
+
+
+def test_reasoning_sent_in_both_fields_is_shown_once(wire, make):
+    both = {"reasoning_content": "Once.", "reasoning": "Once."}
+    stream = [chunk(both), chunk({"content": "ok"}, "stop", error=None), b"data: [DONE]\n\n"]
+    wire.queue(stream_reply("openai", stream))
+    got = fetch(make("openai"))
+    assert got.error is None and (got.thinking, got.text) == ("Once.", "ok")
