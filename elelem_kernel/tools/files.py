@@ -27,6 +27,8 @@ from elelem_kernel.tools.workspace import (
 
 #: Longest line `read` shows; the rest of a longer line is cut with a note.
 LINE_CHARS = 2_000
+#: Bytes of a line `iter_lines` keeps: room for `LINE_CHARS` characters of any UTF-8.
+LINE_BYTES = LINE_CHARS * 4
 _CHUNK = 1 << 16
 
 
@@ -231,7 +233,7 @@ def _writable(ws: Workspace, path: str, protected: Path | None) -> Path:
 
 def iter_lines(f: BinaryIO) -> Iterator[tuple[bytes, int]]:
     """Each line's first bytes (at most a few screens) and its full length in bytes."""
-    while part := f.readline(LINE_CHARS * 4):
+    while part := f.readline(LINE_BYTES):
         length = len(part)
         if not part.endswith(b"\n"):
             while more := f.readline(_CHUNK):

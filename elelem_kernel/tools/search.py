@@ -14,11 +14,19 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import BinaryIO
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools.files import decode_line, iter_lines, matching
+from elelem_kernel.tools.files import (
+    LINE_BYTES,
+    LINE_CHARS,
+    decode_line,
+    iter_lines,
+    matching,
+)
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     MAX_LINES,
@@ -35,6 +43,8 @@ MATCH_CHARS = 500
 RG_PROCESSES = min(4, os.cpu_count() or 1)
 #: Bytes of file names per ripgrep command line, well under the kernel's ARG_MAX.
 _ARG_BYTES = 100_000
+#: Files smaller than this are read whole by the Python engine; larger ones are streamed.
+_WHOLE_BYTES = 1 << 22
 
 
 def grep(
@@ -182,16 +192,52 @@ def _batches(names: list[str], most: int, limit: int = _ARG_BYTES) -> list[list[
 
 
 def _search_python(root: Path, regex: re.Pattern[str], names: list[str], found: _Matches) -> None:
+    search = regex.search
     for name in names:
         try:
             f = open(os.path.join(root, name), "rb")
         except OSError:
             continue
         with f:
-            if b"\0" in f.read(SNIFF_BYTES):
-                continue
-            f.seek(0)
-            for number, (part, _) in enumerate(iter_lines(f), 1):
-                text = decode_line(part)[0]
-                if regex.search(text):
+            lines = _text_lines(f)
+            for number, text in enumerate(lines or (), 1):
+                if search(text):
                     found.add(name, number, text)
+
+
+def _text_lines(f: BinaryIO) -> Iterable[str] | None:
+    """The lines of an open file as `iter_lines` and `decode_line` give them; None if binary.
+
+    A file under `_WHOLE_BYTES` is read and decoded in one go (most source files); a larger
+    one, or one that grew meanwhile, is streamed line by line.
+    """
+    size = os.fstat(f.fileno()).st_size
+    if size < _WHOLE_BYTES:
+        data = f.read(size + 1)
+        if len(data) <= size:
+            return None if b"\0" in data[:SNIFF_BYTES] else split_lines(data)
+        f.seek(0)
+    if b"\0" in f.read(SNIFF_BYTES):
+        return None
+    f.seek(0)
+    return (decode_line(part)[0] for part, _ in iter_lines(f))
+
+
+def split_lines(data: bytes) -> list[str]:
+    """The lines of a whole file, exactly as `decode_line` gives those `iter_lines` yields."""
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        raw = data.split(b"\n")
+        if raw[-1] == b"":
+            raw.pop()
+        return [decode_line(line[:LINE_BYTES])[0] for line in raw]
+    if lines[-1] == "":
+        lines.pop()
+    # a line under LINE_CHARS characters is under LINE_BYTES bytes: iter_lines keeps it whole
+    return [
+        line.removesuffix("\r")
+        if len(line) < LINE_CHARS
+        else decode_line(line.encode()[:LINE_BYTES])[0]
+        for line in lines
+    ]

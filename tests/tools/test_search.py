@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
+import random
 import shutil
 from pathlib import Path
 
 import pytest
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools.search import grep
+from elelem_kernel.tools.files import decode_line, iter_lines
+from elelem_kernel.tools.search import grep, split_lines
 from elelem_kernel.tools.workspace import Workspace
 
 from .conftest import git
@@ -168,3 +171,21 @@ def test_binary_is_a_nul_in_the_first_8_kb_for_both_engines(ws: Workspace, root:
     for engine in ("auto", "python"):
         got = grep(ws, "foo", engine=engine)
         assert got["matches"] == "late.txt:1:foo 1\nlate.txt:3:\0 foo 2", engine
+
+
+def test_files_read_whole_split_into_the_same_lines_as_streamed() -> None:
+    rng = random.Random(7)
+    pieces = [b"a", b"\n", b"\r", b"\r\n", "é".encode(), "😀".encode(), b"\xe9", b"\xff", b" "]
+    samples = [b"", b"\n", b"x", b"x\r", b"\n\n"]
+    for size in (7_998, 7_999, 8_000, 8_001, 8_002):
+        samples += [b"a" * size + b"\r\nz", b"b" * size, "é".encode() * (size // 2) + b"\n"]
+    for shift in range(4):  # a long line cut inside a character, valid UTF-8 or not
+        samples += [
+            b"a" * shift + "😀".encode() * 2_001 + b"\r\n",
+            b"\xff" * shift + b"\xe9" * 8_003,
+        ]
+    samples += [b"".join(rng.choices(pieces, k=rng.randrange(4_000))) for _ in range(200)]
+    samples += [b"".join(rng.choices(pieces[:6], k=rng.randrange(9_000))) for _ in range(50)]
+    for data in samples:
+        streamed = [decode_line(part)[0] for part, _ in iter_lines(io.BytesIO(data))]
+        assert split_lines(data) == streamed, data[:80]
