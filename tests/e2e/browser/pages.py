@@ -100,8 +100,8 @@ class Lab:
 
     # -- cells ----------------------------------------------------------------------
 
-    def cell(self, text: str) -> Any:
-        """The code cell whose source contains `text` (the first one)."""
+    def cell(self, text: str | re.Pattern[str]) -> Any:
+        """The code cell whose source contains `text` (or matches the pattern); the first."""
         return (
             self.page.locator(".jp-NotebookPanel .jp-CodeCell")
             .filter(has=self.page.locator(".jp-InputArea-editor", has_text=text))

@@ -1,0 +1,43 @@
+"""A person's first visit: restart and run all of quickstart.ipynb, answering the approval.
+
+Every cell runs in the real frontend in order (magic, memory, shared namespace, slash
+commands), the write call waits for a click on Allow, and no cell ends in an error.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from tests.e2e.browser.pages import FROZEN, Lab
+
+pytestmark = pytest.mark.browser
+
+ERRORS = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
+
+
+def test_restart_and_run_all_of_the_quickstart(page: Lab, lab_root):
+    shutil.copy(lab_root / "quickstart.ipynb", lab_root / "quickstart_all.ipynb")
+    lab = page.open("quickstart_all.ipynb", "run-all")
+    lab.toolbar("notebook:restart-run-all").click()
+    lab.page.locator(".jp-Dialog .jp-mod-accept").click()
+
+    write = lab.cell("write the file notes.md")
+    allow = write.locator(".elelem-card").get_by_role("button", name="Allow", exact=True)
+    allow.wait_for(timeout=120_000)
+    allow.click()
+    lab.wait_done(write)
+    write.locator(FROZEN).wait_for()
+    assert "✓" in write.locator(FROZEN).inner_text()
+    assert (lab_root / "notes.md").is_file()
+
+    assert lab.page.locator(ERRORS).count() == 0
+    assert (
+        lab.cell(re.compile(r"^total$")).locator(".jp-OutputArea-output").last.inner_text().strip()
+        == "40.3"
+    )
+    assert lab.widget_errors() == 0
+    lab.page.locator(".jp-NotebookPanel .jp-Notebook").first.press("Control+Home")
+    lab.shot("9-run-all-page")
