@@ -231,9 +231,9 @@ def _writable(ws: Workspace, path: str, protected: Path | None) -> Path:
     return target
 
 
-def iter_lines(f: BinaryIO) -> Iterator[tuple[bytes, int]]:
-    """Each line's first bytes (at most a few screens) and its full length in bytes."""
-    while part := f.readline(LINE_BYTES):
+def iter_lines(f: BinaryIO, keep: int = LINE_BYTES) -> Iterator[tuple[bytes, int]]:
+    """Each line's first `keep` bytes (a few screens) and its full length in bytes."""
+    while part := f.readline(keep):
         length = len(part)
         if not part.endswith(b"\n"):
             while more := f.readline(_CHUNK):

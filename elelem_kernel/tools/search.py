@@ -43,6 +43,8 @@ MATCH_CHARS = 500
 RG_PROCESSES = min(4, os.cpu_count() or 1)
 #: Bytes of file names per ripgrep command line, well under the kernel's ARG_MAX.
 _ARG_BYTES = 100_000
+#: Room for the `name NUL number:` before each line ripgrep prints (PATH_MAX and digits).
+_PREFIX_BYTES = 4_200
 #: Files smaller than this are read whole by the Python engine; larger ones are streamed.
 _WHOLE_BYTES = 1 << 22
 
@@ -157,7 +159,7 @@ def _run_rg(command: list[str], root: Path) -> _Matches | None:
     ) as proc:
         assert proc.stdout is not None
         name, binary = b"", False
-        for part, _ in iter_lines(proc.stdout):
+        for part, _ in iter_lines(proc.stdout, LINE_BYTES + _PREFIX_BYTES):
             head, nul, rest = part.partition(b"\0")
             number, _, text = rest.partition(b":")
             if not nul or not number.isdigit():
@@ -165,7 +167,8 @@ def _run_rg(command: list[str], root: Path) -> _Matches | None:
             if head != name:
                 name, binary = head, _binary(os.path.join(root, os.fsdecode(head)))
             if not binary:
-                found.add(name.decode("utf-8", "replace"), int(number), decode_line(text)[0])
+                text = decode_line(text[:LINE_BYTES])[0]  # what the Python engine keeps
+                found.add(name.decode("utf-8", "replace"), int(number), text)
     # 2 is an error; with nothing found (a pattern rg cannot parse), Python's re takes over
     return None if proc.returncode not in (0, 1) and not found.count else found
 

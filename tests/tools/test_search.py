@@ -189,3 +189,13 @@ def test_files_read_whole_split_into_the_same_lines_as_streamed() -> None:
     for data in samples:
         streamed = [decode_line(part)[0] for part, _ in iter_lines(io.BytesIO(data))]
         assert split_lines(data) == streamed, data[:80]
+
+
+@needs_rg
+def test_long_lines_are_cut_the_same_by_both_engines(ws: Workspace, root: Path) -> None:
+    (root / "a" / "deeper").mkdir(parents=True)
+    for i, size in enumerate((7_990, 8_000, 12_000)):
+        (root / "a" / "deeper" / f"{i}.txt").write_text("foo " + "é" * size + "\n")
+    rg = grep(ws, "foo", engine="rg")
+    assert rg == grep(ws, "foo", engine="python")
+    assert rg["matches"].endswith(" [... 3502 more characters]")  # 8,000 bytes: 4,002 chars
