@@ -69,11 +69,20 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shots(chromium: str) -> Path:
-    """test-artifacts/browser/, emptied once per session."""
+def shots(chromium: str) -> Iterator[Path]:
+    """test-artifacts/browser/, emptied once per session; index.html shows them all after."""
     shutil.rmtree(SHOTS, ignore_errors=True)
     SHOTS.mkdir(parents=True)
-    return SHOTS
+    yield SHOTS
+    figures = "".join(
+        f'<figure><figcaption>{png.stem}</figcaption><img src="{png.name}"></figure>'
+        for png in sorted(SHOTS.glob("*.png"))
+    )
+    (SHOTS / "index.html").write_text(
+        "<!doctype html><meta charset=utf-8><title>elelem browser tests</title>"
+        "<style>figure{margin:1em 0;border-top:1px solid #ccc}img{max-width:100%}</style>"
+        f"<h1>What the browser tests saw</h1>{figures}"
+    )
 
 
 @pytest.fixture(scope="session")
