@@ -162,16 +162,6 @@ def _new_session(args: argparse.Namespace) -> Any:
     return session
 
 
-def _run_turn(session: Any, prompt: str, renderer: Any, loop: asyncio.AbstractEventLoop) -> Any:
-    """Run one turn; Ctrl-C cancels it and the turn ends as interrupted."""
-    task = loop.create_task(session.turn(prompt, renderer=renderer))
-    try:
-        return loop.run_until_complete(task)
-    except KeyboardInterrupt:
-        task.cancel()
-        return loop.run_until_complete(task)
-
-
 def _ask(args: argparse.Namespace) -> int:
     prompt = " ".join(args.prompt)
     if not sys.stdin.isatty():
@@ -193,11 +183,7 @@ def _ask(args: argparse.Namespace) -> int:
     from .render.terminal import JsonRenderer, TerminalRenderer
 
     renderer = JsonRenderer() if args.json else TerminalRenderer()
-    loop = asyncio.new_event_loop()
-    try:
-        result = _run_turn(session, prompt, renderer, loop)
-    finally:
-        loop.close()
+    result = session.run(prompt, renderer)
     if result.stop == "interrupted":
         return 130
     return 1 if result.stop == "error" else 0
@@ -228,9 +214,9 @@ def _chat(args: argparse.Namespace) -> int:
             if line.startswith("/"):
                 print(session.command(line))
                 continue
-            _run_turn(session, line, renderer, loop)
+            session.run(line, renderer, loop=loop)
     finally:
-        loop.close()
+        session.close(loop)
 
 
 def _providers() -> int:

@@ -46,7 +46,9 @@ def register(config: Config) -> None:
         "anthropic", lambda: bool(os.environ.get("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY is set"
     )
     config.default_candidate(
-        "openai", lambda: bool(os.environ.get("OPENAI_API_KEY")), "OPENAI_API_KEY is set"
+        "openai",
+        lambda: bool(os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")),
+        "OPENAI_API_KEY or OPENAI_BASE_URL is set",
     )
     config.default_candidate("ollama", _ollama_running, "Ollama answers at OLLAMA_HOST")
     config.setup("workspace", _workspace_tools)

@@ -149,6 +149,39 @@ class Session:
 
     # -- the turn ---------------------------------------------------------------------
 
+    def run(
+        self,
+        prompt: str,
+        renderer: Renderer | None = None,
+        cell: str | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> TurnResult:
+        """Run a turn to the end from synchronous code; Ctrl-C ends it as interrupted.
+
+        With no `loop` a private one is made and closed after the provider's connections.
+        """
+        own = loop is None
+        loop = loop or asyncio.new_event_loop()
+        task = loop.create_task(self.turn(prompt, renderer=renderer, cell=cell))
+        try:
+            try:
+                return loop.run_until_complete(task)
+            except KeyboardInterrupt:
+                task.cancel()
+                return loop.run_until_complete(task)
+        finally:
+            if own:
+                self.close(loop)
+
+    def close(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Close the provider's connections on `loop` (the one that opened them), then it."""
+        aclose = getattr(self.provider, "aclose", None)
+        try:
+            if aclose is not None:
+                loop.run_until_complete(aclose())
+        finally:
+            loop.close()
+
     async def turn(
         self, prompt: str, renderer: Renderer | None = None, cell: str | None = None
     ) -> TurnResult:

@@ -291,7 +291,6 @@ def ask_in_notebook(
     folder) and appends the turn as a cell. Returns the exit code: 0 done, 1 error (the
     turn failed, or the file could not be read or changed meanwhile), 130 interrupted.
     """
-    import asyncio
 
     from ..agent.record import new_id
     from ..render.static import bundle
@@ -316,16 +315,7 @@ def ask_in_notebook(
         from ..render.terminal import TerminalRenderer
 
         renderer = TerminalRenderer()
-    loop = asyncio.new_event_loop()
-    try:
-        task = loop.create_task(session.turn(prompt, renderer=renderer, cell=new_id()))
-        try:
-            result = loop.run_until_complete(task)
-        except KeyboardInterrupt:
-            task.cancel()
-            result = loop.run_until_complete(task)
-    finally:
-        loop.close()
+    result = session.run(prompt, renderer, cell=new_id())
     try:
         append_turn(path, result.record, *bundle(result.record), expected_mtime_ns=mtime)
     except ElelemError as error:
