@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.browser.pages import FROZEN, Lab
+from tests.e2e.browser.pages import CARD, FROZEN, Lab
 
 pytestmark = pytest.mark.browser
 
@@ -44,7 +44,7 @@ def test_quickstart_magic_turn(page: Lab):
     lab = page.open("quickstart.ipynb", "quickstart")
     lab.run("%load_ext elelem_kernel")
     cell = lab.start("what is in this folder?", watch=True)
-    cell.locator(".elelem-card").first.wait_for()
+    cell.locator(f"{CARD}, {FROZEN}").first.wait_for()  # live if we are quick enough
     lab.shot("1-quickstart-live", cell)
     lab.wait_done(cell)
     check_turn(lab, cell, "1-quickstart")
@@ -57,7 +57,7 @@ def test_elelem_kernel_turn(page: Lab):
     kernel = lab.page.locator(".jp-NotebookPanel-toolbar .jp-KernelName").first
     assert "Elelem" in kernel.inner_text()
     cell = lab.start("what is in this folder?", watch=True)
-    cell.locator(".elelem-card").first.wait_for()
+    cell.locator(f"{CARD}, {FROZEN}").first.wait_for()  # live if we are quick enough
     lab.shot("2-elelem-kernel-live", cell)
     lab.wait_done(cell)
     check_turn(lab, cell, "2-elelem-kernel")
