@@ -38,6 +38,11 @@ def test_stop_button_interrupts_a_slow_stream(page: Lab, wire, lab_root):
     cell = lab.start("tell me a very long story", watch=True)
     cell.locator(LIVE).get_by_text("word20", exact=False).wait_for()
     lab.shot("3-stop-streaming", cell)
+    try:  # the stream stalls after 80 chunks, so the live view holds still for the dark shot
+        lab.theme("JupyterLab Dark")
+        lab.shot("3-stop-streaming-dark", cell)
+    finally:
+        lab.theme("JupyterLab Light")
     assert lab.seen()["waiting"], "no progress shown while waiting for the first token"
     lab.interrupt()
     lab.wait_done(cell)
