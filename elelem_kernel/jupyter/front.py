@@ -141,6 +141,8 @@ class NotebookFront:
             if view is not None:
                 view.freeze(_record_of(result, session, prompt, cell, interrupted))
         if interrupted:
+            if getattr(result, "stop", "interrupted") != "interrupted":
+                raise TurnInterrupted("the stop came as the turn ended; its output above is whole")
             raise TurnInterrupted()
         return result
 

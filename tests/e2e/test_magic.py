@@ -194,16 +194,29 @@ def test_buttons_answer_over_a_comm_subshell(kc, folder):
     kc.shell_channel.send(request)
     msg_id = request["header"]["msg_id"]
 
-    def allow_button(msgs):
+    def opened(msgs, test):
         return [
-            m
-            for m in msgs
-            if m["msg_type"] == "comm_open"
-            and m["content"]["data"]["state"].get("description") == "Allow"
+            m for m in msgs if m["msg_type"] == "comm_open" and test(m["content"]["data"]["state"])
         ]
 
-    msgs = collect(kc, msg_id, allow_button)
-    comm_id = allow_button(msgs)[0]["content"]["comm_id"]
+    def shown(msgs):  # the card's children now hold the row of buttons: ready for a click
+        allow = opened(msgs, lambda state: state.get("description") == "Allow")
+        rows = allow and opened(
+            msgs,
+            lambda state: (
+                f"IPY_MODEL_{allow[0]['content']['comm_id']}" in state.get("children", [])
+            ),
+        )
+        return rows and any(
+            f"IPY_MODEL_{rows[0]['content']['comm_id']}"
+            in json.dumps(m["content"]["data"].get("state", {}))
+            for m in of(msgs, "comm_msg")
+        )
+
+    msgs = collect(kc, msg_id, shown)
+    comm_id = opened(msgs, lambda state: state.get("description") == "Allow")[0]["content"][
+        "comm_id"
+    ]
     click = kc.session.msg(
         "comm_msg",
         {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}},
@@ -298,6 +311,9 @@ def test_interrupt_during_a_tool_kills_its_process(kernel, folder):
         return any("running" in json.dumps(m["content"]) for m in of(msgs, "comm_msg"))
 
     msgs = collect(kc, msg_id, running)
+    # SIGINT goes to the kernel's process group; a command caught between fork and its
+    # own setsid() would get it too and end by itself, so let it start first
+    time.sleep(0.5)
     km.interrupt_kernel()
     msgs += collect(kc, msg_id, idle)
     assert reply_to(kc, msg_id)["content"]["status"] == "error"
