@@ -108,26 +108,56 @@ def files_under(base: Path, root: Path) -> list[str]:
         return [base.relative_to(root).as_posix()]
     prefix = "" if base == root else base.relative_to(root).as_posix() + "/"
     folder, top = str(base), str(root)
-    names = _git_names(base)
-    found = _confined(folder, top, names) if names else _walk_names(folder, top)
+    found = _git_files(folder, top)
+    if found is None:
+        found = _walk_names(folder, top)
     # git lists a conflicted file once per stage; its runs are sorted, so sorting is cheap
     return [prefix + name for name in dict.fromkeys(sorted(found))]
 
 
-def _git_names(base: Path) -> list[str]:
-    """What git lists under `base` (tracked and untracked, not ignored); [] outside git."""
+def _git_files(folder: str, top: str) -> list[str] | None:
+    """git's files under `folder`, confined (`_confined`); None outside git or if none.
+
+    Untracked files come from a second git process, which walks the tree while the
+    tracked ones are checked here.
+    """
     try:
-        done = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", "."],
-            cwd=base,
-            capture_output=True,
-            timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    if done.returncode != 0:
-        return []
-    return [n for n in done.stdout.decode("utf-8", "replace").split("\0") if n]
+        untracked = _git_ls(folder, "--others", "--exclude-standard")
+    except OSError:
+        return None
+    with untracked:
+        try:
+            tracked = _names(_git_ls(folder, "--cached"))
+        except OSError:
+            tracked = None
+        found = _confined(folder, top, tracked or [])
+        others = _names(untracked)
+    if tracked is None or others is None or not (tracked or others):
+        return None
+    return found + _confined(folder, top, others)
+
+
+def _git_ls(folder: str, *options: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        ["git", "ls-files", "-z", *options, "--", "."],
+        cwd=folder,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _names(proc: subprocess.Popen[bytes]) -> list[str] | None:
+    """The names a `_git_ls` process printed; None when it failed or hung."""
+    try:
+        out, _ = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    if proc.returncode != 0:
+        return None
+    return [n for n in out.decode("utf-8", "replace").split("\0") if n]
 
 
 def _confined(folder: str, top: str, names: list[str]) -> list[str]:
