@@ -174,11 +174,40 @@ def test_auto_mode_needs_no_approval(kc, folder):
     (folder / "made.txt").unlink()
 
 
-def test_buttons_answer_over_a_comm_subshell(kc, folder):
-    """What JupyterLab >= 4.4 does: comms on a subshell, clicks while the cell runs."""
-    create = kc.session.msg("create_subshell_request", {})
-    kc.control_channel.send(create)
-    subshell = kc.get_control_msg(timeout=10)["content"]["subshell_id"]
+@pytest.fixture
+def subshell(kc):
+    """A comm subshell, as JupyterLab >= 4.4 opens for widgets."""
+    kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
+    subshell_id = kc.get_control_msg(timeout=10)["content"]["subshell_id"]
+    yield subshell_id
+    kc.control_channel.send(kc.session.msg("delete_subshell_request", {"subshell_id": subshell_id}))
+    kc.get_control_msg(timeout=10)
+
+
+def opened(msgs, test):
+    return [m for m in msgs if m["msg_type"] == "comm_open" and test(m["content"]["data"]["state"])]
+
+
+def allow_buttons(msgs):
+    return opened(msgs, lambda state: state.get("description") == "Allow")
+
+
+def buttons_shown(msgs):
+    """The card's children hold the row of buttons: ready for a click."""
+    allow = allow_buttons(msgs)
+    rows = allow and opened(
+        msgs,
+        lambda state: f"IPY_MODEL_{allow[0]['content']['comm_id']}" in state.get("children", []),
+    )
+    return rows and any(
+        f"IPY_MODEL_{rows[0]['content']['comm_id']}"
+        in json.dumps(m["content"]["data"].get("state", {}))
+        for m in of(msgs, "comm_msg")
+    )
+
+
+def ask_with_buttons(kc):
+    """Start a turn that needs approval, from a cell-aware frontend; (msg_id, msgs so far)."""
     request = kc.session.msg(
         "execute_request",
         {
@@ -193,33 +222,18 @@ def test_buttons_answer_over_a_comm_subshell(kc, folder):
     request["metadata"]["cellId"] = "cell-buttons"
     kc.shell_channel.send(request)
     msg_id = request["header"]["msg_id"]
+    return msg_id, collect(kc, msg_id, buttons_shown)
 
-    def opened(msgs, test):
-        return [
-            m for m in msgs if m["msg_type"] == "comm_open" and test(m["content"]["data"]["state"])
-        ]
 
-    def shown(msgs):  # the card's children now hold the row of buttons: ready for a click
-        allow = opened(msgs, lambda state: state.get("description") == "Allow")
-        rows = allow and opened(
-            msgs,
-            lambda state: (
-                f"IPY_MODEL_{allow[0]['content']['comm_id']}" in state.get("children", [])
-            ),
-        )
-        return rows and any(
-            f"IPY_MODEL_{rows[0]['content']['comm_id']}"
-            in json.dumps(m["content"]["data"].get("state", {}))
-            for m in of(msgs, "comm_msg")
-        )
-
-    msgs = collect(kc, msg_id, shown)
-    comm_id = opened(msgs, lambda state: state.get("description") == "Allow")[0]["content"][
-        "comm_id"
-    ]
+def test_buttons_answer_over_a_comm_subshell(kc, folder, subshell):
+    """What JupyterLab >= 4.4 does: comms on a subshell, clicks while the cell runs."""
+    msg_id, msgs = ask_with_buttons(kc)
     click = kc.session.msg(
         "comm_msg",
-        {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}},
+        {
+            "comm_id": allow_buttons(msgs)[0]["content"]["comm_id"],
+            "data": {"method": "custom", "content": {"event": "click"}},
+        },
     )
     click["header"]["subshell_id"] = subshell
     kc.shell_channel.send(click)
@@ -230,8 +244,18 @@ def test_buttons_answer_over_a_comm_subshell(kc, folder):
     assert record["rounds"][0]["calls"][0]["ok"] is True
     assert (folder / "made.txt").exists()
     (folder / "made.txt").unlink()
-    kc.control_channel.send(kc.session.msg("delete_subshell_request", {"subshell_id": subshell}))
-    kc.get_control_msg(timeout=10)
+
+
+def test_stop_while_the_buttons_wait(kernel, folder, subshell):
+    km, kc = kernel
+    msg_id, msgs = ask_with_buttons(kc)
+    km.interrupt_kernel()
+    msgs += collect(kc, msg_id, idle)
+    assert reply_to(kc, msg_id)["content"]["status"] == "error"
+    record = frozen(msgs)["metadata"]["elelem"]
+    assert record["stop"] == "interrupted"
+    assert "interrupted" in record["rounds"][0]["calls"][0]["result"]
+    assert not (folder / "made.txt").exists()
 
 
 def test_interrupt_mid_stream_keeps_the_partial_reply(kernel):
