@@ -69,10 +69,37 @@ def preview(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> str:
     return f"$ {command}\n(in {root}; killed after {timeout:g} s)"
 
 
-def kill_group(pid: int) -> None:
-    """SIGKILL the process group led by `pid`; quiet when it is already gone."""
+def kill_group(pid: int, wait: float = 2.0) -> None:
+    """SIGKILL the process group led by `pid` and wait (up to `wait` s) until none runs.
+
+    A kill is delivered asynchronously; on a loaded machine a member can still be running
+    for a moment after `killpg` returns, so the tool would report a group as stopped while
+    part of it still runs.
+    """
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+    deadline = time.monotonic() + wait
+    while _group_running(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _group_running(pgid: int) -> bool:
+    """Whether a process of group `pgid` is still running (zombies do not count)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return False
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
 
 
 def _pump(stream: IO[bytes] | None, sink: HeadTail) -> threading.Thread:
