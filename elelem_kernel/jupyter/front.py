@@ -121,7 +121,8 @@ class NotebookFront:
             cell = (parent.get("metadata") or {}).get("cellId")
         self._restore(session, cell, (parent.get("content") or {}).get("code"))
         _drop_deleted(session, (parent.get("metadata") or {}).get("deletedCells"))
-        self._announce(session)
+        if provider is None:  # the notice is about the default provider
+            self._announce(session)
         if new:
             session.new_conversation()
         saved = _Overrides(session)
