@@ -156,7 +156,11 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
             )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return result("streaming", f"1. Streaming overhead ({deltas}-delta reply)", rows, **data)
+    out = result("streaming", f"1. Streaming overhead ({deltas}-delta reply)", rows, **data)
+    failed = [str(row[2]) for row in rows if row[1] == "failed"]
+    if failed:  # keep the figures measured so far, but say the run failed
+        out["error"] = failed[0]
+    return out
 
 
 def kernel_rows(
