@@ -71,15 +71,19 @@ def ratio(a: float, b: float) -> float:
 
 
 class TimedServer(WireServer):
-    """A `WireServer` that notes (perf_counter) when it starts answering each request."""
+    """A `WireServer` noting (perf_counter) when it starts and ends answering each request."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.first_bytes: list[float] = []
+        self.last_bytes: list[float] = []
 
     async def _send(self, r: Reply, reader: Any, writer: Any) -> bool:  # type: ignore[override]
         self.first_bytes.append(time.perf_counter())
-        return await super()._send(r, reader, writer)
+        try:
+            return await super()._send(r, reader, writer)
+        finally:
+            self.last_bytes.append(time.perf_counter())
 
 
 def clean_env(**extra: str) -> dict[str, str]:

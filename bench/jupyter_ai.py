@@ -139,7 +139,9 @@ def turn(server: TimedServer, kernel: Kernel, code: str) -> dict:
         raise RuntimeError(f"{code.splitlines()[0]}: {'; '.join(cell.errors())}")
     seen = cell.first(MARKER)
     first_byte = server.first_bytes[served] if len(server.first_bytes) > served else None
+    last_byte = server.last_bytes[served] if len(server.last_bytes) > served else None
     return {
+        "server_done": last_byte - cell.start if last_byte else None,
         "wall": cell.wall,
         "iopub": cell.count(),
         "kinds": cell.kinds(),
@@ -150,17 +152,14 @@ def turn(server: TimedServer, kernel: Kernel, code: str) -> dict:
 
 
 def paced_rows(paced: dict[str, list[dict]]) -> list[tuple]:
-    def first(name: str) -> float:
-        return median([r["first_text"] for r in paced[name] if r["first_text"] is not None])
-
-    def wall(name: str) -> float:
-        return median([r["wall"] for r in paced[name]])
+    def at(name: str, key: str) -> float:
+        return ms(median([r[key] for r in paced[name] if r[key] is not None]))
 
     return [
         (
             f"paced: execute → first text, {label}",
-            ms(first(name)),
-            f"ms (idle at {ms(wall(name))} ms)",
+            at(name, "first_text"),
+            f"ms (server done at {at(name, 'server_done')} ms, idle at {at(name, 'wall')} ms)",
         )
         for name, label in LABELS.items()
     ]
