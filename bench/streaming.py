@@ -174,7 +174,7 @@ def kernel_rows(
     kernels = Kernels(tmp / "k")
     env = kernels.env(**server.env("openai"))
     runs: dict[str, dict[str, list[float]]] = {
-        mode: {"wall": [], "floor": [], "iopub": [], "first_text": []}
+        mode: {"wall": [], "floor": [], "iopub": [], "first_text": [], "tail": []}
         for mode in ("live", "headless")
     }
     with kernels.start("python3", env, cwd=tmp / "ws") as kernel:
@@ -200,6 +200,7 @@ def kernel_rows(
                 data[f"kernel_kinds_{mode}"] = cell.kinds()
                 if seen is not None:
                     run["first_text"].append(seen - server.first_bytes[served])
+                run["tail"].append(cell.end - server.last_bytes[served])
                 run["floor"].append(before)
     data["kernel"] = runs
     live, headless = runs["live"], runs["headless"]
@@ -208,9 +209,11 @@ def kernel_rows(
         ("(c) ÷ (a)", paired(live["wall"], live["floor"]), "× (each after a floor run)"),
         ("(c) iopub messages per turn", median(live["iopub"]), data["kernel_kinds_live"]),
         ("(c) server first byte → first reply text", ms(median(live["first_text"])), "ms"),
+        ("(c) server's last byte → idle", ms(median(live["tail"])), "ms (last refresh, freeze)"),
         ("(c) first turn in a fresh kernel", ms(data["kernel_first_turn_live"]), "ms"),
         ("(c') headless cell (no cell id)", ms(median(headless["wall"])), "ms, static at end"),
         ("(c') ÷ (a)", paired(headless["wall"], headless["floor"]), "×"),
         ("(c') iopub messages per turn", median(headless["iopub"]), data["kernel_kinds_headless"]),
         ("(c') server first byte → reply text", ms(median(headless["first_text"])), "ms"),
+        ("(c') server's last byte → idle", ms(median(headless["tail"])), "ms"),
     ]
