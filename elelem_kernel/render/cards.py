@@ -1,8 +1,10 @@
 """HTML pieces shared by the live widget view and the frozen static output.
 
-Inline styles only (outputs carry no stylesheet), colours from the JupyterLab theme
-variables with neutral fallbacks, so a turn reads well in light and dark themes, in
-nbconvert's HTML and in frontends that know no `--jp-*` variables.
+Inline styles only (outputs carry no stylesheet). Each themed declaration is written
+twice, a plain value readable on light and dark backgrounds first, then the JupyterLab
+theme variable: JupyterLab's sanitizer (for notebooks it did not sign, e.g. any notebook
+reopened from someone else) drops declarations that use `var(...)` and keeps the plain
+one; trusted outputs and nbconvert use the theme variable.
 """
 
 from __future__ import annotations
@@ -10,26 +12,28 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .markdown import escape
+from .markdown import escape, themed, to_html
 
 RESULT_SHOWN = 2_000  #: characters of a tool result shown before "show all"
+TEXT_KEYS = ("content", "stdout", "output", "text", "stderr", "value", "diff")
 
 DIM = "opacity: 0.65"
 CARD = (
-    "border: 1px solid var(--jp-border-color2, rgba(127,127,127,.35)); border-radius: 4px; "
-    "margin: 4px 0; padding: 2px 8px; background: transparent"
+    themed("border", "1px solid rgba(127,127,127,.35)", "1px solid var(--jp-border-color2)")
+    + "; border-radius: 4px; margin: 4px 0; padding: 2px 8px"
 )
 PRE = (
-    "background: var(--jp-layout-color2, rgba(127,127,127,.1)); color: inherit; "
-    "padding: 4px 8px; border-radius: 3px; margin: 2px 0 6px; overflow-x: auto; "
-    "font-family: var(--jp-code-font-family, monospace); font-size: 0.9em; "
-    "white-space: pre-wrap; word-break: break-word; max-height: 24em; overflow-y: auto"
+    themed("background", "rgba(127,127,127,.12)", "var(--jp-layout-color2)")
+    + "; padding: 4px 8px; border-radius: 3px; margin: 2px 0 6px; overflow-x: auto; "
+    + themed("font-family", "monospace", "var(--jp-code-font-family)")
+    + "; font-size: 0.9em; white-space: pre-wrap; overflow-wrap: break-word; "
+    "max-height: 24em; overflow-y: auto"
 )
 LABEL = "font-size: 0.85em; opacity: 0.65; margin-top: 4px"
 FOOTER = "font-size: 0.85em; opacity: 0.65; margin-top: 6px"
 SUMMARY = "cursor: pointer; padding: 2px 0"
 
-#: state → (symbol, words); the symbol carries colour through the theme's own palette.
+#: state → (symbol, words)
 STATES = {
     "approval": ("?", "waiting for approval"),
     "running": ("…", "running"),
@@ -38,12 +42,13 @@ STATES = {
     "declined": ("⊘", "declined"),
     "interrupted": ("■", "interrupted"),
 }
+#: state → colour declarations, mid-tones readable on white and on near-black
 STATE_COLOURS = {
-    "ok": "var(--jp-success-color1, #2e7d32)",
-    "failed": "var(--jp-error-color1, #c62828)",
-    "declined": "var(--jp-warn-color1, #b26a00)",
-    "interrupted": "var(--jp-warn-color1, #b26a00)",
-    "approval": "var(--jp-warn-color1, #b26a00)",
+    "ok": themed("color", "#2e9e44", "var(--jp-success-color1)"),
+    "failed": themed("color", "#d9453b", "var(--jp-error-color1)"),
+    "declined": themed("color", "#c77c00", "var(--jp-warn-color1)"),
+    "interrupted": themed("color", "#c77c00", "var(--jp-warn-color1)"),
+    "approval": themed("color", "#c77c00", "var(--jp-warn-color1)"),
 }
 
 
@@ -60,39 +65,72 @@ def arguments_text(arguments: Any) -> str:
         return str(arguments)
 
 
-def short_arguments(arguments: Any, limit: int = 80) -> str:
+def short_arguments(arguments: Any, limit: int = 50) -> str:
     """One line saying what a call is about: its first string argument, cut to `limit`."""
     if isinstance(arguments, dict):
         for value in arguments.values():
-            if isinstance(value, str) and value.strip():
+            if isinstance(value, str) and value.strip() not in ("", ".", "./"):
                 line = " ".join(value.split())
                 return line if len(line) <= limit else line[: limit - 1] + "…"
     return ""
 
 
-def result_text(result: Any) -> str:
-    """A tool result (the JSON string the model sees, or a dict) as readable text.
+def result_parts(result: Any) -> tuple[str, list[tuple[str, str]]]:
+    """A tool result as `(facts, texts)`: a short line of its small fields, and its text fields.
 
-    A result whose only payload is one string shows that string as is (file contents,
-    command output); anything else is pretty JSON without the `ok` flag.
+    Multi-line strings (file contents, command output) show as text, not as JSON with
+    escapes; a result with no such field is pretty JSON (without the `ok` flag).
     """
     value = result
     if isinstance(result, str):
         try:
             value = json.loads(result)
         except ValueError:
-            return result
-    if isinstance(value, dict):
-        rest = {k: v for k, v in value.items() if k != "ok"}
-        if len(rest) == 1 and isinstance(next(iter(rest.values())), str):
-            return next(iter(rest.values()))
-        value = rest
-    return arguments_text(value)
+            return "", [("", result)]
+    if not isinstance(value, dict):
+        return "", [("", arguments_text(value))]
+    rest = {k: v for k, v in value.items() if k != "ok"}
+    if len(rest) == 1 and isinstance(next(iter(rest.values())), str):
+        return "", [("", next(iter(rest.values())))]
+    texts = [
+        (k, v)
+        for k, v in rest.items()
+        if isinstance(v, str) and ("\n" in v or k in TEXT_KEYS or len(v) > 80)
+    ]
+    if not texts:
+        return "", [("", arguments_text(rest))] if rest else []
+    others = {k: v for k, v in rest.items() if k not in dict(texts)}
+    small = {k: v for k, v in others.items() if isinstance(v, (str, int, float, bool)) or v is None}
+    facts = " · ".join(f"{k}: {v}" for k, v in small.items())
+    texts = [(k, v) for k, v in texts if v]
+    big = {k: v for k, v in others.items() if k not in small}
+    if big:
+        texts.append(("", arguments_text(big)))
+    if len(texts) == 1 and texts[0][0] in TEXT_KEYS:
+        texts = [("", texts[0][1])]
+    return facts, texts
+
+
+def result_text(result: Any) -> str:
+    """A tool result as readable plain text (see `result_parts`)."""
+    facts, texts = result_parts(result)
+    blocks = [facts] if facts else []
+    blocks += [f"{k}:\n{v}" if k else v for k, v in texts]
+    return "\n".join(blocks)
 
 
 def result_html(result: Any) -> str:
-    """A bounded, expandable view of a tool result."""
-    text = result_text(result)
+    """A bounded, expandable view of a tool result: a facts line, then its texts."""
+    facts, texts = result_parts(result)
+    out = [f'<div style="{LABEL}">{escape(facts)}</div>'] if facts else []
+    for key, text in texts:
+        if key:
+            out.append(f'<div style="{LABEL}">{escape(key)}</div>')
+        out.append(_bounded(text))
+    return "".join(out)
+
+
+def _bounded(text: str) -> str:
     if len(text) <= RESULT_SHOWN:
         return pre(text)
     more = len(text) - RESULT_SHOWN
@@ -107,7 +145,7 @@ def state_html(state: str, ms: int | None = None) -> str:
     """The coloured state words of a tool card, with its duration when known."""
     symbol, words = STATES.get(state, ("•", state))
     colour = STATE_COLOURS.get(state)
-    style = f' style="color: {colour}"' if colour else ""
+    style = f' style="{colour}"' if colour else ""
     duration = f" · {seconds(ms)}" if ms else ""
     return f'<span{style}>{symbol} {escape(words)}</span><span style="{DIM}">{duration}</span>'
 
@@ -137,10 +175,11 @@ def tool_card(call: dict[str, Any], state: str | None = None) -> str:
     return f'<details style="{CARD}"><summary style="{SUMMARY}">{summary}</summary>{body}</details>'
 
 
-def thinking_html(text: str) -> str:
-    """Reasoning text, dimmed, in a collapsed section."""
+def thinking_html(text: str, open: bool = False) -> str:
+    """Reasoning text, dimmed, in a collapsible section (collapsed unless `open`)."""
+    flag = " open" if open else ""
     return (
-        f'<details style="margin: 2px 0"><summary style="{SUMMARY}; {DIM}">thinking</summary>'
+        f'<details{flag} style="margin: 2px 0"><summary style="{SUMMARY}; {DIM}">thinking</summary>'
         f'<div style="{DIM}; white-space: pre-wrap; font-size: 0.92em">{escape(text)}</div>'
         "</details>"
     )
@@ -164,9 +203,12 @@ def footer_text(
     stop: str | None,
     provider: str | None = None,
     model: str | None = None,
-    cost: float | None = None,
+    cost: float | str | None = None,
 ) -> str:
-    """`in 1,234 · out 56 · cached 7 · 2.3 s · 2 rounds · end_turn · demo/model · $0.0012`."""
+    """`in 1,234 · out 56 · cached 7 · 2.3 s · 2 rounds · end_turn · openai/gpt-x · $0.0012`.
+
+    `cost` in dollars (0 or None: not shown), or a word such as "cost unknown".
+    """
     usage = usage or {}
     parts = [f"in {int(usage.get('input') or 0):,}", f"out {int(usage.get('output') or 0):,}"]
     if usage.get("cache_read"):
@@ -177,8 +219,11 @@ def footer_text(
     if stop:
         parts.append(stop)
     if provider or model:
-        parts.append("/".join(str(p) for p in (provider, model) if p))
-    if cost:
+        names = [str(p) for p in (provider, model) if p]
+        parts.append("/".join(dict.fromkeys(names)))  # "demo", not "demo/demo"
+    if isinstance(cost, str):
+        parts.append(cost)
+    elif cost:
         parts.append(f"${cost:.4f}")
     return " · ".join(parts)
 
@@ -189,9 +234,9 @@ def footer_html(text: str) -> str:
 
 
 def notice_html(text: str, state: str = "failed") -> str:
-    """A one-line coloured notice (an error, an interruption)."""
-    colour = STATE_COLOURS.get(state, "inherit")
-    return f'<div style="color: {colour}; margin: 4px 0">{escape(text)}</div>'
+    """A coloured notice (an error, an interruption); `text` is safe Markdown."""
+    colour = STATE_COLOURS.get(state, "")
+    return f'<div style="{colour}; margin: 4px 0">{to_html(text)}</div>'
 
 
 def _state_of(call: dict[str, Any]) -> str:

@@ -14,24 +14,30 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-#: Token kinds → CSS colour, JupyterLab's editor variables first, a mid-tone fallback.
+
+def themed(prop: str, plain: str, theme: str) -> str:
+    """`prop: plain; prop: theme`: the plain value survives sanitizers that drop `var()`."""
+    return f"{prop}: {plain}; {prop}: {theme}"
+
+
+#: Token kinds → (mid-tone colour readable on light and dark, JupyterLab editor variable).
 COLOURS = {
-    "Keyword": "var(--jp-mirror-editor-keyword-color, #a626a4)",
-    "Name.Builtin": "var(--jp-mirror-editor-builtin-color, #0e7c86)",
-    "Name.Function": "var(--jp-mirror-editor-def-color, #2f6fdd)",
-    "Name.Class": "var(--jp-mirror-editor-def-color, #2f6fdd)",
-    "Name.Decorator": "var(--jp-mirror-editor-meta-color, #a626a4)",
-    "Literal.String": "var(--jp-mirror-editor-string-color, #2e8b57)",
-    "Literal.Number": "var(--jp-mirror-editor-number-color, #c2410c)",
-    "Comment": "var(--jp-mirror-editor-comment-color, #808080)",
-    "Operator": "var(--jp-mirror-editor-operator-color, #a626a4)",
+    "Keyword": ("#a626a4", "--jp-mirror-editor-keyword-color"),
+    "Name.Builtin": ("#0e8a94", "--jp-mirror-editor-builtin-color"),
+    "Name.Function": ("#3a7bd5", "--jp-mirror-editor-def-color"),
+    "Name.Class": ("#3a7bd5", "--jp-mirror-editor-def-color"),
+    "Name.Decorator": ("#a626a4", "--jp-mirror-editor-meta-color"),
+    "Literal.String": ("#2e9e44", "--jp-mirror-editor-string-color"),
+    "Literal.Number": ("#c2570c", "--jp-mirror-editor-number-color"),
+    "Comment": ("#8a8a8a", "--jp-mirror-editor-comment-color"),
+    "Operator": ("#a626a4", "--jp-mirror-editor-operator-color"),
 }
 
 CODE_STYLE = (
-    "background: var(--jp-layout-color2, rgba(127,127,127,.1)); color: inherit; "
-    "padding: 6px 8px; border-radius: 4px; overflow-x: auto; margin: 4px 0; "
-    "font-family: var(--jp-code-font-family, monospace); font-size: 0.92em; "
-    "white-space: pre; line-height: 1.4"
+    themed("background", "rgba(127,127,127,.12)", "var(--jp-layout-color2)")
+    + "; padding: 6px 8px; border-radius: 4px; overflow-x: auto; margin: 4px 0; "
+    + themed("font-family", "monospace", "var(--jp-code-font-family)")
+    + "; font-size: 0.92em; white-space: pre; line-height: 1.4"
 )
 
 _TAG = re.compile(r"<(?=[A-Za-z/!?])")
@@ -62,7 +68,7 @@ def highlight(code: str, language: str | None = None) -> str:
         else:
             runs.append([colour, value])
     return "".join(
-        f'<span style="color: {colour}">{escape(text)}</span>' if colour else escape(text)
+        f'<span style="{_colour_style(colour)}">{escape(text)}</span>' if colour else escape(text)
         for colour, text in runs
     )
 
@@ -109,7 +115,12 @@ def _outside_code_spans(line: str) -> str:
     return "".join(p if p.startswith("`") else _TAG.sub("&lt;", p) for p in parts)
 
 
-def _colour(kind: Any) -> str | None:
+def _colour_style(colour: tuple[str, str]) -> str:
+    plain, variable = colour
+    return themed("color", plain, f"var({variable})")
+
+
+def _colour(kind: Any) -> tuple[str, str] | None:
     while kind is not None and len(kind):
         colour = COLOURS.get(".".join(kind))
         if colour:

@@ -82,6 +82,8 @@ def footer(record: dict[str, Any]) -> str:
     """The footer line of a record: tokens, time, rounds, stop, provider/model, cost."""
     usage = record.get("usage") or {}
     cost = record.get("cost", usage.get("cost"))
+    if "cost" in record and cost is None:  # the session prices every turn; None: no price known
+        cost = "cost unknown"
     return cards.footer_text(
         usage,
         record.get("ms"),
@@ -89,7 +91,7 @@ def footer(record: dict[str, Any]) -> str:
         record.get("stop"),
         record.get("provider"),
         record.get("model"),
-        cost if isinstance(cost, (int, float)) else None,
+        cost if isinstance(cost, (int, float, str)) else None,
     )
 
 

@@ -1,7 +1,7 @@
 """The live view of one turn in a notebook: ipywidgets fed block events.
 
-One widget per block, placed by block index: thinking (dimmed, in an accordion that
-collapses when the round's text starts), text (Markdown rendered to safe HTML), tool
+One widget per block, placed by block index: thinking (dimmed, in a `<details>` that
+folds when the round's text starts), text (Markdown rendered to safe HTML), tool
 cards (arguments, state, duration, result; Allow / Deny / Always buttons while a call
 waits for approval). Every widget trait change is one comm message carrying the whole
 value, so deltas only fill buffers: a ticker thread refreshes what changed at most every
@@ -30,27 +30,25 @@ BOX = "margin: 2px 0"
 
 
 class _Block:
-    """A thinking or text block: a buffer and the widget showing it."""
+    """A thinking or text block: a buffer and the HTML widget showing it."""
 
     def __init__(self, kind: str, widgets: Any):
         self.kind = kind
         self.text = ""
-        self.html = widgets.HTML("")
-        if kind == "thinking":
-            self.widget = widgets.Accordion(
-                children=[self.html], titles=("thinking",), selected_index=0
-            )
-        else:
-            self.widget = self.html
+        self.open = True  #: thinking shows while it streams, folds when the text starts
+        self.widget = self.html = widgets.HTML("")
+        self.html.add_class("jp-RenderedHTMLCommon")  # the look of the frozen output
 
     def render(self) -> None:
         if self.kind == "thinking":
-            self.html.value = (
-                f'<div style="{cards.DIM}; white-space: pre-wrap; font-size: 0.92em">'
-                f"{escape(self.text)}</div>"
-            )
+            self.html.value = cards.thinking_html(self.text, open=self.open)
         else:
             self.html.value = to_html(self.text)
+
+    def fold(self) -> None:
+        if self.kind == "thinking" and self.open:
+            self.open = False
+            self.render()
 
 
 class _Card:
@@ -69,6 +67,8 @@ class _Card:
         self.extra = widgets.VBox([])
         self.result = widgets.HTML("")
         args = widgets.HTML(cards.arguments_html(self.arguments))
+        for html in (self.header, self.result, args):
+            html.add_class("jp-RenderedHTMLCommon")
         self.widget = widgets.VBox(
             [self.header, args, self.extra, self.result],
             layout=widgets.Layout(
@@ -134,7 +134,9 @@ class TurnView:
         self.footer = ipywidgets.HTML("")
         self.box = ipywidgets.VBox([self.status, self.footer])
         self.box.add_class("elelem-turn")
-        self.waiting_since: float | None = time.monotonic()
+        self.started = time.monotonic()
+        self.ended = False
+        self.waiting_since: float | None = self.started
         self.handle: Any = None
         self.frozen = False
         self._lock = threading.RLock()
@@ -256,8 +258,8 @@ class TurnView:
         if kind in ("thinking", "text"):
             if kind == "text":
                 for block in self.blocks.values():
-                    if isinstance(block, _Block) and block.kind == "thinking":
-                        block.widget.selected_index = None
+                    if isinstance(block, _Block):
+                        block.fold()
             self.blocks[index] = _Block(kind, self.widgets)
         elif kind == "tool_use":
             self.blocks[index] = _Card(event, self.widgets)
@@ -309,6 +311,7 @@ class TurnView:
             self.dirty.discard(i)
 
     def _end(self, event: dict[str, Any]) -> None:
+        self.ended = True
         self._flush()
         self._wait(False)
         text = cards.footer_text(
@@ -350,6 +353,10 @@ class TurnView:
     def _clocks(self, now: float) -> None:
         if self.waiting_since is not None:
             self.status.value = self._waiting_html(now - self.waiting_since)
+        elif not self.ended:
+            names = "/".join(dict.fromkeys(str(n) for n in (self.provider, self.model) if n))
+            line = f"{names} · {cards.seconds((now - self.started) * 1000)} · working…"
+            self.footer.value = cards.footer_html(line.lstrip(" ·"))
         for block in self.blocks.values():
             if isinstance(block, _Card) and block.state == "running":
                 block.render_header()

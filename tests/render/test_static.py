@@ -122,3 +122,26 @@ def test_review_findings_are_listed_and_escaped():
     assert "a.py:3" in data["text/markdown"] and "x / 0 &lt;script>" in data["text/markdown"]
     assert "- **major** a.py:3: divides by zero <b>" in data["text/plain"]
     assert "no findings" in bundle(record(findings=[]))[0]["text/html"]
+
+
+def test_cost_unknown_and_free():
+    assert "cost unknown" in bundle(record(cost=None, provider="openai"))[0]["text/plain"]
+    free = bundle(record(cost=0.0, provider="demo", model="demo"))[0]["text/plain"]
+    assert "$" not in free and "cost unknown" not in free
+    assert "· demo\n" in free + "\n" or free.rstrip().endswith("· demo")
+
+
+def test_results_show_text_fields_as_text():
+    from elelem_kernel.render.cards import result_html, result_text
+
+    result = json.dumps(
+        {"ok": True, "path": "a.py", "content": "     1\tx = 1\n     2\ty = 2\n", "total_lines": 2}
+    )
+    text = result_text(result)
+    assert text.startswith("path: a.py · total_lines: 2\n") and "\tx = 1\n" in text
+    html = result_html(result)
+    assert "\\n" not in html and "&quot;content&quot;" not in html
+    both = result_text({"ok": True, "stdout": "hi\n", "value": "3"})
+    assert "stdout:\nhi" in both and "value:\n3" in both
+    assert result_text({"ok": False, "error": "no such file"}) == "no such file"
+    assert '"items"' in result_text({"ok": True, "items": [1, 2]})

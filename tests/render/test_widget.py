@@ -117,10 +117,11 @@ def test_thinking_collapses_when_text_starts(view):
     view({"type": "block_start", "index": 0, "block": "thinking"})
     view({"type": "block_delta", "index": 0, "text": "hmm <b>"})
     view({"type": "block_stop", "index": 0})
-    assert view.blocks[0].widget.selected_index == 0
+    assert "<details open" in view.blocks[0].html.value
     assert "hmm &lt;b&gt;" in view.blocks[0].html.value
     view({"type": "block_start", "index": 1, "block": "text"})
-    assert view.blocks[0].widget.selected_index is None
+    assert "<details open" not in view.blocks[0].html.value
+    assert "<details" in view.blocks[0].html.value
 
 
 def test_buttons_answer_thread_safely(view):
@@ -196,3 +197,10 @@ def test_footer_at_turn_end(view):
         }
     )
     assert "in 5 · out 7 · 1.5 s · 1 round · end_turn · demo/demo-1" in view.footer.value
+
+
+def test_a_working_line_shows_while_the_turn_runs(view):
+    view({"type": "block_start", "index": 0, "block": "text"})
+    view.started -= 4
+    view._clocks(time.monotonic())
+    assert "demo/demo-1 · 4.0 s · working…" in view.footer.value
