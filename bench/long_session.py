@@ -2,9 +2,11 @@
 
 The kernel's resident memory (VmRSS) is read after 1, 10, 100 and 300 turns; each turn is
 a prompt cell (the demo model lists the workspace and reads the README through the real
-tools, then answers), with the demo's streaming delay set to 0. Growth per turn after the
-first 10 shows whether anything grows without bound; turn times early vs late show
-whether turns slow down as the conversation grows.
+tools, then answers), with the demo's streaming delay set to 0. Two kernels: cells sent
+with a cell id as JupyterLab sends them (the live widget view), and without, as nbclient
+sends them (static output only). Growth per turn after the first 10 shows whether
+anything grows without bound; widget comms opened and never closed are counted from the
+iopub messages; turn times early vs late show whether turns slow down.
 """
 
 from __future__ import annotations
@@ -16,41 +18,72 @@ from pathlib import Path
 from .common import median, ms, result
 from .kernels import Kernels
 
+MODES = {"live": "live view (cell ids, as JupyterLab)", "headless": "headless (as nbclient)"}
+
+
+def session(kernels: Kernels, ws: Path, turns: int, live: bool) -> dict:
+    """Run `turns` prompt cells in a fresh Elelem kernel; RSS at the marks, times, comms."""
+    env = kernels.env(ELELEM_PROVIDER="demo", ELELEM_DEMO_DELAY="0")
+    marks = {m for m in (1, 10, 100, 300, turns) if m <= turns}
+    rss: dict[int, int] = {}
+    walls: list[float] = []
+    unclosed = 0
+    with kernels.start("elelem", env, cwd=ws) as kernel:
+        rss[0] = kernel.rss()
+        for i in range(1, turns + 1):
+            cell_id = f"cell{i}" if live else None
+            cell = kernel.cell(f"Turn {i}: what is in this folder?", cell_id=cell_id)
+            if not cell.ok:
+                raise RuntimeError(f"turn {i} failed: {'; '.join(cell.errors())}")
+            walls.append(cell.wall)
+            kinds = [m["msg_type"] for _, m in cell.msgs]
+            unclosed += kinds.count("comm_open") - kinds.count("comm_close")
+            if i in marks:
+                rss[i] = kernel.rss()
+    return {"rss": rss, "walls": walls, "unclosed_comms": unclosed}
+
 
 def run(quick: bool = False, turns: int | None = None) -> dict:
     turns = turns or (30 if quick else 300)
-    marks = sorted({m for m in (1, 10, 100, 300, turns) if m <= turns})
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-long-"))
     ws = tmp / "ws"
     ws.mkdir()
     (ws / "README.md").write_text("# Long session\n\nA folder for a long conversation.\n")
     kernels = Kernels(tmp / "k")
-    env = kernels.env(ELELEM_PROVIDER="demo", ELELEM_DEMO_DELAY="0")
-    rss: dict[int, int] = {}
-    walls: list[float] = []
+    data: dict = {}
+    rows = []
     try:
-        with kernels.start("elelem", env, cwd=ws) as kernel:
-            rss[0] = kernel.rss()
-            for i in range(1, turns + 1):
-                cell = kernel.cell(f"Turn {i}: what is in this folder?")
-                if not cell.ok:
-                    raise RuntimeError(f"turn {i} failed: {'; '.join(cell.errors())}")
-                walls.append(cell.wall)
-                if i in marks:
-                    rss[i] = kernel.rss()
+        for mode, label in MODES.items():
+            one = data[mode] = session(kernels, ws, turns, live=mode == "live")
+            rss = one["rss"]
+            earlier = [k for k in rss if k != turns]
+            rows.append(
+                (
+                    f"{label}: kernel RSS",
+                    round(rss[turns] / 1e6, 1),
+                    f"MB (after turns {', '.join(map(str, earlier))}: "
+                    f"{', '.join(f'{rss[k] / 1e6:.1f}' for k in earlier)})",
+                )
+            )
+            if turns > 10:
+                per_turn = (rss[turns] - rss[10]) / (turns - 10)
+                rows.append((f"  growth per turn, 10 → {turns}", round(per_turn / 1e3, 1), "kB"))
+            rows.append(
+                (
+                    "  widget comms opened, never closed",
+                    one["unclosed_comms"],
+                    f"after {turns} turns",
+                )
+            )
+            tenth = max(1, turns // 10)
+            walls = one["walls"]
+            rows.append(
+                (
+                    "  turn time, first vs last tenth",
+                    f"{ms(median(walls[:tenth]))} / {ms(median(walls[-tenth:]))}",
+                    "ms (execute → idle)",
+                )
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    mb = {k: round(v / 1e6, 1) for k, v in rss.items()}
-    rows = [(f"kernel RSS after {k} turns", v, "MB") for k, v in mb.items()]
-    if turns > 10:
-        per_turn = (rss[turns] - rss[10]) / (turns - 10)
-        rows.append((f"growth per turn, turns 10 → {turns}", round(per_turn / 1e3, 1), "kB"))
-    tenth = max(1, turns // 10)
-    rows.append(
-        (
-            "turn time, first vs last tenth",
-            f"{ms(median(walls[:tenth]))} / {ms(median(walls[-tenth:]))}",
-            "ms (execute → idle)",
-        )
-    )
-    return result("long_session", f"7. Long session ({turns} turns)", rows, rss=rss, walls=walls)
+    return result("long_session", f"7. Long session ({turns} turns)", rows, **data)
