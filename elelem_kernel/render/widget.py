@@ -21,99 +21,12 @@ import time
 from typing import Any
 
 from . import cards
-from .markdown import escape, to_html
+from .block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
+from .markdown import escape
 from .static import bundle
 
 INTERVAL = 0.08  #: seconds between refreshes of a streaming block
 CLOCK = 1.0  #: seconds between refreshes of the waiting and running clocks
-BOX = "margin: 2px 0"
-
-
-class _Block:
-    """A thinking or text block: a buffer and the HTML widget showing it."""
-
-    def __init__(self, kind: str, widgets: Any):
-        self.kind = kind
-        self.text = ""
-        self.open = True  #: thinking shows while it streams, folds when the text starts
-        self.widget = self.html = widgets.HTML("")
-        self.html.add_class("jp-RenderedHTMLCommon")  # the look of the frozen output
-
-    def render(self) -> None:
-        if self.kind == "thinking":
-            self.html.value = cards.thinking_html(self.text, open=self.open)
-        else:
-            self.html.value = to_html(self.text)
-
-    def fold(self) -> None:
-        if self.kind == "thinking" and self.open:
-            self.open = False
-            self.render()
-
-
-class _Card:
-    """A tool call's card: header, arguments, approval buttons, result."""
-
-    def __init__(self, event: dict[str, Any], widgets: Any):
-        self.widgets = widgets
-        self.id = str(event.get("id") or "")
-        self.name = str(event.get("name") or "?")
-        self.arguments = event.get("arguments") or {}
-        self.state = "waiting"
-        self.started: float | None = None
-        self.ms: int | None = None
-        self.has_result = False
-        self.header = widgets.HTML()
-        self.extra = widgets.VBox([])
-        self.result = widgets.HTML("")
-        args = widgets.HTML(cards.arguments_html(self.arguments))
-        for html in (self.header, self.result, args):
-            html.add_class("jp-RenderedHTMLCommon")
-        self.widget = widgets.VBox(
-            [self.header, args, self.extra, self.result],
-            layout=widgets.Layout(
-                margin="4px 0", padding="0 8px", border="1px solid rgba(127,127,127,.35)"
-            ),
-        )
-        self.widget.add_class("elelem-card")
-        self.render_header()
-
-    def render_header(self) -> None:
-        ms = self.ms
-        if ms is None and self.started is not None:
-            ms = int((time.monotonic() - self.started) * 1000)
-        words = "queued" if self.state == "waiting" else self.state
-        self.header.value = cards.card_summary(self.name, self.arguments, words, ms)
-
-    def set_state(self, state: str, preview: str | None = None) -> None:
-        if state == "running":
-            self.started = time.monotonic()
-        elif state in ("ok", "failed", "declined", "interrupted") and self.started is not None:
-            self.ms = int((time.monotonic() - self.started) * 1000)
-        self.state = state
-        if state == "approval" and preview:
-            self.clear_extra()
-            self.extra.children = [
-                self.widgets.HTML(f'<div style="{cards.LABEL}">will run</div>{cards.pre(preview)}')
-            ]
-        elif state != "approval":
-            self.clear_extra()
-        self.render_header()
-
-    def clear_extra(self, only: type | None = None) -> None:
-        """Remove (and close) the approval parts: all, or only widgets of type `only`."""
-        gone = [c for c in self.extra.children if only is None or isinstance(c, only)]
-        if gone:
-            self.extra.children = [c for c in self.extra.children if c not in gone]
-            for widget in gone:
-                for part in _descendants(widget):
-                    part.close()
-
-    def set_result(self, ok: bool, content: Any) -> None:
-        self.has_result = True
-        if self.state not in ("ok", "failed", "declined"):
-            self.set_state("ok" if ok else "failed")
-        self.result.value = f'<div style="{cards.LABEL}">result</div>' + cards.result_html(content)
 
 
 class TurnView:
@@ -128,7 +41,7 @@ class TurnView:
         self.interval = interval
         self.provider, self.model = provider, model
         self.label = model or provider or "the model"
-        self.blocks: dict[int, Any] = {}  # index → _Block or _Card
+        self.blocks: dict[int, Any] = {}  # index → TextBlock or ToolCard
         self.dirty: set[int] = set()
         self.status = ipywidgets.HTML(self._waiting_html(0))
         self.footer = ipywidgets.HTML("")
@@ -168,7 +81,7 @@ class TurnView:
                 self._start(event)
             elif kind == "block_delta":
                 block = self.blocks.get(event.get("index"))
-                if isinstance(block, _Block):
+                if isinstance(block, TextBlock):
                     block.text += str(event.get("text", ""))
                     self.dirty.add(event["index"])
             elif kind == "block_stop":
@@ -178,7 +91,7 @@ class TurnView:
                 self._wait(True)
             elif kind == "tool_state":
                 card = self.blocks.get(event.get("index"))
-                if isinstance(card, _Card):
+                if isinstance(card, ToolCard):
                     card.set_state(str(event.get("state")), event.get("preview"))
             elif kind == "turn_end":
                 self._end(event)
@@ -191,7 +104,7 @@ class TurnView:
         answer: concurrent.futures.Future[str] = concurrent.futures.Future()
         with self._lock:
             card = self.blocks.get(index)
-            if not isinstance(card, _Card) or self.frozen:
+            if not isinstance(card, ToolCard) or self.frozen:
                 answer.set_result("deny")
                 return answer
             w = self.widgets
@@ -206,7 +119,7 @@ class TurnView:
             ]
             for button, decision in zip(buttons, ("allow", "deny", "always"), strict=True):
                 button.on_click(lambda _b, d=decision: self._answer(index, d))
-                _reply_where_sent(button)
+                reply_where_sent(button)
             card.extra.children = (*card.extra.children, w.HBox(buttons))
             self._asks[index] = answer
         return answer
@@ -218,7 +131,7 @@ class TurnView:
             if answer is not None and not answer.done():
                 answer.cancel()
             card = self.blocks.get(index)
-            if isinstance(card, _Card):
+            if isinstance(card, ToolCard):
                 card.clear_extra(only=self.widgets.HBox)
 
     def freeze(self, record: dict[str, Any]) -> None:
@@ -245,7 +158,7 @@ class TurnView:
         """Close every widget of the view (their state is no longer needed)."""
         with self._lock:
             for block in self.blocks.values():
-                for child in _descendants(block.widget):
+                for child in descendants(block.widget):
                     child.close()
             for widget in (self.status, self.footer, self.box):
                 widget.close()
@@ -258,23 +171,23 @@ class TurnView:
         if kind in ("thinking", "text"):
             if kind == "text":
                 for block in self.blocks.values():
-                    if isinstance(block, _Block):
+                    if isinstance(block, TextBlock):
                         block.fold()
-            self.blocks[index] = _Block(kind, self.widgets)
+            self.blocks[index] = TextBlock(kind, self.widgets)
         elif kind == "tool_use":
-            self.blocks[index] = _Card(event, self.widgets)
+            self.blocks[index] = ToolCard(event, self.widgets)
         elif kind == "tool_result":
             card = self._card_for(str(event.get("id") or ""))
             if card is None:  # a result without its call: show it in a card of its own
-                card = _Card({"id": event.get("id"), "name": "result"}, self.widgets)
+                card = ToolCard({"id": event.get("id"), "name": "result"}, self.widgets)
                 self.blocks[index] = card
             card.set_result(bool(event.get("ok")), event.get("content"))
         self._layout()
 
-    def _card_for(self, call_id: str) -> _Card | None:
+    def _card_for(self, call_id: str) -> ToolCard | None:
         for index in sorted(self.blocks, reverse=True):
             block = self.blocks[index]
-            if isinstance(block, _Card) and block.id == call_id and not block.has_result:
+            if isinstance(block, ToolCard) and block.id == call_id and not block.has_result:
                 return block
         return None
 
@@ -306,7 +219,7 @@ class TurnView:
         indexes = [index] if index is not None else sorted(self.dirty)
         for i in indexes:
             block = self.blocks.get(i)
-            if isinstance(block, _Block) and i in self.dirty:
+            if isinstance(block, TextBlock) and i in self.dirty:
                 block.render()
             self.dirty.discard(i)
 
@@ -331,7 +244,7 @@ class TurnView:
                 return
             answer.set_result(decision)
             card = self.blocks.get(index)
-            if isinstance(card, _Card):
+            if isinstance(card, ToolCard):
                 card.clear_extra()
 
     def _tick(self) -> None:
@@ -358,27 +271,5 @@ class TurnView:
             line = f"{names} · {cards.seconds((now - self.started) * 1000)} · working…"
             self.footer.value = cards.footer_html(line.lstrip(" ·"))
         for block in self.blocks.values():
-            if isinstance(block, _Card) and block.state == "running":
+            if isinstance(block, ToolCard) and block.state == "running":
                 block.render_header()
-
-
-def _reply_where_sent(widget: Any) -> None:
-    """Let the frontend's clicks on `widget` run on the subshell they are sent to.
-
-    ipykernel 7.4 routes a comm's incoming messages to the subshell that last published
-    on it; our widgets publish from the busy main shell, where a click would wait for the
-    cell to end. Forgetting that route lets the click use the frontend's comm subshell.
-    """
-    comm = getattr(widget, "comm", None)
-    lock = getattr(comm, "_reply_subshell_lock", None)
-    if comm is None or lock is None:
-        return
-    with lock:
-        comm.__dict__.pop("_reply_subshell_id", None)
-
-
-def _descendants(widget: Any) -> list[Any]:
-    out = [widget]
-    for child in getattr(widget, "children", ()) or ():
-        out.extend(_descendants(child))
-    return out

@@ -1,0 +1,122 @@
+"""The widgets of one block of the live view: a thinking/text block, a tool call's card.
+
+Each knows how to render itself from its state; `render.widget.TurnView` places them by
+block index and decides when to refresh.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from . import cards
+from .markdown import to_html
+
+
+class TextBlock:
+    """A thinking or text block: a buffer and the HTML widget showing it."""
+
+    def __init__(self, kind: str, widgets: Any):
+        self.kind = kind
+        self.text = ""
+        self.open = True  #: thinking shows while it streams, folds when the text starts
+        self.widget = self.html = widgets.HTML("")
+        self.html.add_class("jp-RenderedHTMLCommon")  # the look of the frozen output
+
+    def render(self) -> None:
+        if self.kind == "thinking":
+            self.html.value = cards.thinking_html(self.text, open=self.open)
+        else:
+            self.html.value = to_html(self.text)
+
+    def fold(self) -> None:
+        if self.kind == "thinking" and self.open:
+            self.open = False
+            self.render()
+
+
+class ToolCard:
+    """A tool call's card: header, arguments, approval buttons, result."""
+
+    def __init__(self, event: dict[str, Any], widgets: Any):
+        self.widgets = widgets
+        self.id = str(event.get("id") or "")
+        self.name = str(event.get("name") or "?")
+        self.arguments = event.get("arguments") or {}
+        self.state = "waiting"
+        self.started: float | None = None
+        self.ms: int | None = None
+        self.has_result = False
+        self.header = widgets.HTML()
+        self.extra = widgets.VBox([])
+        self.result = widgets.HTML("")
+        args = widgets.HTML(cards.arguments_html(self.arguments))
+        for html in (self.header, self.result, args):
+            html.add_class("jp-RenderedHTMLCommon")
+        self.widget = widgets.VBox(
+            [self.header, args, self.extra, self.result],
+            layout=widgets.Layout(
+                margin="4px 0", padding="0 8px", border="1px solid rgba(127,127,127,.35)"
+            ),
+        )
+        self.widget.add_class("elelem-card")
+        self.render_header()
+
+    def render_header(self) -> None:
+        ms = self.ms
+        if ms is None and self.started is not None:
+            ms = int((time.monotonic() - self.started) * 1000)
+        words = "queued" if self.state == "waiting" else self.state
+        self.header.value = cards.card_summary(self.name, self.arguments, words, ms)
+
+    def set_state(self, state: str, preview: str | None = None) -> None:
+        if state == "running":
+            self.started = time.monotonic()
+        elif state in ("ok", "failed", "declined", "interrupted") and self.started is not None:
+            self.ms = int((time.monotonic() - self.started) * 1000)
+        self.state = state
+        if state == "approval" and preview:
+            self.clear_extra()
+            self.extra.children = [
+                self.widgets.HTML(f'<div style="{cards.LABEL}">will run</div>{cards.pre(preview)}')
+            ]
+        elif state != "approval":
+            self.clear_extra()
+        self.render_header()
+
+    def clear_extra(self, only: type | None = None) -> None:
+        """Remove (and close) the approval parts: all, or only widgets of type `only`."""
+        gone = [c for c in self.extra.children if only is None or isinstance(c, only)]
+        if gone:
+            self.extra.children = [c for c in self.extra.children if c not in gone]
+            for widget in gone:
+                for part in descendants(widget):
+                    part.close()
+
+    def set_result(self, ok: bool, content: Any) -> None:
+        self.has_result = True
+        if self.state not in ("ok", "failed", "declined"):
+            self.set_state("ok" if ok else "failed")
+        self.result.value = f'<div style="{cards.LABEL}">result</div>' + cards.result_html(content)
+
+
+def reply_where_sent(widget: Any) -> None:
+    """Let the frontend's clicks on `widget` run on the subshell they are sent to.
+
+    ipykernel 7.4 routes a comm's incoming messages to the subshell that last published
+    on it; our widgets publish from the busy main shell, where a click would wait for the
+    cell to end. Forgetting that route lets the click use the frontend's comm subshell.
+    """
+    comm = getattr(widget, "comm", None)
+    lock = getattr(comm, "_reply_subshell_lock", None)
+    if comm is None or lock is None:
+        return
+    with lock:
+        comm.__dict__.pop("_reply_subshell_id", None)
+
+
+def descendants(widget: Any) -> list[Any]:
+    out = [widget]
+    for child in getattr(widget, "children", ()) or ():
+        out.extend(descendants(child))
+    return out
