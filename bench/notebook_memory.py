@@ -95,6 +95,26 @@ def scale_up(source: Path, target: Path, turns: int) -> None:
     nbformat.write(nb, target)
 
 
+def breakdown(path: Path) -> dict[str, int]:
+    """Median bytes per turn cell of its parts: source, record, each mimetype."""
+    import json
+
+    import nbformat
+
+    parts: dict[str, list[int]] = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        if _record_of(cell) is None:
+            continue
+        output = cell.outputs[0]
+        sizes = {"source": len(cell.source.encode())}
+        sizes["record"] = len(json.dumps(output.metadata.get("elelem")).encode())
+        for mime, value in output.data.items():
+            sizes[mime] = len(json.dumps(value).encode())
+        for key, size in sizes.items():
+            parts.setdefault(key, []).append(size)
+    return {key: int(median(values)) for key, values in parts.items()}
+
+
 def _record_of(cell: Any) -> dict | None:
     for output in cell.get("outputs", []):
         record = output.get("metadata", {}).get("elelem")
@@ -125,6 +145,7 @@ def run(quick: bool = False, turns: int | None = None, big: int | None = None) -
     try:
         small = ws / "turns.ipynb"
         sizes, appends = write_turns(small, ws, turns)
+        parts = breakdown(small)
         large = ws / "large.ipynb"
         scale_up(small, large, big)
         restored = restore(large, ws)
@@ -147,11 +168,13 @@ def run(quick: bool = False, turns: int | None = None, big: int | None = None) -
             "appends": appends,
             "large_turns": big,
             "large_bytes": large.stat().st_size,
+            "parts": parts,
             **t,
         }
         rows = [
             (f"notebook after {turns} turns", round(sizes[-1] / 1e6, 2), "MB"),
             ("bytes per turn, median", int(median(growth)), "B"),
+            ("  of which", "", ", ".join(f"{k} {v:,}" for k, v in parts.items())),
             (
                 "bytes per turn, first vs last tenth",
                 f"{int(median(growth[:tenth])):,} / {int(median(growth[-tenth:])):,}",
