@@ -248,14 +248,17 @@ class TurnView:
                 card.clear_extra()
 
     def _tick(self) -> None:
-        last_clock = 0.0
-        while not self._stop.wait(self.interval):
+        last_clock, pause = 0.0, self.interval
+        while not self._stop.wait(pause):
             with self._lock:
                 if self.frozen:
                     return
                 try:
+                    began = time.monotonic()
                     if self.dirty:
                         self._flush()
+                    # a long reply takes longer to render: refresh less often, never hog a core
+                    pause = max(self.interval, 4 * (time.monotonic() - began))
                     now = time.monotonic()
                     if now - last_clock >= CLOCK:
                         last_clock = now
