@@ -91,10 +91,10 @@ def add_builtin_commands(commands: Commands) -> None:
     commands.add("model", "show or switch the model", _model, usage="/model [name]")
     commands.add(
         "mode",
-        "show or switch the mode: plan, build, verify, auto",
+        "show or switch the mode: plan, build, verify or auto",
         _mode,
         lambda s, a: list(MODES),
-        "/mode [plan|build|verify|auto]",
+        "/mode [MODE]",
     )
     commands.add("tools", "list the tools the current mode offers", _tools)
     commands.add("clear", "start a new conversation", _clear)
@@ -113,7 +113,11 @@ def add_builtin_commands(commands: Commands) -> None:
 
 
 def _help(session: Session, args: str) -> str:
-    rows = [f"| `{c.usage}` | {c.description} |" for c in session.commands.commands.values()]
+    # A "|" inside a table cell, even in a code span, splits the row: Markdown tables break.
+    rows = [
+        f"| `{c.usage.replace('|', ' / ')}` | {c.description.replace('|', '/')} |"
+        for c in session.commands.commands.values()
+    ]
     return "| command | what it does |\n|---|---|\n" + "\n".join(sorted(rows))
 
 

@@ -34,6 +34,12 @@ def test_help_lists_every_command(tmp_path):
         assert f"`/{name}" in text
 
 
+def test_help_is_a_markdown_table(tmp_path):
+    from elelem_kernel.render.markdown import to_html
+
+    assert "<table" in to_html(session(tmp_path).command("/help"))
+
+
 def test_unknown_command_lists_the_commands(tmp_path):
     text = session(tmp_path).command("/frobnicate now")
     assert text.startswith("Unknown command `/frobnicate`") and "/help" in text
