@@ -156,7 +156,11 @@ class HTTPProvider:
             import httpx
 
             timeout = httpx.Timeout(self.timeout, read=self.read_timeout)
-            self._clients[loop] = httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
+            # Loading the CA bundle costs ~0.1 s: plain-http servers (local models) skip it.
+            https = self.base_url.startswith("https:")
+            self._clients[loop] = httpx.AsyncClient(
+                timeout=timeout, verify=_ssl_context() if https else False
+            )
         return self._clients[loop]
 
     async def aclose(self) -> None:

@@ -198,8 +198,8 @@ class WireServer:
         try:
             while await self._exchange(reader, writer):
                 pass
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # a client went away, or the server stops while a connection idles
         finally:
             self._writers.discard(writer)
             writer.transport.abort()
