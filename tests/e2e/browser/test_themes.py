@@ -32,11 +32,6 @@ def test_frozen_turns_in_light_and_dark(page: Lab):
         lab.theme("JupyterLab Light")
 
 
-@pytest.mark.xfail(
-    reason="cards.py styles use var(), which JupyterLab's sanitizer drops from untrusted "
-    "outputs (request: /tmp/requests/jupyter-visual.md, item 1)",
-    strict=False,
-)
 def test_reopened_turns_keep_their_look(page: Lab):
     """A notebook opened from disk is untrusted: its frozen turns still show frames and colours."""
     lab = page.open("quickstart.ipynb", "reopened")
