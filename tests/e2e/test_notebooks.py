@@ -143,11 +143,6 @@ def test_code_review(jupyter, tmp_path, monkeypatch):
     assert any(records(c) for c in nb.cells if c.cell_type == "code")
 
 
-@pytest.mark.xfail(
-    reason="a `|` inside a usage breaks /help's Markdown table (request: "
-    "/tmp/requests/help-table.md); re-run the notebooks once fixed",
-    strict=False,
-)
 def test_help_reads_as_a_table():
     nb = nbformat.read(NOTEBOOKS / "quickstart.ipynb", as_version=4)
     assert "<table" in text(code_cell(nb, "%elelem /help"))
