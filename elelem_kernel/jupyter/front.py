@@ -63,7 +63,7 @@ class NotebookFront:
         session.propose_cell = self.propose_cell
         session.open_notebook = self.notebook_path()
         store = _store()
-        if store is not None and hasattr(store, "register_commands"):
+        if store is not None:
             try:
                 store.register_commands(session, self.ip.user_ns, dict(os.environ))
             except Exception as error:
@@ -72,19 +72,10 @@ class NotebookFront:
     def notebook_path(self) -> Path | None:
         """The notebook open in the frontend, when it can be known."""
         store = _store()
-        if store is not None and hasattr(store, "find_notebook"):
-            try:
-                return store.find_notebook(self.ip.user_ns, dict(os.environ))[0]
-            except Exception:
-                return None
-        for value in (
-            os.environ.get("ELELEM_NOTEBOOK"),
-            os.environ.get("JPY_SESSION_NAME"),
-            self.ip.user_ns.get("__vsc_ipynb_file__"),
-        ):
-            if value and str(value).endswith(".ipynb"):
-                return Path(value)
-        return None
+        try:
+            return store.find_notebook(self.ip.user_ns, dict(os.environ))[0] if store else None
+        except Exception:  # an unreadable setting must not stop the prompt
+            return None
 
     def propose_cell(self, source: str) -> None:
         """Offer `source` as the next cell (the frontend's set_next_input payload)."""
@@ -226,7 +217,7 @@ class NotebookFront:
 
     def _restore(self, session: Any, cell: str | None, source: str | None) -> None:
         store = _store()
-        if store is None or not hasattr(store, "restore_into"):
+        if store is None:
             return
         message = store.restore_into(
             session, self.ip.user_ns, dict(os.environ), cell=cell, source=source
