@@ -3,6 +3,7 @@ from __future__ import annotations
 import _thread
 import asyncio
 import threading
+import time
 
 import pytest
 
@@ -56,3 +57,26 @@ def test_errors_propagate(runner):
 
     with pytest.raises(ValueError, match="boom"):
         runner.run(broken())
+
+
+def test_a_second_interrupt_stops_waiting(runner):
+    started = threading.Event()
+
+    async def stubborn():
+        started.set()
+        for _ in range(100):
+            try:
+                await asyncio.sleep(0.05)
+            except asyncio.CancelledError:
+                pass  # ignores the first stop, as a wedged turn would
+        return "late"
+
+    def interrupt_twice():
+        started.wait(5)
+        _thread.interrupt_main()
+        time.sleep(0.3)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_twice, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(stubborn())
