@@ -67,3 +67,22 @@ def test_options_apply_to_one_turn(ip, capsys):
     ip.run_line_magic("elelem", "")
     status = capsys.readouterr().out
     assert "| mode | build |" in status and "| model | default |" in status
+
+
+def test_new_starts_a_fresh_conversation(ip, capsys):
+    from elelem_kernel.jupyter.front import front_for
+
+    ip.run_cell_magic("elelem", "", "one")
+    ip.run_cell_magic("elelem", "", "two")
+    session = front_for(ip).session
+    assert [t["prompt"] for t in session.conversation.turns] == ["one", "two"]
+    ip.run_cell_magic("elelem", "--new", "three")
+    assert [t["prompt"] for t in session.conversation.turns] == ["three"]
+    assert len(session.conversations) == 2
+
+
+def test_line_magic_prompt_and_review_usage(ip, capsys):
+    ip.run_line_magic("elelem", "what's up?")  # a quote is fine: the line is not parsed
+    assert "what's up?" in capsys.readouterr().out
+    with pytest.raises(UsageError, match="severity"):
+        ip.run_line_magic("elelem", "review --severity nonsense")
