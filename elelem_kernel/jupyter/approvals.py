@@ -93,11 +93,19 @@ class ButtonApprover:
 
     channel = "buttons"
 
-    def __init__(self, view: Any, kernel: Any, fallback: Any = None, wait: float = SUBSHELL_WAIT):
+    def __init__(
+        self,
+        view: Any,
+        kernel: Any,
+        fallback: Any = None,
+        wait: float = SUBSHELL_WAIT,
+        memo: dict[str, Any] | None = None,
+    ):
         self.view = view
         self.kernel = kernel
         self.fallback = fallback
         self.wait = wait
+        self.memo = memo if memo is not None else {}  #: kept by the front across turns
 
     async def approve(self, request: ApprovalRequest) -> Decision:
         if not await self._subshell_ready():
@@ -111,11 +119,15 @@ class ButtonApprover:
             self.view.withdraw(request.index)
 
     async def _subshell_ready(self) -> bool:
-        deadline = time.monotonic() + self.wait
+        # a frontend that opened no comm subshell before is not waited for again
+        wait = 0.0 if self.memo.get("no_subshell") else self.wait
+        deadline = time.monotonic() + wait
         while not subshells(self.kernel):
             if time.monotonic() >= deadline:
+                self.memo["no_subshell"] = True
                 return False
             await asyncio.sleep(0.05)
+        self.memo.pop("no_subshell", None)
         return True
 
 
@@ -126,11 +138,12 @@ def approver_for(
     kernel: Any,
     call_in_main: Callable[[Callable[[], Any]], Any],
     allow_stdin: bool,
+    memo: dict[str, Any] | None = None,
 ) -> Any:
     """The approver for `channel`; None for `policy` (the session's own rules apply)."""
     stdin = StdinApprover(call_in_main) if allow_stdin else None
     if channel == "buttons" and view is not None and hasattr(view, "ask"):
-        return ButtonApprover(view, kernel, fallback=stdin)
+        return ButtonApprover(view, kernel, fallback=stdin, memo=memo)
     if channel in ("buttons", "stdin") and stdin is not None:
         return stdin
     return None

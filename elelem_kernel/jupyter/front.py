@@ -46,6 +46,7 @@ class NotebookFront:
         self.session: Any = None
         self.runner = LoopThread()
         self.announced = False
+        self.approvals: dict[str, Any] = {}  #: what the approval channels learnt
 
     # -- session ----------------------------------------------------------------------
 
@@ -213,6 +214,7 @@ class NotebookFront:
             kernel=kernel,
             call_in_main=self.runner.call_in_main,
             allow_stdin=bool((parent.get("content") or {}).get("allow_stdin")),
+            memo=self.approvals,
         )
 
     def _restore(self, session: Any, cell: str | None, source: str | None) -> None:

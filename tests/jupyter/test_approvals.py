@@ -111,3 +111,15 @@ def test_buttons_fall_back_when_no_subshell_appears():
 
 async def _done(value):
     return value
+
+
+def test_a_frontend_without_subshells_is_not_waited_for_twice():
+    memo = {}
+    fallback = SimpleNamespace(approve=lambda r: _done("allow"))
+    slow = ButtonApprover(View("deny"), kernel(opened=[]), fallback=fallback, wait=0.2, memo=memo)
+    assert asyncio.run(slow.approve(request())) == "allow"
+    assert memo == {"no_subshell": True}
+    again = ButtonApprover(View("deny"), kernel(opened=[]), fallback=fallback, wait=30, memo=memo)
+    assert asyncio.run(asyncio.wait_for(again.approve(request()), 5)) == "allow"
+    now = ButtonApprover(View("always"), kernel(opened=["s"]), fallback=fallback, memo=memo)
+    assert asyncio.run(now.approve(request())) == "always" and memo == {}
