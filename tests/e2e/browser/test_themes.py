@@ -43,3 +43,20 @@ def test_reopened_turns_keep_their_look(page: Lab):
     assert "color:" in summary, "the state (✓ ok) lost its colour"
     result = card.locator("pre").last
     assert "background:" in (result.get_attribute("style") or ""), "the result lost its background"
+
+
+def test_code_review_findings_in_light_and_dark(page: Lab):
+    """The committed code review's findings (a Python result and a %%elelem review turn)."""
+    lab = page.open("code_review.ipynb", "review-themes")
+    report = lab.cell('result = review("HEAD~1..HEAD"')
+    turn = lab.cell("%%elelem review")
+    turn.locator(FROZEN).wait_for()
+    assert lab.widget_errors() == 0
+    try:
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            lab.theme(theme)
+            tag = "light" if "Light" in theme else "dark"
+            lab.shot(f"11-review-report-{tag}", report)
+            lab.shot(f"11-review-turn-{tag}", turn)
+    finally:
+        lab.theme("JupyterLab Light")
