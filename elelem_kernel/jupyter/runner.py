@@ -58,28 +58,39 @@ class LoopThread:
         loop = self.start()
         done: concurrent.futures.Future[T] = concurrent.futures.Future()
         holder: dict[str, asyncio.Task[T]] = {}
+        context = contextvars.copy_context()
 
-        def begin() -> None:
-            task = loop.create_task(coro)
-            holder["task"] = task
-            task.add_done_callback(lambda t: _transfer(t, done))
+        def begin() -> None:  # idempotent: may be scheduled twice if a stop comes while starting
+            if "task" not in holder:
+                holder["task"] = task = loop.create_task(coro)
+                task.add_done_callback(lambda t: _transfer(t, done))
 
         def cancel() -> None:
             task = holder.get("task")
             if task is not None:
                 task.cancel()
 
-        loop.call_soon_threadsafe(begin, context=contextvars.copy_context())
-        interrupted = False
-        while not done.done():
+        interrupted = scheduled = False
+        while True:
+            # everything inside the try: a stop may land on any line, even while starting
             try:
+                if not scheduled:
+                    loop.call_soon_threadsafe(begin, context=context)
+                    scheduled = True
+                if done.done():
+                    break
                 self._serve(done)
             except KeyboardInterrupt:
                 if interrupted:
                     raise
                 interrupted = True
+                loop.call_soon_threadsafe(begin, context=context)
                 loop.call_soon_threadsafe(cancel)
-        return done.result(), interrupted
+                scheduled = True
+        try:
+            return done.result(), interrupted
+        except asyncio.CancelledError:  # stopped before the coroutine took its first step
+            raise KeyboardInterrupt("stopped before the turn began") from None
 
     def call_in_main(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
         """Run `fn` on the thread waiting in `run` (for `input()`); its future.

@@ -80,3 +80,20 @@ def test_a_second_interrupt_stops_waiting(runner):
     threading.Thread(target=interrupt_twice, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         runner.run(stubborn())
+
+
+def test_a_stop_before_the_turn_begins(runner):
+    """The stop lands while the turn is being scheduled: it never runs, and run() says so."""
+    ran = []
+
+    async def turn():
+        ran.append(True)
+        return "end_turn"
+
+    block = threading.Event()
+    runner.start().call_soon_threadsafe(block.wait, 5)  # hold the loop so nothing starts yet
+    threading.Timer(0.2, _thread.interrupt_main).start()
+    threading.Timer(0.5, block.set).start()
+    with pytest.raises(KeyboardInterrupt, match="before the turn began"):
+        runner.run(turn())
+    assert ran == []
