@@ -116,7 +116,16 @@ def reply_where_sent(widget: Any) -> None:
 
 
 def descendants(widget: Any) -> list[Any]:
+    """`widget`, its children, theirs, ... and each one's Layout and Style models.
+
+    ipywidgets 8 does not close a widget's layout and style with it: a view that closes
+    only the widgets leaves two models per widget open in the kernel and the browser.
+    """
     out = [widget]
+    for part in ("layout", "style"):
+        model = getattr(widget, part, None)
+        if model is not None and hasattr(model, "close"):
+            out.append(model)
     for child in getattr(widget, "children", ()) or ():
         out.extend(descendants(child))
     return out

@@ -161,7 +161,8 @@ class TurnView:
                 for child in descendants(block.widget):
                     child.close()
             for widget in (self.status, self.footer, self.box):
-                widget.close()
+                for part in descendants(widget):
+                    part.close()
 
     # -- internals -------------------------------------------------------------------
 

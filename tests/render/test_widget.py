@@ -204,3 +204,38 @@ def test_a_working_line_shows_while_the_turn_runs(view):
     view.started -= 4
     view._clocks(time.monotonic())
     assert "demo/demo-1 · 4.0 s · working…" in view.footer.value
+
+
+def test_freeze_closes_every_model_the_view_opened(view):
+    import ipywidgets
+
+    view({"type": "block_start", "index": 0, "block": "text"})
+    view({"type": "block_delta", "index": 0, "text": "hi"})
+    view({"type": "block_stop", "index": 0})
+    view(
+        {
+            "type": "block_start",
+            "index": 1,
+            "block": "tool_use",
+            "id": "c",
+            "name": "read",
+            "arguments": {},
+        }
+    )
+    view({"type": "block_stop", "index": 1})
+    view(
+        {
+            "type": "block_start",
+            "index": 2,
+            "block": "tool_result",
+            "id": "c",
+            "ok": True,
+            "content": "{}",
+        }
+    )
+    view({"type": "block_stop", "index": 2})
+    opened = [m for m in CountingComm.sent if m["msg_type"] == "comm_open"]
+    assert opened, "the view opened no widget models"
+    view.freeze({"stop": "end_turn", "rounds": [], "usage": {}})
+    still_open = [w for w in ipywidgets.Widget.widgets.values() if w.comm is not None]
+    assert still_open == []
