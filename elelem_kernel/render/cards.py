@@ -10,6 +10,7 @@ one; trusted outputs and nbconvert use the theme variable.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .markdown import escape, themed, to_html
@@ -70,7 +71,7 @@ def short_arguments(arguments: Any, limit: int = 50) -> str:
     if isinstance(arguments, dict):
         for value in arguments.values():
             if isinstance(value, str) and value.strip() not in ("", ".", "./"):
-                line = " ".join(value.split())
+                line = re.sub(r"\b([0-9a-f]{10})[0-9a-f]{30}\b", r"\1", " ".join(value.split()))
                 return line if len(line) <= limit else line[: limit - 1] + "…"
     return ""
 
