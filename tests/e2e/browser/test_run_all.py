@@ -41,3 +41,19 @@ def test_restart_and_run_all_of_the_quickstart(page: Lab, lab_root):
     assert lab.widget_errors() == 0
     lab.page.locator(".jp-NotebookPanel .jp-Notebook").first.press("Control+Home")
     lab.shot("9-run-all-page")
+
+
+def test_restart_and_run_all_of_the_elelem_kernel_notebook(page: Lab, lab_root):
+    shutil.copy(lab_root / "elelem_kernel.ipynb", lab_root / "elelem_kernel_all.ipynb")
+    lab = page.open("elelem_kernel_all.ipynb", "run-all-elelem")
+    lab.toolbar("notebook:restart-run-all").click()
+    lab.page.locator(".jp-Dialog .jp-mod-accept").click()
+
+    last = lab.cell(re.compile(r"^%%py\s*biggest$"))
+    last.get_by_text("Lagos").wait_for(timeout=120_000)
+    lab.wait_done(last)
+    assert lab.page.locator(ERRORS).count() == 0
+    assert lab.cell("/help").locator("table").count() == 1
+    assert lab.cell("compute in python").locator(FROZEN).count() == 1
+    assert lab.widget_errors() == 0
+    lab.shot("9-run-all-elelem-kernel-page")
