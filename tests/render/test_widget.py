@@ -207,8 +207,6 @@ def test_a_working_line_shows_while_the_turn_runs(view):
 
 
 def test_freeze_closes_every_model_the_view_opened(view):
-    import ipywidgets
-
     view({"type": "block_start", "index": 0, "block": "text"})
     view({"type": "block_delta", "index": 0, "text": "hi"})
     view({"type": "block_stop", "index": 0})
@@ -237,5 +235,5 @@ def test_freeze_closes_every_model_the_view_opened(view):
     opened = [m for m in CountingComm.sent if m["msg_type"] == "comm_open"]
     assert opened, "the view opened no widget models"
     view.freeze({"stop": "end_turn", "rounds": [], "usage": {}})
-    still_open = [w for w in ipywidgets.Widget.widgets.values() if w.comm is not None]
-    assert still_open == []
+    closed = [m for m in CountingComm.sent if m["msg_type"] == "comm_close"]
+    assert len(closed) == len(opened)
