@@ -45,19 +45,10 @@ class AnthropicProvider(HTTPProvider):
     def headers(self, key: str | None) -> dict[str, str]:
         return {"x-api-key": key or "", "anthropic-version": "2023-06-01"}
 
-    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
-        """One round trip: stream the reply of `messages` as provider events."""
-        key = self.api_key()
-        body = self.body(messages, tools)
+    path = "/v1/messages"
 
-        async def attempt(out: Emit) -> None:
-            stream = _Stream(self, out)
-            async with self.sse("/v1/messages", body, key) as events:
-                async for _, data in events:
-                    stream.feed(data)
-            stream.finish()
-
-        await self.retrying(attempt, emit)
+    def parser(self, emit: Emit) -> _Stream:
+        return _Stream(self, emit)
 
     def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
         """The request body, with cache breakpoints on system, tools and the last message."""
@@ -209,7 +200,7 @@ class _Stream:
         self.stop: str | None = None
         self.done = False
 
-    def feed(self, data: Any) -> None:
+    def feed(self, name: str, data: Any) -> None:
         kind = data.get("type") if isinstance(data, dict) else None
         if kind == "message_start":
             self._usage(data.get("message", {}).get("usage") or {})

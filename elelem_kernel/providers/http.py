@@ -56,7 +56,9 @@ class StatusError(ProviderError):
 class HTTPProvider:
     """Base of the HTTP providers: options, client, retries, streams and error messages.
 
-    Subclasses set the class attributes, `headers()` and `fetch()`.
+    Subclasses set the class attributes, `headers()`, `body()` and `parser()`: `fetch`
+    posts the body to `path` and feeds each SSE event (`framing = "sse"`) or NDJSON line
+    (`"ndjson"`) to the parser, retrying as long as nothing was emitted.
     """
 
     name = ""
@@ -68,6 +70,8 @@ class HTTPProvider:
     extra_options: Mapping[str, Any] = {}
     not_found_hint = "check the model name and the base URL"  # may use {model}
     unreachable_hint = "check {base_env} and your network"
+    path = ""
+    framing = "sse"
 
     def __init__(self, model: str | None = None, **options: Any):
         known = {**COMMON_OPTIONS, **self.extra_options}
@@ -104,6 +108,33 @@ class HTTPProvider:
     def headers(self, key: str | None) -> dict[str, str]:
         """Request headers, including the key; override per provider."""
         return {}
+
+    def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+        """The request body for one round; override per provider."""
+        raise NotImplementedError
+
+    def parser(self, emit: Emit) -> Any:
+        """A new wire parser with `feed(name, data)` and `finish()`; override per provider."""
+        raise NotImplementedError
+
+    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
+        """One round trip: stream the reply of `messages` as provider events."""
+        key = self.api_key()
+        body = self.body(messages, tools)
+
+        async def attempt(out: Emit) -> None:
+            parser = self.parser(out)
+            if self.framing == "ndjson":
+                async with self.ndjson(self.path, body, key) as lines:
+                    async for data in lines:
+                        parser.feed("", data)
+            else:
+                async with self.sse(self.path, body, key) as events:
+                    async for name, data in events:
+                        parser.feed(name, data)
+            parser.finish()
+
+        await self.retrying(attempt, emit)
 
     # -- keys ------------------------------------------------------------------------
 

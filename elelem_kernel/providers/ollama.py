@@ -70,19 +70,11 @@ class OllamaProvider(HTTPProvider):
     def headers(self, key: str | None) -> dict[str, str]:
         return {"authorization": f"Bearer {key}"} if key else {}
 
-    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
-        """One round trip: stream the reply of `messages` as provider events."""
-        key = self.api_key()
-        body = self.body(messages, tools)
+    path = "/api/chat"
+    framing = "ndjson"
 
-        async def attempt(out: Emit) -> None:
-            stream = _Stream(self, out)
-            async with self.ndjson("/api/chat", body, key) as objects:
-                async for data in objects:
-                    stream.feed(data)
-            stream.finish()
-
-        await self.retrying(attempt, emit)
+    def parser(self, emit: Emit) -> _Stream:
+        return _Stream(self, emit)
 
     def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
         """The request body."""
@@ -167,7 +159,7 @@ class _Stream:
         self.stop: str | None = None
         self.done = False
 
-    def feed(self, data: Any) -> None:
+    def feed(self, name: str, data: Any) -> None:
         if not isinstance(data, dict):
             return
         if data.get("error"):

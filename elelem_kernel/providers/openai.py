@@ -58,19 +58,10 @@ class OpenAIProvider(HTTPProvider):
     def headers(self, key: str | None) -> dict[str, str]:
         return {"authorization": f"Bearer {key}"} if key else {}
 
-    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
-        """One round trip: stream the reply of `messages` as provider events."""
-        key = self.api_key()
-        body = self.body(messages, tools)
+    path = "/chat/completions"
 
-        async def attempt(out: Emit) -> None:
-            stream = _Stream(self, out)
-            async with self.sse("/chat/completions", body, key) as events:
-                async for name, data in events:
-                    stream.feed(name, data)
-            stream.finish()
-
-        await self.retrying(attempt, emit)
+    def parser(self, emit: Emit) -> _Stream:
+        return _Stream(self, emit)
 
     def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
         """The request body."""

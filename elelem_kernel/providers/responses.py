@@ -13,9 +13,9 @@ import re
 from typing import Any
 
 from elelem_kernel.agent.events import TRUNCATED, Emit
-from elelem_kernel.providers.http import HTTPProvider, parse_arguments
+from elelem_kernel.providers.http import parse_arguments
 from elelem_kernel.providers.openai import (
-    OPENAI_BASE,
+    OpenAIProvider,
     dump_arguments,
     made_up_id,
     reasoning_effort,
@@ -33,7 +33,7 @@ def configured() -> bool:
     return bool(os.environ.get("OPENAI_API_KEY"))
 
 
-class ResponsesProvider(HTTPProvider):
+class ResponsesProvider(OpenAIProvider):
     """OpenAI's `POST {base}/responses` with `stream: true` and encrypted reasoning.
 
     The `thinking` option sets the reasoning effort (`low`, `medium`, `high`...) or `off`;
@@ -43,33 +43,11 @@ class ResponsesProvider(HTTPProvider):
 
     name = "responses"
     default_model = "gpt-5"
-    key_env = "OPENAI_API_KEY"
-    base_env = "OPENAI_BASE_URL"
-    default_base = OPENAI_BASE
     extra_options = {"max_tokens": None, "thinking": "auto"}
-    not_found_hint = "check the model name (--model) and OPENAI_BASE_URL (it usually ends in /v1)"
+    path = "/responses"
 
-    @property
-    def key_required(self) -> bool:  # type: ignore[override]
-        """A key is needed for api.openai.com; other servers decide for themselves."""
-        return self.base_url == OPENAI_BASE
-
-    def headers(self, key: str | None) -> dict[str, str]:
-        return {"authorization": f"Bearer {key}"} if key else {}
-
-    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
-        """One round trip: stream the reply of `messages` as provider events."""
-        key = self.api_key()
-        body = self.body(messages, tools)
-
-        async def attempt(out: Emit) -> None:
-            stream = _Stream(self, out)
-            async with self.sse("/responses", body, key) as events:
-                async for name, data in events:
-                    stream.feed(name, data)
-            stream.finish()
-
-        await self.retrying(attempt, emit)
+    def parser(self, emit: Emit) -> _Stream:
+        return _Stream(self, emit)
 
     def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
         """The request body: instructions from the system messages, the rest as items."""
