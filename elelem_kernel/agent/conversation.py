@@ -48,15 +48,27 @@ class Conversation:
         self.forgotten.add(record["turn"])
         return record
 
-    def active(self) -> list[dict[str, Any]]:
-        """Turns that are sent to the model (not forgotten)."""
-        return [t for t in self.turns if t.get("turn") not in self.forgotten]
+    def active(self, cell: str | None = None) -> list[dict[str, Any]]:
+        """Turns that are sent to the model (not forgotten).
 
-    def messages(self, policy: str = "replies", budget: int = 400_000) -> list[dict[str, Any]]:
+        For a cell that already has a turn, only the turns before it: re-running a cell
+        redoes its turn in place, so the model sees what came above it, not its own old
+        answer or the turns of the cells below.
+        """
+        turns = self.turns
+        if cell:
+            place = next((i for i, t in enumerate(turns) if t.get("cell") == cell), None)
+            if place is not None:
+                turns = turns[:place]
+        return [t for t in turns if t.get("turn") not in self.forgotten]
+
+    def messages(
+        self, policy: str = "replies", budget: int = 400_000, cell: str | None = None
+    ) -> list[dict[str, Any]]:
         """The history as provider messages, newest turns first to fill `budget` characters."""
         chosen: list[list[dict[str, Any]]] = []
         size = 0
-        for record in reversed(self.active()):
+        for record in reversed(self.active(cell)):
             part = turn_messages(record, policy)
             cost = sum(len(json.dumps(m, ensure_ascii=False)) for m in part)
             if chosen and size + cost > budget:

@@ -118,10 +118,10 @@ class Session:
         else:
             self.new_conversation()
 
-    def messages(self, prompt: str) -> list[dict[str, Any]]:
-        """What a request for `prompt` sends: system prompt, history, the prompt."""
+    def messages(self, prompt: str, cell: str | None = None) -> list[dict[str, Any]]:
+        """What a request for `prompt` (from `cell`) sends: system prompt, history, prompt."""
         system = system_prompt.build(self.workspace, self.system_prompt)
-        history = self.conversation.messages(self.history)
+        history = self.conversation.messages(self.history, cell=cell)
         return [
             {"role": "system", "content": system},
             *history,
@@ -202,7 +202,7 @@ class Session:
         try:
             if not prompt.strip():
                 raise ConfigError("the prompt is empty: write a question or a task for the agent")
-            messages = self.messages(prompt)
+            messages = self.messages(prompt, cell)
             while True:
                 if rounds == self.max_rounds:
                     stop = "max_rounds"

@@ -263,6 +263,17 @@ def test_rerunning_a_cell_replaces_its_turn(tmp_path):
     assert [t["prompt"] for t in s.conversation.turns] == ["second"]
 
 
+def test_rerunning_a_cell_sends_only_the_turns_above_it(tmp_path):
+    provider = Scripted(say("a"), say("b"), say("c"), say("a2"))
+    s = Session(provider, make_toolbox(), workspace=tmp_path)
+    for prompt, cell in (("one", "c1"), ("two", "c2"), ("three", "c3")):
+        run(s, prompt, cell=cell)
+    run(s, "two again", cell="c2")
+    sent = [m["content"] for m in provider.sent[3]["messages"][1:]]
+    assert sent == ["one", "a", "two again"]
+    assert [t["prompt"] for t in s.conversation.turns] == ["one", "two again", "three"]
+
+
 def test_a_failing_renderer_does_not_end_the_turn(tmp_path):
     def bad(event):
         raise ValueError("view broke")
