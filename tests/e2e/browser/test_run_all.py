@@ -56,4 +56,8 @@ def test_restart_and_run_all_of_the_elelem_kernel_notebook(page: Lab, lab_root):
     assert lab.cell("/help").locator("table").count() == 1
     assert lab.cell("compute in python").locator(FROZEN).count() == 1
     assert lab.widget_errors() == 0
+    first = lab.cell("what is in this folder?").locator(FROZEN).inner_text()
+    second = lab.cell("which of those files").locator(FROZEN).inner_text()
+    assert "This is turn" not in first, "a re-run from the top sees only the turns above it"
+    assert "This is turn 2 of our conversation" in second
     lab.shot("9-run-all-elelem-kernel-page")
