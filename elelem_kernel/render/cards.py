@@ -211,7 +211,10 @@ def footer_text(
     `cost` in dollars (0 or None: not shown), or a word such as "cost unknown".
     """
     usage = usage or {}
-    parts = [f"in {int(usage.get('input') or 0):,}", f"out {int(usage.get('output') or 0):,}"]
+    if stop in ("interrupted", "error") and not any(usage.values()):
+        parts = ["tokens unknown"]  # the stream ended before the provider counted them
+    else:
+        parts = [f"in {int(usage.get('input') or 0):,}", f"out {int(usage.get('output') or 0):,}"]
     if usage.get("cache_read"):
         parts.append(f"cached {int(usage['cache_read']):,}")
     parts.append(seconds(ms))

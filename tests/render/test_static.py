@@ -145,3 +145,13 @@ def test_results_show_text_fields_as_text():
     assert "stdout:\nhi" in both and "value:\n3" in both
     assert result_text({"ok": False, "error": "no such file"}) == "no such file"
     assert '"items"' in result_text({"ok": True, "items": [1, 2]})
+
+
+def test_footer_says_tokens_unknown_when_a_cut_stream_counted_none():
+    from elelem_kernel.render.cards import footer_text
+
+    zero = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    assert footer_text(zero, 2300, 1, "interrupted", "openai", "gpt-4.1").startswith(
+        "tokens unknown"
+    )
+    assert footer_text(zero, 10, 1, "end_turn", "echo").startswith("in 0 · out 0")
