@@ -31,6 +31,7 @@ class AnthropicProvider(HTTPProvider):
     """Claude through `POST {base}/v1/messages` with `stream: true`."""
 
     name = "anthropic"
+    path = "/v1/messages"
     default_model = "claude-sonnet-4-5"
     key_env = "ANTHROPIC_API_KEY"
     base_env = "ANTHROPIC_BASE_URL"
@@ -44,8 +45,6 @@ class AnthropicProvider(HTTPProvider):
 
     def headers(self, key: str | None) -> dict[str, str]:
         return {"x-api-key": key or "", "anthropic-version": "2023-06-01"}
-
-    path = "/v1/messages"
 
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)

@@ -106,8 +106,8 @@ class HTTPProvider:
         return base.rstrip("/")
 
     def headers(self, key: str | None) -> dict[str, str]:
-        """Request headers, including the key; override per provider."""
-        return {}
+        """Request headers carrying the key: a bearer token unless a provider says otherwise."""
+        return {"authorization": f"Bearer {key}"} if key else {}
 
     def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
         """The request body for one round; override per provider."""

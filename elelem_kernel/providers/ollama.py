@@ -49,6 +49,8 @@ class OllamaProvider(HTTPProvider):
     """A local (or remote) Ollama: `POST {OLLAMA_HOST}/api/chat`."""
 
     name = "ollama"
+    path = "/api/chat"
+    framing = "ndjson"
     default_model = "qwen3"
     key_env = "OLLAMA_API_KEY"
     key_required = False
@@ -66,12 +68,6 @@ class OllamaProvider(HTTPProvider):
 
     def normalize_base(self, base: str) -> str:
         return host_url(base)
-
-    def headers(self, key: str | None) -> dict[str, str]:
-        return {"authorization": f"Bearer {key}"} if key else {}
-
-    path = "/api/chat"
-    framing = "ndjson"
 
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)

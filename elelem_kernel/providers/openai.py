@@ -43,6 +43,7 @@ class OpenAIProvider(HTTPProvider):
     """
 
     name = "openai"
+    path = "/chat/completions"
     default_model = "gpt-4.1"
     key_env = "OPENAI_API_KEY"
     base_env = "OPENAI_BASE_URL"
@@ -54,11 +55,6 @@ class OpenAIProvider(HTTPProvider):
     def key_required(self) -> bool:  # type: ignore[override]
         """A key is needed for api.openai.com; other servers decide for themselves."""
         return self.base_url == OPENAI_BASE
-
-    def headers(self, key: str | None) -> dict[str, str]:
-        return {"authorization": f"Bearer {key}"} if key else {}
-
-    path = "/chat/completions"
 
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)

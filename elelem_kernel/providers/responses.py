@@ -42,9 +42,9 @@ class ResponsesProvider(OpenAIProvider):
     """
 
     name = "responses"
+    path = "/responses"
     default_model = "gpt-5"
     extra_options = {"max_tokens": None, "thinking": "auto"}
-    path = "/responses"
 
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)
