@@ -151,11 +151,9 @@ def default_provider() -> tuple[str, str]:
 
 def find_workspace(folder: Path | str | None = None) -> Path:
     """The workspace root: the enclosing git repository's root, else `folder` itself."""
-    start = Path(folder or Path.cwd()).resolve()
-    for candidate in [start, *start.parents]:
-        if (candidate / ".git").exists():
-            return candidate
-    return start
+    from ..tools.workspace import find_root
+
+    return find_root(folder or Path.cwd())
 
 
 def new_session(
