@@ -11,6 +11,7 @@ import sys
 from typing import IO, Any
 
 from ..agent.pricing import cost, format_cost
+from .cards import footer_text
 
 DIM, BOLD, RED, GREEN, YELLOW, RESET = (
     "\033[2m",
@@ -99,12 +100,18 @@ class TerminalRenderer:
             self._progress(self._paint(RED, f"Error: {event['error']}\n"))
         if event.get("stop") == "interrupted":
             self._progress(self._paint(RED, "interrupted\n"))
+        if not event.get("rounds"):
+            return  # nothing was asked of the model: no figures to give
         usage = event.get("usage") or {}
         dollars = cost(self.provider or "", self.model, usage)
-        footer = (
-            f"{usage.get('input', 0)} in ({usage.get('cache_read', 0)} cached) / "
-            f"{usage.get('output', 0)} out · {event.get('ms', 0) / 1000:.1f} s · "
-            f"{event.get('rounds', 0)} rounds · {event.get('stop')} · {format_cost(dollars)}"
+        footer = footer_text(
+            usage,
+            event.get("ms"),
+            event.get("rounds"),
+            event.get("stop"),
+            self.provider,
+            self.model,
+            "cost unknown" if dollars is None else format_cost(dollars),
         )
         self._progress(self._paint(DIM, footer + "\n"))
 
