@@ -249,7 +249,8 @@ def _describe(call: dict, result: dict) -> str:
         lines = [re.sub(r"^\s*\d+[\t:|]\s?", "", line) for line in _text(result).splitlines()]
         first = next((line.strip() for line in lines if line.strip()), "")
         total = result.get("total_lines") or len(lines)
-        return f"`{args.get('path')}` has {total} lines; it starts with “{first[:100]}”."
+        lines_word = "line" if total == 1 else "lines"
+        return f"`{args.get('path')}` has {total} {lines_word}; it starts with “{first[:100]}”."
     if name == "write":
         return f"I wrote `{args.get('path')}` ({result.get('bytes', '?')} bytes)."
     if name == "python":
