@@ -98,17 +98,13 @@ def _entries(target: Target) -> list[tuple[str, str | None, str]]:
     return entries
 
 
+#: `git diff` as the review runs it: no colour, no external diff or textconv drivers
+#: (a repository's config must not run programs), renames detected.
+DIFF = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M")
+
+
 def _patches(target: Target) -> list[str]:
-    out = git.text(
-        target.root,
-        "diff",
-        "--no-color",
-        "--no-ext-diff",
-        "--no-textconv",
-        "-M",
-        *target.diff_args(),
-        *_spec(target),
-    )
+    out = git.text(target.root, *DIFF, *target.diff_args(), *_spec(target))
     blocks = out.split("\ndiff --git ")
     return [b if i == 0 else "diff --git " + b for i, b in enumerate(blocks) if b.strip()]
 
@@ -118,17 +114,7 @@ def _tracked(target: Target) -> list[FileDiff]:
     patches = _patches(target)
     if len(patches) != len(entries):
         patches = [
-            git.text(
-                target.root,
-                "diff",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-                "-M",
-                *target.diff_args(),
-                "--",
-                *filter(None, (o, p)),
-            )
+            git.text(target.root, *DIFF, *target.diff_args(), "--", *filter(None, (o, p)))
             for _, o, p in entries
         ]
     return [
