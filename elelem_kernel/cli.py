@@ -1,4 +1,4 @@
-"""The `elelem-kernel` command: ask, chat, review, providers, files, install."""
+"""The `elelem-kernel` command: ask, chat, review, providers, files, trust, install."""
 
 from __future__ import annotations
 
@@ -24,8 +24,27 @@ examples:
   elelem-kernel ask --json -p openai --model gpt-4.1 "list the notebooks" > blocks.jsonl
   elelem-kernel chat --mode verify
   elelem-kernel install --sys-prefix       # the Elelem kernel for JupyterLab
+  elelem-kernel trust                      # let this repository's plugins load
 providers and keys: ANTHROPIC_API_KEY, OPENAI_API_KEY (+ OPENAI_BASE_URL for any
 OpenAI-compatible server), OLLAMA_HOST; ELELEM_PROVIDER and ELELEM_MODEL set defaults."""
+
+
+TRUST_DESCRIPTION = """\
+Let a folder's project files run. They can run code: `.agents/plugins/*.py` are imported
+into every run in the folder, and MCP configs (`.mcp.json`, `.agents/mcp.json`) start
+programs. So, as with direnv or VS Code, they load only in folders you trusted; elsewhere
+they are skipped with a line saying how to trust them. Trust is kept in
+~/.agents/trusted.json with a hash of those files: when any of them changes (a pull
+request adding a plugin), they are skipped again until you trust the folder again.
+Your own ~/.agents/plugins/ and installed packages are always trusted."""
+
+TRUST_EPILOG = """\
+examples:
+  elelem-kernel trust                 # the workspace (git root or this folder), listing its files
+  elelem-kernel trust ~/src/project
+  elelem-kernel trust --list
+  elelem-kernel trust --revoke        # the same folders as `trust`
+in a notebook: %elelem /trust (or /trust in the Elelem kernel), /trust --list, /trust --revoke"""
 
 
 def _session_options(parser: argparse.ArgumentParser) -> None:
@@ -99,6 +118,27 @@ def build_parser() -> argparse.ArgumentParser:
         "files", help="print files (paths from stdin, else `git ls-files`) in an XML envelope"
     )
     files.add_argument("paths", nargs="*", help="paths (default: stdin lines, else git ls-files)")
+    trust = sub.add_parser(
+        "trust",
+        help="let a folder's plugins and MCP configs load (--list, --revoke)",
+        description=TRUST_DESCRIPTION,
+        epilog=TRUST_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    trust.add_argument(
+        "folder",
+        nargs="?",
+        metavar="DIR",
+        help="the folder to trust (default: the workspace root, i.e. the git root or this "
+        "folder, and this folder too when it differs and has project files)",
+    )
+    which = trust.add_mutually_exclusive_group()
+    which.add_argument(
+        "--list", action="store_true", help="list the trusted folders and whether they changed"
+    )
+    which.add_argument(
+        "--revoke", action="store_true", help="forget the trust of DIR (default as above)"
+    )
     sub.add_parser(
         "install",
         help="install the Elelem kernelspec (see `elelem-kernel install --help`)",
@@ -109,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from .agent.registry import set_notify
+
+    set_notify(lambda line: print(line, file=sys.stderr))  # skipped project plugins
     if argv and argv[0] == "review":
         from .review.run import main as review_main
 
@@ -128,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
             return _providers()
         if args.command == "files":
             return _files(args.paths)
+        if args.command == "trust":
+            if args.list and args.folder:
+                parser.error("trust --list takes no folder")
+            return _trust(args)
     except ElelemError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
@@ -226,6 +273,28 @@ def _providers() -> int:
     for name in provider_names():
         mark = f"  (default: {why})" if name == default else ""
         print(f"{name}{mark}")
+    return 0
+
+
+def _trust(args: argparse.Namespace) -> int:
+    from .agent import trust
+    from .agent.registry import find_workspace
+
+    if args.list:
+        print(trust.list_text())
+        return 0
+    if args.folder:
+        folders = [Path(args.folder).expanduser()]
+    else:
+        folders = trust.default_folders(find_workspace())
+    if args.revoke:
+        print(trust.revoke_text(folders))
+        return 0
+    try:
+        print(trust.trust_text(folders))
+    except NotADirectoryError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -118,7 +118,7 @@ def test_providers_and_files(folder):
     assert "print('baa')" in r.stdout and r.stdout.rstrip().endswith("</documents>")
 
 
-@pytest.mark.parametrize("sub", [[], ["ask"], ["chat"], ["providers"], ["files"]])
+@pytest.mark.parametrize("sub", [[], ["ask"], ["chat"], ["providers"], ["files"], ["trust"]])
 def test_help(folder, sub):
     r = cli(*sub, "--help", cwd=folder)
     assert r.returncode == 0 and "usage: elelem-kernel" in r.stdout
@@ -128,3 +128,60 @@ def test_chat_repl(folder):
     r = cli("chat", "-p", "echo", cwd=folder, input="hello there\n/usage\n")
     assert r.returncode == 0
     assert "hello there" in r.stdout and "1 turns" in r.stdout
+
+
+MARKER_PLUGIN = 'import os\n\nopen(os.environ["MARKER"], "a").write("loaded\\n")\n'
+
+
+def git(repo, *args):
+    identity = ["-c", "user.name=T", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
+
+
+def skip_lines(r):
+    return [line for line in r.stderr.splitlines() if "project plugin" in line]
+
+
+def test_a_pull_requests_plugin_runs_only_after_trust(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "app.py").write_text("print('hi')\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "app")
+    plugin = repo / ".agents" / "plugins" / "mark.py"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(MARKER_PLUGIN)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a pull request adding a plugin")
+    marker = tmp_path / "marker"
+    env = {"HOME": str(tmp_path / "home"), "MARKER": str(marker)}
+
+    r = cli("review", "-p", "demo", cwd=repo, env=env)
+    assert r.returncode in (0, 1), r.stderr
+    assert not marker.exists()
+    [line] = skip_lines(r)
+    assert "(mark.py)" in line and "this folder is not trusted" in line
+    r = cli("ask", "-p", "demo", "hi", cwd=repo, input="", env=env)
+    assert r.returncode == 0, r.stderr
+    assert not marker.exists()
+    [line] = skip_lines(r)
+    assert "(mark.py)" in line and f"elelem-kernel trust {repo.resolve()}" in line
+
+    r = cli("trust", cwd=repo, env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"Trusted {repo.resolve()}" in r.stdout and "- `.agents/plugins/mark.py`" in r.stdout
+    r = cli("ask", "-p", "demo", "hi", cwd=repo, input="", env=env)
+    assert r.returncode == 0 and skip_lines(r) == [], r.stderr
+    assert marker.read_text() == "loaded\n"
+    assert "trusted, 1 project file" in cli("trust", "--list", cwd=repo, env=env).stdout
+
+    plugin.write_text(MARKER_PLUGIN + "# changed\n")
+    r = cli("review", "-p", "demo", cwd=repo, env=env)
+    [line] = skip_lines(r)
+    assert "changed since the folder was trusted" in line
+    assert marker.read_text() == "loaded\n"
+
+    r = cli("trust", "--revoke", cwd=repo, env=env)
+    assert f"Revoked the trust of {repo.resolve()}" in r.stdout
+    assert "No folder is trusted yet" in cli("trust", "--list", cwd=repo, env=env).stdout

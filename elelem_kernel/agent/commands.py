@@ -110,6 +110,13 @@ def add_builtin_commands(commands: Commands) -> None:
         "/use ID",
     )
     commands.add("save", "write this conversation to a Markdown file", _save, usage="/save [PATH]")
+    commands.add(
+        "trust",
+        "trust this folder's plugins and MCP configs so they load (--list, --revoke)",
+        _trust,
+        lambda s, a: ["--list", "--revoke"],
+        "/trust [DIR] | /trust --list | /trust --revoke [DIR]",
+    )
 
 
 def _help(session: Session, args: str) -> str:
@@ -232,3 +239,42 @@ def _save(session: Session, args: str) -> str:
         parts.append(f"## Prompt\n\n{t.get('prompt', '')}\n\n## Reply\n\n{t.get('reply', '')}\n")
     path.write_text("\n".join(parts), encoding="utf-8")
     return f"Saved {len(session.conversation)} turns to `{path}`."
+
+
+def _trust(session: Session, args: str) -> str:
+    return trust_command(args, session.workspace, session)
+
+
+def trust_command(args: str, workspace: Path, session: Session | None = None) -> str:
+    """`/trust [DIR]`, `/trust --list`, `/trust --revoke [DIR]`; Markdown saying what it did.
+
+    No DIR means the workspace root (and the current folder when it holds project files).
+    Trusting loads the folder's plugins at once and runs the setups they add on `session`.
+    Works without a session too: a front whose default provider comes from a plugin that
+    is not trusted yet cannot make one.
+    """
+    import shlex
+
+    from . import trust
+    from .registry import load_trusted_plugins
+
+    words = shlex.split(args)
+    if words[:1] == ["--list"]:
+        if len(words) > 1:
+            raise ValueError("--list takes no folder")
+        return trust.list_text()
+    revoking = words[:1] == ["--revoke"]
+    words = words[1:] if revoking else words
+    if len(words) > 1 or any(w.startswith("-") for w in words):
+        raise ValueError(f"unexpected {' '.join(words)!r}: give at most one folder")
+    folders = [Path(words[0]).expanduser()] if words else trust.default_folders(workspace)
+    if revoking:
+        return (
+            trust.revoke_text(folders) + "\n\nPlugins already loaded stay loaded until the "
+            "kernel or program restarts."
+        )
+    try:
+        text = trust.trust_text(folders)
+    except NotADirectoryError as error:
+        raise ValueError(str(error)) from None
+    return "\n\n".join([text, *load_trusted_plugins(session)])

@@ -9,7 +9,10 @@
 
 Built-in providers and the workspace tools register through the same calls. Plugin files
 are every `*.py` directly in `~/.agents/plugins/`, then `./.agents/plugins/`, loaded once;
-a file that fails is skipped with a warning naming it.
+a file that fails is skipped with a warning naming it. The person's own folder is trusted;
+the working folder's plugins came with the folder (a cloned repository, a pull request
+under review), so they load only once the person trusted that folder (`agent/trust.py`);
+until then they are skipped with one line saying how to trust them (`set_notify`).
 """
 
 from __future__ import annotations
@@ -52,6 +55,12 @@ class Config:
 CONFIG = Config()
 _plugins_loaded: set[Path] = set()
 _builtins_loaded = False
+#: project plugin folder -> the line saying why its plugins were skipped (while they are)
+_skipped: dict[Path, str] = {}
+#: lines already told: each is said once per process
+_told: set[str] = set()
+Notify = Callable[[str], None]
+_notify: Notify | None = None
 
 
 def configure(fn: Callable[[Config], Any]) -> Callable[[Config], Any]:
@@ -61,11 +70,33 @@ def configure(fn: Callable[[Config], Any]) -> Callable[[Config], Any]:
 
 
 def plugin_folders() -> list[Path]:
-    return [Path.home() / ".agents" / "plugins", Path.cwd() / ".agents" / "plugins"]
+    """The person's plugin folder, then the working folder's (which needs trust)."""
+    return [user_plugin_folder(), Path.cwd() / ".agents" / "plugins"]
+
+
+def user_plugin_folder() -> Path:
+    return Path.home() / ".agents" / "plugins"
+
+
+def set_notify(fn: Notify | None) -> Notify | None:
+    """Send the lines about skipped project plugins to `fn` (None: a Python warning);
+    returns the previous receiver so a front can put it back."""
+    global _notify
+    previous, _notify = _notify, fn
+    return previous
+
+
+def skipped() -> list[str]:
+    """The lines about project plugins skipped so far because their folder is not trusted."""
+    return list(_skipped.values())
 
 
 def load_plugins(folders: list[Path] | None = None) -> list[str]:
-    """Load built-ins, then plugin files not loaded yet; returns warnings for failures."""
+    """Load built-ins, then plugin files not loaded yet; returns warnings for failures.
+
+    `folders` given by the caller are loaded as they are; by default the person's folder
+    is, and the working folder's only when the person trusted it.
+    """
     global _builtins_loaded
     if not _builtins_loaded:
         _builtins_loaded = True
@@ -73,13 +104,12 @@ def load_plugins(folders: list[Path] | None = None) -> list[str]:
 
         register(CONFIG)
     problems = []
+    user = user_plugin_folder().resolve()
     for folder in folders if folders is not None else plugin_folders():
-        try:
-            files = sorted(folder.glob("*.py")) if folder.is_dir() else []
-        except OSError:
+        files = _plugin_files(folder)
+        if folders is None and folder.resolve() != user and not _consented(folder, files):
             continue
         for path in files:
-            path = path.resolve()
             if path in _plugins_loaded:
                 continue
             _plugins_loaded.add(path)
@@ -90,6 +120,56 @@ def load_plugins(folders: list[Path] | None = None) -> list[str]:
                 problems.append(message)
                 warnings.warn(message, stacklevel=2)
     return problems
+
+
+def _plugin_files(folder: Path) -> list[Path]:
+    """The regular `*.py` files directly in `folder`, resolved and sorted."""
+    try:
+        if not folder.is_dir():
+            return []
+        return sorted(p.resolve() for p in folder.glob("*.py") if p.is_file())
+    except OSError:
+        return []
+
+
+def _consented(folder: Path, files: list[Path]) -> bool:
+    """Whether the project plugin `files` of `folder` may load; if not, say so once."""
+    from . import trust
+
+    pending = [p for p in files if p not in _plugins_loaded]
+    if not pending:
+        _skipped.pop(folder, None)
+        return True
+    project = folder.parent.parent
+    state = trust.status(project)
+    if state == "trusted":
+        _skipped.pop(folder, None)
+        return True
+    names = ", ".join(p.name for p in pending)
+    count = f"{len(pending)} project plugin{'s' if len(pending) > 1 else ''}"
+    why = (
+        "they changed since the folder was trusted; check them, then trust it again with"
+        if state == "changed"
+        else "this folder is not trusted; to load them, trust it with"
+    )
+    line = f"elelem: skipped {count} in {folder} ({names}): {why} {trust.how_to_trust(project)}"
+    _skipped[folder] = line
+    _tell(line)
+    return False
+
+
+def _tell(line: str) -> None:
+    if line in _told:
+        return
+    _told.add(line)
+    if _notify is not None:
+        _notify(line)
+    else:
+        warnings.warn(line, UntrustedPluginsWarning, stacklevel=4)
+
+
+class UntrustedPluginsWarning(UserWarning):
+    """Project plugins were skipped because their folder is not trusted."""
 
 
 def _load_file(path: Path) -> None:
@@ -126,7 +206,8 @@ def create_provider(name: str, model: str | None = None, **options: Any) -> Any:
         ep = _entry_points().get(name)
         if ep is None:
             available = ", ".join(provider_names())
-            raise ConfigError(f'unknown provider: "{name}". Available: {available}')
+            untrusted = "".join(f"\n{line}" for line in skipped())
+            raise ConfigError(f'unknown provider: "{name}". Available: {available}{untrusted}')
         factory = ep.load()
     return factory(model=model, **options)
 
@@ -188,9 +269,29 @@ def new_session(
         approver=approver,
     )
     session.notice = notice
-    for name, setup in list(CONFIG.setups.items()):
+    _run_setups(session, dict(CONFIG.setups))
+    return session
+
+
+def _run_setups(session: Any, setups: dict[str, Setup]) -> None:
+    for name, setup in setups.items():
         try:
             setup(session)
         except Exception as e:
-            warnings.warn(f"elelem: setup {name!r} failed: {type(e).__name__}: {e}", stacklevel=2)
-    return session
+            warnings.warn(f"elelem: setup {name!r} failed: {type(e).__name__}: {e}", stacklevel=3)
+
+
+def load_trusted_plugins(session: Any = None) -> list[str]:
+    """After a folder was trusted: load its plugins now and run the setups they add on
+    `session`, so their providers, tools and commands work without a restart. Returns
+    lines saying what changed (and what is still skipped)."""
+    setups, providers = dict(CONFIG.setups), set(CONFIG.providers)
+    lines = load_plugins()
+    added = sorted(set(CONFIG.providers) - providers)
+    if added:
+        lines.append("New providers: " + ", ".join(f"`{name}`" for name in added) + ".")
+    new = {name: fn for name, fn in CONFIG.setups.items() if setups.get(name) is not fn}
+    if new and session is not None:
+        _run_setups(session, new)
+        lines.append("Set up in this session: " + ", ".join(f"`{name}`" for name in new) + ".")
+    return lines + skipped()

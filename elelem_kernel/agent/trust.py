@@ -14,9 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 PROJECT_FILES = (".agents/mcp.json", ".mcp.json")
 PLUGIN_FOLDER = ".agents/plugins"
@@ -34,7 +36,7 @@ def project_files(folder: Path | str) -> list[Path]:
     plugins = folder / PLUGIN_FOLDER
     try:
         if plugins.is_dir():
-            found.extend(sorted(p for p in plugins.glob("*.py")))
+            found.extend(sorted(p for p in plugins.glob("*.py") if p.is_file()))
     except OSError:
         pass
     found.extend(folder / name for name in PROJECT_FILES if (folder / name).is_file())
@@ -48,11 +50,23 @@ def fingerprint(folder: Path | str) -> str:
     for path in project_files(folder):
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
         try:
-            digest.update(path.read_bytes())
+            _hash_file(path, digest)
         except OSError as e:
             digest.update(f"<unreadable: {e.strerror}>".encode())
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def _hash_file(path: Path, digest: Any) -> None:
+    """Feed a regular file to `digest` in pieces; a FIFO or device (swapped in after the
+    listing) is named, never read, so hashing can neither hang nor fill memory."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            digest.update(b"<not a regular file>")
+            return
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
 
 
 def _key(folder: Path | str) -> str:
@@ -73,8 +87,15 @@ def trusted() -> dict[str, dict]:
 
 def is_trusted(folder: Path | str) -> bool:
     """True when `folder` was trusted and its project files have not changed since."""
+    return status(folder) == "trusted"
+
+
+def status(folder: Path | str) -> str:
+    """`trusted`, `changed` (trusted, but its project files changed since) or `untrusted`."""
     entry = trusted().get(_key(folder))
-    return entry is not None and entry.get("hash") == fingerprint(folder)
+    if entry is None:
+        return "untrusted"
+    return "trusted" if entry.get("hash") == fingerprint(folder) else "changed"
 
 
 def _save(folders: dict[str, dict]) -> None:
@@ -109,3 +130,62 @@ def revoke(folder: Path | str) -> bool:
 def how_to_trust(folder: Path | str) -> str:
     """The commands that trust `folder`, for messages about skipped project files."""
     return f"`elelem-kernel trust {_key(folder)}` (or `/trust` in a notebook)"
+
+
+def default_folders(workspace: Path | str, cwd: Path | str | None = None) -> list[Path]:
+    """What `trust` with no folder means: the workspace root, and the current folder too
+    when it differs and holds project files (plugins load from the current folder)."""
+    folders = [Path(_key(workspace))]
+    here = Path(_key(cwd if cwd is not None else Path.cwd()))
+    if here != folders[0] and project_files(here):
+        folders.append(here)
+    return folders
+
+
+def _files_text(folder: Path) -> str:
+    files = project_files(folder)
+    if not files:
+        return "  (no project files yet: any added later asks again)"
+    return "\n".join(f"- `{p.relative_to(folder).as_posix()}`" for p in files)
+
+
+def trust_text(folders: list[Path]) -> str:
+    """Trust `folders` and say what that lets run: each one's project files."""
+    parts = []
+    for folder in folders:
+        done = trust(folder)
+        parts.append(
+            f"Trusted {done}: these project files load from now on, and a change to any "
+            f"of them asks again:\n{_files_text(done)}"
+        )
+    return "\n\n".join(parts)
+
+
+def revoke_text(folders: list[Path]) -> str:
+    """Revoke the trust of `folders`; says which were trusted."""
+    lines = []
+    for folder in folders:
+        key = _key(folder)
+        if revoke(key):
+            lines.append(f"Revoked the trust of {key}: its project files are skipped from now on.")
+        else:
+            lines.append(f"{key} was not trusted.")
+    return "\n".join(lines)
+
+
+def list_text() -> str:
+    """The trusted folders, each with whether its project files are as they were trusted."""
+    folders = trusted()
+    if not folders:
+        return f"No folder is trusted yet (kept in {store_path()})."
+    lines = [f"Trusted folders (kept in {store_path()}):"]
+    for key in sorted(folders):
+        if not Path(key).is_dir():
+            state = "gone"
+        elif status(key) == "trusted":
+            n = len(project_files(key))
+            state = f"trusted, {n} project file{'' if n == 1 else 's'}"
+        else:
+            state = "its project files changed since it was trusted: they are skipped"
+        lines.append(f"- {key}: {state}")
+    return "\n".join(lines)

@@ -53,9 +53,13 @@ class NotebookFront:
     def get_session(self) -> Any:
         """The shell's session, created with the default provider on first use."""
         if self.session is None:
-            from ..agent.registry import new_session
+            from ..agent.registry import new_session, set_notify
 
-            session = new_session(namespace=self.ip.user_ns)
+            previous = set_notify(self.say)  # skipped project plugins: a line in this cell
+            try:
+                session = new_session(namespace=self.ip.user_ns)
+            finally:
+                set_notify(previous)
             self._wire(session)
             self.session = session
         return self.session
@@ -174,6 +178,16 @@ class NotebookFront:
 
     def command(self, line: str) -> str:
         """Run a slash command line; its Markdown answer."""
+        name, _, args = line.strip().partition(" ")
+        if name == "/trust" and self.session is None:
+            # before any session: its default provider may come from the plugin to trust
+            from ..agent.commands import trust_command
+            from ..agent.registry import find_workspace
+
+            try:
+                return trust_command(args.strip(), find_workspace())
+            except ValueError as error:
+                return f"`/trust`: {error}"
         session = self.get_session()
         self._restore(session, None, None)
         self._announce(session)

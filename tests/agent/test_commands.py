@@ -91,3 +91,41 @@ def test_save_writes_markdown(tmp_path):
     s.command("/save talk.md")
     text = (tmp_path / "talk.md").read_text()
     assert "the question" in text and "the answer" in text
+
+
+def test_trust_lists_the_files_loads_the_plugins_and_lists_and_revokes(tmp_path, monkeypatch):
+    from elelem_kernel.agent import registry
+
+    monkeypatch.setattr(registry, "CONFIG", registry.Config())
+    for name, value in (("_plugins_loaded", set()), ("_skipped", {}), ("_told", set())):
+        monkeypatch.setattr(registry, name, value)
+    monkeypatch.setattr(registry, "_notify", lambda line: None)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "repo"
+    (project / ".agents" / "plugins").mkdir(parents=True)
+    (project / ".agents" / "plugins" / "hello.py").write_text(
+        "import elelem_kernel\n"
+        "def add(session):\n"
+        "    session.toolbox.add('hello', 'say hello')(lambda args: {'hello': 1})\n"
+        "@elelem_kernel.configure\n"
+        "def plugin(config):\n"
+        "    config.provider('hi', lambda model=None, **o: 'hi')\n"
+        "    config.setup('hello', add)\n"
+    )
+    monkeypatch.chdir(project)
+    s = session(project)
+    assert "hi" not in s.provider_names()
+    assert "No folder is trusted yet" in s.command("/trust --list")
+
+    text = s.command("/trust")
+    assert f"Trusted {project.resolve()}" in text and "- `.agents/plugins/hello.py`" in text
+    assert "New providers: `hi`." in text
+    assert s.toolbox.get("hello") is not None and "hi" in s.provider_names()
+    assert f"- {project.resolve()}: trusted, 1 project file" in s.command("/trust --list")
+
+    (project / ".agents" / "plugins" / "hello.py").write_text("# changed\n")
+    assert "changed since it was trusted" in s.command("/trust --list")
+    assert "Revoked the trust of" in s.command("/trust --revoke")
+    assert "was not trusted" in s.command("/trust --revoke")
+    assert "Usage: `/trust [DIR]" in s.command(f"/trust {tmp_path / 'missing'}")
+    assert "Usage:" in s.command("/trust --list extra")

@@ -14,6 +14,9 @@ def clean_config(monkeypatch):
     monkeypatch.setattr(registry, "CONFIG", config)
     monkeypatch.setattr(registry, "_plugins_loaded", set())
     monkeypatch.setattr(registry, "_builtins_loaded", False)
+    monkeypatch.setattr(registry, "_skipped", {})
+    monkeypatch.setattr(registry, "_told", set())
+    monkeypatch.setattr(registry, "_notify", None)
     return config
 
 
@@ -83,3 +86,90 @@ def test_workspace_is_the_git_root(tmp_path):
     inner.mkdir(parents=True)
     assert registry.find_workspace(inner) == tmp_path.resolve()
     assert registry.find_workspace(tmp_path / "a") == tmp_path.resolve()
+
+
+MARKER_PLUGIN = """\
+import os
+import elelem_kernel
+
+open(os.environ["MARKER"], "a").write("loaded\\n")
+
+
+@elelem_kernel.configure
+def plugin(config):
+    config.provider("marked", lambda model=None, **options: "marked")
+"""
+
+
+@pytest.fixture
+def project(clean_config, tmp_path, monkeypatch):
+    """A working folder holding a plugin that writes a marker when imported; HOME isolated."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MARKER", str(tmp_path / "marker"))
+    folder = tmp_path / "repo"
+    (folder / ".agents" / "plugins").mkdir(parents=True)
+    (folder / ".agents" / "plugins" / "mark.py").write_text(MARKER_PLUGIN)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def test_project_plugins_load_only_once_the_folder_is_trusted(project, tmp_path):
+    from elelem_kernel.agent import trust
+
+    told = []
+    registry.set_notify(told.append)
+    assert registry.load_plugins() == []
+    assert not (tmp_path / "marker").exists()
+    assert len(told) == 1
+    assert "skipped 1 project plugin in" in told[0] and "(mark.py)" in told[0]
+    assert f"elelem-kernel trust {project.resolve()}" in told[0]
+    with pytest.raises(ConfigError, match="skipped 1 project plugin"):
+        registry.create_provider("marked")  # the error says why the provider is missing
+    assert len(told) == 1  # said once per process, however often plugins are looked at
+
+    trust.trust(project)
+    registry.load_plugins()
+    assert (tmp_path / "marker").read_text() == "loaded\n"
+    assert registry.create_provider("marked") == "marked"
+    assert registry.skipped() == []
+
+
+def test_a_plugin_changed_after_trust_is_skipped_and_says_so(project, tmp_path):
+    from elelem_kernel.agent import trust
+
+    trust.trust(project)
+    (project / ".agents" / "plugins" / "mark.py").write_text(MARKER_PLUGIN + "# more\n")
+    with pytest.warns(registry.UntrustedPluginsWarning, match="changed since the folder was"):
+        registry.load_plugins()
+    assert not (tmp_path / "marker").exists()
+
+
+def test_the_persons_own_plugins_need_no_trust(clean_config, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("MARKER", str(tmp_path / "marker"))
+    (tmp_path / ".agents" / "plugins").mkdir(parents=True)
+    (tmp_path / ".agents" / "plugins" / "mark.py").write_text(MARKER_PLUGIN)
+    monkeypatch.chdir(tmp_path)  # the working folder is home: its plugins are the person's
+    registry.set_notify(pytest.fail)
+    registry.load_plugins()
+    assert (tmp_path / "marker").exists()
+
+
+def test_trusted_plugins_reach_a_running_session(project, tmp_path):
+    from elelem_kernel.agent import trust
+
+    (project / ".agents" / "plugins" / "tool.py").write_text(
+        "import elelem_kernel\n"
+        "def add(session):\n"
+        "    session.toolbox.add('hello', 'say hello')(lambda args: {'hello': 1})\n"
+        "@elelem_kernel.configure\n"
+        "def plugin(config):\n"
+        "    config.setup('hello', add)\n"
+    )
+    registry.set_notify(lambda line: None)
+    session = registry.new_session(provider="echo", workspace=project)
+    assert session.toolbox.get("hello") is None
+    trust.trust(project)
+    lines = registry.load_trusted_plugins(session)
+    assert session.toolbox.get("hello") is not None
+    assert "New providers: `marked`." in lines and "Set up in this session: `hello`." in lines

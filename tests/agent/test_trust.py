@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from elelem_kernel.agent import trust
@@ -60,3 +62,22 @@ def test_trust_is_per_folder_not_per_name(tmp_path):
     assert not trust.is_trusted(two)
     with pytest.raises(NotADirectoryError):
         trust.trust(tmp_path / "missing")
+
+
+def test_default_folders_are_the_workspace_and_a_subfolder_with_project_files(tmp_path):
+    root = tmp_path / "repo"
+    sub = root / "notebooks"
+    sub.mkdir(parents=True)
+    assert trust.default_folders(root, sub) == [root.resolve()]
+    make_project(sub)
+    assert trust.default_folders(root, sub) == [root.resolve(), sub.resolve()]
+    assert trust.default_folders(root, root) == [root.resolve()]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_among_the_plugins_neither_hangs_nor_counts(tmp_path):
+    project = make_project(tmp_path / "repo")
+    before = trust.fingerprint(project)
+    os.mkfifo(project / ".agents" / "plugins" / "pipe.py")
+    assert trust.fingerprint(project) == before
+    assert project / ".agents" / "plugins" / "pipe.py" not in trust.project_files(project)
