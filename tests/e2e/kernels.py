@@ -20,6 +20,18 @@ def workspace(root: Path) -> Path:
     return root
 
 
+def trusted(env: dict[str, str], folder: Path) -> dict[str, str]:
+    """`env`, with `folder` trusted in its HOME as `elelem-kernel trust` does, so the
+    kernel loads the folder's plugins (untrusted project plugins are skipped)."""
+    from unittest import mock
+
+    from elelem_kernel.agent import trust
+
+    with mock.patch.dict(os.environ, HOME=env["HOME"]):
+        trust.trust(folder)
+    return env
+
+
 def isolated_env(root: Path, **extra: str) -> dict[str, str]:
     """The environment for a kernel whose Jupyter and IPython state lives under `root`."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}

@@ -12,7 +12,18 @@ from jupyter_client.manager import start_new_kernel
 
 from elelem_kernel.jupyter import install
 
-from .kernels import collect, frozen, idle, isolated_env, of, reply_to, run, texts, workspace
+from .kernels import (
+    collect,
+    frozen,
+    idle,
+    isolated_env,
+    of,
+    reply_to,
+    run,
+    texts,
+    trusted,
+    workspace,
+)
 
 pytestmark = pytest.mark.kernel
 
@@ -27,7 +38,7 @@ def prefix(tmp_path_factory):
 @pytest.fixture(scope="module")
 def kernel(prefix, tmp_path_factory):
     folder = workspace(tmp_path_factory.mktemp("elelem"))
-    env = isolated_env(folder, JUPYTER_PATH=str(prefix / "share" / "jupyter"))
+    env = trusted(isolated_env(folder, JUPYTER_PATH=str(prefix / "share" / "jupyter")), folder)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JUPYTER_PATH", env["JUPYTER_PATH"])
         km, kc = start_new_kernel(kernel_name="elelem", env=env, cwd=str(folder))
@@ -165,3 +176,35 @@ def test_review_cell_outside_a_repository_is_a_clear_error(kc):
     assert reply["content"]["status"] == "error"
     assert reply["content"]["ename"] == "UsageError"
     assert "git" in texts(msgs)
+
+
+def test_untrusted_plugins_are_skipped_until_trust_in_the_kernel(prefix, tmp_path):
+    folder = workspace(tmp_path / "work")  # not trusted; its plugin provides the default
+    env = isolated_env(
+        folder, JUPYTER_PATH=str(prefix / "share" / "jupyter"), ELELEM_PROVIDER="xss"
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_PATH", env["JUPYTER_PATH"])
+        km, kc = start_new_kernel(kernel_name="elelem", env=env, cwd=str(folder))
+    try:
+        reply, msgs = run(kc, "show me")
+        assert reply["content"]["status"] == "error"
+        said = [m for m in of(msgs, "display_data") if "skipped 1 project plugin" in texts([m])]
+        assert len(said) == 1  # one line in the cell's output, then the error says why
+        out = texts(msgs)
+        assert "(fronts_plugin.py)" in out and f"elelem-kernel trust {folder.resolve()}" in out
+        assert 'unknown provider: "xss"' in out
+
+        reply, msgs = run(kc, "/trust")
+        out = texts(msgs)
+        assert f"Trusted {folder.resolve()}" in out and ".agents/plugins/fronts_plugin.py" in out
+        assert "New providers" in out and "`xss`" in out
+
+        reply, msgs = run(kc, "show me")
+        assert reply["content"]["status"] == "ok"
+        record = frozen(msgs)["metadata"]["elelem"]
+        assert record["provider"] == "xss" and record["rounds"][0]["calls"][0]["ok"] is True
+        assert "skipped" not in texts(msgs)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

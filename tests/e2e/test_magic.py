@@ -19,6 +19,7 @@ from .kernels import (
     run,
     run_in_cell,
     texts,
+    trusted,
     workspace,
 )
 
@@ -33,7 +34,9 @@ def folder(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def kernel(folder):
-    km, kc = start_new_kernel(kernel_name="python3", env=isolated_env(folder), cwd=str(folder))
+    km, kc = start_new_kernel(
+        kernel_name="python3", env=trusted(isolated_env(folder), folder), cwd=str(folder)
+    )
     reply, _ = run(kc, "%load_ext elelem_kernel")
     assert reply["content"]["status"] == "ok"
     yield km, kc

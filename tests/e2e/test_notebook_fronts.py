@@ -9,7 +9,7 @@ from nbconvert import HTMLExporter
 
 from elelem_kernel.jupyter import install
 
-from .kernels import isolated_env, workspace
+from .kernels import isolated_env, trusted, workspace
 
 pytestmark = pytest.mark.kernel
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -36,7 +36,7 @@ def test_python_notebook_with_magic_cells(tmp_path):
         nbformat.v4.new_code_cell("%%elelem -p toucher\nmake a file"),
         nbformat.v4.new_code_cell("%elelem /usage"),
     ]
-    execute(nb, folder, "python3", isolated_env(folder))
+    execute(nb, folder, "python3", trusted(isolated_env(folder), folder))
     (xss,) = turns(nb.cells[1])
     assert set(xss.data) == {"text/html", "text/markdown", "text/plain"}
     assert WIDGET not in xss.data
@@ -67,7 +67,10 @@ def test_elelem_kernel_notebook(tmp_path, monkeypatch):
         nbformat.v4.new_code_cell("%%py\nprint(6 * 7)"),
     ]
     execute(
-        nb, folder, "elelem", isolated_env(folder, JUPYTER_PATH=str(prefix / "share" / "jupyter"))
+        nb,
+        folder,
+        "elelem",
+        trusted(isolated_env(folder, JUPYTER_PATH=str(prefix / "share" / "jupyter")), folder),
     )
     (turn,) = turns(nb.cells[0])
     assert turn.metadata["elelem"]["reply"] == "hello from a prompt cell"

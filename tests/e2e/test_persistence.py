@@ -12,7 +12,7 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
-from .kernels import isolated_env, run, texts
+from .kernels import isolated_env, run, texts, trusted
 
 pytestmark = pytest.mark.kernel
 
@@ -82,12 +82,13 @@ def env(folder: Path, tmp_path_factory, monkeypatch) -> dict[str, str]:
         json.dumps({"argv": argv, "display_name": "Elelem", "language": "elelem"})
     )
     monkeypatch.setenv("JUPYTER_PATH", str(root / "share"))
-    return isolated_env(
+    env = isolated_env(
         root,
         ANTHROPIC_API_KEY=SECRET,
         ELELEM_PROVIDER="rec",
         ELELEM_NOTEBOOK=str(folder / "nb.ipynb"),
     )
+    return trusted(env, folder)
 
 
 def cell_source(kernel: str, prompt: str) -> str:
