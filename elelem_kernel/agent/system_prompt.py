@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import platform
+import stat
+import warnings
 from datetime import date
 from pathlib import Path
 
@@ -19,24 +21,72 @@ When you change files, say what you changed. If a tool is not offered in the cur
 say which mode would allow it instead of working around it."""
 
 READ_LIMIT = 64_000
+_warned: set[str] = set()
 
 
 def _read(path: Path) -> str | None:
+    """At most `READ_LIMIT` bytes of a regular file; None for anything else (a FIFO or a
+    device is never read, so it cannot hang the turn or fill memory)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     try:
-        if path.is_file():
-            return path.read_text(encoding="utf-8", errors="replace")[:READ_LIMIT]
+        fd = os.open(os.path.realpath(path), flags | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
-    return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            _warn(path, "it is not a regular file")
+            return None
+        return f.read(READ_LIMIT).decode("utf-8", errors="replace")
 
 
 def find_agents_md(start: Path) -> Path | None:
-    """The first AGENTS.md found walking up from `start`."""
+    """The nearest AGENTS.md at or above the workspace root `start`, if it may be read.
+
+    It is sent to the provider on every request, so it gets the file tools' confinement:
+    in the workspace it must resolve inside the workspace (a repository's symlink to
+    `~/.ssh/id_ed25519` is not followed); above it, inside the folder holding it, and it
+    must belong to the person or root (not planted in a shared folder such as /tmp). The
+    nearest one decides: a refused one is not replaced by one further up.
+    """
+    start = Path(start).resolve()
     for folder in [start, *start.parents]:
         candidate = folder / "AGENTS.md"
-        if candidate.is_file():
-            return candidate
+        if not os.path.lexists(candidate):
+            continue
+        problem = _refusal(candidate, folder, above=folder != start)
+        if problem:
+            _warn(candidate, problem)
+            return None
+        return candidate
     return None
+
+
+def _refusal(candidate: Path, folder: Path, above: bool) -> str | None:
+    """Why `candidate` may not be read, or None."""
+    from ..errors import ToolError
+    from ..tools.workspace import Workspace
+
+    try:
+        real = Workspace(folder).resolve(candidate.name)
+    except ToolError:
+        where = "the folder above the workspace holding it" if above else "the workspace"
+        return f"it leads outside {where} ({folder}) through a symlink"
+    try:
+        info = os.stat(real)
+    except OSError as error:
+        return f"it cannot be read ({error.strerror})"
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if above and hasattr(os, "getuid") and info.st_uid not in (os.getuid(), 0):
+        return "it belongs to another user"
+    return None
+
+
+def _warn(path: Path, problem: str) -> None:
+    message = f"elelem: {path} is not used as instructions: {problem}"
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, stacklevel=3)
 
 
 def build(workspace: Path, extra: str | None = None, home: Path | None = None) -> str:
