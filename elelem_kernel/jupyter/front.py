@@ -47,22 +47,34 @@ class NotebookFront:
         self.runner = LoopThread()
         self.announced = False
         self.approvals: dict[str, Any] = {}  #: what the approval channels learnt
+        self.untold: list[str] = []  #: lines about skipped plugins not shown in a cell yet
 
     # -- session ----------------------------------------------------------------------
 
     def get_session(self) -> Any:
         """The shell's session, created with the default provider on first use."""
-        if self.session is None:
-            from ..agent.registry import new_session, set_notify
+        try:
+            if self.session is None:
+                from ..agent.registry import new_session, set_notify
 
-            previous = set_notify(self.say)  # skipped project plugins: a line in this cell
-            try:
-                session = new_session(namespace=self.ip.user_ns)
-            finally:
-                set_notify(previous)
-            self._wire(session)
-            self.session = session
-        return self.session
+                previous = set_notify(self.untold.append)  # skipped project plugins
+                try:
+                    session = new_session(namespace=self.ip.user_ns)
+                finally:
+                    set_notify(previous)
+                self._wire(session)
+                self.session = session
+            return self.session
+        finally:
+            self._say_untold()
+
+    def _say_untold(self) -> None:
+        """Say the lines about skipped project plugins in the cell being run (a completion
+        request that made the session has no cell to show them: the next cell does)."""
+        header = self.parent().get("header") or {}
+        if self.untold and header.get("msg_type", "execute_request") == "execute_request":
+            lines, self.untold[:] = list(self.untold), []
+            self.say("\n\n".join(lines))
 
     def _wire(self, session: Any) -> None:
         session.propose_cell = self.propose_cell

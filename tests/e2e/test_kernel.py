@@ -187,6 +187,8 @@ def test_untrusted_plugins_are_skipped_until_trust_in_the_kernel(prefix, tmp_pat
         mp.setenv("JUPYTER_PATH", env["JUPYTER_PATH"])
         km, kc = start_new_kernel(kernel_name="elelem", env=env, cwd=str(folder))
     try:
+        # a completion tries to make the session first (and fails): its line waits for a cell
+        assert reply_to(kc, kc.complete("/tr", 3))["content"]["matches"] == []
         reply, msgs = run(kc, "show me")
         assert reply["content"]["status"] == "error"
         said = [m for m in of(msgs, "display_data") if "skipped 1 project plugin" in texts([m])]
