@@ -97,6 +97,7 @@ def test_trust_lists_the_files_loads_the_plugins_and_lists_and_revokes(tmp_path,
     from elelem_kernel.agent import registry
 
     monkeypatch.setattr(registry, "CONFIG", registry.Config())
+    monkeypatch.setattr(registry, "_builtins_loaded", False)
     for name, value in (("_plugins_loaded", set()), ("_skipped", {}), ("_told", set())):
         monkeypatch.setattr(registry, name, value)
     monkeypatch.setattr(registry, "_notify", lambda line: None)

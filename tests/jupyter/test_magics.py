@@ -86,3 +86,33 @@ def test_line_magic_prompt_and_review_usage(ip, capsys):
     assert "what's up?" in capsys.readouterr().out
     with pytest.raises(UsageError, match="severity"):
         ip.run_line_magic("elelem", "review --severity nonsense")
+
+
+def test_untrusted_plugins_are_said_once_and_trust_loads_them(ip, tmp_path, monkeypatch, capsys):
+    from elelem_kernel.agent import registry
+
+    monkeypatch.setattr(registry, "CONFIG", registry.Config())
+    monkeypatch.setattr(registry, "_builtins_loaded", False)
+    for name, value in (("_plugins_loaded", set()), ("_skipped", {}), ("_told", set())):
+        monkeypatch.setattr(registry, name, value)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # cwd is tmp_path: not the person's
+    (tmp_path / ".agents" / "plugins").mkdir(parents=True)
+    (tmp_path / ".agents" / "plugins" / "shout.py").write_text(
+        "import elelem_kernel\n"
+        "@elelem_kernel.configure\n"
+        "def plugin(config):\n"
+        "    from elelem_kernel.providers.echo import EchoProvider\n"
+        "    config.provider('shout', lambda model=None, **o: EchoProvider('SHOUT'))\n"
+    )
+    ip.run_cell_magic("elelem", "", "one")
+    ip.run_cell_magic("elelem", "", "two")
+    out = capsys.readouterr().out
+    assert out.count("skipped 1 project plugin") == 1 and "(shout.py)" in out
+    with pytest.raises(UsageError, match='unknown provider: "shout"'):
+        ip.run_cell_magic("elelem", "-p shout", "three")
+
+    ip.run_line_magic("elelem", "/trust")
+    out = capsys.readouterr().out
+    assert f"Trusted {tmp_path.resolve()}" in out and "New providers: `shout`." in out
+    ip.run_cell_magic("elelem", "-p shout", "four")
+    assert "SHOUT: four" in capsys.readouterr().out
