@@ -148,7 +148,8 @@ def _consented(folder: Path, files: list[Path]) -> bool:
     names = ", ".join(p.name for p in pending)
     count = f"{len(pending)} project plugin{'s' if len(pending) > 1 else ''}"
     why = (
-        "they changed since the folder was trusted; check them, then trust it again with"
+        "its project files changed since the folder was trusted; check them, then trust "
+        "it again with"
         if state == "changed"
         else "this folder is not trusted; to load them, trust it with"
     )
