@@ -220,12 +220,13 @@ def _chat(args: argparse.Namespace) -> int:
 
 
 def _providers() -> int:
-    from .agent.registry import default_provider, provider_names
+    from .agent.registry import default_provider, describe_provider, provider_names
 
     default, why = default_provider()
     for name in provider_names():
+        about = describe_provider(name)
         mark = f"  (default: {why})" if name == default else ""
-        print(f"{name}{mark}")
+        print(f"{name}{f'  {about}' if about else ''}{mark}")
     return 0
 
 

@@ -34,11 +34,16 @@ class Config:
     def __init__(self) -> None:
         self.providers: dict[str, ProviderFactory] = {}
         self.setups: dict[str, Setup] = {}
+        self.about: dict[str, Callable[[], str]] = {}
         self.default_checks: list[tuple[str, Callable[[], bool], str]] = []
 
     def provider(self, name: str, factory: ProviderFactory) -> None:
         """Register `factory(model=None, **options)` as provider `name` (replacing any)."""
         self.providers[name] = factory
+
+    def describe(self, name: str, about: Callable[[], str]) -> None:
+        """Let `elelem-kernel providers` say `about()` after provider `name` (one line)."""
+        self.about[name] = about
 
     def setup(self, name: str, fn: Setup) -> None:
         """Run `fn(session)` for every new session (replacing a setup of the same name)."""
@@ -116,6 +121,18 @@ def provider_names() -> list[str]:
     """Every provider that `-p NAME` can resolve."""
     load_plugins()
     return sorted(set(CONFIG.providers) | set(_entry_points()))
+
+
+def describe_provider(name: str) -> str:
+    """The one-line description a plugin gave provider `name`, or ""."""
+    load_plugins()
+    about = CONFIG.about.get(name)
+    if about is None:
+        return ""
+    try:
+        return about()
+    except Exception as e:
+        return f"unavailable: {type(e).__name__}: {e}"
 
 
 def create_provider(name: str, model: str | None = None, **options: Any) -> Any:
