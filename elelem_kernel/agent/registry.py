@@ -192,7 +192,9 @@ def new_session(
         provider, why = default_provider()
         if provider == "demo":
             notice = why
-    instance = create_provider(provider, model=model, **options)
+    from .options import create
+
+    instance = create(provider, model, options)
     session = Session(
         instance,
         provider_name=provider,
@@ -205,6 +207,7 @@ def new_session(
         approver=approver,
     )
     session.notice = notice
+    session.provider_options[provider] = dict(options)
     for name, setup in list(CONFIG.setups.items()):
         try:
             setup(session)

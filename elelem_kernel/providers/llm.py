@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..agent.events import TRUNCATED, Emit
+from ..agent.options import unknown
 from ..errors import ConfigError, ElelemError, ProviderError
 
 INSTALL = "pip install 'elelem-kernel[llm]'"
@@ -91,15 +92,7 @@ def model_defaults(model_id: str) -> dict[str, Any]:
 
 def check_options(model: Any, options: Mapping[str, Any]) -> dict[str, Any]:
     """`options` validated by the model's own Options class; ConfigError names the fix."""
-    fields = sorted(getattr(model.Options, "model_fields", {}))
-    unknown = sorted(set(options) - set(fields))
-    if unknown:
-        s = "s" if len(unknown) > 1 else ""
-        known = ", ".join(fields) or "none"
-        raise ConfigError(
-            f"unknown option{s} for llm model {model.model_id}: {', '.join(unknown)}. "
-            f"Its options: {known}; and log (write to llm's logs database)"
-        )
+    unknown(f"llm model {model.model_id}", options, option_names(model))
     try:
         model.Options(**options)
     except Exception as error:  # pydantic's ValidationError
@@ -107,6 +100,11 @@ def check_options(model: Any, options: Mapping[str, Any]) -> dict[str, Any]:
             f"bad option for llm model {model.model_id}: {_problems(error)}"
         ) from None
     return dict(options)
+
+
+def option_names(model: Any) -> list[str]:
+    """The options of an llm model: its Options class's fields, and this provider's own."""
+    return sorted({*getattr(model.Options, "model_fields", {}), *OWN_OPTIONS})
 
 
 def _problems(error: Exception) -> str:
@@ -136,6 +134,7 @@ class LLMProvider:
         self.log = _flag(options.pop("log", False))
         given = {k: v for k, v in options.items() if v is not None}
         self.options = check_options(self.llm_model, {**model_defaults(self.model), **given})
+        self.known_options = option_names(self.llm_model)
 
     def __repr__(self) -> str:
         return f"LLMProvider(model={self.model!r})"
