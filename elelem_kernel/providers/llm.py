@@ -21,6 +21,7 @@ sends back exactly what the plugin produced.
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 import threading
 from collections.abc import Mapping
@@ -56,8 +57,8 @@ def about() -> str:
     """One line for `elelem-kernel providers`: how many models llm offers, or how to get it."""
     try:
         llm = load()
-    except ConfigError as error:
-        return str(error).split(": ", 1)[-1]
+    except ConfigError:
+        return f"not installed: {INSTALL}"
     count = len(llm.get_models_with_aliases())
     s = "" if count == 1 else "s"
     return f"{count} model{s} from llm's plugins (`llm models` lists them)"
@@ -124,8 +125,6 @@ class LLMProvider:
     name = "llm"
 
     def __init__(self, model: str | None = None, **options: Any):
-        import os
-
         llm = load()
         wanted = model or os.environ.get("ELELEM_MODEL") or llm.get_default_model()
         self.llm_model = find_model(llm, wanted)
@@ -145,8 +144,8 @@ class LLMProvider:
     async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
         """One round: stream the reply of `messages` as provider events."""
         llm = load()
-        kwargs = request(llm, self.llm_model, messages, tools, self.options)
         try:
+            kwargs = request(llm, self.llm_model, messages, tools, self.options)
             if self.is_async:
                 response = self.llm_model.prompt(**kwargs)
                 async for event in response.astream_events():

@@ -116,7 +116,7 @@ def test_llm_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setitem(sys.modules, "llm", None)
     with pytest.raises(ConfigError, match=r"elelem-kernel\[llm\]"):
         create_provider("llm", model="echo")
-    assert "elelem-kernel[llm]" in about()
+    assert about() == "not installed: pip install 'elelem-kernel[llm]'"
 
 
 def test_missing_key_says_how_to_set_it():
