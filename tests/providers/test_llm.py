@@ -6,6 +6,7 @@ folder in every test, so the person's llm keys, aliases and logs are never touch
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import threading
@@ -226,14 +227,32 @@ class Gate:
         self.blocked = threading.Event()
 
 
-@pytest.fixture
-def slow_model():
-    """A sync-only llm model `slow-sync`, registered through llm's plugin manager.
-
-    It yields "first words " and then blocks until the test opens the gate.
-    """
+@contextlib.contextmanager
+def plugin_with(*models):
+    """`models` registered as an llm plugin through llm's own plugin manager."""
     import llm
     from llm.plugins import pm
+
+    plugin = types.ModuleType("elelem_test_llm_plugin")
+
+    @llm.hookimpl
+    def register_models(register):
+        for model in models:
+            register(model)
+
+    plugin.register_models = register_models
+    pm.register(plugin, name="elelem-test-plugin")
+    try:
+        yield
+    finally:
+        pm.unregister(name="elelem-test-plugin")
+
+
+@pytest.fixture
+def slow_model():
+    """A sync-only llm model `slow-sync` that yields "first words " and then blocks until
+    the test opens the gate."""
+    import llm
 
     gate = Gate()
 
@@ -248,19 +267,11 @@ def slow_model():
             yield "and the rest"
             response.set_usage(input=2, output=5)
 
-    plugin = types.ModuleType("elelem_test_slow_plugin")
-
-    @llm.hookimpl
-    def register_models(register):
-        register(SlowSync())
-
-    plugin.register_models = register_models
-    pm.register(plugin, name="elelem-test-slow")
-    try:
-        yield gate
-    finally:
-        gate.open.set()
-        pm.unregister(name="elelem-test-slow")
+    with plugin_with(SlowSync()):
+        try:
+            yield gate
+        finally:
+            gate.open.set()
 
 
 def test_a_sync_model_runs_in_a_thread(slow_model: Gate):
@@ -308,3 +319,44 @@ def test_interrupting_a_sync_model_ends_the_turn_while_its_thread_still_waits(
     assert result.stop == "interrupted"
     assert result.reply == "first words "
     assert not slow_model.open.is_set()  # the turn did not wait for the blocked thread
+
+
+def test_provider_metadata_goes_back_to_the_plugin_and_never_into_the_record(tmp_path: Path):
+    import llm
+    from llm.parts import StreamEvent
+
+    seen: list[list[dict]] = []
+
+    class Signed(llm.AsyncModel):
+        model_id = "signed"
+        can_stream = True
+        supports_tools = True
+
+        async def execute(self, prompt, stream, response, conversation=None):
+            seen.append([m.to_dict() for m in prompt.messages])
+            if prompt.tool_results:
+                yield "done"
+                return
+            meta = {"signature": "opaque-sig-123"}
+            yield StreamEvent(type="reasoning", chunk="Check the file.", provider_metadata=meta)
+            yield StreamEvent(type="tool_call_name", chunk="read", tool_call_id="t1")
+            yield StreamEvent(type="tool_call_args", chunk='{"path": "a.txt"}', tool_call_id="t1")
+
+    (tmp_path / "a.txt").write_text("alpha\n")
+    with plugin_with(Signed()):
+        session = new_session(provider="llm", model="signed", workspace=tmp_path)
+        result = session.run("read a.txt")
+    assert result.stop == "end_turn" and result.reply == "done", result.error
+    *_, assistant, tool = seen[1]
+    assert assistant["parts"] == [
+        {
+            "type": "reasoning",
+            "text": "Check the file.",
+            "provider_metadata": {"signature": "opaque-sig-123"},
+        },
+        {"type": "tool_call", "name": "read", "arguments": {"path": "a.txt"}, "tool_call_id": "t1"},
+    ]
+    [sent] = tool["parts"]
+    assert sent["tool_call_id"] == "t1" and sent["name"] == "read" and "alpha" in sent["output"]
+    assert result.record["rounds"][0]["thinking"] == "Check the file."
+    assert "opaque-sig-123" not in json.dumps(result.record)
