@@ -158,3 +158,26 @@ def test_an_unknown_option_is_an_error_naming_the_known_ones(folder):
     assert r.returncode == 2 and "unknown option for demo: bogus" in r.stderr
     r = cli("chat", "-p", "demo", "-o", "nonsense", cwd=folder, input="")
     assert r.returncode == 1 and "NAME=VALUE" in r.stderr
+
+
+def test_ask_with_an_llm_model(folder):
+    pytest.importorskip("llm_echo")
+    env = {"LLM_USER_PATH": str(folder / "llm-home")}
+    r = cli(
+        "ask",
+        "-p",
+        "llm",
+        "--model",
+        "echo",
+        "-o",
+        "example_bool=true",
+        "hi",
+        cwd=folder,
+        input="",
+        env=env,
+    )
+    assert r.returncode == 0, r.stderr
+    reply = json.loads(r.stdout)
+    assert reply["prompt"] == "hi" and reply["options"] == {"example_bool": True}
+    r = cli("ask", "-p", "llm", "--model", "nope-model", "hi", cwd=folder, input="", env=env)
+    assert r.returncode == 1 and 'unknown llm model "nope-model"' in r.stderr
