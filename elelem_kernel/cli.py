@@ -26,7 +26,8 @@ examples:
   elelem-kernel install --sys-prefix       # the Elelem kernel for JupyterLab
   elelem-kernel trust                      # let this repository's plugins load
 providers and keys: ANTHROPIC_API_KEY, OPENAI_API_KEY (+ OPENAI_BASE_URL for any
-OpenAI-compatible server), OLLAMA_HOST; ELELEM_PROVIDER and ELELEM_MODEL set defaults."""
+OpenAI-compatible server), OLLAMA_HOST; ELELEM_PROVIDER, ELELEM_MODEL and ELELEM_OPTIONS
+(name=value,name=value) set defaults; -p llm --model ID runs any model of simonw/llm."""
 
 
 TRUST_DESCRIPTION = """\
@@ -57,6 +58,15 @@ def _session_options(parser: argparse.ArgumentParser) -> None:
         choices=list(MODES),
         help="which tools are offered: plan (read), build (read+write, the default), "
         "verify (read+execute), auto (all, no approvals)",
+    )
+    parser.add_argument(
+        "-o",
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a provider option (repeatable): max_tokens=2000, thinking=high; values are "
+        "JSON when they parse, else text; ELELEM_OPTIONS sets defaults",
     )
     parser.add_argument(
         "--system-prompt", metavar="TEXT", help="text put before the default system prompt"
@@ -183,8 +193,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _new_session(args: argparse.Namespace) -> Any:
+    from .agent.options import parse_pairs
     from .agent.registry import new_session
 
+    options = parse_pairs(args.option)
     approver = None
     if args.yes:
         from .agent.approval import Policy
@@ -202,6 +214,7 @@ def _new_session(args: argparse.Namespace) -> Any:
         approver=approver,
         system_prompt=args.system_prompt,
         history=args.history,
+        **options,
     )
     session.allow |= set(args.allow)
     if session.notice:
@@ -267,12 +280,13 @@ def _chat(args: argparse.Namespace) -> int:
 
 
 def _providers() -> int:
-    from .agent.registry import default_provider, provider_names
+    from .agent.registry import default_provider, describe_provider, provider_names
 
     default, why = default_provider()
     for name in provider_names():
+        about = describe_provider(name)
         mark = f"  (default: {why})" if name == default else ""
-        print(f"{name}{mark}")
+        print(f"{name}{f'  {about}' if about else ''}{mark}")
     return 0
 
 

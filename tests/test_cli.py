@@ -185,3 +185,56 @@ def test_a_pull_requests_plugin_runs_only_after_trust(tmp_path):
     r = cli("trust", "--revoke", cwd=repo, env=env)
     assert f"Revoked the trust of {repo.resolve()}" in r.stdout
     assert "No folder is trusted yet" in cli("trust", "--list", cwd=repo, env=env).stdout
+
+
+def test_option_flags_and_env_options_reach_the_request(folder):
+    from tests.wire_servers import Round, WireServer
+
+    with WireServer() as wire:
+        wire.script("openai", Round(text="one"), Round(text="two"))
+        env = {**wire.env("openai"), "ELELEM_OPTIONS": "max_tokens=99,thinking=low"}
+        r = cli("ask", "-p", "openai", "-o", "max_tokens=123", "hi", cwd=folder, input="", env=env)
+        assert r.returncode == 0, r.stderr
+        r = cli("ask", "-p", "openai", "hi", cwd=folder, input="", env=env)
+        assert r.returncode == 0, r.stderr
+        first, second = (q.body for q in wire.requests)
+    assert first["max_tokens"] == 123 and first["reasoning_effort"] == "low"
+    assert second["max_tokens"] == 99
+
+
+def test_an_unknown_option_is_an_error_naming_the_known_ones(folder):
+    r = cli("ask", "-p", "openai", "--option", "tempreature=0.2", "hi", cwd=folder, input="")
+    assert r.returncode == 1
+    assert "unknown option for openai: tempreature. Known options: api_key" in r.stderr
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
+    subprocess.run([*git, "add", "."], cwd=folder, check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], cwd=folder, check=True)
+    (folder / "sheep.py").write_text("print('baa baa')\n")
+    r = cli("review", "--option", "bogus=1", "-p", "demo", cwd=folder, input="")
+    assert r.returncode == 2 and "unknown option for demo: bogus" in r.stderr
+    r = cli("chat", "-p", "demo", "-o", "nonsense", cwd=folder, input="")
+    assert r.returncode == 1 and "NAME=VALUE" in r.stderr
+
+
+def test_ask_with_an_llm_model(folder):
+    pytest.importorskip("llm_echo")
+    env = {"LLM_USER_PATH": str(folder / "llm-home")}
+    r = cli(
+        "ask",
+        "-p",
+        "llm",
+        "--model",
+        "echo",
+        "-o",
+        "example_bool=true",
+        "hi",
+        cwd=folder,
+        input="",
+        env=env,
+    )
+    assert r.returncode == 0, r.stderr
+    reply = json.loads(r.stdout)
+    assert reply["prompt"] == "hi" and reply["options"] == {"example_bool": True}
+    r = cli("ask", "-p", "llm", "--model", "nope-model", "hi", cwd=folder, input="", env=env)
+    assert r.returncode == 1 and 'unknown llm model "nope-model"' in r.stderr

@@ -17,6 +17,7 @@ PROVIDERS = {
     "openai": ("elelem_kernel.providers.openai", "OpenAIProvider"),
     "responses": ("elelem_kernel.providers.responses", "ResponsesProvider"),
     "ollama": ("elelem_kernel.providers.ollama", "OllamaProvider"),
+    "llm": ("elelem_kernel.providers.llm", "LLMProvider"),
 }
 
 
@@ -33,6 +34,12 @@ def _ollama_running() -> bool:
     return ollama.configured()
 
 
+def _llm_about() -> str:
+    from ..providers import llm
+
+    return llm.about()
+
+
 def _workspace_tools(session: Any) -> None:
     from ..tools.setup import add_workspace_tools
 
@@ -42,6 +49,7 @@ def _workspace_tools(session: Any) -> None:
 def register(config: Config) -> None:
     for name, (module, cls) in PROVIDERS.items():
         config.provider(name, _factory(module, cls))
+    config.describe("llm", _llm_about)
     config.default_candidate(
         "anthropic", lambda: bool(os.environ.get("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY is set"
     )

@@ -90,6 +90,13 @@ def add_builtin_commands(commands: Commands) -> None:
     )
     commands.add("model", "show or switch the model", _model, usage="/model [name]")
     commands.add(
+        "option",
+        "show the provider's options, set one (JSON or text), or unset one",
+        _option,
+        lambda s, a: list(getattr(s.provider, "known_options", ()) or ()),
+        "/option [NAME [VALUE]]",
+    )
+    commands.add(
         "mode",
         "show or switch the mode: plan, build, verify or auto",
         _mode,
@@ -139,6 +146,26 @@ def _model(session: Session, args: str) -> str:
     if args:
         session.set_provider(session.provider_name, args)
     return f"model: **{session.model or 'default'}** (provider {session.provider_name})"
+
+
+def _option(session: Session, args: str) -> str:
+    from .options import ENV, check_name, describe, from_env, parse_value
+
+    name, _, value = args.partition(" ")
+    if name:
+        name = check_name(name)
+        if value.strip():
+            session.set_option(name, parse_value(value))
+        else:
+            session.set_option(name, None)
+    lines = [f"options of **{session.provider_name}**: {describe(session.options) or 'none set'}"]
+    env = from_env()
+    if env:
+        lines.append(f"from {ENV}: {describe(env)}")
+    known = getattr(session.provider, "known_options", None)
+    if known is not None:
+        lines.append(f"known: {', '.join(known) or 'none'}")
+    return "\n\n".join(lines)
 
 
 def _mode(session: Session, args: str) -> str:

@@ -37,11 +37,16 @@ class Config:
     def __init__(self) -> None:
         self.providers: dict[str, ProviderFactory] = {}
         self.setups: dict[str, Setup] = {}
+        self.about: dict[str, Callable[[], str]] = {}
         self.default_checks: list[tuple[str, Callable[[], bool], str]] = []
 
     def provider(self, name: str, factory: ProviderFactory) -> None:
         """Register `factory(model=None, **options)` as provider `name` (replacing any)."""
         self.providers[name] = factory
+
+    def describe(self, name: str, about: Callable[[], str]) -> None:
+        """Let `elelem-kernel providers` say `about()` after provider `name` (one line)."""
+        self.about[name] = about
 
     def setup(self, name: str, fn: Setup) -> None:
         """Run `fn(session)` for every new session (replacing a setup of the same name)."""
@@ -199,6 +204,18 @@ def provider_names() -> list[str]:
     return sorted(set(CONFIG.providers) | set(_entry_points()))
 
 
+def describe_provider(name: str) -> str:
+    """The one-line description a plugin gave provider `name`, or ""."""
+    load_plugins()
+    about = CONFIG.about.get(name)
+    if about is None:
+        return ""
+    try:
+        return about()
+    except Exception as e:
+        return f"unavailable: {type(e).__name__}: {e}"
+
+
 def create_provider(name: str, model: str | None = None, **options: Any) -> Any:
     """A new provider `name`: plugins first, then the entry point group, else ConfigError."""
     load_plugins()
@@ -257,7 +274,9 @@ def new_session(
         provider, why = default_provider()
         if provider == "demo":
             notice = why
-    instance = create_provider(provider, model=model, **options)
+    from .options import create
+
+    instance = create(provider, model, options)
     session = Session(
         instance,
         provider_name=provider,
@@ -270,6 +289,7 @@ def new_session(
         approver=approver,
     )
     session.notice = notice
+    session.provider_options[provider] = dict(options)
     _run_setups(session, dict(CONFIG.setups))
     return session
 

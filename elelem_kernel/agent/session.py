@@ -69,6 +69,8 @@ class Session:
             raise ConfigError(f"unknown history policy {history!r}; use replies or full")
         self.provider = provider
         self.provider_name = provider_name
+        #: The options the person gave each provider (-o, /option), by provider name.
+        self.provider_options: dict[str, dict[str, Any]] = {}
         self.model = model if model is not None else getattr(provider, "model", None)
         self.toolbox = toolbox if toolbox is not None else Toolbox()
         if commands is None:
@@ -130,13 +132,35 @@ class Session:
 
     # -- providers and commands -----------------------------------------------------
 
-    def set_provider(self, name: str, model: str | None = None) -> None:
-        """Switch provider (and model); the conversation is kept."""
-        from .registry import create_provider
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options the person gave the current provider (ELELEM_OPTIONS not included)."""
+        return self.provider_options.get(self.provider_name, {})
 
-        self.provider = create_provider(name, model=model)
+    def set_provider(
+        self, name: str, model: str | None = None, options: dict[str, Any] | None = None
+    ) -> None:
+        """Switch provider (and model); the conversation is kept.
+
+        The provider gets ELELEM_OPTIONS, then `options` (default: the ones it had before
+        in this session); nothing changes when the provider refuses them.
+        """
+        from .options import create
+
+        chosen = dict(self.provider_options.get(name, {}) if options is None else options)
+        self.provider = create(name, model, chosen)
         self.provider_name = name
+        self.provider_options[name] = chosen
         self.model = model if model is not None else getattr(self.provider, "model", None)
+
+    def set_option(self, name: str, value: Any = None) -> None:
+        """Set option `name` of the current provider (None: back to its default)."""
+        chosen = dict(self.options)
+        if value is None:
+            chosen.pop(name, None)
+        else:
+            chosen[name] = value
+        self.set_provider(self.provider_name, self.model, chosen)
 
     def provider_names(self) -> list[str]:
         from .registry import provider_names

@@ -118,6 +118,7 @@ class NotebookFront:
         system_prompt: str | None = None,
         new: bool = False,
         cell: str | None = None,
+        options: dict[str, Any] | None = None,
     ) -> Any:
         """Run one turn of `prompt` in the notebook's conversation; the TurnResult.
 
@@ -138,7 +139,7 @@ class NotebookFront:
         result = None
         interrupted = False
         try:
-            saved.apply(provider, model, mode, system_prompt)
+            saved.apply(provider, model, mode, system_prompt, options)
             view = _new_view(session, live=self.live(parent))
             session.approver = self._approver(view, parent)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
@@ -261,7 +262,7 @@ class NotebookFront:
 
 
 class _Overrides:
-    """Per-turn provider/model/mode/system prompt, put back after the turn."""
+    """Per-turn provider/model/options/mode/system prompt, put back after the turn."""
 
     def __init__(self, session: Any):
         self.session = session
@@ -272,13 +273,23 @@ class _Overrides:
             session.mode,
             session.system_prompt,
         )
+        self.options = {k: dict(v) for k, v in session.provider_options.items()}
 
     def apply(
-        self, provider: str | None, model: str | None, mode: str | None, system: str | None
+        self,
+        provider: str | None,
+        model: str | None,
+        mode: str | None,
+        system: str | None,
+        options: dict[str, Any] | None = None,
     ) -> None:
         session = self.session
-        if provider or model:
-            session.set_provider(provider or session.provider_name, model)
+        if provider or model or options:
+            name = provider or session.provider_name
+            if model is None and not provider:
+                model = session.model
+            merged = {**session.provider_options.get(name, {}), **(options or {})}
+            session.set_provider(name, model, merged)
         if mode:
             from ..agent.toolbox import MODES
             from ..errors import ConfigError
@@ -292,6 +303,7 @@ class _Overrides:
     def restore(self) -> None:
         s = self.session
         s.provider, s.provider_name, s.model, s.mode, s.system_prompt = self.saved
+        s.provider_options = self.options
 
 
 def _channel(ip: Any, parent: dict[str, Any]) -> str:

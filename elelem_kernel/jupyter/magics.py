@@ -2,7 +2,7 @@
 
     %load_ext elelem_kernel
 
-    %%elelem [ask] [-p NAME] [--model M] [--mode MODE] [--new] [--system-prompt TEXT]
+    %%elelem [ask] [-p NAME] [--model M] [-o NAME=VALUE] [--mode MODE] [--new] [--system-prompt TEXT]
     the prompt, as the cell body
 
     %%elelem review [TARGET ...] [--severity S]
@@ -44,6 +44,14 @@ class ElelemMagics(Magics):
     @argument("--severity", help="review: report only findings at least this severe")
     @argument("-p", "--provider", help="provider for this turn (see /provider)")
     @argument("--model", help="model for this turn")
+    @argument(
+        "-o",
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a provider option for this turn (repeatable); JSON when it parses, else text",
+    )
     @argument("--mode", help="plan, build, verify or auto, for this turn")
     @argument("--new", action="store_true", help="start a fresh conversation first")
     @argument("--system-prompt", dest="system_prompt", help="system prompt for this turn")
@@ -96,8 +104,20 @@ def argparse_defaults() -> Any:
     from types import SimpleNamespace
 
     return SimpleNamespace(
-        provider=None, model=None, mode=None, new=False, system_prompt=None, severity=None
+        provider=None,
+        model=None,
+        mode=None,
+        new=False,
+        system_prompt=None,
+        severity=None,
+        option=[],
     )
+
+
+def _options(args: Any) -> dict[str, Any]:
+    from ..agent.options import parse_pairs
+
+    return parse_pairs(getattr(args, "option", None))
 
 
 def _ask(front: Any, prompt: str, args: Any) -> None:
@@ -105,6 +125,7 @@ def _ask(front: Any, prompt: str, args: Any) -> None:
         prompt,
         provider=args.provider,
         model=args.model,
+        options=_options(args),
         mode=args.mode,
         system_prompt=args.system_prompt,
         new=args.new,
@@ -123,6 +144,7 @@ def _review(front: Any, targets: list[str], focus: str | None, args: Any) -> Non
             severity=args.severity,
             provider=args.provider,
             model=args.model,
+            options=_options(args),
             new=args.new,
         )
     except ValueError as error:  # a bad --severity

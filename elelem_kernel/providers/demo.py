@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from ..agent.events import Emit
+from ..agent.options import unknown
 
 HOW_TO = (
     "I am the **demo model**: offline and scripted, so my answers are canned around what the "
@@ -39,8 +40,10 @@ class DemoProvider:
     """Scripted answers that really call `list`, `read`, `write`, `python` and `variables`."""
 
     name = "demo"
+    known_options = ("delay",)
 
     def __init__(self, model: str | None = None, delay: float | None = None, **options: Any):
+        unknown(self.name, options, self.known_options)
         self.model = model or "demo"
         if delay is None:
             delay = float(os.environ.get("ELELEM_DEMO_DELAY", "0.004"))

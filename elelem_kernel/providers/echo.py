@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..agent.events import Emit
+from ..agent.options import unknown
 
 
 class EchoProvider:
     name = "echo"
+    known_options: tuple[str, ...] = ()
 
     def __init__(self, model: str | None = None, **options: Any):
+        unknown(self.name, options, self.known_options)
         self.model = model
 
     async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:

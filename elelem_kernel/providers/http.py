@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from elelem_kernel.agent.events import Emit, Event
+from elelem_kernel.agent.options import unknown
 from elelem_kernel.errors import ConfigError, ProviderError
 
 #: Options every HTTP provider accepts, with their defaults.
@@ -75,12 +76,7 @@ class HTTPProvider:
 
     def __init__(self, model: str | None = None, **options: Any):
         known = {**COMMON_OPTIONS, **self.extra_options}
-        unknown = sorted(set(options) - set(known))
-        if unknown:
-            raise ConfigError(
-                f"unknown option{'s' if len(unknown) > 1 else ''} for {self.name}: "
-                f"{', '.join(unknown)}. Known options: {', '.join(sorted(known))}"
-            )
+        unknown(self.name, options, known)
         values = {**known, **{k: v for k, v in options.items() if v is not None}}
         self.model: str = model or os.environ.get("ELELEM_MODEL") or self.default_model
         base = values["base_url"] or os.environ.get(self.base_env) or self.default_base
@@ -100,6 +96,11 @@ class HTTPProvider:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def known_options(self) -> list[str]:
+        """The option names this provider accepts (for `/option` and error messages)."""
+        return sorted({**COMMON_OPTIONS, **self.extra_options})
 
     def normalize_base(self, base: str) -> str:
         """The base URL without a trailing slash; providers may be more lenient."""

@@ -16,9 +16,12 @@ import secrets
 from typing import Any
 
 from elelem_kernel.agent.events import TRUNCATED, Emit
+from elelem_kernel.errors import ConfigError
 from elelem_kernel.providers.http import HTTPProvider, parse_arguments
 
 OPENAI_BASE = "https://api.openai.com/v1"
+#: The default reply limit for servers other than api.openai.com.
+LOCAL_MAX_TOKENS = 8192
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 RETRYABLE_ERRORS = frozenset(
     {
@@ -59,14 +62,29 @@ class OpenAIProvider(HTTPProvider):
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)
 
+    def max_tokens(self) -> int | None:
+        """The reply limit to send: the option; else LOCAL_MAX_TOKENS for servers other than
+        api.openai.com (a local model without one can ramble to its context limit); `off`
+        sends none."""
+        value = self.options["max_tokens"]
+        if value is None:
+            return None if self.base_url == OPENAI_BASE else LOCAL_MAX_TOKENS
+        if str(value).strip().lower() in ("off", "none", "no", "false", "0"):
+            return None
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"option max_tokens must be a number or off, not {value!r}") from None
+
     def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
         """The request body."""
         body: dict[str, Any] = {"model": self.model, "messages": to_wire(messages)}
         if tools:
             body["tools"] = tools
-        if self.options["max_tokens"] is not None:
+        limit = self.max_tokens()
+        if limit is not None:
             field = "max_completion_tokens" if self.base_url == OPENAI_BASE else "max_tokens"
-            body[field] = int(self.options["max_tokens"])
+            body[field] = limit
         effort = reasoning_effort(self.options["thinking"])
         if effort:
             body["reasoning_effort"] = effort

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from elelem_kernel.agent.options import parse_pairs
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, collect
@@ -143,6 +144,7 @@ async def areview(
     budget: int = BUDGET,
     renderer: Callable[[dict], None] | None = None,
     session: Any = None,
+    options: dict[str, Any] | None = None,
 ) -> ReviewResult:
     """Review TARGET with a new session (or `session`), one turn per part of the diff."""
     severity = check_severity(severity)
@@ -153,7 +155,9 @@ async def areview(
     if session is None:
         from elelem_kernel.agent.registry import new_session
 
-        session = new_session(provider=provider, model=model, mode="plan", workspace=t.root)
+        session = new_session(
+            provider=provider, model=model, mode="plan", workspace=t.root, **(options or {})
+        )
     log = _setup(session, diff)
     result = ReviewResult(t.label, t.command(), reviewed=diff.reviewed, skipped=diff.skipped)
     result.provider, result.model = (
@@ -219,6 +223,14 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--model", help="model name for the provider")
     p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a provider option (repeatable): max_tokens=2000; JSON when it parses, else text "
+        "(-o is --output here)",
+    )
+    p.add_argument(
         "--format", choices=FORMATS, default="markdown", help="report format (default markdown)"
     )
     p.add_argument(
@@ -251,6 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.target or None,
             provider=args.provider,
             model=args.model,
+            options=parse_pairs(args.option),
             focus=args.focus,
             severity=args.severity,
             workspace=args.workspace,

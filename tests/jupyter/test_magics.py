@@ -116,3 +116,14 @@ def test_untrusted_plugins_are_said_once_and_trust_loads_them(ip, tmp_path, monk
     assert f"Trusted {tmp_path.resolve()}" in out and "New providers: `shout`." in out
     ip.run_cell_magic("elelem", "-p shout", "four")
     assert "SHOUT: four" in capsys.readouterr().out
+
+
+def test_option_flag_reaches_the_provider_for_one_turn(ip, capsys, tmp_path, monkeypatch):
+    pytest.importorskip("llm_echo")
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm"))
+    ip.run_cell_magic("elelem", "-p llm --model echo -o example_bool=true", "first")
+    assert '"example_bool": true' in capsys.readouterr().out
+    ip.run_cell_magic("elelem", "-p llm --model echo", "second")
+    assert "example_bool" not in capsys.readouterr().out  # the option was for one turn
+    with pytest.raises(UsageError, match="unknown option for echo: x. Known options: none"):
+        ip.run_cell_magic("elelem", "--option x=1", "third")

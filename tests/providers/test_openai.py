@@ -201,3 +201,14 @@ def test_reasoning_sent_in_both_fields_is_shown_once(wire, make):
     wire.queue(stream_reply("openai", stream))
     got = fetch(make("openai"))
     assert got.error is None and (got.thinking, got.text) == ("Once.", "ok")
+
+
+def test_servers_other_than_openai_get_a_default_max_tokens():
+    local = OpenAIProvider(base_url="http://127.0.0.1:8080/v1")
+    assert local.body(PROMPT, [])["max_tokens"] == 8192
+    official = OpenAIProvider().body(PROMPT, [])
+    assert "max_tokens" not in official and "max_completion_tokens" not in official
+    off = OpenAIProvider(base_url="http://127.0.0.1:8080/v1", max_tokens="off").body(PROMPT, [])
+    assert "max_tokens" not in off
+    with pytest.raises(Exception, match="max_tokens must be a number or off"):
+        OpenAIProvider(base_url="http://x/v1", max_tokens="lots").body(PROMPT, [])
