@@ -109,12 +109,26 @@ class ElelemKernel(IPythonKernel):
         return _completions([], cursor_pos, cursor_pos)
 
     def do_is_complete(self, code: str) -> dict:
-        kind, translated = route(code)
-        if kind == "python":
-            return super().do_is_complete(translated)
-        if kind == "ipython":
+        """Whether a console should run `code` at Enter, by IPython's rules.
+
+        `%%py` and other `%%` cells, like IPython's cell magics, end with an empty line;
+        `%` and `!` lines are IPython's to judge; slash commands are one line each; a
+        prompt runs at Enter when it is one line, and a prompt of several lines (started
+        by an Enter after an unfinished first line, e.g. one ending in `:` or `\\`) ends
+        with an empty line.
+        """
+        kind, _ = route(code)
+        if kind in ("python", "ipython"):
             return super().do_is_complete(code)
-        return {"status": "complete"}
+        if kind != "prompt":
+            return {"status": "complete"}
+        lines = code.split("\n")
+        if len(lines) == 1:
+            text = code.rstrip()
+            if text.endswith(("\\", ":")):
+                return {"status": "incomplete", "indent": ""}
+            return {"status": "complete"}
+        return {"status": "complete" if not lines[-1].strip() else "incomplete", "indent": ""}
 
     def _complete_command(self, code: str, cursor_pos: int) -> dict:
         from .front import front_for
