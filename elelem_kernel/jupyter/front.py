@@ -46,6 +46,7 @@ class NotebookFront:
         self.session: Any = None
         self.runner = LoopThread()
         self.announced = False
+        self.placed = False
         self.approvals: dict[str, Any] = {}  #: what the approval channels learnt
 
     # -- session ----------------------------------------------------------------------
@@ -115,6 +116,7 @@ class NotebookFront:
         _drop_deleted(session, (parent.get("metadata") or {}).get("deletedCells"))
         if provider is None:  # the notice is about the default provider
             self._announce(session)
+        self._place(session)
         if new:
             session.new_conversation()
         saved = _Overrides(session)
@@ -231,6 +233,25 @@ class NotebookFront:
         )
         if message:
             self.say(message)
+
+    def _place(self, session: Any) -> None:
+        """Say once where the workspace is when it is not around the notebook's folder.
+
+        Through a gateway, or a kernel started elsewhere, the tools would otherwise work
+        on a folder the person did not expect.
+        """
+        if self.placed:
+            return
+        self.placed = True
+        workspace = Path(session.workspace)
+        notebook = self.notebook_path()
+        if notebook is None:
+            self.say(f"workspace: `{workspace}` (the notebook's folder is not known here)")
+        elif not notebook.parent.resolve().is_relative_to(workspace.resolve()):
+            self.say(
+                f"workspace: `{workspace}`, not the notebook's folder `{notebook.parent}`: "
+                "the tools read and write there"
+            )
 
     def _announce(self, session: Any) -> None:
         if not self.announced:

@@ -18,6 +18,7 @@ and interrupts behave as for any cell, and the agent's python tool and `%%py` ce
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
@@ -71,6 +72,7 @@ class ElelemKernel(IPythonKernel):
     ]
 
     def __init__(self, **kwargs: Any):
+        _enter_working_dir()
         super().__init__(**kwargs)
         from .magics import load
 
@@ -142,6 +144,13 @@ class ElelemKernel(IPythonKernel):
         except Exception:
             matches = []
         return _completions(matches, start + offset, cursor_pos)
+
+
+def _enter_working_dir() -> None:
+    """Start in `KERNEL_WORKING_DIR` when a gateway names one (Kernel Gateway does not)."""
+    folder = os.environ.get("KERNEL_WORKING_DIR")
+    if folder and os.path.isdir(folder):
+        os.chdir(folder)
 
 
 def _completions(matches: list[str], start: int, end: int) -> dict:

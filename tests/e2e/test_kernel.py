@@ -12,7 +12,18 @@ from jupyter_client.manager import start_new_kernel
 
 from elelem_kernel.jupyter import install
 
-from .kernels import collect, frozen, idle, isolated_env, of, reply_to, run, texts, workspace
+from .kernels import (
+    collect,
+    frozen,
+    idle,
+    isolated_env,
+    of,
+    reply_to,
+    run,
+    send_in_cell,
+    texts,
+    workspace,
+)
 
 pytestmark = pytest.mark.kernel
 
@@ -145,7 +156,7 @@ def test_interrupt_in_the_elelem_kernel(kernel):
     km, kc = kernel
     msg_id = kc.execute("/provider slow")
     reply_to(kc, msg_id)
-    msg_id = kc.execute("take your time")
+    msg_id = send_in_cell(kc, "take your time")
 
     def streaming(msgs):
         return any("partial answer" in json.dumps(m["content"]) for m in of(msgs, "comm_msg"))

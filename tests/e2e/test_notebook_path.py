@@ -43,3 +43,29 @@ def test_a_relative_notebook_path_survives_a_chdir(tmp_path, monkeypatch):
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_a_gateway_working_dir_is_where_the_kernel_works_and_the_turn_says_so(
+    tmp_path, monkeypatch
+):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    elsewhere = tmp_path / "gateway"
+    elsewhere.mkdir()
+    prefix = tmp_path / "prefix"
+    assert install.main(["--prefix", str(prefix)]) == 0
+    env = isolated_env(
+        folder, JUPYTER_PATH=str(prefix / "share" / "jupyter"), KERNEL_WORKING_DIR=str(folder)
+    )
+    monkeypatch.setenv("JUPYTER_PATH", env["JUPYTER_PATH"])
+    km, kc = start_new_kernel(kernel_name="elelem", env=env, cwd=str(elsewhere))
+    try:
+        _, msgs = run(kc, "%%py\nimport os\nprint(os.getcwd())")
+        assert str(folder) in texts(msgs)
+        _, msgs = run(kc, "where am I?")
+        assert f"workspace: `{folder}` (the notebook's folder is not known here)" in texts(msgs)
+        _, msgs = run(kc, "and again?")
+        assert "workspace:" not in texts(msgs)  # said once
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
