@@ -46,6 +46,7 @@ class NotebookFront:
         self.session: Any = None
         self.runner = LoopThread()
         self.announced = False
+        self.placed = False
         self.approvals: dict[str, Any] = {}  #: what the approval channels learnt
         self.untold: list[str] = []  #: lines about skipped plugins not shown in a cell yet
 
@@ -132,6 +133,7 @@ class NotebookFront:
         _drop_deleted(session, (parent.get("metadata") or {}).get("deletedCells"))
         if provider is None:  # the notice is about the default provider
             self._announce(session)
+        self._place(session)
         if new:
             session.new_conversation()
         saved = _Overrides(session)
@@ -140,7 +142,7 @@ class NotebookFront:
         interrupted = False
         try:
             saved.apply(provider, model, mode, system_prompt, options)
-            view = _new_view(session, live=self.live(parent))
+            view = _new_view(session, self.watcher(parent))
             session.approver = self._approver(view, parent)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
         except KeyboardInterrupt:
@@ -176,18 +178,23 @@ class NotebookFront:
         finally:
             restore_mode(session)
 
-    def live(self, parent: dict[str, Any]) -> bool:
-        """Whether someone watches this cell run: a live widget view, else output at the end.
+    def watcher(self, parent: dict[str, Any]) -> str:
+        """Who watches this cell run: `widgets`, `text`, or `nobody` (output at the end).
 
-        Frontends people watch send the cell id (JupyterLab, Notebook 7) or allow stdin;
-        headless runners (nbclient, papermill, `jupyter execute`) do neither, and would
-        save every widget's state in the notebook.
+        Notebook frontends send the cell id with each request (JupyterLab, Notebook 7, VS
+        Code) and render widgets. A client that allows stdin but sends no cell id
+        (jupyter console, qtconsole) is a person at a text prompt: widgets would show as
+        their repr there, so the turn streams as text. Headless runners (nbclient,
+        papermill, `jupyter execute`) do neither, and would save every widget's state in
+        the notebook.
         """
         if getattr(self.ip, "kernel", None) is None:
-            return False
+            return "nobody"
         metadata = parent.get("metadata") or {}
         content = parent.get("content") or {}
-        return bool(metadata.get("cellId") or content.get("allow_stdin"))
+        if metadata.get("cellId"):
+            return "widgets"
+        return "text" if content.get("allow_stdin") else "nobody"
 
     def command(self, line: str) -> str:
         """Run a slash command line; its Markdown answer."""
@@ -254,6 +261,25 @@ class NotebookFront:
         if message:
             self.say(message)
 
+    def _place(self, session: Any) -> None:
+        """Say once where the workspace is when it is not around the notebook's folder.
+
+        Through a gateway, or a kernel started elsewhere, the tools would otherwise work
+        on a folder the person did not expect.
+        """
+        if self.placed:
+            return
+        self.placed = True
+        workspace = Path(session.workspace)
+        notebook = self.notebook_path()
+        if notebook is None:
+            self.say(f"workspace: `{workspace}` (the notebook's folder is not known here)")
+        elif not notebook.parent.resolve().is_relative_to(workspace.resolve()):
+            self.say(
+                f"workspace: `{workspace}`, not the notebook's folder `{notebook.parent}`: "
+                "the tools read and write there"
+            )
+
     def _announce(self, session: Any) -> None:
         if not self.announced:
             self.announced = True
@@ -312,8 +338,8 @@ def _channel(ip: Any, parent: dict[str, Any]) -> str:
     return choose_channel(getattr(ip, "kernel", None), parent)
 
 
-def _new_view(session: Any, live: bool) -> Any:
-    if live:
+def _new_view(session: Any, watcher: str) -> Any:
+    if watcher == "widgets":
         try:
             from ..render.widget import TurnView
 
@@ -322,6 +348,8 @@ def _new_view(session: Any, live: bool) -> Any:
             return _EndView()
         view.show()
         return view
+    if watcher == "text":
+        return _TextView()
     return _EndView()
 
 
@@ -338,6 +366,30 @@ class _EndView:
 
         data, metadata = bundle(record)
         display(data, metadata=metadata, raw=True)
+
+
+class _TextView(_EndView):
+    """A person at a text client (jupyter console): the turn streams as plain text.
+
+    The stream goes out as `stream` messages while the turn runs; the frozen turn still
+    ends the output as a full `display_data`, the same bundle a notebook saves.
+    """
+
+    def __init__(self) -> None:
+        import sys
+
+        from ..render.terminal import TerminalRenderer
+
+        out = sys.stdout  # the kernel's stream for this cell, also from the loop thread
+        self.renderer = TerminalRenderer(out=out, err=out, color=False)
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if event.get("type") != "turn_end":  # the frozen output below carries the footer
+            self.renderer(event)
+
+    def freeze(self, record: dict[str, Any]) -> None:
+        self.renderer.out.flush()
+        super().freeze(record)
 
 
 def _record_of(

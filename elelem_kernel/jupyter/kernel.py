@@ -18,6 +18,7 @@ and interrupts behave as for any cell, and the agent's python tool and `%%py` ce
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
@@ -71,6 +72,7 @@ class ElelemKernel(IPythonKernel):
     ]
 
     def __init__(self, **kwargs: Any):
+        _enter_working_dir()
         super().__init__(**kwargs)
         from .magics import load
 
@@ -109,12 +111,26 @@ class ElelemKernel(IPythonKernel):
         return _completions([], cursor_pos, cursor_pos)
 
     def do_is_complete(self, code: str) -> dict:
-        kind, translated = route(code)
-        if kind == "python":
-            return super().do_is_complete(translated)
-        if kind == "ipython":
+        """Whether a console should run `code` at Enter, by IPython's rules.
+
+        `%%py` and other `%%` cells, like IPython's cell magics, end with an empty line;
+        `%` and `!` lines are IPython's to judge; slash commands are one line each; a
+        prompt runs at Enter when it is one line, and a prompt of several lines (started
+        by an Enter after an unfinished first line, e.g. one ending in `:` or `\\`) ends
+        with an empty line.
+        """
+        kind, _ = route(code)
+        if kind in ("python", "ipython"):
             return super().do_is_complete(code)
-        return {"status": "complete"}
+        if kind != "prompt":
+            return {"status": "complete"}
+        lines = code.split("\n")
+        if len(lines) == 1:
+            text = code.rstrip()
+            if text.endswith(("\\", ":")):
+                return {"status": "incomplete", "indent": ""}
+            return {"status": "complete"}
+        return {"status": "complete" if not lines[-1].strip() else "incomplete", "indent": ""}
 
     def _complete_command(self, code: str, cursor_pos: int) -> dict:
         from .front import front_for
@@ -128,6 +144,13 @@ class ElelemKernel(IPythonKernel):
         except Exception:
             matches = []
         return _completions(matches, start + offset, cursor_pos)
+
+
+def _enter_working_dir() -> None:
+    """Start in `KERNEL_WORKING_DIR` when a gateway names one (Kernel Gateway does not)."""
+    folder = os.environ.get("KERNEL_WORKING_DIR")
+    if folder and os.path.isdir(folder):
+        os.chdir(folder)
 
 
 def _completions(matches: list[str], start: int, end: int) -> dict:

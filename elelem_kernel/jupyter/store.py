@@ -60,8 +60,18 @@ def find_notebook(user_ns: dict, env: dict) -> tuple[Path | None, str]:
         path = Path(value).expanduser()
         if source in ("JPY_SESSION_NAME", "VS Code") and path.suffix != ".ipynb":
             continue
-        return path.absolute(), f"from {source}"
+        if not path.is_absolute():  # a cell may have changed directory since start-up
+            path = start_folder() / path
+        return path, f"from {source}"
     return None, f"no notebook file known, so no conversation to restore: {HOW_TO_SET}"
+
+
+def start_folder() -> Path:
+    """The folder the kernel started in: relative settings are relative to it."""
+    from IPython import get_ipython
+
+    started = getattr(get_ipython(), "starting_dir", None)
+    return Path(started) if started else Path.cwd()
 
 
 def read_cells(path: Path) -> tuple[list[Cell], list[str]]:

@@ -146,13 +146,15 @@ class TurnView:
         if self._ticker.is_alive() and self._ticker is not threading.current_thread():
             self._ticker.join(timeout=2)
         data, metadata = bundle(record)
+        # Close the widgets while their views are still on the page: closed after the
+        # output is replaced, each model's close reaches views JupyterLab already disposed.
+        self.close()
         if self.handle is not None:
             self.handle.update(data, metadata=metadata, raw=True)
         else:
             from IPython.display import display
 
             display(data, metadata=metadata, raw=True)
-        self.close()
 
     def close(self) -> None:
         """Close every widget of the view (their state is no longer needed)."""

@@ -20,6 +20,7 @@ from .kernels import (
     of,
     reply_to,
     run,
+    send_in_cell,
     texts,
     trusted,
     workspace,
@@ -156,7 +157,7 @@ def test_interrupt_in_the_elelem_kernel(kernel):
     km, kc = kernel
     msg_id = kc.execute("/provider slow")
     reply_to(kc, msg_id)
-    msg_id = kc.execute("take your time")
+    msg_id = send_in_cell(kc, "take your time")
 
     def streaming(msgs):
         return any("partial answer" in json.dumps(m["content"]) for m in of(msgs, "comm_msg"))

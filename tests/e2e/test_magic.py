@@ -18,6 +18,7 @@ from .kernels import (
     reply_to,
     run,
     run_in_cell,
+    send_in_cell,
     texts,
     trusted,
     workspace,
@@ -263,7 +264,7 @@ def test_stop_while_the_buttons_wait(kernel, folder, subshell):
 
 def test_interrupt_mid_stream_keeps_the_partial_reply(kernel):
     km, kc = kernel
-    msg_id = kc.execute("%%elelem -p slow\nhi")
+    msg_id = send_in_cell(kc, "%%elelem -p slow\nhi")
 
     def streaming(msgs):
         return any("partial answer" in json.dumps(m["content"]) for m in of(msgs, "comm_msg"))
@@ -332,7 +333,7 @@ def test_propose_cell_offers_the_next_cell(kc):
 
 def test_interrupt_during_a_tool_kills_its_process(kernel, folder):
     km, kc = kernel
-    msg_id = kc.execute("%%elelem -p napper --mode auto\nnap")
+    msg_id = send_in_cell(kc, "%%elelem -p napper --mode auto\nnap")
 
     def running(msgs):  # the card says so: the command has started
         return any("running" in json.dumps(m["content"]) for m in of(msgs, "comm_msg"))

@@ -38,6 +38,7 @@ def check_turn(lab: Lab, cell, name: str) -> None:
     assert frozen.get_by_text("thinking").count() >= 1
     assert "demo model" in frozen.inner_text()
     lab.shot(f"{name}-frozen", cell)
+    assert lab.console_errors == [], lab.console_errors
 
 
 def test_quickstart_magic_turn(page: Lab):
