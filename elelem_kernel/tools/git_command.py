@@ -1,0 +1,128 @@
+"""Neutral git invocations: every git process the package starts is built here.
+
+A repository's own configuration (`.git/config`, a downloaded project, an unpacked archive)
+and the environment can make git run programs: `core.fsmonitor` on every index read,
+`core.pager`, `diff.external`, textconv and filter drivers named in `.gitattributes`,
+`gpg.program` when a signature is shown, hooks, a transport (`ext::`) for a lazy fetch in
+a partial clone. Read-only tools must run none of them, so each call gets:
+
+- `--no-pager` and `-c` overrides for every program-running setting git reads in the
+  commands used here (`NEUTRAL_CONFIG`);
+- with `drivers=True` (commands that read work-tree content: diff, blame, status), the
+  filter, textconv and external-diff drivers the repository defines, each set to empty;
+- a neutral environment (`environment`): no `GIT_*` variable of the caller passes
+  through, no system config, no prompts, no optional index writes, no transport at all.
+
+The person's global config (`~/.gitconfig`) is kept: it is theirs, as `~/.agents` is, and
+it carries `safe.directory` and excludes that reviews and listings need; the overrides
+above win over it too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+#: Settings that run programs (or write), made inert for every call.
+NEUTRAL_CONFIG: dict[str, str] = {
+    "core.pager": "cat",
+    "core.fsmonitor": "false",
+    # an empty hooksPath is accepted by git 2.39 too; /dev/null can hold no hook at all
+    "core.hooksPath": os.devnull,
+    "diff.external": "",
+    "log.showSignature": "false",
+    "gpg.program": "",
+    "gpg.openpgp.program": "",
+    "gpg.ssh.program": "",
+    "gpg.x509.program": "",
+    # names as UTF-8 rather than octal escapes: callers read them back as paths
+    "core.quotePath": "false",
+}
+
+#: Environment set for every call, after every inherited `GIT_*` variable is dropped.
+NEUTRAL_ENV: dict[str, str] = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "LC_ALL": "C",
+    # `git status` must not write the index (which would run post-index-change hooks)
+    "GIT_OPTIONAL_LOCKS": "0",
+    # no transport is allowed: a partial clone's lazy fetch would run `ext::` commands
+    "GIT_ALLOW_PROTOCOL": "",
+}
+
+#: Repository-defined drivers that run programs on file content.
+DRIVER_KEY = re.compile(
+    r"(?:filter\.(?P<f>.+)\.(?:clean|smudge|process)|diff\.(?P<d>.+)\.(?:textconv|command))",
+    re.IGNORECASE,
+)
+
+
+def environment() -> dict[str, str]:
+    """`os.environ` without any `GIT_*` variable, plus `NEUTRAL_ENV`."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("GIT_")}
+    env.update(NEUTRAL_ENV)
+    return env
+
+
+def argv(root: str | os.PathLike[str], *args: str, drivers: bool = False) -> list[str]:
+    """`git --no-pager -c ... -C root args...` with the neutral settings.
+
+    `drivers=True` also blanks the filter and diff drivers the repository configures (one
+    extra `git config` call): use it for commands that read work-tree files.
+    """
+    config = [f"{key}={value}" for key, value in NEUTRAL_CONFIG.items()]
+    if drivers:
+        config += [f"{key}=" for key in driver_keys(root)]
+    pairs = [word for item in config for word in ("-c", item)]
+    return ["git", "--no-pager", *pairs, "-C", os.fspath(root), *args]
+
+
+def driver_keys(root: str | os.PathLike[str]) -> list[str]:
+    """Config keys (any scope but the command line) that define a filter or diff driver."""
+    cmd = ["git", "--no-pager", "-C", os.fspath(root), "config", "--list", "--name-only", "-z"]
+    try:
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            env=environment(),
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    names = proc.stdout.decode("utf-8", "replace").split("\0")
+    keys = [name for name in names if DRIVER_KEY.fullmatch(name)]
+    return list(dict.fromkeys(keys))
+
+
+def run(
+    root: str | os.PathLike[str],
+    *args: str,
+    drivers: bool = False,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run neutral `git args...` in `root`; output captured as bytes, stdin closed.
+
+    Raises what `subprocess.run` raises (`FileNotFoundError` without git, `TimeoutExpired`).
+    """
+    return subprocess.run(
+        argv(root, *args, drivers=drivers),
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        env=environment(),
+        timeout=timeout,
+    )
+
+
+def popen(folder: str | os.PathLike[str], *args: str) -> subprocess.Popen[bytes]:
+    """Start neutral `git args...` in `folder`, stdout piped, stdin and stderr closed."""
+    return subprocess.Popen(
+        argv(folder, *args),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=environment(),
+    )
