@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     MAX_LINES,
@@ -220,6 +221,7 @@ def _existing_file(ws: Workspace, path: str, hint: str) -> Path:
 
 def _writable(ws: Workspace, path: str, protected: Path | None) -> Path:
     target = ws.resolve(path)
+    check_writable(ws, path, target)
     rel = ws.relative(target)
     if target.is_dir():
         raise ToolError(f'"{rel}" is a folder; give a file path.')

@@ -36,6 +36,8 @@ NEUTRAL_CONFIG: dict[str, str] = {
     "gpg.openpgp.program": "",
     "gpg.ssh.program": "",
     "gpg.x509.program": "",
+    # a folder that merely looks like a bare repository (files a write could make) is none
+    "safe.bareRepository": "explicit",
     # names as UTF-8 rather than octal escapes: callers read them back as paths
     "core.quotePath": "false",
 }

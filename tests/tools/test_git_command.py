@@ -117,3 +117,15 @@ def test_the_environment_passes_no_git_variable(monkeypatch):
     env = git_command.environment()
     assert "GIT_DIR" not in env and "git_work_tree" not in env
     assert env["GIT_CONFIG_NOSYSTEM"] == "1" and env["GIT_ALLOW_PROTOCOL"] == ""
+
+
+def test_a_folder_made_to_look_like_a_bare_repository_is_not_one(tmp_path):
+    fake = tmp_path / "fake"
+    (fake / "objects").mkdir(parents=True)
+    (fake / "refs").mkdir()
+    (fake / "HEAD").write_text("ref: refs/heads/main\n")
+    (fake / "config").write_text("[core]\n\tbare = false\n\tworktree = ..\n")
+    assert (
+        subprocess.run(["git", "-C", str(fake), "rev-parse"], capture_output=True).returncode == 0
+    )
+    assert git_command.run(fake, "rev-parse").returncode != 0
