@@ -10,6 +10,8 @@ a partial clone. Read-only tools must run none of them, so each call gets:
   commands used here (`NEUTRAL_CONFIG`);
 - with `drivers=True` (commands that read work-tree content: diff, blame, status), the
   filter, textconv and external-diff drivers the repository defines, each set to empty;
+- the work tree pinned to the folder holding `.git` (`work_tree`), whatever
+  `core.worktree` says;
 - a neutral environment (`environment`): no `GIT_*` variable of the caller passes
   through, no system config, no prompts, no optional index writes, no transport at all.
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from pathlib import Path
 
 #: Settings that run programs (or write), made inert for every call.
 NEUTRAL_CONFIG: dict[str, str] = {
@@ -79,7 +82,22 @@ def argv(root: str | os.PathLike[str], *args: str, drivers: bool = False) -> lis
     if drivers:
         config += [f"{key}=" for key in driver_keys(root)]
     pairs = [word for item in config for word in ("-c", item)]
-    return ["git", "--no-pager", *pairs, "-C", os.fspath(root), *args]
+    tree = work_tree(root)
+    pinned = [f"--work-tree={tree}"] if tree is not None else []
+    return ["git", "--no-pager", *pairs, *pinned, "-C", os.fspath(root), *args]
+
+
+def work_tree(folder: str | os.PathLike[str]) -> Path | None:
+    """The folder holding the `.git` that git finds from `folder`, or None.
+
+    git is told this is the work tree, so a repository's `core.worktree` cannot point
+    its commands (grep, diff, blame) at files outside the folder that holds it.
+    """
+    start = Path(os.path.abspath(folder))
+    for candidate in (start, *start.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
 
 
 def driver_keys(root: str | os.PathLike[str]) -> list[str]:

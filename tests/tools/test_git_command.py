@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -12,6 +13,8 @@ import pytest
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.review.run import review
+from elelem_kernel.review.target import resolve
+from elelem_kernel.review.tools import run_git
 from elelem_kernel.tools import git_command
 from elelem_kernel.tools.setup import add_workspace_tools
 from tests.scripted import Scripted, call, say
@@ -129,3 +132,23 @@ def test_a_folder_made_to_look_like_a_bare_repository_is_not_one(tmp_path):
         subprocess.run(["git", "-C", str(fake), "rev-parse"], capture_output=True).returncode == 0
     )
     assert git_command.run(fake, "rev-parse").returncode != 0
+
+
+def test_core_worktree_cannot_point_git_outside_the_repository(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "s.txt").write_text("TOPSECRET\n")
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("hello\n")
+    git(root, "add", "a.txt")
+    git(root, "commit", "-q", "-m", "one")
+    (root / "s.txt").write_text("harmless\n")
+    git(root, "add", "s.txt")
+    git(root, "config", "core.worktree", str(outside))
+    target = resolve(None, root)
+    assert target.root == root.resolve()
+    found = [run_git(line, target) for line in ("grep -e TOPSECRET", "diff", "status")]
+    assert "TOPSECRET" not in json.dumps(found) and "s.txt" in found[2]["output"]
