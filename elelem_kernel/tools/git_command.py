@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 #: Settings that run programs (or write), made inert for every call.
@@ -65,22 +66,26 @@ DRIVER_KEY = re.compile(
 )
 
 
-def environment() -> dict[str, str]:
-    """`os.environ` without any `GIT_*` variable, plus `NEUTRAL_ENV`."""
+def environment(blank: Sequence[str] = ()) -> dict[str, str]:
+    """`os.environ` without any `GIT_*` variable, plus `NEUTRAL_ENV`.
+
+    `blank` names config keys set to empty for the call. They go through
+    `GIT_CONFIG_KEY_n` rather than `-c`, which cuts `key=value` at the first `=`, and a
+    driver's name may hold one (`filter.a=b.clean`).
+    """
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("GIT_")}
     env.update(NEUTRAL_ENV)
+    for i, key in enumerate(blank):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = ""
+    if blank:
+        env["GIT_CONFIG_COUNT"] = str(len(blank))
     return env
 
 
-def argv(root: str | os.PathLike[str], *args: str, drivers: bool = False) -> list[str]:
-    """`git --no-pager -c ... -C root args...` with the neutral settings.
-
-    `drivers=True` also blanks the filter and diff drivers the repository configures (one
-    extra `git config` call): use it for commands that read work-tree files.
-    """
+def argv(root: str | os.PathLike[str], *args: str) -> list[str]:
+    """`git --no-pager -c ... --work-tree=... -C root args...` with the neutral settings."""
     config = [f"{key}={value}" for key, value in NEUTRAL_CONFIG.items()]
-    if drivers:
-        config += [f"{key}=" for key in driver_keys(root)]
     pairs = [word for item in config for word in ("-c", item)]
     tree = work_tree(root)
     pinned = [f"--work-tree={tree}"] if tree is not None else []
@@ -126,13 +131,15 @@ def run(
 ) -> subprocess.CompletedProcess[bytes]:
     """Run neutral `git args...` in `root`; output captured as bytes, stdin closed.
 
-    Raises what `subprocess.run` raises (`FileNotFoundError` without git, `TimeoutExpired`).
+    `drivers=True` also blanks the filter and diff drivers the repository configures (one
+    extra `git config` call): use it for commands that read work-tree files. Raises what
+    `subprocess.run` raises (`FileNotFoundError` without git, `TimeoutExpired`).
     """
     return subprocess.run(
-        argv(root, *args, drivers=drivers),
+        argv(root, *args),
         capture_output=True,
         stdin=subprocess.DEVNULL,
-        env=environment(),
+        env=environment(driver_keys(root) if drivers else ()),
         timeout=timeout,
     )
 

@@ -35,8 +35,9 @@ def hostile(tmp_path: Path) -> tuple[Path, Path]:
     program.write_text(f'#!/bin/sh\ntouch "{marker}/$$"\ncat "$@" 2>/dev/null\nexit 0\n')
     program.chmod(program.stat().st_mode | stat.S_IXUSR)
     git(root, "init", "-q", "-b", "main")
-    (root / ".gitattributes").write_text("*.txt filter=evil diff=evil\n")
+    (root / ".gitattributes").write_text("*.txt filter=evil diff=evil\n*.md filter=a=b\n")
     (root / "a.txt").write_text("hello\n")
+    (root / "b.md").write_text("x\n")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "one")
     tree = git(root, "rev-parse", "HEAD^{tree}").strip()
@@ -62,6 +63,7 @@ def hostile(tmp_path: Path) -> tuple[Path, Path]:
         "diff.evil.command": str(program),
         "filter.evil.clean": str(program),
         "filter.evil.smudge": str(program),
+        "filter.a=b.clean": str(program),
         "gpg.program": str(program),
         "log.showSignature": "true",
         "core.repositoryformatversion": "1",
@@ -77,7 +79,9 @@ def hostile(tmp_path: Path) -> tuple[Path, Path]:
     hook.write_text(program.read_text())
     hook.chmod(0o755)
     (root / "a.txt").write_text("hello\nmore\n")
-    os.utime(root / "a.txt", (1, 1))  # an old stat: git must read the file to compare
+    (root / "b.md").write_text("x\ny\n")
+    for name in ("a.txt", "b.md"):
+        os.utime(root / name, (1, 1))  # an old stat: git must read the file to compare
     return root, marker
 
 
@@ -110,7 +114,10 @@ def test_a_review_and_its_git_tool_run_nothing(hostile, monkeypatch, tmp_path):
     provider = Scripted(*rounds, say("done"))
     session = Session(provider, Toolbox(), workspace=root)
     result = review(None, session=session, workspace=root)
-    assert result.reviewed == ["a.txt"] and "+more" in provider.sent[0]["messages"][-1]["content"]
+    assert (
+        result.reviewed == ["a.txt", "b.md"]
+        and "+more" in provider.sent[0]["messages"][-1]["content"]
+    )
     assert list(marker.iterdir()) == []
 
 
