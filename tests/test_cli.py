@@ -128,3 +128,12 @@ def test_chat_repl(folder):
     r = cli("chat", "-p", "echo", cwd=folder, input="hello there\n/usage\n")
     assert r.returncode == 0
     assert "hello there" in r.stdout and "1 turns" in r.stdout
+
+
+def test_files_lists_git_files_without_running_the_repository_config(folder, tmp_path):
+    marker = tmp_path.parent / f"{tmp_path.name}-marker"
+    for args in (["init", "-q"], ["add", "-A"], ["config", "core.fsmonitor", f"touch {marker}"]):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+    r = cli("files", cwd=folder, input="")
+    assert r.returncode == 0 and "<source>sheep.py</source>" in r.stdout
+    assert not marker.exists()
