@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from elelem_kernel.errors import ElelemError
+from elelem_kernel.errors import ElelemError, ToolError
 from elelem_kernel.tools import git_command
 
 #: The id of git's empty tree: the base of a diff for a repository without commits.
@@ -28,6 +28,8 @@ def run(
         proc = git_command.run(root, *args, drivers=True, timeout=timeout)
     except FileNotFoundError as e:
         raise ReviewError("git is not installed (install git and try again)") from e
+    except ToolError as e:
+        raise ReviewError(str(e)) from e
     except subprocess.TimeoutExpired as e:
         raise ReviewError(f"git {' '.join(args)} took longer than {timeout:.0f}s") from e
     if check and proc.returncode != 0:

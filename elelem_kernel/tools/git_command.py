@@ -9,7 +9,9 @@ a partial clone. Read-only tools must run none of them, so each call gets:
 - `--no-pager` and `-c` overrides for every program-running setting git reads in the
   commands used here (`NEUTRAL_CONFIG`);
 - with `drivers=True` (commands that read work-tree content: diff, blame, status), the
-  filter, textconv and external-diff drivers the repository defines, each set to empty;
+  filter, textconv and external-diff drivers the repository defines, each set to empty,
+  and a refusal when the config points the command at a file outside the work tree
+  (`blame.ignoreRevsFile`, which no override can take back);
 - the work tree pinned to the folder holding `.git` (`work_tree`), whatever
   `core.worktree` says;
 - a neutral environment (`environment`): no `GIT_*` variable of the caller passes
@@ -27,6 +29,8 @@ import re
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+
+from elelem_kernel.errors import ToolError
 
 #: Settings that run programs (or write), made inert for every call.
 NEUTRAL_CONFIG: dict[str, str] = {
@@ -59,9 +63,12 @@ NEUTRAL_ENV: dict[str, str] = {
     "GIT_ALLOW_PROTOCOL": "",
 }
 
+#: Settings naming a file a subcommand reads and may echo (an error quoting its lines).
+READ_FILES = {"blame.ignorerevsfile": "blame"}
+
 #: Repository-defined drivers that run programs on file content.
 DRIVER_KEY = re.compile(
-    r"(?:filter\.(?P<f>.+)\.(?:clean|smudge|process)|diff\.(?P<d>.+)\.(?:textconv|command))",
+    r"(?:filter\..+\.(?:clean|smudge|process)|diff\..+\.(?:textconv|command))",
     re.IGNORECASE,
 )
 
@@ -105,22 +112,42 @@ def work_tree(folder: str | os.PathLike[str]) -> Path | None:
     return None
 
 
-def driver_keys(root: str | os.PathLike[str]) -> list[str]:
-    """Config keys (any scope but the command line) that define a filter or diff driver."""
-    cmd = ["git", "--no-pager", "-C", os.fspath(root), "config", "--list", "--name-only", "-z"]
-    try:
-        proc = subprocess.run(
-            cmd,
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            env=environment(),
-            timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    names = proc.stdout.decode("utf-8", "replace").split("\0")
-    keys = [name for name in names if DRIVER_KEY.fullmatch(name)]
-    return list(dict.fromkeys(keys))
+def repository_config(root: str | os.PathLike[str]) -> list[tuple[str, str | None]]:
+    """Every config entry git reads in `root` (key lowercased but for subsections, value)."""
+    cmd = ["git", "--no-pager", "-C", os.fspath(root), "config", "--list", "-z"]
+    proc = subprocess.run(
+        cmd, capture_output=True, stdin=subprocess.DEVNULL, env=environment(), timeout=30
+    )
+    entries: list[tuple[str, str | None]] = []
+    for item in proc.stdout.decode("utf-8", "replace").split("\0"):
+        if item:
+            key, newline, value = item.partition("\n")
+            entries.append((key, value if newline else None))
+    return entries
+
+
+def driver_keys(entries: Sequence[tuple[str, str | None]]) -> list[str]:
+    """The keys among `entries` that name a filter or diff driver's program."""
+    return list(dict.fromkeys(key for key, _ in entries if DRIVER_KEY.fullmatch(key)))
+
+
+def check_read_files(
+    root: str | os.PathLike[str], command: str, entries: Sequence[tuple[str, str | None]]
+) -> None:
+    """Raise `ToolError` when `command` would read (and may echo) a file outside the work
+    tree that the config names. `-c` cannot take such a setting back: blame reads every
+    `blame.ignoreRevsFile` given, and an empty one resets nothing set elsewhere."""
+    tree = work_tree(root) or Path(os.path.abspath(root))
+    for key, value in entries:
+        if READ_FILES.get(key) != command or not value:
+            continue
+        path = Path(os.path.expanduser(value))
+        real = (Path(os.path.abspath(root)) / path).resolve()
+        if not real.is_relative_to(tree.resolve()):
+            raise ToolError(
+                f"the repository's config sets {key} = {value}, a file outside the "
+                f"repository that git {command} would read; git {command} is not run here"
+            )
 
 
 def run(
@@ -131,15 +158,21 @@ def run(
 ) -> subprocess.CompletedProcess[bytes]:
     """Run neutral `git args...` in `root`; output captured as bytes, stdin closed.
 
-    `drivers=True` also blanks the filter and diff drivers the repository configures (one
-    extra `git config` call): use it for commands that read work-tree files. Raises what
-    `subprocess.run` raises (`FileNotFoundError` without git, `TimeoutExpired`).
+    `drivers=True` (one extra `git config` call; use it for commands that read work-tree
+    files) also blanks the filter and diff drivers the repository configures and refuses
+    (`ToolError`) a command the config points at a file outside the work tree. Raises what
+    `subprocess.run` raises too (`FileNotFoundError` without git, `TimeoutExpired`).
     """
+    blank: list[str] = []
+    if drivers:
+        entries = repository_config(root)
+        blank = driver_keys(entries)
+        check_read_files(root, args[0] if args else "", entries)
     return subprocess.run(
         argv(root, *args),
         capture_output=True,
         stdin=subprocess.DEVNULL,
-        env=environment(driver_keys(root) if drivers else ()),
+        env=environment(blank),
         timeout=timeout,
     )
 

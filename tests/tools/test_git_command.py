@@ -159,3 +159,21 @@ def test_core_worktree_cannot_point_git_outside_the_repository(tmp_path, monkeyp
     assert target.root == root.resolve()
     found = [run_git(line, target) for line in ("grep -e TOPSECRET", "diff", "status")]
     assert "TOPSECRET" not in json.dumps(found) and "s.txt" in found[2]["output"]
+
+
+def test_blame_never_reads_an_ignore_revs_file_outside_the_repository(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "secret.txt").write_text("TOPSECRET\n")
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("hello\n")
+    (root / ".git-blame-ignore-revs").write_text("")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "one")
+    git(root, "config", "blame.ignoreRevsFile", ".git-blame-ignore-revs")
+    target = resolve(None, root)
+    assert "hello" in run_git("blame a.txt", target)["output"]
+    git(root, "config", "blame.ignoreRevsFile", str(tmp_path / "secret.txt"))
+    result = run_git("blame a.txt", target)
+    assert "TOPSECRET" not in json.dumps(result) and "blame.ignorerevsfile" in result["error"]
