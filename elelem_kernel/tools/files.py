@@ -123,8 +123,12 @@ def write(ws: Workspace, path: str, content: str, protected: Path | None = None)
 
 
 def write_preview(ws: Workspace, path: str, content: str) -> str:
-    """The diff `write` would make, for the person approving it."""
+    """The diff `write` would make, for the person approving it (or why it would fail)."""
     target = ws.resolve(path)
+    try:
+        check_writable(ws, path, target)
+    except ToolError as e:
+        return f"write {path}: would fail: {e}"
     rel = ws.relative(target)
     before = ""
     if target.is_file():

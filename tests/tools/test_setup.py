@@ -171,3 +171,10 @@ def test_names_that_only_look_like_dot_git_can_be_written(root: Path) -> None:
     toolbox = session_in(root).toolbox
     for path in (".gitignore", ".github/workflows/ci.yml", "my.git/notes.txt", "x.git"):
         assert call(toolbox, "write", path=path, content="ok\n")["ok"], path
+
+
+def test_the_preview_of_a_write_into_dot_git_says_it_would_fail(root: Path) -> None:
+    (root / ".git").mkdir()
+    tool = session_in(root).toolbox.get("write")
+    preview = tool.describe({"path": ".git/config", "content": "[core]\n"})
+    assert preview.startswith("write .git/config: would fail:") and "inside a .git" in preview
