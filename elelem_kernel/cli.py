@@ -316,14 +316,18 @@ def _files(paths: list[str]) -> int:
     if not paths and not sys.stdin.isatty():
         paths = [line.strip() for line in sys.stdin if line.strip()]
     if not paths:
+        from .tools import git_command
+
         try:
-            listed = subprocess.run(["git", "ls-files"], capture_output=True, text=True, check=True)
-        except (OSError, subprocess.CalledProcessError):
+            listed = git_command.run(".", "ls-files", "-z")
+        except (OSError, subprocess.SubprocessError):
+            listed = None
+        if listed is None or listed.returncode != 0:
             print(
                 "Error: no paths given on stdin and this is not a git repository", file=sys.stderr
             )
             return 1
-        paths = listed.stdout.splitlines()
+        paths = [p for p in listed.stdout.decode("utf-8", "replace").split("\0") if p]
     print("<documents>")
     for index, path in enumerate(paths, 1):
         try:

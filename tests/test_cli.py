@@ -238,3 +238,12 @@ def test_ask_with_an_llm_model(folder):
     assert reply["prompt"] == "hi" and reply["options"] == {"example_bool": True}
     r = cli("ask", "-p", "llm", "--model", "nope-model", "hi", cwd=folder, input="", env=env)
     assert r.returncode == 1 and 'unknown llm model "nope-model"' in r.stderr
+
+
+def test_files_lists_git_files_without_running_the_repository_config(folder, tmp_path):
+    marker = tmp_path.parent / f"{tmp_path.name}-marker"
+    for args in (["init", "-q"], ["add", "-A"], ["config", "core.fsmonitor", f"touch {marker}"]):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+    r = cli("files", cwd=folder, input="")
+    assert r.returncode == 0 and "<source>sheep.py</source>" in r.stdout
+    assert not marker.exists()

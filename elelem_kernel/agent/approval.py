@@ -1,7 +1,9 @@
 """Approval of write and execute calls: who says yes, and how.
 
 The session asks an `Approver` before it runs a write or execute tool, unless the mode is
-`auto` or the person already said "always" for that tool in this session. Channels (a
+`auto` or the person already said "always" for that tool in this session. A sensitive call
+(`request.sensitive`: a write into a plugin or MCP config) is asked every time but in
+`auto`, and only a person can allow it: a `Policy` denies it. Channels (a
 terminal prompt, buttons in a notebook card, `input()` over stdin, a policy for headless
 runs) all implement the same one-method interface.
 """
@@ -14,6 +16,11 @@ from typing import Any, Literal, Protocol
 
 Decision = Literal["allow", "deny", "always"]
 DECISIONS = ("allow", "deny", "always")
+
+SENSITIVE_DECLINED = (
+    "not run: {why}. Such a write needs the person's yes for this very call ('always', "
+    "--allow and --yes do not cover it), or --mode auto."
+)
 
 NO_CHANNEL = (
     "not run: approval is needed for {kind} tools and there is no way to ask the person "
@@ -32,6 +39,8 @@ class ApprovalRequest:
     arguments: dict[str, Any]
     preview: str
     index: int | None = None  #: block index of the call's tool_use card, for live views
+    #: why this call is asked every time (a write that can run code), or None
+    sensitive: str | None = None
 
 
 class Approver(Protocol):
@@ -48,6 +57,8 @@ class Policy:
         self.yes = yes
 
     def approve(self, request: ApprovalRequest) -> Decision:
+        if request.sensitive:
+            return "deny"
         return "allow" if self.yes or request.name in self.allow else "deny"
 
     def __repr__(self) -> str:

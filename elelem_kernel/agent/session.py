@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ConfigError, ElelemError
 from . import system_prompt
-from .approval import NO_CHANNEL, ApprovalRequest, Approver
+from .approval import NO_CHANNEL, SENSITIVE_DECLINED, ApprovalRequest, Approver
 from .commands import Commands, add_builtin_commands
 from .conversation import HISTORY_POLICIES, Conversation
 from .events import map_stop_reason
@@ -366,12 +366,20 @@ class Session:
         """None when the call may run, else why not and the card state."""
         tool = call.tool
         assert tool is not None
-        if tool.kind == "read" or self.mode == "auto" or tool.name in self.always | self.allow:
+        if tool.kind == "read" or self.mode == "auto":
+            return None, "running"
+        why = tool.caution(call.arguments)
+        if why is None and tool.name in self.always | self.allow:
             return None, "running"
         if self.approver is None:
+            if why is not None:
+                return SENSITIVE_DECLINED.format(why=why), "declined"
             return NO_CHANNEL.format(kind=tool.kind, name=tool.name), "declined"
+        preview = tool.describe(call.arguments)
+        if why is not None:
+            preview = f"CAUTION: {why}. Allowing it now does not allow the next one.\n\n{preview}"
         request = ApprovalRequest(
-            call.id, tool.name, tool.kind, call.arguments, tool.describe(call.arguments), index
+            call.id, tool.name, tool.kind, call.arguments, preview, index, sensitive=why
         )
         out(
             {
@@ -394,6 +402,8 @@ class Session:
             return None, "running"
         if decision == "allow":
             return None, "running"
+        if why is not None:
+            return SENSITIVE_DECLINED.format(why=why), "declined"
         return "declined: the person did not allow this call", "declined"
 
 

@@ -49,6 +49,8 @@ class Tool:
     aliases: tuple[str, ...] = ()
     kind: str = "read"
     preview: Callable[[dict], str] | None = None
+    #: Why a call needs a person's yes every time (e.g. a write that can run code), or None.
+    sensitive: Callable[[dict], str | None] | None = None
 
     @property
     def schema(self) -> dict:
@@ -78,6 +80,15 @@ class Tool:
             except Exception as e:  # a broken preview must not hide the call
                 return f"{self.name}({json.dumps(args, ensure_ascii=False)})  [preview failed: {e}]"
         return f"{self.name}({json.dumps(args, ensure_ascii=False, indent=2)})"
+
+    def caution(self, args: dict) -> str | None:
+        """Why this call must be asked every time (see `sensitive`), or None."""
+        if self.sensitive is None:
+            return None
+        try:
+            return self.sensitive(args)
+        except Exception as e:  # a broken check must not let the call through unasked
+            return f"could not check whether this call is safe to allow once for all: {e}"
 
 
 @dataclass
@@ -146,8 +157,13 @@ class Toolbox:
         aliases: Iterable[str] = (),
         kind: str = "read",
         preview: Callable[[dict], str] | None = None,
+        sensitive: Callable[[dict], str | None] | None = None,
     ) -> Callable[[ToolFn], ToolFn]:
-        """Register the decorated function as tool `name`; adding a name again replaces it."""
+        """Register the decorated function as tool `name`; adding a name again replaces it.
+
+        `sensitive(args)` returns why a call must be asked every time (neither "always" nor
+        an allowed name covers it; only auto mode skips the question), or None.
+        """
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
 
@@ -161,6 +177,7 @@ class Toolbox:
                 tuple(aliases),
                 kind,
                 preview,
+                sensitive,
             )
             self.remove(name)
             self.tools[name] = tool

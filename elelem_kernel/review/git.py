@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
-from elelem_kernel.errors import ElelemError
+from elelem_kernel.errors import ElelemError, ToolError
+from elelem_kernel.tools import git_command
 
 #: The id of git's empty tree: the base of a diff for a repository without commits.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -16,22 +16,20 @@ class ReviewError(ElelemError):
     """A review cannot start: not a git repository, an unknown revision, a failing git."""
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(GIT_PAGER="cat", PAGER="cat", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    env.pop("GIT_EXTERNAL_DIFF", None)
-    return env
-
-
 def run(
     root: Path, *args: str, check: bool = True, timeout: float = 60
 ) -> subprocess.CompletedProcess:
-    """Run `git -C root args...` and return the finished process (bytes out)."""
-    cmd = ["git", "-c", "core.quotePath=false", "-C", str(root), *args]
+    """Run neutral `git -C root args...` (see `git_command`) and return the finished process.
+
+    Review commands read work-tree files, so the repository's filter and diff drivers are
+    blanked too.
+    """
     try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=_env())
+        proc = git_command.run(root, *args, drivers=True, timeout=timeout)
     except FileNotFoundError as e:
         raise ReviewError("git is not installed (install git and try again)") from e
+    except ToolError as e:
+        raise ReviewError(str(e)) from e
     except subprocess.TimeoutExpired as e:
         raise ReviewError(f"git {' '.join(args)} took longer than {timeout:.0f}s") from e
     if check and proc.returncode != 0:

@@ -2,9 +2,9 @@
 
 Both are `read` tools, so plan mode offers them and no approval is asked. Plan mode offers
 no `bash`; the `git` tool takes its place for history and diffs and runs only
-`diff`, `log`, `show`, `blame`, `status`, `ls-files` and `grep`, refusing options that
-write files, read outside the repository or run programs (`--output`, `--no-index`,
-`--contents`, `--ext-diff`, `--textconv`, `-O`). `git diff` of revisions shows
+`diff`, `log`, `show`, `blame`, `status`, `ls-files` and `grep`, with options from an
+allowlist (`git_options`: read-only, no file or program argument, exact spellings) and
+paths inside the repository, through the neutral git of `git_command`. `git diff` of revisions shows
 notebooks cell by cell, as the review prompt does, and `git show REV:nb.ipynb` shows a
 notebook's cell sources with ids, without outputs.
 """
@@ -18,22 +18,21 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.review import diff as diffs
-from elelem_kernel.review import git, notebook
+from elelem_kernel.review import git, git_options, notebook
 from elelem_kernel.review.findings import SEVERITIES, Finding
 from elelem_kernel.review.git import ReviewError
 from elelem_kernel.review.target import Target, resolve
 
 TOOL_NAMES = ("report_finding", "git")
-GIT_COMMANDS = ("diff", "log", "show", "blame", "status", "ls-files", "grep")
-REFUSED = (
-    "--output",
-    "--no-index",
-    "--contents",
-    "--ext-diff",
-    "--textconv",
-    "-O",
-    "--open-files-in-pager",
-)
+GIT_COMMANDS = git_options.COMMANDS
+#: Options that keep a subcommand from running textconv or external diff programs.
+SAFE = {
+    "diff": ("--no-ext-diff", "--no-textconv"),
+    "show": ("--no-ext-diff", "--no-textconv"),
+    "log": ("--no-ext-diff", "--no-textconv"),
+    "blame": ("--no-textconv",),
+    "grep": ("--no-textconv",),
+}
 MAX_OUTPUT = 40_000
 
 FINDING_PARAMS: dict[str, dict] = {
@@ -174,10 +173,10 @@ def run_git(line: str, review: Target) -> dict:
         words = words[1:]
     if not words or words[0] not in GIT_COMMANDS:
         return {"error": f"only these git commands are allowed: {', '.join(GIT_COMMANDS)}"}
-    bad = [w for w in words if any(w == r or w.startswith(r + "=") for r in REFUSED)]
-    if bad:
-        return {"error": f"option not allowed in a read-only review: {', '.join(bad)}"}
     sub, rest = words[0], words[1:]
+    problem = git_options.refusal(sub, rest, review.root)
+    if problem:
+        return {"error": problem}
     if sub == "diff":
         shown = _review_diff(rest, review)
         if shown is not None:
@@ -186,9 +185,8 @@ def run_git(line: str, review: Target) -> dict:
         shown = _notebook_blob(rest[0], review)
         if shown is not None:
             return _bounded(shown)
-    safe = ["--no-ext-diff", "--no-textconv"] if sub in ("diff", "show", "log") else []
     try:
-        proc = git.run(review.root, sub, *safe, *rest, check=False, timeout=30)
+        proc = git.run(review.root, sub, *SAFE.get(sub, ()), *rest, check=False, timeout=30)
     except ReviewError as e:
         return {"error": str(e)}
     out = proc.stdout.decode("utf-8", errors="replace")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     MAX_LINES,
@@ -122,8 +123,12 @@ def write(ws: Workspace, path: str, content: str, protected: Path | None = None)
 
 
 def write_preview(ws: Workspace, path: str, content: str) -> str:
-    """The diff `write` would make, for the person approving it."""
+    """The diff `write` would make, for the person approving it (or why it would fail)."""
     target = ws.resolve(path)
+    try:
+        check_writable(ws, path, target)
+    except ToolError as e:
+        return f"write {path}: would fail: {e}"
     rel = ws.relative(target)
     before = ""
     if target.is_file():
@@ -220,6 +225,7 @@ def _existing_file(ws: Workspace, path: str, hint: str) -> Path:
 
 def _writable(ws: Workspace, path: str, protected: Path | None) -> Path:
     target = ws.resolve(path)
+    check_writable(ws, path, target)
     rel = ws.relative(target)
     if target.is_dir():
         raise ToolError(f'"{rel}" is a folder; give a file path.')

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     Workspace,
@@ -196,6 +197,7 @@ def plan_notebook_edit(
     import nbformat
 
     target = ws.resolve(path)
+    check_writable(ws, path, target)
     rel = ws.relative(target)
     if protected is not None and target == Path(protected).resolve():
         raise ToolError(

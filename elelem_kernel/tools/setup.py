@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools import files, namespace, notebook_run, notebooks, search, shell
+from elelem_kernel.tools import (
+    files,
+    namespace,
+    notebook_run,
+    notebooks,
+    protected,
+    search,
+    shell,
+)
 from elelem_kernel.tools.workspace import MAX_LINES, Workspace
 
 _STR = {"type": "string"}
@@ -91,6 +99,7 @@ def add_workspace_tools(session: Any) -> None:
         required=["path", "content"],
         kind="write",
         preview=lambda a: files.write_preview(ws(), a["path"], a["content"]),
+        sensitive=lambda a: protected.startup_code(ws(), a["path"]),
     )
     @_guard
     def write(args: dict) -> dict:
@@ -106,6 +115,7 @@ def add_workspace_tools(session: Any) -> None:
         preview=lambda a: files.edit_preview(
             ws(), a["path"], a["old"], a["new"], a.get("replace_all", False)
         ),
+        sensitive=lambda a: protected.startup_code(ws(), a["path"]),
     )
     @_guard
     def edit(args: dict) -> dict:
@@ -206,6 +216,7 @@ def add_workspace_tools(session: Any) -> None:
         required=["path"],
         kind="write",
         preview=lambda a: notebooks.edit_preview(ws(), protected=open_notebook(), **a),
+        sensitive=lambda a: protected.startup_code(ws(), a["path"]),
     )
     @_guard
     def notebook_edit(args: dict) -> dict:

@@ -17,6 +17,7 @@ from collections import deque
 from pathlib import Path
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools import git_command
 
 #: Result bounds: roughly what fits a model's context without crowding it.
 MAX_BYTES = 50_000
@@ -138,13 +139,7 @@ def _git_files(folder: str, top: str) -> list[str] | None:
 
 
 def _git_ls(folder: str, *options: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        ["git", "ls-files", "-z", *options, "--", "."],
-        cwd=folder,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    return git_command.popen(folder, "ls-files", "-z", *options, "--", ".")
 
 
 def _names(proc: subprocess.Popen[bytes]) -> list[str] | None:

@@ -182,3 +182,91 @@ def test_git_show_of_a_notebook_gives_cell_sources_without_outputs(repo, noteboo
         "## cell 1 id=c1 (code)\nx = 1\n## cell 2 id=m (markdown)\n# Hi\n"
     )
     assert "error" in run_git("show HEAD:missing.ipynb", resolve(None, repo.root))
+
+
+@pytest.fixture
+def attacked(changed, tmp_path):
+    """A repository with a match for `grep`, a secret outside it and a marker path."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET\nreturn\n")
+    return changed, secret, tmp_path / "marker"
+
+
+ATTACKS = [
+    'grep -O"touch {marker}" return',
+    "grep -O 'touch {marker}' return",
+    "grep --open-files-in-pager='touch {marker}' return",
+    "grep --open-files-in='touch {marker}' return",
+    "grep --open='touch {marker}' return",
+    "grep -nO'touch {marker}' return",
+    "blame --cont={secret} app.py",
+    "blame --cont {secret} app.py",
+    "blame --contents={secret} app.py",
+    "blame -S {secret} app.py",
+    "blame -S{secret} app.py",
+    "blame -wS{secret} app.py",
+    "blame --ignore-revs-file={secret} app.py",
+    "blame --ignore-revs-file {secret} app.py",
+    "blame --ignore-revs={secret} app.py",
+    "grep -f {secret}",
+    "grep -f{secret}",
+    "grep -nf{secret}",
+    "grep --file={secret}",
+    "grep --fil={secret}",
+    "diff -O{secret} HEAD~1",
+    "diff --output={secret}.out HEAD~1",
+    "diff --out={secret}.out HEAD~1",
+    "log --output={secret}.out",
+    "show --textconv HEAD",
+    "diff --ext HEAD~1",
+    "grep --no-index TOPSECRET {secret}",
+    "grep --untracked TOPSECRET",
+    "blame {secret}",
+    "log -- {secret}",
+    "log -- ../secret.txt",
+    "show HEAD -- ../secret.txt",
+    "log --help",
+]
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_git_tool_refuses_options_that_run_programs_or_read_outside(attacked, attack):
+    repo, secret, marker = attacked
+    result = run_git(attack.format(marker=marker, secret=secret), resolve(None, repo.root))
+    assert "error" in result and "output" not in result
+    assert "TOPSECRET" not in json.dumps(result)
+    assert not marker.exists()
+    assert not (secret.parent / "secret.txt.out").exists()
+
+
+def test_git_tool_names_the_allowed_options_when_it_refuses(changed):
+    error = run_git("blame --cont=x app.py", resolve(None, changed.root))["error"]
+    assert "--cont" in error and "-L" in error and "--porcelain" in error
+    assert "abbreviat" in error
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "log --oneline -5",
+        "log -n 1 --format=%an --stat",
+        "log -n1 -p -- app.py",
+        "log -S return --oneline",
+        "log -L 1,2:app.py",
+        "show --stat HEAD~1",
+        "diff -U1 --stat HEAD~1 HEAD -- app.py",
+        "diff --name-only HEAD~1",
+        "blame -L 1,2 app.py",
+        "blame -L1,2 -w -- app.py",
+        "blame --porcelain HEAD~1 -- app.py",
+        "grep -n -e return",
+        "grep -in return -- app.py",
+        "grep -C1 return HEAD~1",
+        "status --short --branch",
+        "ls-files -s",
+    ],
+)
+def test_git_tool_allows_read_only_options(changed, line):
+    result = run_git(line, resolve(None, changed.root))
+    assert "error" not in result, result
+    assert result["output"]

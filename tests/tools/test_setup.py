@@ -141,3 +141,40 @@ def test_previews_show_what_will_happen(root: Path) -> None:
     assert "would fail" in tools["notebook_edit"].describe(
         {"path": "n.ipynb", "cell": 0, "delete": True}
     )
+
+
+GIT_PATHS = [".git/config", ".GIT/config", "sub/.git/hooks/pre-commit", ".git", "gitlink/config"]
+
+
+def test_write_edit_and_notebook_edit_refuse_anything_under_dot_git(root: Path) -> None:
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / "sub" / ".git" / "hooks").mkdir(parents=True)
+    (root / "gitlink").symlink_to(root / ".git")
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("x = 1", id="c1"))
+    (root / ".git" / "n.ipynb").write_text(nbformat.writes(nb))
+    toolbox = session_in(root).toolbox
+    for path in GIT_PATHS:
+        result = call(toolbox, "write", path=path, content="[core]\nfsmonitor = touch x\n")
+        assert result["ok"] is False and ".git" in result["error"], (path, result)
+    result = call(toolbox, "edit", path=".git/config", old="[core]", new="[core]\nx=1")
+    assert result["ok"] is False and "inside a .git folder" in result["error"]
+    result = call(toolbox, "notebook_edit", path=".git/n.ipynb", cell="c1", source="y = 2")
+    assert result["ok"] is False and "inside a .git folder" in result["error"]
+    assert (root / ".git" / "config").read_text() == "[core]\n"
+    assert not (root / "sub" / ".git" / "hooks" / "pre-commit").exists()
+    assert "y = 2" not in (root / ".git" / "n.ipynb").read_text()
+
+
+def test_names_that_only_look_like_dot_git_can_be_written(root: Path) -> None:
+    toolbox = session_in(root).toolbox
+    for path in (".gitignore", ".github/workflows/ci.yml", "my.git/notes.txt", "x.git"):
+        assert call(toolbox, "write", path=path, content="ok\n")["ok"], path
+
+
+def test_the_preview_of_a_write_into_dot_git_says_it_would_fail(root: Path) -> None:
+    (root / ".git").mkdir()
+    tool = session_in(root).toolbox.get("write")
+    preview = tool.describe({"path": ".git/config", "content": "[core]\n"})
+    assert preview.startswith("write .git/config: would fail:") and "inside a .git" in preview

@@ -1,0 +1,112 @@
+"""Writes into plugin and MCP config locations: asked every time, in every mode but auto."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from elelem_kernel.agent.approval import Policy
+from elelem_kernel.agent.session import Session
+from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.tools.protected import startup_code
+from elelem_kernel.tools.setup import add_workspace_tools
+from elelem_kernel.tools.workspace import Workspace
+from tests.scripted import Scripted, call, say
+
+SENSITIVE = [".mcp.json", ".agents/plugins/p.py", "sub/.agents/mcp.json", ".AGENTS/x.py"]
+
+
+class Answer:
+    """An approver that records what it was asked and always gives the same answer."""
+
+    def __init__(self, decision: str):
+        self.decision = decision
+        self.asked: list = []
+
+    def approve(self, request):
+        self.asked.append(request)
+        return self.decision
+
+
+def writes(*paths: str) -> Scripted:
+    rounds = []
+    for i, path in enumerate(paths):
+        rounds.append(call("write", {"path": path, "content": "print(1)\n"}, id=f"w{i}"))
+    return Scripted(*rounds, say("done"))
+
+
+def session_for(root: Path, provider: Scripted, **kw) -> Session:
+    session = Session(provider, Toolbox(), workspace=root, **kw)
+    add_workspace_tools(session)
+    return session
+
+
+def results(provider: Scripted) -> list[dict]:
+    found = []
+    for sent in provider.sent:
+        for m in sent["messages"]:
+            if m["role"] == "tool" and m not in found:
+                found.append(m)
+    return [json.loads(m["content"]) for m in found]
+
+
+@pytest.mark.parametrize("path", SENSITIVE)
+def test_always_does_not_cover_a_startup_file(tmp_path, path):
+    approver = Answer("always")
+    provider = writes("a.txt", "b.txt", path, path)
+    session = session_for(tmp_path, provider, approver=approver)
+    session.run("write", lambda event: None)
+    asked = [r.arguments["path"] for r in approver.asked]
+    assert asked == ["a.txt", path, path]
+    assert "can run code when elelem starts" in approver.asked[1].preview
+    assert approver.asked[1].sensitive and not approver.asked[0].sensitive
+    assert all(r["ok"] for r in results(provider))
+
+
+def test_allow_by_name_and_policies_do_not_cover_a_startup_file(tmp_path):
+    for approver in (Policy(yes=True), Policy(allow=["write"]), None):
+        provider = writes("a.txt", ".mcp.json")
+        session = session_for(tmp_path, provider, approver=approver, allow=["write"])
+        session.run("write", lambda event: None)
+        plain, startup = results(provider)
+        assert plain["ok"] and not startup["ok"], approver
+        assert "can run code when elelem starts" in startup["error"]
+    assert not (tmp_path / ".mcp.json").exists()
+
+
+def test_a_person_says_yes_and_auto_mode_writes_without_asking(tmp_path):
+    approver = Answer("allow")
+    session = session_for(tmp_path, writes(".mcp.json"), approver=approver)
+    session.run("write", lambda event: None)
+    assert len(approver.asked) == 1 and (tmp_path / ".mcp.json").exists()
+    approver = Answer("deny")
+    session = session_for(tmp_path, writes(".agents/plugins/p.py"), approver=approver, mode="auto")
+    session.run("write", lambda event: None)
+    assert approver.asked == [] and (tmp_path / ".agents/plugins/p.py").exists()
+
+
+def test_edit_and_notebook_edit_of_a_startup_file_are_asked_too(tmp_path):
+    (tmp_path / ".agents").mkdir()
+    (tmp_path / ".agents" / "mcp.json").write_text("{}\n")
+    approver = Answer("always")
+    provider = Scripted(
+        call("edit", {"path": ".agents/mcp.json", "old": "{}", "new": "{ }"}, id="e1"),
+        call("edit", {"path": ".agents/mcp.json", "old": "{ }", "new": "{}"}, id="e2"),
+        say("done"),
+    )
+    session = session_for(tmp_path, provider, approver=approver)
+    session.run("edit", lambda event: None)
+    assert len(approver.asked) == 2
+    assert session.toolbox.get("notebook_edit").caution({"path": ".agents/x.ipynb"})
+
+
+def test_startup_code_sees_through_symlinks_and_case(tmp_path):
+    ws = Workspace(tmp_path)
+    (tmp_path / ".agents" / "plugins").mkdir(parents=True)
+    (tmp_path / "innocent").symlink_to(tmp_path / ".agents" / "plugins")
+    assert startup_code(ws, "innocent/p.py")
+    assert startup_code(ws, "deep/.Agents/plugins/p.py")
+    assert startup_code(ws, "x/.MCP.json")
+    assert startup_code(ws, "agents/p.py") is None and startup_code(ws, "mcp.json") is None
