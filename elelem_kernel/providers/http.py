@@ -2,8 +2,8 @@
 
 `HTTPProvider` holds what every HTTP provider needs, once: its options (model, base URL,
 key, timeouts, retries), an `httpx.AsyncClient` created lazily per event loop, retries
-with bounded backoff that stop as soon as any output was emitted, SSE and NDJSON streams,
-and the translation of every failure into a `ProviderError` a person can act on. API keys
+with bounded backoff that stop as soon as any output was emitted, SSE and NDJSON streams
+read with a bound on every line, event and body (`max_event_bytes`), and the translation of every failure into a `ProviderError` a person can act on. API keys
 are read at fetch time and never appear in messages or reprs. httpx is imported only when
 a request is made, so importing a provider module stays cheap.
 """
@@ -17,12 +17,14 @@ import os
 import random
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from elelem_kernel.agent.events import Emit, Event
 from elelem_kernel.errors import ConfigError, ProviderError
+from elelem_kernel.providers import stream
+from elelem_kernel.providers.stream import DEFAULT_LIMIT, TooLarge
 
 #: Options every HTTP provider accepts, with their defaults.
 COMMON_OPTIONS: dict[str, Any] = {
@@ -32,6 +34,7 @@ COMMON_OPTIONS: dict[str, Any] = {
     "read_timeout": 120.0,
     "retries": 3,
     "backoff": 1.0,
+    "max_event_bytes": DEFAULT_LIMIT,
 }
 MAX_BACKOFF = 30.0
 MAX_RETRY_AFTER = 60.0
@@ -90,6 +93,11 @@ class HTTPProvider:
         self.read_timeout = _number(values["read_timeout"], "read_timeout")
         self.retries = int(_number(values["retries"], "retries"))
         self.backoff = _number(values["backoff"], "backoff")
+        self.max_event_bytes = int(_number(values["max_event_bytes"], "max_event_bytes"))
+        if self.max_event_bytes < 1:
+            raise ConfigError(
+                f"option max_event_bytes must be at least 1, not {self.max_event_bytes}"
+            )
         self.options: dict[str, Any] = {k: values[k] for k in self.extra_options}
         #: Seconds slept before each retry of the last fetch (for logs and tests).
         self.waits: list[float] = []
@@ -258,7 +266,7 @@ class HTTPProvider:
                 "POST", url, json=body, headers=self.headers(key)
             ) as response:
                 if response.status_code >= 300:
-                    text = (await response.aread()).decode("utf-8", "replace")
+                    text = await self._body_text(response)
                     raise self.status_error(response.status_code, text, response.headers)
                 yield response
         except httpx.ConnectError as e:
@@ -285,24 +293,24 @@ class HTTPProvider:
         """POST and yield the server-sent events as `(event name, parsed data)` pairs.
 
         `data: [DONE]` comes through as the string "[DONE]"; events without data are
-        skipped; a data line that is not JSON is a `ProviderError`.
+        skipped; a data line that is not JSON, or a line or event over `max_event_bytes`,
+        is a `ProviderError` that is not retried.
         """
-        from httpx_sse import EventSource, SSEError
-
         async with self.post(path, body, key) as response:
             await self._reject_json(response)
+            kind = response.headers.get("content-type", "").partition(";")[0]
+            if "text/event-stream" not in kind:
+                raise self.error(
+                    f"{self.name} did not answer with an event stream (Expected response "
+                    f"header Content-Type to contain 'text/event-stream', got {kind!r})"
+                )
 
             async def events() -> AsyncIterator[tuple[str, Any]]:
-                try:
-                    async for sse in EventSource(response).aiter_sse():
-                        if not sse.data:
-                            continue
-                        data = "[DONE]" if sse.data.strip() == "[DONE]" else self.parse(sse.data)
-                        yield sse.event, data
-                except SSEError as e:
-                    raise self.error(
-                        f"{self.name} did not answer with an event stream ({e})"
-                    ) from None
+                chunks = response.aiter_bytes()
+                with self._bounded():
+                    async for name, text in stream.events(chunks, self.max_event_bytes):
+                        data = "[DONE]" if text.strip() == "[DONE]" else self.parse(text)
+                        yield name, data
 
             yield events()
 
@@ -310,21 +318,50 @@ class HTTPProvider:
     async def ndjson(
         self, path: str, body: dict[str, Any], key: str | None
     ) -> AsyncIterator[AsyncIterator[Any]]:
-        """POST and yield the parsed objects of a newline-delimited JSON stream."""
+        """POST and yield the parsed objects of a newline-delimited JSON stream.
+
+        A line over `max_event_bytes` is a `ProviderError` that is not retried.
+        """
         async with self.post(path, body, key) as response:
 
             async def objects() -> AsyncIterator[Any]:
-                async for line in response.aiter_lines():
-                    if line.strip():
-                        yield self.parse(line)
+                chunks = response.aiter_bytes()
+                with self._bounded():
+                    async for line in stream.lines(chunks, self.max_event_bytes, sse=False):
+                        if line.strip():
+                            yield self.parse(line)
 
             yield objects()
+
+    @contextmanager
+    def _bounded(self) -> Iterator[None]:
+        """Turn a line or event over the limit into a `ProviderError` that is not retried.
+
+        Such a stream is not a model reply (a broken proxy, a hostile server): asking
+        again would only fetch the same flood.
+        """
+        try:
+            yield
+        except TooLarge as e:
+            raise self.error(
+                f"{self.name} sent {'an' if e.what == 'event' else 'a'} {e.what} over the "
+                f"{_size(e.limit)} limit (the max_event_bytes option); stopped reading: "
+                "this is not a model reply"
+            ) from None
+
+    async def _body_text(self, response: Any) -> str:
+        """A non-streamed body (an error, a JSON answer) as text, cut at `max_event_bytes`.
+
+        Only the start of such a body is ever shown, so the rest is left unread.
+        """
+        data, _cut = await stream.read(response.aiter_bytes(), self.max_event_bytes)
+        return data.decode("utf-8", "replace")
 
     async def _reject_json(self, response: Any) -> None:
         """A 200 answer in plain JSON instead of a stream is an error body (or no stream)."""
         if "json" not in response.headers.get("content-type", ""):
             return
-        text = (await response.aread()).decode("utf-8", "replace")
+        text = await self._body_text(response)
         message = _detail(text)
         raise self.error(f"{self.name} answered without streaming: {message}")
 
@@ -427,6 +464,13 @@ def _error_type(text: str) -> str | None:
     except (ValueError, AttributeError):
         return None
     return error.get("type") if isinstance(error, dict) else None
+
+
+def _size(limit: int) -> str:
+    """`limit` bytes for people: "16 MB", "1.5 MB", "800 bytes"."""
+    if limit >= 1_000_000:
+        return f"{limit / 1_000_000:g} MB"
+    return f"{limit / 1_000:g} KB" if limit >= 1_000 else f"{limit} bytes"
 
 
 def _number(value: Any, name: str) -> float:
