@@ -71,6 +71,9 @@ class TurnRecorder:
             "ms": 0,
         }
         self._round_usage: dict[str, Any] = {}
+        #: The current round's streamed pieces, joined once into the round (`+=` on a string
+        #: kept in a dict copies it every time: a long reply in small deltas took minutes).
+        self._pieces: dict[str, list[str]] = {"thinking": [], "text": []}
 
     @property
     def rounds(self) -> list[dict[str, Any]]:
@@ -78,6 +81,7 @@ class TurnRecorder:
 
     def start_round(self) -> None:
         self._close_usage()
+        self._join_pieces()
         self.rounds.append({"thinking": "", "text": "", "calls": []})
 
     def event(self, event: dict[str, Any]) -> None:
@@ -85,9 +89,9 @@ class TurnRecorder:
         kind = event.get("type")
         current = self.rounds[-1]
         if kind == "saying":
-            current["text"] += str(event.get("text", ""))
+            self._pieces["text"].append(str(event.get("text", "")))
         elif kind == "thinking":
-            current["thinking"] += str(event.get("text", ""))
+            self._pieces["thinking"].append(str(event.get("text", "")))
         elif kind == "doing":
             current["calls"].append(
                 {
@@ -115,6 +119,7 @@ class TurnRecorder:
     def finish(self, stop: str, error: str | None = None) -> dict[str, Any]:
         """Close the record: every call gets a result, the reply and totals are set."""
         self._close_usage()
+        self._join_pieces()
         for round_ in self.rounds:
             for call in round_["calls"]:
                 if call["result"] is None:
@@ -129,6 +134,13 @@ class TurnRecorder:
             self.record["error"] = error
         self.record["ms"] = int((time.monotonic() - self.started) * 1000)
         return self.record
+
+    def _join_pieces(self) -> None:
+        if self.rounds:
+            for key, pieces in self._pieces.items():
+                if pieces:
+                    self.rounds[-1][key] += "".join(pieces)
+                    pieces.clear()
 
     def _close_usage(self) -> None:
         if self._round_usage:

@@ -414,15 +414,14 @@ def _assistant_message(text: str, calls: list[Call], thinking: list[dict]) -> di
 def _merge_thinking(parts: list[dict]) -> list[dict]:
     """Join streamed thinking pieces into blocks; a piece with metadata closes its block."""
     blocks: list[dict] = []
-    current: dict[str, Any] | None = None
+    texts: list[str] = []  # the open block's pieces, joined once when it closes
     for part in parts:
-        if current is None:
-            current = {"text": ""}
-            blocks.append(current)
-        current["text"] += part["text"]
+        texts.append(part["text"])
         if part.get("metadata"):
-            current["metadata"] = part["metadata"]
-            current = None
+            blocks.append({"text": "".join(texts), "metadata": part["metadata"]})
+            texts = []
+    if texts:
+        blocks.append({"text": "".join(texts)})
     return [b for b in blocks if b["text"] or b.get("metadata")]
 
 

@@ -60,16 +60,18 @@ def highlight(code: str, language: str | None = None) -> str:
         lexer = get_lexer_by_name(language or "text", stripnl=False, ensurenl=False)
     except ClassNotFound:
         return escape(code)
-    runs: list[list] = []  # [colour, text]: neighbouring tokens of one colour share a span
+    runs: list[tuple[Any, list[str]]] = []  # neighbouring tokens of one colour share a span
     for kind, value in lexer.get_tokens(code):
         colour = _colour(kind) if value.strip() else (runs[-1][0] if runs else None)
         if runs and runs[-1][0] == colour:
-            runs[-1][1] += value
+            runs[-1][1].append(value)
         else:
-            runs.append([colour, value])
+            runs.append((colour, [value]))
     return "".join(
-        f'<span style="{_colour_style(colour)}">{escape(text)}</span>' if colour else escape(text)
-        for colour, text in runs
+        f'<span style="{_colour_style(colour)}">{escape("".join(texts))}</span>'
+        if colour
+        else escape("".join(texts))
+        for colour, texts in runs
     )
 
 
