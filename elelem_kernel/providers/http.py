@@ -434,7 +434,7 @@ def parse_arguments(raw: str | dict | None) -> dict | None:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the interpreter's limit
         return None
     return value if isinstance(value, dict) else None
 
