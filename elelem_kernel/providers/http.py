@@ -373,6 +373,8 @@ class HTTPProvider:
             raise self.error(
                 f"{self.name} sent a malformed event (not JSON): {data[:200]!r}"
             ) from None
+        except RecursionError:
+            raise self.error(f"{self.name} sent an event nested too deeply to read") from None
 
     def status_error(self, status: int, text: str, headers: Mapping[str, str]) -> StatusError:
         """The `ProviderError` for an HTTP error status, saying what to do about it."""

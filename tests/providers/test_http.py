@@ -480,3 +480,14 @@ def test_the_limit_is_16_mb_unless_set(make, fmt):
     assert make(fmt, max_event_bytes="2000000").max_event_bytes == 2_000_000
     with pytest.raises(ConfigError, match="max_event_bytes"):
         make(fmt, max_event_bytes=0)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_event_nested_past_the_interpreter_limit_is_a_clear_error(wire, make, fmt):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    line = deep + b"\n" if fmt == "ollama" else b"data: " + deep + b"\n\n"
+    full = reply(fmt, STORY)
+    wire.queue(full.insert(0, line), full)
+    got = fetch(make(fmt))
+    assert str(got.error) == f"{fmt} sent an event nested too deeply to read"
+    assert not got.error.retryable and len(wire.requests) == 1
