@@ -17,14 +17,14 @@ import os
 import random
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import aclosing, asynccontextmanager, contextmanager
 from typing import Any
 
 from elelem_kernel.agent.events import Emit, Event
 from elelem_kernel.errors import ConfigError, ProviderError
 from elelem_kernel.providers import stream
-from elelem_kernel.providers.stream import DEFAULT_LIMIT, TooLarge
+from elelem_kernel.providers.stream import DEFAULT_LIMIT, TooLarge, Undecodable
 
 #: Options every HTTP provider accepts, with their defaults.
 COMMON_OPTIONS: dict[str, Any] = {
@@ -262,9 +262,10 @@ class HTTPProvider:
         unreachable = f"cannot reach {self.name} at {self.base_url}"
         hint = self.unreachable_hint.format(base_env=self.base_env)
         try:
-            async with self.client().stream(
-                "POST", url, json=body, headers=self.headers(key)
-            ) as response:
+            # identity: the body is read in bounded steps (`stream.decoded`), not inflated by
+            # httpx one network read at a time.
+            headers = {"accept-encoding": "identity", **self.headers(key)}
+            async with self.client().stream("POST", url, json=body, headers=headers) as response:
                 if response.status_code >= 300:
                     text = await self._body_text(response)
                     raise self.status_error(response.status_code, text, response.headers)
@@ -306,7 +307,7 @@ class HTTPProvider:
                 )
 
             async def events() -> AsyncIterator[tuple[str, Any]]:
-                chunks = response.aiter_bytes()
+                chunks = self._body(response)
                 with self._bounded():
                     async for name, text in stream.events(chunks, self.max_event_bytes):
                         data = "[DONE]" if text.strip() == "[DONE]" else self.parse(text)
@@ -325,7 +326,7 @@ class HTTPProvider:
         async with self.post(path, body, key) as response:
 
             async def objects() -> AsyncIterator[Any]:
-                chunks = response.aiter_bytes()
+                chunks = self._body(response)
                 with self._bounded():
                     async for line in stream.lines(chunks, self.max_event_bytes, sse=False):
                         if line.strip():
@@ -348,13 +349,30 @@ class HTTPProvider:
                 f"{_size(e.limit)} limit (the max_event_bytes option); stopped reading: "
                 "this is not a model reply"
             ) from None
+        except Undecodable as e:
+            if e.reason:
+                message = f"{self.name} sent a {e.encoding} body that does not decompress"
+                raise self.error(f"{message} ({e.reason})") from None
+            raise self.error(
+                f"{self.name} sent its answer in the {e.encoding} encoding, which is not read "
+                "(identity was asked for; gzip and deflate are read too)"
+            ) from None
+
+    def _body(self, response: Any) -> AsyncGenerator[bytes, None]:
+        """The response body's bytes, decompressed in bounded steps."""
+        encoding = response.headers.get("content-encoding", "")
+        return stream.decoded(response.aiter_raw(), encoding)
 
     async def _body_text(self, response: Any) -> str:
         """A non-streamed body (an error, a JSON answer) as text, cut at `max_event_bytes`.
 
         Only the start of such a body is ever shown, so the rest is left unread.
         """
-        data, _cut = await stream.read(response.aiter_bytes(), self.max_event_bytes)
+        try:
+            async with aclosing(self._body(response)) as chunks:
+                data, _cut = await stream.read(chunks, self.max_event_bytes)
+        except Undecodable:
+            return ""  # the status still says what went wrong
         return data.decode("utf-8", "replace")
 
     async def _reject_json(self, response: Any) -> None:

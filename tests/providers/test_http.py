@@ -491,3 +491,69 @@ def test_an_event_nested_past_the_interpreter_limit_is_a_clear_error(wire, make,
     got = fetch(make(fmt))
     assert str(got.error) == f"{fmt} sent an event nested too deeply to read"
     assert not got.error.retryable and len(wire.requests) == 1
+
+
+def _gzip(reply_: Reply, size: int = 4096) -> Reply:
+    import gzip
+
+    body = gzip.compress(b"".join(reply_.chunks))
+    headers = {**reply_.headers, "content-encoding": "gzip"}
+    return Reply(reply_.status, headers, _pieces(body, size), stream=reply_.stream)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_requests_ask_for_identity_and_a_gzip_answer_still_reads(wire, make, fmt):
+    wire.script(fmt, STORY)
+    normal = fetch(make(fmt))
+    wire.queue(_gzip(reply(fmt, STORY)))
+    got = fetch(make(fmt))
+    assert got.error is None and got.events == normal.events
+    assert wire.requests[-1].headers["accept-encoding"] == "identity"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fmt", ["openai", "ollama"])
+def test_a_compressed_flood_is_stopped_before_it_is_decompressed_whole(wire, make, fmt):
+    # 64 MB of one line compress to ~64 KB: decompressing a network read at once would hold
+    # tens of MB before the line bound could look at it.
+    import tracemalloc
+
+    prefix = b"" if fmt == "ollama" else b"data: "
+    flood = Reply(200, reply(fmt, STORY).headers, [prefix + b"x" * 64_000_000])
+    wire.queue(_gzip(flood, 65_536))
+    tracemalloc.start()
+    try:
+        got = fetch(make(fmt, max_event_bytes=LIMIT))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "over the 1 MB limit" in str(got.error)
+    assert peak < 16_000_000, peak
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "ollama"])
+def test_an_encoding_that_was_not_asked_for_is_refused(wire, make, fmt):
+    full = reply(fmt, STORY)
+    wire.queue(Reply(200, {**full.headers, "content-encoding": "br"}, full.chunks), full)
+    got = fetch(make(fmt))
+    assert str(got.error) == (
+        f"{fmt} sent its answer in the br encoding, which is not read "
+        "(identity was asked for; gzip and deflate are read too)"
+    )
+    assert len(wire.requests) == 1
+
+
+def test_an_error_body_in_an_unread_encoding_still_reports_the_status(wire, make):
+    body = b'{"error": {"message": "compressed"}}'
+    headers = {"content-type": "application/json", "content-encoding": "br"}
+    wire.queue(Reply(400, headers, [body], stream=False))
+    got = fetch(make("openai"))
+    assert str(got.error) == "400 from openai: no details"
+
+
+def test_a_gzip_body_that_does_not_decompress_is_an_error(wire, make):
+    full = reply("openai", STORY)
+    wire.queue(Reply(200, {**full.headers, "content-encoding": "gzip"}, [b"not gzip at all"]))
+    got = fetch(make("openai"))
+    assert str(got.error).startswith("openai sent a gzip body that does not decompress (")
+    assert len(wire.requests) == 1

@@ -66,3 +66,20 @@ def test_read_keeps_the_first_bytes_of_a_long_body():
 
     assert asyncio.run(go([b"abc", b"defg", b"h"])) == (b"abcde", True)
     assert asyncio.run(go([b"abc", b"de"])) == (b"abcde", False)
+
+
+def test_decoded_inflates_in_bounded_steps():
+    import gzip
+    import zlib
+
+    data = b"x" * 1_000_000 + b"\n"
+
+    async def go(parts: list[bytes], encoding: str) -> list[bytes]:
+        return [out async for out in stream.decoded(_chunks(parts), encoding)]
+
+    for encoding, packed in (("gzip", gzip.compress(data)), ("deflate", zlib.compress(data))):
+        out = asyncio.run(go([packed], encoding))
+        assert b"".join(out) == data and max(map(len, out)) <= stream.STEP
+    assert asyncio.run(go([b"plain"], "identity")) == [b"plain"]
+    with pytest.raises(stream.Undecodable):
+        asyncio.run(go([b"x"], "zstd"))
