@@ -88,8 +88,9 @@ def bounded_arguments(arguments: Any) -> Any:
 def fit(record: dict[str, Any], limit: int = MAX_RECORD_BYTES * 9 // 10) -> dict[str, Any]:
     """Cut `record` (in place) until its estimated size is under `limit`; return it.
 
-    Long texts anywhere in it are cut, longest allowances first; if many calls still do
-    not fit, the rounds make way for the reply alone, saying so. Ids are never cut.
+    Long texts anywhere in it are cut, longest allowances first (an id or name is only
+    cut when it alone is thousands of characters long); if many calls still do not fit,
+    the rounds make way for the reply alone, saying so.
     """
     for cap in FIT_CAPS:
         if not larger_than(record, limit):

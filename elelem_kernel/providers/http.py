@@ -3,9 +3,10 @@
 `HTTPProvider` holds what every HTTP provider needs, once: its options (model, base URL,
 key, timeouts, retries), an `httpx.AsyncClient` created lazily per event loop, retries
 with bounded backoff that stop as soon as any output was emitted, SSE and NDJSON streams
-read with a bound on every line, event and body (`max_event_bytes`), and the translation of every failure into a `ProviderError` a person can act on. API keys
-are read at fetch time and never appear in messages or reprs. httpx is imported only when
-a request is made, so importing a provider module stays cheap.
+read with a bound on every line, event and body (`max_event_bytes`, `providers.stream`),
+and the translation of every failure into a `ProviderError` a person can act on. API
+keys are read at fetch time and never appear in messages or reprs. httpx is imported
+only when a request is made, so importing a provider module stays cheap.
 """
 
 from __future__ import annotations
