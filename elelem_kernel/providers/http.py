@@ -337,27 +337,14 @@ class HTTPProvider:
 
     @contextmanager
     def _bounded(self) -> Iterator[None]:
-        """Turn a line or event over the limit into a `ProviderError` that is not retried.
-
-        Such a stream is not a model reply (a broken proxy, a hostile server): asking
-        again would only fetch the same flood.
+        """Turn a line or event over the limit, or an unreadable encoding, into a
+        `ProviderError` that is not retried: such a stream is not a model reply (a broken
+        proxy, a hostile server), and asking again would only fetch the same flood.
         """
         try:
             yield
-        except TooLarge as e:
-            raise self.error(
-                f"{self.name} sent {'an' if e.what == 'event' else 'a'} {e.what} over the "
-                f"{_size(e.limit)} limit (the max_event_bytes option); stopped reading: "
-                "this is not a model reply"
-            ) from None
-        except Undecodable as e:
-            if e.reason:
-                message = f"{self.name} sent a {e.encoding} body that does not decompress"
-                raise self.error(f"{message} ({e.reason})") from None
-            raise self.error(
-                f"{self.name} sent its answer in the {e.encoding} encoding, which is not read "
-                "(identity was asked for; gzip and deflate are read too)"
-            ) from None
+        except (TooLarge, Undecodable) as e:
+            raise self.error(stream.problem(e, self.name)) from None
 
     def _body(self, response: Any) -> AsyncGenerator[bytes, None]:
         """The response body's bytes, decompressed in bounded steps."""
@@ -485,13 +472,6 @@ def _error_type(text: str) -> str | None:
     except (ValueError, AttributeError):
         return None
     return error.get("type") if isinstance(error, dict) else None
-
-
-def _size(limit: int) -> str:
-    """`limit` bytes for people: "16 MB", "1.5 MB", "800 bytes"."""
-    if limit >= 1_000_000:
-        return f"{limit / 1_000_000:g} MB"
-    return f"{limit / 1_000:g} KB" if limit >= 1_000 else f"{limit} bytes"
 
 
 def _number(value: Any, name: str) -> float:

@@ -43,6 +43,22 @@ class Undecodable(Exception):
         self.reason = reason
 
 
+def problem(error: TooLarge | Undecodable, name: str) -> str:
+    """What went wrong, for a person, with the provider's `name` and what to change."""
+    if isinstance(error, TooLarge):
+        article = "an" if error.what == "event" else "a"
+        return (
+            f"{name} sent {article} {error.what} over the {_size(error.limit)} limit (the "
+            "max_event_bytes option); stopped reading: this is not a model reply"
+        )
+    if error.reason:
+        return f"{name} sent a {error.encoding} body that does not decompress ({error.reason})"
+    return (
+        f"{name} sent its answer in the {error.encoding} encoding, which is not read "
+        "(identity was asked for; gzip and deflate are read too)"
+    )
+
+
 async def decoded(chunks: AsyncIterable[bytes], encoding: str) -> AsyncGenerator[bytes, None]:
     """The raw body `chunks` decompressed per `encoding`, at most `STEP` bytes at a time.
 
@@ -147,3 +163,10 @@ async def read(chunks: AsyncIterable[bytes], limit: int) -> tuple[bytes, bool]:
 def _check(buffer: bytearray, limit: int, what: str) -> None:
     if len(buffer) > limit:
         raise TooLarge(what, limit)
+
+
+def _size(limit: int) -> str:
+    """`limit` bytes for people: "16 MB", "1.5 MB", "800 bytes"."""
+    if limit >= 1_000_000:
+        return f"{limit / 1_000_000:g} MB"
+    return f"{limit / 1_000:g} KB" if limit >= 1_000 else f"{limit} bytes"
