@@ -27,8 +27,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-#: Records above this (estimated serialized size) are skipped, not restored. A long agentic
-#: turn stays well under it: tool results are cut to 8,000 characters in the record.
+#: Records above this (estimated serialized size) are skipped, not restored. The session
+#: cuts every record it makes to fit (`record.fit`), so only foreign or edited records hit it.
 MAX_RECORD_BYTES = 4_000_000
 #: Record format version this code reads and writes.
 VERSION = 1
@@ -89,7 +89,7 @@ def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
         return f"written by a newer elelem-kernel (v{version}: upgrade to restore it)"
     if version != VERSION or isinstance(version, bool):
         return f"unknown record version {_short(repr(version))}"
-    if _larger_than(record, max_bytes):
+    if larger_than(record, max_bytes):
         return f"too large (over the {_mb(max_bytes)} limit)"
     error = _schema_error(record)
     if error:
@@ -154,7 +154,7 @@ def _schema_error(record: dict) -> str | None:
     return f"{where}: {_short(error.message, 80)}"
 
 
-def _larger_than(value: Any, limit: int) -> bool:
+def larger_than(value: Any, limit: int) -> bool:
     """Whether the estimated JSON size of `value` passes `limit` (stops as soon as it does)."""
     size = 0
     stack = [value]

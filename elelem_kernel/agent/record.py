@@ -6,6 +6,11 @@
 
 A record holds only its own turn, never API keys, never opaque provider blobs; long tool
 results are cut with a marker so a notebook grows by about one turn's text per turn.
+
+Everything saved must restore: call arguments and results are kept to `DEPTH_LIMIT`
+levels of nesting (deeper parts become a marker string; 900 levels crashed the notebook
+writer with a RecursionError), and `fit` cuts a whole record under the restore limit of
+`memory.MAX_RECORD_BYTES` (a larger record used to be saved and then skipped on restore).
 """
 
 from __future__ import annotations
@@ -16,8 +21,19 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
+from .memory import MAX_RECORD_BYTES, larger_than
+
 VERSION = 1
 RESULT_LIMIT = 8_000  #: characters of a tool result kept in the record
+ARGUMENTS_LIMIT = 32_000  #: characters of a call's arguments (as JSON) kept in the record
+DEPTH_LIMIT = 20  #: levels of nesting kept in recorded arguments and results
+TOO_DEEP = "… [nested too deeply: cut]"
+#: Texts are cut to these lengths in turn, longest first, until a record fits.
+FIT_CAPS = (200_000, 50_000, 10_000, 2_000)
+LEFT_OUT = (
+    "\n\n… [the rounds and tool calls of this turn were left out of the record: "
+    "it would not fit the restore limit]"
+)
 USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
 
 
@@ -31,6 +47,76 @@ def cut(text: str, limit: int = RESULT_LIMIT) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n… [truncated: {len(text) - limit} more characters]"
+
+
+def bounded(value: Any, depth: int = DEPTH_LIMIT, limit: int | None = RESULT_LIMIT) -> Any:
+    """`value` as plain JSON data: containers nested deeper than `depth` replaced by
+    `TOO_DEEP`, strings cut to `limit` (None: kept whole), anything else as its `str`."""
+    if isinstance(value, str):
+        return value if limit is None else cut(value, limit)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, (dict, list, tuple)) and depth <= 0:
+        return TOO_DEEP
+    if isinstance(value, dict):
+        return {str(key): bounded(inner, depth - 1, limit) for key, inner in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [bounded(inner, depth - 1, limit) for inner in value]
+    return bounded(str(value), depth, limit)
+
+
+def deeper_than(value: Any, depth: int = DEPTH_LIMIT) -> bool:
+    """Whether containers in `value` nest more than `depth` levels (checked without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if level >= depth:
+                return True
+            inner = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in inner)
+    return False
+
+
+def bounded_arguments(arguments: Any) -> Any:
+    """Arguments as kept in the record: `bounded`, and as cut JSON text past `ARGUMENTS_LIMIT`."""
+    kept = bounded(arguments)
+    text = json.dumps(kept, ensure_ascii=False)
+    return kept if len(text) <= ARGUMENTS_LIMIT else cut(text, ARGUMENTS_LIMIT)
+
+
+def fit(record: dict[str, Any], limit: int = MAX_RECORD_BYTES * 9 // 10) -> dict[str, Any]:
+    """Cut `record` (in place) until its estimated size is under `limit`; return it.
+
+    Long texts anywhere in it are cut, longest allowances first (an id or name is only
+    cut when it alone is thousands of characters long); if many calls still do not fit,
+    the rounds make way for the reply alone, saying so.
+    """
+    for cap in FIT_CAPS:
+        if not larger_than(record, limit):
+            return record
+        _cut_texts(record, cap)
+    if larger_than(record, limit):
+        reply = str(record.get("reply") or "")
+        record["rounds"] = [{"thinking": "", "text": reply + LEFT_OUT, "calls": []}]
+        known = ("v", "conversation", "turn", "cell", "provider", "model", "prompt", "reply")
+        extra = ("rounds", "usage", "stop", "started", "ms", "error", "cost")
+        for key in [key for key in record if key not in known + extra]:
+            del record[key]
+    return record
+
+
+def _cut_texts(value: Any, cap: int) -> None:
+    """Cut every string longer than `cap` inside `value`'s containers, in place."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        pairs = item.items() if isinstance(item, dict) else enumerate(item)
+        for key, inner in list(pairs):
+            if isinstance(inner, str) and len(inner) > cap:
+                item[key] = cut(inner, cap)
+            elif isinstance(inner, (dict, list)):
+                stack.append(inner)
 
 
 def add_usage(total: dict[str, int], usage: dict[str, Any]) -> dict[str, int]:
@@ -71,6 +157,9 @@ class TurnRecorder:
             "ms": 0,
         }
         self._round_usage: dict[str, Any] = {}
+        #: The current round's streamed pieces, joined once into the round (`+=` on a string
+        #: kept in a dict copies it every time: a long reply in small deltas took minutes).
+        self._pieces: dict[str, list[str]] = {"thinking": [], "text": []}
 
     @property
     def rounds(self) -> list[dict[str, Any]]:
@@ -78,6 +167,7 @@ class TurnRecorder:
 
     def start_round(self) -> None:
         self._close_usage()
+        self._join_pieces()
         self.rounds.append({"thinking": "", "text": "", "calls": []})
 
     def event(self, event: dict[str, Any]) -> None:
@@ -85,15 +175,15 @@ class TurnRecorder:
         kind = event.get("type")
         current = self.rounds[-1]
         if kind == "saying":
-            current["text"] += str(event.get("text", ""))
+            self._pieces["text"].append(str(event.get("text", "")))
         elif kind == "thinking":
-            current["thinking"] += str(event.get("text", ""))
+            self._pieces["thinking"].append(str(event.get("text", "")))
         elif kind == "doing":
             current["calls"].append(
                 {
                     "id": event.get("id"),
                     "name": event.get("name"),
-                    "arguments": event.get("arguments", {}),
+                    "arguments": bounded_arguments(event.get("arguments", {})),
                     "result": None,
                     "ok": None,
                     "ms": 0,
@@ -107,7 +197,7 @@ class TurnRecorder:
         """Record the result of a call of the current round."""
         for call in self.rounds[-1]["calls"]:
             if call["id"] == call_id and call["result"] is None:
-                call["result"] = cut(json.dumps(result, ensure_ascii=False, default=str))
+                call["result"] = cut(json.dumps(bounded(result), ensure_ascii=False, default=str))
                 call["ok"] = bool(result.get("ok"))
                 call["ms"] = ms
                 return
@@ -115,6 +205,7 @@ class TurnRecorder:
     def finish(self, stop: str, error: str | None = None) -> dict[str, Any]:
         """Close the record: every call gets a result, the reply and totals are set."""
         self._close_usage()
+        self._join_pieces()
         for round_ in self.rounds:
             for call in round_["calls"]:
                 if call["result"] is None:
@@ -129,6 +220,13 @@ class TurnRecorder:
             self.record["error"] = error
         self.record["ms"] = int((time.monotonic() - self.started) * 1000)
         return self.record
+
+    def _join_pieces(self) -> None:
+        if self.rounds:
+            for key, pieces in self._pieces.items():
+                if pieces:
+                    self.rounds[-1][key] += "".join(pieces)
+                    pieces.clear()
 
     def _close_usage(self) -> None:
         if self._round_usage:

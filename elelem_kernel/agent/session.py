@@ -23,7 +23,7 @@ from .commands import Commands, add_builtin_commands
 from .conversation import HISTORY_POLICIES, Conversation
 from .events import map_stop_reason
 from .pricing import cost
-from .record import TurnRecorder, add_usage
+from .record import DEPTH_LIMIT, TurnRecorder, add_usage, bounded, deeper_than, fit
 from .secrets import redact
 from .toolbox import MODES, Call, Toolbox, finish
 
@@ -249,6 +249,7 @@ class Session:
             layout.close()
             record = recorder.finish(stop, error)
             record.update(self.turn_extras)
+            fit(record)
             record["cost"] = cost(self.provider_name, self.model, record["usage"])
             self.turn_extras = {}
             if prompt.strip():
@@ -418,14 +419,20 @@ async def _call_fetch(provider: Any, messages: list, tools: list, emit: Callable
 
 
 def _arguments(value: Any) -> dict[str, Any]:
-    """Tool arguments as a dict: JSON text is parsed, empty or missing means `{}`."""
+    """Tool arguments as a dict: JSON text is parsed, empty or missing means `{}`.
+
+    Containers nested past `DEPTH_LIMIT` become a marker string (the schema check then
+    refuses them): hundreds of levels would break every recursive step after this one.
+    """
     if value is None or value == "":
         return {}
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {"_unparsed": value}
+    if deeper_than(value, DEPTH_LIMIT):
+        value = bounded(value, DEPTH_LIMIT, limit=None)
     return value if isinstance(value, dict) else {"_value": value}
 
 
@@ -448,15 +455,14 @@ def _assistant_message(text: str, calls: list[Call], thinking: list[dict]) -> di
 def _merge_thinking(parts: list[dict]) -> list[dict]:
     """Join streamed thinking pieces into blocks; a piece with metadata closes its block."""
     blocks: list[dict] = []
-    current: dict[str, Any] | None = None
+    texts: list[str] = []  # the open block's pieces, joined once when it closes
     for part in parts:
-        if current is None:
-            current = {"text": ""}
-            blocks.append(current)
-        current["text"] += part["text"]
+        texts.append(part["text"])
         if part.get("metadata"):
-            current["metadata"] = part["metadata"]
-            current = None
+            blocks.append({"text": "".join(texts), "metadata": part["metadata"]})
+            texts = []
+    if texts:
+        blocks.append({"text": "".join(texts)})
     return [b for b in blocks if b["text"] or b.get("metadata")]
 
 

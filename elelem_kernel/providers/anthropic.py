@@ -237,9 +237,9 @@ class _Stream:
         }
 
     def _start(self, index: int, block: dict) -> None:
-        self.blocks[index] = {**block, "text": "", "json": "", "signature": ""}
+        # Deltas are kept as lists of pieces and joined once when the block stops.
+        self.blocks[index] = {**block, "text": [], "json": [], "signature": []}
         if block.get("type") == "text" and block.get("text"):
-            self.blocks[index]["text"] = block["text"]
             self.emit({"type": "saying", "text": block["text"]})
 
     def _delta(self, block: dict | None, delta: dict) -> None:
@@ -249,16 +249,18 @@ class _Stream:
         if kind == "text_delta" and delta.get("text"):
             self.emit({"type": "saying", "text": delta["text"]})
         elif kind == "thinking_delta" and delta.get("thinking"):
-            block["text"] += delta["thinking"]
+            block["text"].append(delta["thinking"])
             self.emit({"type": "thinking", "text": delta["thinking"]})
         elif kind == "signature_delta":
-            block["signature"] += delta.get("signature", "")
+            block["signature"].append(delta.get("signature", ""))
         elif kind == "input_json_delta":
-            block["json"] += delta.get("partial_json", "")
+            block["json"].append(delta.get("partial_json", ""))
 
     def _stop(self, block: dict | None) -> None:
         if block is None:
             return
+        for key in ("text", "json", "signature"):
+            block[key] = "".join(block[key])
         kind = block.get("type")
         if kind == "thinking" and block["signature"]:
             meta = {"signature": block["signature"], "thinking": block["text"]}

@@ -2,10 +2,11 @@
 
 `HTTPProvider` holds what every HTTP provider needs, once: its options (model, base URL,
 key, timeouts, retries), an `httpx.AsyncClient` created lazily per event loop, retries
-with bounded backoff that stop as soon as any output was emitted, SSE and NDJSON streams,
-and the translation of every failure into a `ProviderError` a person can act on. API keys
-are read at fetch time and never appear in messages or reprs. httpx is imported only when
-a request is made, so importing a provider module stays cheap.
+with bounded backoff that stop as soon as any output was emitted, SSE and NDJSON streams
+read with a bound on every line, event and body (`max_event_bytes`, `providers.stream`),
+and the translation of every failure into a `ProviderError` a person can act on. API
+keys are read at fetch time and never appear in messages or reprs. httpx is imported
+only when a request is made, so importing a provider module stays cheap.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ import os
 import random
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import aclosing, asynccontextmanager, contextmanager
 from typing import Any
 
 from elelem_kernel.agent.events import Emit, Event
 from elelem_kernel.agent.options import unknown
 from elelem_kernel.errors import ConfigError, ProviderError
+from elelem_kernel.providers import stream
+from elelem_kernel.providers.stream import DEFAULT_LIMIT, TooLarge, Undecodable
 
 #: Options every HTTP provider accepts, with their defaults.
 COMMON_OPTIONS: dict[str, Any] = {
@@ -33,6 +36,7 @@ COMMON_OPTIONS: dict[str, Any] = {
     "read_timeout": 120.0,
     "retries": 3,
     "backoff": 1.0,
+    "max_event_bytes": DEFAULT_LIMIT,
 }
 MAX_BACKOFF = 30.0
 MAX_RETRY_AFTER = 60.0
@@ -86,6 +90,11 @@ class HTTPProvider:
         self.read_timeout = _number(values["read_timeout"], "read_timeout")
         self.retries = int(_number(values["retries"], "retries"))
         self.backoff = _number(values["backoff"], "backoff")
+        self.max_event_bytes = int(_number(values["max_event_bytes"], "max_event_bytes"))
+        if self.max_event_bytes < 1:
+            raise ConfigError(
+                f"option max_event_bytes must be at least 1, not {self.max_event_bytes}"
+            )
         self.options: dict[str, Any] = {k: values[k] for k in self.extra_options}
         #: Seconds slept before each retry of the last fetch (for logs and tests).
         self.waits: list[float] = []
@@ -255,11 +264,12 @@ class HTTPProvider:
         unreachable = f"cannot reach {self.name} at {self.base_url}"
         hint = self.unreachable_hint.format(base_env=self.base_env)
         try:
-            async with self.client().stream(
-                "POST", url, json=body, headers=self.headers(key)
-            ) as response:
+            # identity: the body is read in bounded steps (`stream.decoded`), not inflated by
+            # httpx one network read at a time.
+            headers = {"accept-encoding": "identity", **self.headers(key)}
+            async with self.client().stream("POST", url, json=body, headers=headers) as response:
                 if response.status_code >= 300:
-                    text = (await response.aread()).decode("utf-8", "replace")
+                    text = await self._body_text(response)
                     raise self.status_error(response.status_code, text, response.headers)
                 yield response
         except httpx.ConnectError as e:
@@ -286,24 +296,24 @@ class HTTPProvider:
         """POST and yield the server-sent events as `(event name, parsed data)` pairs.
 
         `data: [DONE]` comes through as the string "[DONE]"; events without data are
-        skipped; a data line that is not JSON is a `ProviderError`.
+        skipped; a data line that is not JSON, or a line or event over `max_event_bytes`,
+        is a `ProviderError` that is not retried.
         """
-        from httpx_sse import EventSource, SSEError
-
         async with self.post(path, body, key) as response:
             await self._reject_json(response)
+            kind = response.headers.get("content-type", "").partition(";")[0]
+            if "text/event-stream" not in kind:
+                raise self.error(
+                    f"{self.name} did not answer with an event stream (Expected response "
+                    f"header Content-Type to contain 'text/event-stream', got {kind!r})"
+                )
 
             async def events() -> AsyncIterator[tuple[str, Any]]:
-                try:
-                    async for sse in EventSource(response).aiter_sse():
-                        if not sse.data:
-                            continue
-                        data = "[DONE]" if sse.data.strip() == "[DONE]" else self.parse(sse.data)
-                        yield sse.event, data
-                except SSEError as e:
-                    raise self.error(
-                        f"{self.name} did not answer with an event stream ({e})"
-                    ) from None
+                chunks = self._body(response)
+                with self._bounded():
+                    async for name, text in stream.events(chunks, self.max_event_bytes):
+                        data = "[DONE]" if text.strip() == "[DONE]" else self.parse(text)
+                        yield name, data
 
             yield events()
 
@@ -311,21 +321,54 @@ class HTTPProvider:
     async def ndjson(
         self, path: str, body: dict[str, Any], key: str | None
     ) -> AsyncIterator[AsyncIterator[Any]]:
-        """POST and yield the parsed objects of a newline-delimited JSON stream."""
+        """POST and yield the parsed objects of a newline-delimited JSON stream.
+
+        A line over `max_event_bytes` is a `ProviderError` that is not retried.
+        """
         async with self.post(path, body, key) as response:
 
             async def objects() -> AsyncIterator[Any]:
-                async for line in response.aiter_lines():
-                    if line.strip():
-                        yield self.parse(line)
+                chunks = self._body(response)
+                with self._bounded():
+                    async for line in stream.lines(chunks, self.max_event_bytes, sse=False):
+                        if line.strip():
+                            yield self.parse(line)
 
             yield objects()
+
+    @contextmanager
+    def _bounded(self) -> Iterator[None]:
+        """Turn a line or event over the limit, or an unreadable encoding, into a
+        `ProviderError` that is not retried: such a stream is not a model reply (a broken
+        proxy, a hostile server), and asking again would only fetch the same flood.
+        """
+        try:
+            yield
+        except (TooLarge, Undecodable) as e:
+            raise self.error(stream.problem(e, self.name)) from None
+
+    def _body(self, response: Any) -> AsyncGenerator[bytes, None]:
+        """The response body's bytes, decompressed in bounded steps."""
+        encoding = response.headers.get("content-encoding", "")
+        return stream.decoded(response.aiter_raw(), encoding)
+
+    async def _body_text(self, response: Any) -> str:
+        """A non-streamed body (an error, a JSON answer) as text, cut at `max_event_bytes`.
+
+        Only the start of such a body is ever shown, so the rest is left unread.
+        """
+        try:
+            async with aclosing(self._body(response)) as chunks:
+                data, _cut = await stream.read(chunks, self.max_event_bytes)
+        except Undecodable:
+            return ""  # the status still says what went wrong
+        return data.decode("utf-8", "replace")
 
     async def _reject_json(self, response: Any) -> None:
         """A 200 answer in plain JSON instead of a stream is an error body (or no stream)."""
         if "json" not in response.headers.get("content-type", ""):
             return
-        text = (await response.aread()).decode("utf-8", "replace")
+        text = await self._body_text(response)
         message = _detail(text)
         raise self.error(f"{self.name} answered without streaming: {message}")
 
@@ -337,6 +380,8 @@ class HTTPProvider:
             raise self.error(
                 f"{self.name} sent a malformed event (not JSON): {data[:200]!r}"
             ) from None
+        except RecursionError:
+            raise self.error(f"{self.name} sent an event nested too deeply to read") from None
 
     def status_error(self, status: int, text: str, headers: Mapping[str, str]) -> StatusError:
         """The `ProviderError` for an HTTP error status, saying what to do about it."""
@@ -398,7 +443,7 @@ def parse_arguments(raw: str | dict | None) -> dict | None:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the interpreter's limit
         return None
     return value if isinstance(value, dict) else None
 

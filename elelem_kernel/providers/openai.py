@@ -162,9 +162,11 @@ class _Stream:
     def __init__(self, provider: OpenAIProvider, emit: Emit):
         self.provider = provider
         self.emit = emit
-        self.calls: list[dict[str, str]] = []
-        self.by_index: dict[int, dict[str, str]] = {}
-        self.reasoning_content = ""
+        # Streamed pieces are kept in lists and joined once (`+=` on a string kept in a
+        # dict or attribute copies it each time: quadratic in the number of fragments).
+        self.calls: list[dict[str, Any]] = []
+        self.by_index: dict[int, dict[str, Any]] = {}
+        self.reasoning_content: list[str] = []
         self.usage: dict[str, int] | None = None
         self.stop: str | None = None
         self.done = False
@@ -207,7 +209,7 @@ class _Stream:
             text = delta.get(field)
             if isinstance(text, str) and text:
                 if field == "reasoning_content":
-                    self.reasoning_content += text
+                    self.reasoning_content.append(text)
                 self.emit({"type": "thinking", "text": text})
                 break
         if isinstance(delta.get("content"), str) and delta["content"]:
@@ -222,9 +224,9 @@ class _Stream:
     def _end_reasoning(self) -> None:
         """Close the thinking block with the `reasoning_content` to echo, once it ends."""
         if self.reasoning_content:
-            meta = {"openai": {"reasoning_content": self.reasoning_content}}
+            meta = {"openai": {"reasoning_content": "".join(self.reasoning_content)}}
             self.emit({"type": "thinking", "text": "", "metadata": meta})
-            self.reasoning_content = ""
+            self.reasoning_content = []
 
     def _fragment(self, fragment: dict) -> None:
         index = fragment.get("index", len(self.by_index))
@@ -232,7 +234,7 @@ class _Stream:
         fn = fragment.get("function") or {}
         call = self.by_index.get(index)
         if call is None or (call_id and call["id"] and call_id != call["id"]):
-            call = {"id": call_id, "name": "", "arguments": ""}
+            call = {"id": call_id, "name": "", "arguments": []}
             self.by_index[index] = call
             self.calls.append(call)
         call["id"] = call["id"] or call_id
@@ -240,7 +242,7 @@ class _Stream:
         arguments = fn.get("arguments")
         if isinstance(arguments, dict):
             arguments = json.dumps(arguments)
-        call["arguments"] += arguments or ""
+        call["arguments"].append(arguments or "")
 
     def finish(self) -> None:
         """After the stream: the calls, usage and stop, or an error if it ended early."""
@@ -253,7 +255,7 @@ class _Stream:
         truncated = self.stop in TRUNCATED
         self._end_reasoning()
         for call in self.calls:
-            arguments = parse_arguments(call["arguments"])
+            arguments = parse_arguments("".join(call["arguments"]))
             if arguments is None and truncated:
                 continue
             self.emit(

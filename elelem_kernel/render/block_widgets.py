@@ -18,10 +18,21 @@ class TextBlock:
 
     def __init__(self, kind: str, widgets: Any):
         self.kind = kind
-        self.text = ""
+        self._pieces: list[str] = []
         self.open = True  #: thinking shows while it streams, folds when the text starts
         self.widget = self.html = widgets.HTML("")
         self.html.add_class("jp-RenderedHTMLCommon")  # the look of the frozen output
+
+    @property
+    def text(self) -> str:
+        """The block's text so far, its pieces joined once per read."""
+        if len(self._pieces) > 1:
+            self._pieces[:] = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
+
+    def add(self, piece: str) -> None:
+        """Append a streamed piece (kept apart: joining each time would be quadratic)."""
+        self._pieces.append(piece)
 
     def render(self) -> None:
         if self.kind == "thinking":

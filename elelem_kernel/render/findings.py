@@ -149,13 +149,14 @@ def findings_markdown(findings: Iterable[Any]) -> str:
         lines += [
             "",
             f"#### {i}. {_cell(str(f.get('title') or ''))}",
-            f"*{f.get('severity')}* · `{_cell(location(f))}`",
+            f"*{_cell(str(f.get('severity')))}* · `{_cell(location(f))}`",
             "",
         ]
         if f.get("body"):
             lines.append(neutralise(str(f["body"])))
         diff = suggestion_diff(f)
         if diff:
-            fence = "````" if "```" in diff else "```"
-            lines += ["", f"{fence}diff", diff, fence]
+            longest = max((len(run) for run in re.findall("`+", diff)), default=0)
+            fence = "`" * max(3, longest + 1)  # no line of the diff can close it
+            lines += ["", f"{fence}diff", neutralise(diff), fence]
     return "\n".join(lines) + "\n"

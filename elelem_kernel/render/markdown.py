@@ -40,8 +40,15 @@ CODE_STYLE = (
     + "; font-size: 0.92em; white-space: pre; line-height: 1.4"
 )
 
+#: Schemes a link or image in the Markdown copy may point to (others: `#harmful-link`).
+SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+
 _TAG = re.compile(r"<(?=[A-Za-z/!?])")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+#: Where Markdown reads a link target: after `](` (inline) or `]:` (definition), allowing
+#: more space than CommonMark does, up to the next space or `)`.
+_LINK_TARGET = re.compile(r"(?P<lead>\]\s*[(:]\s*)(?P<target>[^\s)]+)")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_INVISIBLE = re.compile(r"[\x00-\x20\x7f]+")
 
 
 def escape(text: str) -> str:
@@ -60,16 +67,18 @@ def highlight(code: str, language: str | None = None) -> str:
         lexer = get_lexer_by_name(language or "text", stripnl=False, ensurenl=False)
     except ClassNotFound:
         return escape(code)
-    runs: list[list] = []  # [colour, text]: neighbouring tokens of one colour share a span
+    runs: list[tuple[Any, list[str]]] = []  # neighbouring tokens of one colour share a span
     for kind, value in lexer.get_tokens(code):
         colour = _colour(kind) if value.strip() else (runs[-1][0] if runs else None)
         if runs and runs[-1][0] == colour:
-            runs[-1][1] += value
+            runs[-1][1].append(value)
         else:
-            runs.append([colour, value])
+            runs.append((colour, [value]))
     return "".join(
-        f'<span style="{_colour_style(colour)}">{escape(text)}</span>' if colour else escape(text)
-        for colour, text in runs
+        f'<span style="{_colour_style(colour)}">{escape("".join(texts))}</span>'
+        if colour
+        else escape("".join(texts))
+        for colour, texts in runs
     )
 
 
@@ -89,30 +98,33 @@ def to_html(text: str) -> str:
 
 
 def neutralise(text: str) -> str:
-    """Markdown `text` with raw HTML tags outside code made inert (`<` → `&lt;`).
+    """Markdown `text` that no Markdown renderer can turn into live HTML or a script link.
 
     For the `text/markdown` copy of a turn: frontends render Markdown with its raw HTML,
-    so a reply holding `<img onerror=...>` must not reach them as a tag.
+    so a reply holding `<img onerror=...>` must not reach them as a tag. Every `<` that
+    could open a tag, comment or declaration becomes `&lt;`, in code too: whether a
+    backtick or a fence opens code depends on the whole document (unbalanced backticks,
+    list items, link titles), and guessing wrong let HTML through. In code the cost is
+    that `&lt;` shows literally; the HTML copy, which frontends prefer, stays exact.
+    Link and image targets whose scheme is not http, https or mailto become
+    `#harmful-link`, as in the HTML copy.
     """
-    out: list[str] = []
-    fence: str | None = None
-    for line in text.splitlines(keepends=True):
-        match = _FENCE.match(line)
-        if fence is None and match:
-            fence = match.group(1)[0] * len(match.group(1))
-            out.append(line)
-        elif fence is not None:
-            if line.strip().startswith(fence):
-                fence = None
-            out.append(line)
-        else:
-            out.append(_outside_code_spans(line))
-    return "".join(out)
+    return _LINK_TARGET.sub(_safe_target, _TAG.sub("&lt;", text))
 
 
-def _outside_code_spans(line: str) -> str:
-    parts = re.split(r"(`+[^`]*`+)", line)
-    return "".join(p if p.startswith("`") else _TAG.sub("&lt;", p) for p in parts)
+def _safe_target(match: re.Match[str]) -> str:
+    """The link target of `match`, or `#harmful-link` when its scheme is not allowed.
+
+    The target is read as a browser would after the renderer: entities decoded,
+    backslashes, whitespace and control characters dropped (`jav&#97;script:`,
+    `java\\script:` and ` javascript:` all count as javascript).
+    """
+    target = match.group("target")
+    seen = _INVISIBLE.sub("", html.unescape(target).replace("\\", ""))
+    scheme = _SCHEME.match(seen)
+    if scheme and scheme.group(1).lower() not in SAFE_SCHEMES:
+        target = "#harmful-link"
+    return match.group("lead") + target
 
 
 def _colour_style(colour: tuple[str, str]) -> str:

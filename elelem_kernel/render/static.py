@@ -57,7 +57,7 @@ def markdown(record: dict[str, Any]) -> str:
         parts.append(findings_markdown(_findings(record)))
     ending = _ending(record)
     if ending:
-        parts.append(f"*{ending}*")
+        parts.append(f"*{neutralise(ending)}*")  # an error message may quote model text
     parts.append(f"<sub>{neutralise(footer(record))}</sub>")
     return "\n\n".join(parts)
 

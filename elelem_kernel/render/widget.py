@@ -82,7 +82,7 @@ class TurnView:
             elif kind == "block_delta":
                 block = self.blocks.get(event.get("index"))
                 if isinstance(block, TextBlock):
-                    block.text += str(event.get("text", ""))
+                    block.add(str(event.get("text", "")))
                     self.dirty.add(event["index"])
             elif kind == "block_stop":
                 self._flush(event.get("index"))

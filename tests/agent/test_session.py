@@ -329,3 +329,20 @@ def test_full_history_gives_restored_calls_without_ids_an_id(tmp_path):
     messages = turn_messages(record, "full")
     call_id = messages[1]["tool_calls"][0]["id"]
     assert call_id and messages[2]["tool_call_id"] == call_id
+
+
+@pytest.mark.timeout(30)  # joined once: seconds; quadratic: a minute or more
+def test_long_thinking_in_small_pieces_goes_back_whole():
+    # 1.6 MB of thinking in 4-character pieces, then a call: the next request carries the
+    # thinking block joined once (`+=` per piece would be quadratic).
+    pieces = [f"{i % 10_000:04d}" for i in range(400_000)]
+    first = [{"type": "thinking", "text": p} for p in pieces]
+    first.append({"type": "thinking", "text": "", "metadata": {"x": {"signature": "s"}}})
+    provider = Scripted(first + call("missing"), say("done"))
+    session = Session(provider, Toolbox())
+    result = asyncio.run(session.turn("go"))
+    assistant = provider.sent[1]["messages"][-2]
+    assert assistant["thinking"] == [
+        {"text": "".join(pieces), "metadata": {"x": {"signature": "s"}}}
+    ]
+    assert result.record["rounds"][0]["thinking"] == "".join(pieces)

@@ -465,3 +465,80 @@ def test_the_cli_appends_to_a_new_notebook_and_keeps_keys_out(tmp_path):
     assert "SECRET" not in text
     notebook = nbformat.reads(text, 4)
     assert [c.source for c in notebook.cells] == ["first question", "second question"]
+
+
+# -- what is saved can be restored ----------------------------------------------------
+
+
+def nested(depth: int) -> object:
+    value: object = "bottom"
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def depth_of(value: object) -> int:
+    depth = 0
+    while isinstance(value, dict):
+        value, depth = value.get("a"), depth + 1
+    return depth
+
+
+def test_the_cli_saves_a_turn_with_arguments_nested_900_deep_and_restores_it(tmp_path):
+    from tests.wire_servers import Round, WireServer
+
+    with WireServer() as wire:
+        first = Round(calls=[("read", {"path": nested(900)})])
+        wire.script("openai", first, Round(text="Done."), Round(text="Again."))
+        env = {**os.environ, **wire.env("openai"), "HOME": str(tmp_path)}
+        env.update(ELELEM_PROVIDER="openai", PYTHONPATH=str(Path(__file__).parents[2]))
+        env.pop("ELELEM_NOTEBOOK", None)
+        runs = [
+            subprocess.run(
+                [sys.executable, "-m", "elelem_kernel.cli", "ask", "--notebook", "nb.ipynb", p],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=120,
+            )
+            for p in ("first", "second")
+        ]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr[-2000:]
+    assert "restored 1 turn from nb.ipynb" in runs[1].stderr
+    assert "skipped" not in runs[1].stderr
+    saved = nbformat.read(tmp_path / "nb.ipynb", 4).cells[0].outputs[0].metadata["elelem"]
+    arguments = saved["rounds"][0]["calls"][0]["arguments"]
+    assert 5 < depth_of(arguments["path"]) < 100
+    assert "nested too deeply" in json.dumps(arguments)
+    assert saved["reply"] == "Done."
+
+
+class Giant:
+    """A provider whose one turn is far larger than the restore limit: a long prompt echo,
+    thinking and text of megabytes, and many calls with long arguments."""
+
+    async def fetch(self, messages, tools, emit):
+        if messages[-1]["role"] == "tool":
+            emit({"type": "saying", "text": "r" * 3_000_000})
+            emit({"type": "stop", "reason": "end_turn", "truncated": False})
+            return
+        emit({"type": "thinking", "text": "t" * 2_000_000})
+        emit({"type": "saying", "text": "s" * 2_000_000})
+        for i in range(40):
+            emit({"type": "doing", "id": f"c{i}", "name": "nope", "arguments": {"x": "a" * 50_000}})
+        emit({"type": "stop", "reason": "tool_use", "truncated": False})
+
+
+def test_a_turn_larger_than_the_restore_limit_is_saved_so_that_it_restores(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    session = Session(Giant(), provider_name="giant")
+    err = io.StringIO()
+    code = ask_in_notebook(path, "p" * 1_000_000, session=session, renderer=None, err=err)
+    assert code == 0, err.getvalue()
+    restored, line = restore(path)
+    assert line == "restored 1 turn from nb.ipynb"
+    [turn] = restored.conversation.turns
+    assert turn["reply"].startswith("rrrr") and "truncated" in turn["reply"]
+    assert turn["prompt"].startswith("pppp") and len(turn["rounds"]) == 2

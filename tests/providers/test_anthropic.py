@@ -218,3 +218,33 @@ def test_counts_in_message_delta_update_only_what_they_carry(wire, make):
     assert fetch(make("anthropic")).of("usage") == [
         {"type": "usage", "input": 1242, "output": 52, "cache_read": 1200, "cache_write": 7}
     ]
+
+
+@pytest.mark.timeout(30)  # joined once: seconds; quadratic: a minute or more
+def test_long_arguments_and_thinking_in_small_deltas_are_joined_once():
+    # 1.6 MB in 4-character deltas: `+=` on strings kept in dicts is quadratic (minutes).
+    from elelem_kernel.providers.anthropic import _Stream
+
+    value = "".join(f"{i % 10_000:04d}" for i in range(400_000))
+    raw = '{"path": "' + value + '"}'
+    events: list[dict] = []
+    parser = _Stream(AnthropicProvider(api_key=KEY), events.append)
+    parser.feed(
+        "", {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking"}}
+    )
+    for at in range(0, len(value), 4):
+        delta = {"type": "thinking_delta", "thinking": value[at : at + 4]}
+        parser.feed("", {"type": "content_block_delta", "index": 0, "delta": delta})
+        delta = {"type": "signature_delta", "signature": value[at : at + 4]}
+        parser.feed("", {"type": "content_block_delta", "index": 0, "delta": delta})
+    parser.feed("", {"type": "content_block_stop", "index": 0})
+    block = {"type": "tool_use", "id": "c1", "name": "read", "input": {}}
+    parser.feed("", {"type": "content_block_start", "index": 1, "content_block": block})
+    for at in range(0, len(raw), 4):
+        delta = {"type": "input_json_delta", "partial_json": raw[at : at + 4]}
+        parser.feed("", {"type": "content_block_delta", "index": 1, "delta": delta})
+    parser.feed("", {"type": "content_block_stop", "index": 1})
+    meta = [e["metadata"] for e in events if e.get("metadata")]
+    assert meta == [{"anthropic": {"signature": value, "thinking": value}}]
+    doing = [e for e in events if e["type"] == "doing"]
+    assert doing == [{"type": "doing", "id": "c1", "name": "read", "arguments": {"path": value}}]

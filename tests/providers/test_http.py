@@ -399,3 +399,161 @@ def test_importing_the_providers_loads_no_http_client():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- bounded lines, events and bodies --------------------------------------------------
+
+LIMIT = 1_000_000  #: a low max_event_bytes keeps the data of these tests modest
+
+
+def _pieces(data: bytes, size: int = 65_536) -> list[bytes]:
+    return [data[at : at + size] for at in range(0, len(data), size)]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_line_over_the_limit_fails_at_once_and_is_not_retried(wire, make, fmt):
+    full = reply(fmt, STORY)
+    prefix = b"" if fmt == "ollama" else b"data: "
+    wire.queue(full.huge_line(0, 2_000_000, prefix), full)
+    got = fetch(make(fmt, max_event_bytes=LIMIT))
+    assert str(got.error) == (
+        f"{fmt} sent a line over the 1 MB limit (the max_event_bytes option); "
+        "stopped reading: this is not a model reply"
+    )
+    assert isinstance(got.error, ProviderError) and not got.error.retryable
+    assert got.events == [] and len(wire.requests) == 1
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_line_over_the_limit_after_output_ends_the_round(wire, make, fmt):
+    full = reply(fmt, STORY)
+    prefix = b"" if fmt == "ollama" else b"data: "
+    wire.queue(full.huge_line(full.index("there"), 2_000_000, prefix))
+    got = fetch(make(fmt, max_event_bytes=LIMIT))
+    assert "over the 1 MB limit" in str(got.error)
+    assert got.text == "Hello " and len(wire.requests) == 1
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fmt", ["anthropic", "openai", "responses"])
+def test_an_event_of_many_lines_over_the_limit_fails(wire, make, fmt):
+    full = reply(fmt, STORY)
+    lines = b"data: " + b"y" * 100_000 + b"\n"
+    wire.queue(full.insert(0, lines * 20), full)
+    got = fetch(make(fmt, max_event_bytes=LIMIT))
+    assert str(got.error) == (
+        f"{fmt} sent an event over the 1 MB limit (the max_event_bytes option); "
+        "stopped reading: this is not a model reply"
+    )
+    assert len(wire.requests) == 1
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_error_body_is_read_up_to_the_limit_only(wire, make, fmt):
+    # The server sends 2 MB of an error body and then holds the connection: a reader that
+    # wants the whole body waits for the read timeout instead of reporting the 500.
+    body = b'{"error": {"message": "' + b"y" * 2_000_000
+    headers = {"content-type": "application/json"}
+    wire.queue(Reply(500, headers, _pieces(body), end="stall"))
+    got = fetch(make(fmt, max_event_bytes=LIMIT, retries=0, read_timeout=20))
+    assert str(got.error).startswith(f"500 from {fmt}: server error (")
+    assert len(str(got.error)) < 1000
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fmt", ["anthropic", "openai", "responses"])
+def test_a_json_answer_is_read_up_to_the_limit_only(wire, make, fmt):
+    body = b'{"error": {"message": "' + b"y" * 2_000_000
+    headers = {"content-type": "application/json"}
+    wire.queue(Reply(200, headers, _pieces(body), end="stall"))
+    got = fetch(make(fmt, max_event_bytes=LIMIT, read_timeout=20))
+    assert str(got.error).startswith(f"{fmt} answered without streaming: ")
+    assert len(wire.requests) == 1
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_limit_is_16_mb_unless_set(make, fmt):
+    assert make(fmt).max_event_bytes == 16_000_000
+    assert make(fmt, max_event_bytes="2000000").max_event_bytes == 2_000_000
+    with pytest.raises(ConfigError, match="max_event_bytes"):
+        make(fmt, max_event_bytes=0)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_event_nested_past_the_interpreter_limit_is_a_clear_error(wire, make, fmt):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    line = deep + b"\n" if fmt == "ollama" else b"data: " + deep + b"\n\n"
+    full = reply(fmt, STORY)
+    wire.queue(full.insert(0, line), full)
+    got = fetch(make(fmt))
+    assert str(got.error) == f"{fmt} sent an event nested too deeply to read"
+    assert not got.error.retryable and len(wire.requests) == 1
+
+
+def _gzip(reply_: Reply, size: int = 4096) -> Reply:
+    import gzip
+
+    body = gzip.compress(b"".join(reply_.chunks))
+    headers = {**reply_.headers, "content-encoding": "gzip"}
+    return Reply(reply_.status, headers, _pieces(body, size), stream=reply_.stream)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_requests_ask_for_identity_and_a_gzip_answer_still_reads(wire, make, fmt):
+    wire.script(fmt, STORY)
+    normal = fetch(make(fmt))
+    wire.queue(_gzip(reply(fmt, STORY)))
+    got = fetch(make(fmt))
+    assert got.error is None and got.events == normal.events
+    assert wire.requests[-1].headers["accept-encoding"] == "identity"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fmt", ["openai", "ollama"])
+def test_a_compressed_flood_is_stopped_before_it_is_decompressed_whole(wire, make, fmt):
+    # 64 MB of one line compress to ~64 KB: decompressing a network read at once would hold
+    # tens of MB before the line bound could look at it.
+    import tracemalloc
+
+    prefix = b"" if fmt == "ollama" else b"data: "
+    flood = Reply(200, reply(fmt, STORY).headers, [prefix + b"x" * 64_000_000])
+    wire.queue(_gzip(flood, 65_536))
+    tracemalloc.start()
+    try:
+        got = fetch(make(fmt, max_event_bytes=LIMIT))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "over the 1 MB limit" in str(got.error)
+    assert peak < 16_000_000, peak
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "ollama"])
+def test_an_encoding_that_was_not_asked_for_is_refused(wire, make, fmt):
+    full = reply(fmt, STORY)
+    wire.queue(Reply(200, {**full.headers, "content-encoding": "br"}, full.chunks), full)
+    got = fetch(make(fmt))
+    assert str(got.error) == (
+        f"{fmt} sent its answer in the br encoding, which is not read "
+        "(identity was asked for; gzip and deflate are read too)"
+    )
+    assert len(wire.requests) == 1
+
+
+def test_an_error_body_in_an_unread_encoding_still_reports_the_status(wire, make):
+    body = b'{"error": {"message": "compressed"}}'
+    headers = {"content-type": "application/json", "content-encoding": "br"}
+    wire.queue(Reply(400, headers, [body], stream=False))
+    got = fetch(make("openai"))
+    assert str(got.error) == "400 from openai: no details"
+
+
+def test_a_gzip_body_that_does_not_decompress_is_an_error(wire, make):
+    full = reply("openai", STORY)
+    wire.queue(Reply(200, {**full.headers, "content-encoding": "gzip"}, [b"not gzip at all"]))
+    got = fetch(make("openai"))
+    assert str(got.error).startswith("openai sent a gzip body that does not decompress (")
+    assert len(wire.requests) == 1

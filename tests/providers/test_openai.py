@@ -212,3 +212,27 @@ def test_servers_other_than_openai_get_a_default_max_tokens():
     assert "max_tokens" not in off
     with pytest.raises(Exception, match="max_tokens must be a number or off"):
         OpenAIProvider(base_url="http://x/v1", max_tokens="lots").body(PROMPT, [])
+
+
+@pytest.mark.timeout(30)  # joined once: seconds; quadratic: a minute or more
+def test_long_arguments_and_reasoning_in_small_fragments_are_joined_once():
+    # 1.6 MB in 4-character fragments: `+=` on strings kept in dicts is quadratic (minutes).
+    from elelem_kernel.providers.openai import _Stream
+
+    value = "".join(f"{i % 10_000:04d}" for i in range(400_000))
+    raw = '{"path": "' + value + '"}'
+    events: list[dict] = []
+    parser = _Stream(OpenAIProvider(), events.append)
+    for at in range(0, len(value), 4):
+        parser.feed("", {"choices": [{"delta": {"reasoning_content": value[at : at + 4]}}]})
+    for at in range(0, len(raw), 4):
+        fragment = {"index": 0, "function": {"arguments": raw[at : at + 4]}}
+        if at == 0:
+            fragment.update(id="c1", function={"name": "read", "arguments": raw[:4]})
+        parser.feed("", {"choices": [{"delta": {"tool_calls": [fragment]}}]})
+    parser.feed("", {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]})
+    parser.finish()
+    doing = [e for e in events if e["type"] == "doing"]
+    assert doing == [{"type": "doing", "id": "c1", "name": "read", "arguments": {"path": value}}]
+    closing = [e for e in events if e.get("metadata")]
+    assert closing[0]["metadata"] == {"openai": {"reasoning_content": value}}

@@ -155,3 +155,35 @@ def test_footer_says_tokens_unknown_when_a_cut_stream_counted_none():
         "tokens unknown"
     )
     assert footer_text(zero, 10, 1, "end_turn", "echo").startswith("in 0 · out 0")
+
+
+def test_the_markdown_bundle_of_a_hostile_turn_has_nothing_live():
+    from tests.render.test_markdown import HOSTILE, live_parts, renderers
+
+    for attack in HOSTILE:
+        for ticks in ("", "`", "``"):
+            text = f"{ticks}{attack}{ticks}"
+            call = {"id": "a", "name": f"x{text}", "arguments": {"q": text}, "ok": True}
+            rec = record(reply=text, rounds=[{"thinking": text, "text": text, "calls": [call]}])
+            rec.update(model=text, error=text, stop="error")
+            md = bundle(rec)[0]["text/markdown"]
+            for render in renderers():
+                assert live_parts(render(md)) == [], (text, md)
+
+
+def test_the_markdown_bundle_of_hostile_findings_has_nothing_live():
+    from tests.render.test_markdown import HOSTILE, live_parts, renderers
+
+    for attack in HOSTILE:
+        finding = {
+            "path": f"a`{attack}.py",
+            "line": 3,
+            "severity": attack,
+            "title": attack,
+            "body": attack,
+            "code": f"````\n{attack}",
+            "suggestion": f"````\n{attack}\n````",
+        }
+        md = bundle(record(findings=[finding]))[0]["text/markdown"]
+        for render in renderers():
+            assert live_parts(render(md)) == [], (attack, md)

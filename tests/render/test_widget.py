@@ -237,3 +237,16 @@ def test_freeze_closes_every_model_the_view_opened(view):
     view.freeze({"stop": "end_turn", "rounds": [], "usage": {}})
     closed = [m for m in CountingComm.sent if m["msg_type"] == "comm_close"]
     assert len(closed) == len(opened)
+
+
+@pytest.mark.timeout(30)  # joined once: seconds; quadratic: a minute or more
+def test_a_long_text_block_in_small_deltas_is_kept_whole():
+    import ipywidgets
+
+    from elelem_kernel.render.block_widgets import TextBlock
+
+    pieces = [f"{i % 10_000:04d}" for i in range(400_000)]
+    block = TextBlock("text", ipywidgets)
+    for piece in pieces:
+        block.add(piece)
+    assert block.text == "".join(pieces)

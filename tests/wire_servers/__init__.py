@@ -22,6 +22,7 @@ Faults, for any format `fmt` (`full = reply(fmt, Round(text="Hello there"))`):
     full.stall_after(full.index("there"))                # silence: read timeout
     full.insert(full.index("there"), b"data: {oops\\n\\n")  # malformed line (ollama: b"{oops\\n")
     full.insert(n, error_event(fmt)).close_after(n + 1)  # error event after HTTP 200
+    full.huge_line(n, 2_000_000)                         # a 2 MB line, no newline (ollama: prefix=b"")
     full.split_chars()                                   # multi-byte chars over two writes
     full.slow(0.05)                                      # a chunk every 50 ms (interrupts)
 

@@ -77,6 +77,13 @@ class Reply:
         data = chunk.encode() if isinstance(chunk, str) else chunk
         return dataclasses.replace(self, chunks=[*self.chunks[:n], data, *self.chunks[n:]])
 
+    def huge_line(self, n: int, size: int, prefix: bytes = b"data: ") -> Reply:
+        """Before chunk `n`, a line of `size` bytes that never ends (no newline), in 64 KB
+        writes: `prefix` then `x`s. The stream goes on afterwards as scripted."""
+        filler = [b"x" * min(65_536, size - at) for at in range(0, size, 65_536)]
+        line = [prefix, *filler] if prefix else filler  # an empty chunk would end the body
+        return dataclasses.replace(self, chunks=[*self.chunks[:n], *line, *self.chunks[n:]])
+
     def slow(self, delay: float) -> Reply:
         """Every chunk `delay` seconds after the previous one (for interrupt tests)."""
         return dataclasses.replace(self, delay=delay)
