@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.globs import Glob
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     MAX_LINES,
     Workspace,
     atomic_write,
     files_under,
-    glob_regex,
     human_size,
     looks_binary,
     unified_diff,
@@ -103,7 +103,7 @@ def list_files(ws: Workspace, path: str | None = None, pattern: str | None = Non
 
 def matching(names: list[str], pattern: str, folder: str) -> list[str]:
     """The names (relative to the root) whose path below `folder` matches the glob."""
-    match = glob_regex(pattern).match
+    match = Glob(pattern).match
     cut = 0 if folder == "." else len(folder) + 1
     return [n for n in names if match(n[cut:])]
 
