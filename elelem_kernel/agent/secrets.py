@@ -31,8 +31,9 @@ from urllib.parse import quote
 SECRET_NAME = re.compile(r"(?i)(key|token|secret|pass|credential|auth(?!or)|private)")
 MIN_LENGTH = 8  #: shorter values are too likely to occur by chance
 PLAIN_LENGTH = 16  #: from this length a value of one kind of character is a secret too
-#: `scheme://user:password@`: the password ends at the `@`; no `/`, `?`, `#` or space in it.
-URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:)([^\s/?#@]+)(?=@)")
+#: `://user:password@`: the password ends at the `@`; no `/`, `?`, `#` or space in it. It
+#: starts with the literal `://` and its runs stop at `/`: linear time on any text.
+URL_PASSWORD = re.compile(r"(://[^\s/?#@:]*:)([^\s/?#@]+)(?=@)")
 _KINDS = (str.islower, str.isupper, str.isdigit)
 
 

@@ -122,3 +122,10 @@ def test_a_shell_printing_the_environment_is_redacted(monkeypatch: pytest.Monkey
     got = redact(printed)
     assert KEY not in got and KEY[::-1] not in got and "u:p@" not in got
     assert base64.b64encode(KEY.encode()).decode()[:20] not in got
+
+
+@pytest.mark.timeout(60)
+def test_url_search_stays_linear_on_hostile_text() -> None:
+    texts = ["a.a" * 100_000 + "://u:p@h", "x://u:" + "p" * 300_000, "://:" * 100_000]
+    for text in texts:
+        assert redact(text, {}).startswith(text[:10])
