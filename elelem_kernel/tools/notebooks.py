@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.regular import check_regular, open_regular
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     Workspace,
@@ -37,11 +38,13 @@ def load(ws: Workspace, path: str) -> tuple[Path, Any]:
 
     target = ws.resolve(path)
     rel = ws.relative(target)
+    check_regular(target, rel)
     if not target.is_file():
         what = "a folder" if target.is_dir() else "missing"
         raise ToolError(f'"{rel}" is {what}. Call list with pattern="*.ipynb" to find notebooks.')
     try:
-        text = target.read_text("utf-8")
+        with open_regular(target, rel) as f:
+            text = f.read().decode("utf-8")
         data = json.loads(text)
     except UnicodeDecodeError:
         raise ToolError(f'"{rel}" is not a notebook: it is not UTF-8 text.') from None

@@ -34,6 +34,7 @@ from elelem_kernel.tools.files import (
     iter_lines,
     matching,
 )
+from elelem_kernel.tools.regular import check_regular, open_regular
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     MAX_LINES,
@@ -83,6 +84,7 @@ def grep(
     rel = ws.relative(base)
     if not base.exists():
         raise ToolError(f'no such file or folder: "{rel}". Call list to see the workspace.')
+    check_regular(base, rel)
     names = files_under(base, ws.root)
     if glob:
         names = matching(names, glob, ws.relative(base if base.is_dir() else base.parent))
@@ -269,8 +271,8 @@ def _search_python(root: Path, pattern: str, flags: int, names: list[str], found
     search = re.compile(pattern, flags).search
     for name in names:
         try:
-            f = open(os.path.join(root, name), "rb")
-        except OSError:
+            f = open_regular(os.path.join(root, name), name)
+        except (OSError, ToolError):
             continue
         with f:
             lines = _text_lines(f)

@@ -262,8 +262,11 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def looks_binary(path: str | os.PathLike[str], sample: int = SNIFF_BYTES) -> bool:
-    """True when the file's first bytes hold a NUL, as git and ripgrep decide."""
-    fd = os.open(path, os.O_RDONLY)
+    """True when the file's first bytes hold a NUL, as git and ripgrep decide.
+
+    Opened without blocking, so a FIFO (refused elsewhere: `regular`) cannot hang it.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         return b"\0" in os.read(fd, sample)
     finally:
