@@ -135,8 +135,11 @@ def summarize_outputs(outputs: list) -> list[str]:
             data = o.get("data", {})
             label = f"Out[{o.get('execution_count')}]" if kind == "execute_result" else "display"
             text = clip(_text(data.get("text/plain", "")), OUTPUT_CHARS)
+            sizes = o.get("metadata", {}).get("elelem_sizes", {})  # set by cell_outputs
             others = [
-                f"{m} ({human_size(len(_text(v)))})" for m, v in data.items() if m != "text/plain"
+                f"{m} ({human_size(sizes.get(m, len(_text(v))))})"
+                for m, v in data.items()
+                if m != "text/plain"
             ]
             out.append(f"{label}: {text}" + (f" [also {', '.join(others)}]" if others else ""))
         elif kind == "error":
