@@ -61,19 +61,16 @@ class CellCuts:
     """What one cell's outputs lost."""
 
     dropped: int = 0  #: outputs left out between the first and the last ones
-    #: the streams that were cut (by output node id): their name and characters in all
-    streams: dict[int, tuple[str, int]] = field(default_factory=dict)
+    #: characters printed to each stream (by name) in the outputs that were cut
+    streams: dict[str, int] = field(default_factory=dict)
     data: int = 0  #: data values shortened
 
     def note(self) -> str | None:
         """One line for the model, or None when nothing was cut."""
-        printed: dict[str, int] = {}
-        for name, total in self.streams.values():
-            printed[name] = printed.get(name, 0) + total
         parts = [
             f"{name}: {total:,} characters printed, kept the first {STREAM_HEAD:,} and the "
             f"last {STREAM_TAIL:,}"
-            for name, total in printed.items()
+            for name, total in self.streams.items()
         ]
         if self.dropped:
             parts.append(
@@ -128,7 +125,7 @@ def _client_class() -> type:
                     return None
                 outs.append(out)  # past the head: its place moves, so no display id
                 if len(outs) > HEAD_OUTPUTS + TAIL_OUTPUTS:
-                    del outs[HEAD_OUTPUTS]
+                    self._ends.pop(id(outs.pop(HEAD_OUTPUTS)), None)
                     cuts.dropped += 1
             if out is None:
                 return None
@@ -146,10 +143,13 @@ def _client_class() -> type:
                 self._ends.clear()
 
         def _stream(self, out: Any, ends: Ends, text: str, cuts: CellCuts) -> Any:
+            was_cut = ends.cut > 0
             ends.feed(text)
             out["text"] = ends.text()
             if ends.cut:
-                cuts.streams[id(out)] = (out.get("name", "stream"), ends.total)
+                name = out.get("name", "stream")
+                counted = len(text) if was_cut else ends.total
+                cuts.streams[name] = cuts.streams.get(name, 0) + counted
             return out
 
         def _shorten(self, out: Any, cuts: CellCuts) -> None:

@@ -31,8 +31,8 @@ _CODE = (
 
 def search(
     root: Path, pattern: str, flags: int, names: list[str], children: Children
-) -> dict[str, Any] | None:
-    """The child's result for `pattern` over `names`; None when it was stopped or failed."""
+) -> dict[str, Any] | str:
+    """The child's result for `pattern` over `names`, or why there is none."""
     job = json.dumps({"root": str(root), "pattern": pattern, "flags": flags, "names": names})
     try:
         proc = children.popen(
@@ -40,18 +40,21 @@ def search(
             cwd=root,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
-    except Stopped:
-        return None
+    except Stopped as e:
+        return f"stopped ({e})"
     try:
-        out, _ = proc.communicate(job.encode("utf-8"))
-    except (BrokenPipeError, OSError):
+        out, err = proc.communicate(job.encode("utf-8"))
+    except OSError as e:
         proc.kill()
         proc.wait()
-        return None
-    if proc.returncode != 0 or children.reason is not None:
-        return None
+        return f"{type(e).__name__}: {e}"
+    if children.reason is not None:
+        return f"stopped ({children.reason})"
+    if proc.returncode != 0:
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        return lines[-1][-500:] if lines else f"exit status {proc.returncode}"
     return json.loads(out)
 
 

@@ -92,14 +92,19 @@ def grep(
     if engine == "rg" and rg is None:
         raise ToolError("ripgrep (rg) is not installed; use engine='python'")
     with children or Children(timeout) as group:
-        found = None
+        found = None if names else _Matches()
         if rg and names:
             found = _search_rg(rg, ws.root, pattern, ignore_case, names, group)
         python = found is None and group.reason is None
+        problem = ""
         if python:
-            found = _from_child(pyregex.search(ws.root, pattern, flags, names, group))
+            result = pyregex.search(ws.root, pattern, flags, names, group)
+            if isinstance(result, dict):
+                found = _from_child(result)
+            else:
+                problem = result
         if group.reason is not None or found is None:
-            raise ToolError(_stopped(group, python))
+            raise ToolError(_stopped(group, python, problem))
     return found.result(rel, pattern)
 
 
@@ -126,12 +131,12 @@ async def agrep(
         raise
 
 
-def _stopped(group: Children, python: bool) -> str:
+def _stopped(group: Children, python: bool, problem: str = "") -> str:
     """Why a search gave no result, and what the model can do about it."""
     if group.reason == "cancelled":
         return "grep was interrupted"
     if group.reason != "timeout":
-        return "grep failed: the Python regex engine stopped without an answer"
+        return f"grep failed: the Python regex engine stopped without an answer: {problem}"
     why = "narrow it with path= or glob="
     if python:
         why = (
@@ -142,9 +147,7 @@ def _stopped(group: Children, python: bool) -> str:
     return f"grep stopped after {group.timeout:g} s without finishing: {why}"
 
 
-def _from_child(result: dict | None) -> _Matches | None:
-    if result is None:
-        return None
+def _from_child(result: dict) -> _Matches:
     found = _Matches()
     found.lines, found.count, found.files = result["lines"], result["count"], set(result["files"])
     return found
