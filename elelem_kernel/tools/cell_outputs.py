@@ -10,6 +10,7 @@ head and tail (consecutive pieces of one stream are joined, the middle counted),
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,7 +156,12 @@ def _client_class() -> type:
         def _shorten(self, out: Any, cuts: CellCuts) -> None:
             data = out.get("data") or {}
             for mime, value in list(data.items()):
-                text = value if isinstance(value, str) else "".join(value)
+                if isinstance(value, str):
+                    text = value
+                elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                    text = "".join(value)
+                else:  # JSON data (application/json, widget state): its text size counts
+                    text = json.dumps(value, default=str)
                 if len(text) > DATA_CHARS:
                     data[mime] = text[:DATA_CHARS]
                     out.setdefault("metadata", {}).setdefault("elelem_sizes", {})[mime] = len(text)

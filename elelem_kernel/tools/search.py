@@ -129,6 +129,8 @@ async def agrep(
         if not work.cancelled():
             work.exception()  # seen: it failed because of the cancel
         raise
+    finally:
+        group.close()
 
 
 def _stopped(group: Children, python: bool, problem: str = "") -> str:
