@@ -55,6 +55,8 @@ _ARG_BYTES = 100_000
 _PREFIX_BYTES = 4_200
 #: Seconds a search may take before its processes are killed.
 TIMEOUT = 30.0
+#: Seconds a cancelled search is given to wind down before the cancel goes on.
+_GRACE = 5.0
 #: Files smaller than this are read whole by the Python engine; larger ones are streamed.
 _WHOLE_BYTES = 1 << 22
 
@@ -125,9 +127,10 @@ async def agrep(
         return await asyncio.shield(work)
     except asyncio.CancelledError:
         group.stop("cancelled")
-        await asyncio.wait([work])
-        if not work.cancelled():
-            work.exception()  # seen: it failed because of the cancel
+        # its processes are gone; the thread ends as soon as it sees that (or, if it is
+        # still listing files with git, it starts nothing afterwards)
+        work.add_done_callback(lambda done: done.cancelled() or done.exception())
+        await asyncio.wait([work], timeout=_GRACE)
         raise
     finally:
         group.close()
