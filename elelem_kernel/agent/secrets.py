@@ -28,7 +28,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-SECRET_NAME = re.compile(r"(?i)(key|token|secret|pass|credential|auth(?!or)|private)")
+#: AUTH but not AUTHOR (GIT_AUTHOR_NAME), though AUTHORIZATION and AUTHORITY count.
+SECRET_NAME = re.compile(r"(?i)(key|token|secret|pass|credential|auth(?!or(?!i[tz]))|private)")
 MIN_LENGTH = 8  #: shorter values are too likely to occur by chance
 PLAIN_LENGTH = 16  #: from this length a value of one kind of character is a secret too
 #: `://user:password@`: the password ends at the `@`; no `/`, `?`, `#` or space in it. It

@@ -27,6 +27,7 @@ KEY = "sk-proj-Abc123XyZ789qrs"
         "SMTP_PASSWD",
         "GOOGLE_APPLICATION_CREDENTIALS",
         "HTTP_AUTH",
+        "HTTP_AUTHORIZATION",
         "SSH_PRIVATE",
         "openai_key",
     ],
@@ -36,9 +37,15 @@ def test_secret_names(name: str) -> None:
 
 
 def test_ordinary_names_and_authors_are_left_alone() -> None:
-    env = {"HOME": "/home/someone/x", "GIT_AUTHOR_NAME": "Jane Q. Doe", "EDITOR": KEY}
+    env = {
+        "HOME": "/home/someone/x",
+        "GIT_AUTHOR_NAME": "Jane Q. Doe",
+        "GIT_AUTHOR_EMAIL": "jane.doe@example.com",
+        "EDITOR": KEY,
+    }
     assert secret_values(env) == {}
-    assert redact(f"Jane Q. Doe {KEY}", secret_forms(env)) == f"Jane Q. Doe {KEY}"
+    text = f"Jane Q. Doe <jane.doe@example.com> {KEY}"
+    assert redact(text, secret_forms(env)) == text
 
 
 def test_url_passwords_are_redacted_in_any_value_and_any_text() -> None:
