@@ -13,14 +13,15 @@ from pathlib import Path
 from typing import BinaryIO
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.globs import Glob
 from elelem_kernel.tools.protected import check_writable
+from elelem_kernel.tools.regular import check_regular, open_regular
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     MAX_LINES,
     Workspace,
     atomic_write,
     files_under,
-    glob_regex,
     human_size,
     looks_binary,
     unified_diff,
@@ -40,7 +41,7 @@ def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> d
     offset, limit = max(1, offset), max(1, min(limit, MAX_LINES))
     shown: list[str] = []
     size, n, replaced, stopped = 0, 0, False, False
-    with open(target, "rb") as f:
+    with open_regular(target, rel) as f:
         for n, (part, length) in enumerate(iter_lines(f), 1):
             if n < offset:
                 continue
@@ -104,7 +105,7 @@ def list_files(ws: Workspace, path: str | None = None, pattern: str | None = Non
 
 def matching(names: list[str], pattern: str, folder: str) -> list[str]:
     """The names (relative to the root) whose path below `folder` matches the glob."""
-    match = glob_regex(pattern).match
+    match = Glob(pattern).match
     cut = 0 if folder == "." else len(folder) + 1
     return [n for n in names if match(n[cut:])]
 
@@ -130,6 +131,10 @@ def write_preview(ws: Workspace, path: str, content: str) -> str:
     except ToolError as e:
         return f"write {path}: would fail: {e}"
     rel = ws.relative(target)
+    try:
+        check_regular(target, rel)
+    except ToolError as e:
+        return f"write {rel}: would fail: {e}"
     before = ""
     if target.is_file():
         if looks_binary(target):
@@ -180,7 +185,8 @@ def plan_edit(
     if target.is_dir() or looks_binary(target):
         raise ToolError(f'"{rel}" is not a text file; edit changes text files only.')
     try:
-        before = target.read_bytes().decode("utf-8")
+        with open_regular(target, rel) as f:
+            before = f.read().decode("utf-8")
     except UnicodeDecodeError:
         raise ToolError(
             f'"{rel}" is not valid UTF-8; edit refuses to rewrite it rather than corrupt it.'
@@ -215,6 +221,7 @@ def _existing_file(ws: Workspace, path: str, hint: str) -> Path:
         raise ToolError(
             f'"{rel}" is a folder, not a file; call list with path="{rel}" to see its files.'
         )
+    check_regular(target, rel)
     if looks_binary(target):
         raise ToolError(
             f'"{rel}" is a binary file ({human_size(target.stat().st_size)}); {hint} shows text '
@@ -229,6 +236,7 @@ def _writable(ws: Workspace, path: str, protected: Path | None) -> Path:
     rel = ws.relative(target)
     if target.is_dir():
         raise ToolError(f'"{rel}" is a folder; give a file path.')
+    check_regular(target, rel)
     if protected is not None and target == protected.resolve():
         raise ToolError(
             f'"{rel}" is the notebook open in the frontend; rewriting it on disk would clash '

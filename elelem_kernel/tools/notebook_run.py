@@ -1,5 +1,9 @@
 """notebook_run: execute a notebook (or some of its cells) headless with nbclient.
 
+Outputs are bounded while the cells run (`cell_outputs`): a cell that prints gigabytes
+keeps the ends of its streams and the first and last of its outputs, and its entry in the
+result says what was left out.
+
 The run happens in a fresh kernel on a thread with its own event loop: nbclient installs
 SIGINT/SIGTERM handlers on the loop it runs in, which must not be the Jupyter kernel's own.
 Cancelling the tool cancels the run, and nbclient shuts the kernel down. The file on disk
@@ -15,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.cell_outputs import CellCuts, bounded_client
 from elelem_kernel.tools.notebooks import describe_cell, find_cell, load
 from elelem_kernel.tools.workspace import MAX_BYTES, Workspace
 
@@ -38,12 +43,16 @@ async def run_notebook(
             f"no code cells to run in {rel}" + (f" among cells {cells}" if cells else "")
         )
     name = kernel or nb.metadata.get("kernelspec", {}).get("name") or "python3"
-    outcome = await _on_own_loop(_execute(nb, indexes, target.parent, timeout, name))
+    cuts: dict[int, CellCuts] = {}
+    outcome = await _on_own_loop(_execute(nb, indexes, target.parent, timeout, name, cuts))
     ran, failed, problem = outcome
     results, size = [], 0
     for i in ran:
         entry = describe_cell(nb.cells[i], i)
         entry.pop("source", None)
+        note = cuts[i].note() if i in cuts else None
+        if note:
+            entry["truncated"] = note
         size += len(str(entry))
         results.append(
             entry if size <= MAX_BYTES else {"index": i, "outputs": ["[cut: output budget spent]"]}
@@ -65,15 +74,15 @@ async def run_notebook(
 
 
 async def _execute(
-    nb: Any, indexes: list[int], folder: Path, timeout: float, kernel: str
+    nb: Any, indexes: list[int], folder: Path, timeout: float, kernel: str, cuts: dict
 ) -> tuple[list[int], int | None, str | None]:
     """Run the cells; return (cells run, the failing cell, a problem that stopped the run)."""
     from jupyter_client.kernelspec import NoSuchKernel
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    client = NotebookClient(
+    client = bounded_client(
         nb,
+        cuts,
         timeout=timeout,
         kernel_name=kernel,
         allow_errors=False,

@@ -17,6 +17,7 @@ from typing import Any
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.protected import check_writable
+from elelem_kernel.tools.regular import check_regular, open_regular
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     Workspace,
@@ -38,11 +39,13 @@ def load(ws: Workspace, path: str) -> tuple[Path, Any]:
 
     target = ws.resolve(path)
     rel = ws.relative(target)
+    check_regular(target, rel)
     if not target.is_file():
         what = "a folder" if target.is_dir() else "missing"
         raise ToolError(f'"{rel}" is {what}. Call list with pattern="*.ipynb" to find notebooks.')
     try:
-        text = target.read_text("utf-8")
+        with open_regular(target, rel) as f:
+            text = f.read().decode("utf-8")
         data = json.loads(text)
     except UnicodeDecodeError:
         raise ToolError(f'"{rel}" is not a notebook: it is not UTF-8 text.') from None
@@ -133,8 +136,11 @@ def summarize_outputs(outputs: list) -> list[str]:
             data = o.get("data", {})
             label = f"Out[{o.get('execution_count')}]" if kind == "execute_result" else "display"
             text = clip(_text(data.get("text/plain", "")), OUTPUT_CHARS)
+            sizes = o.get("metadata", {}).get("elelem_sizes", {})  # set by cell_outputs
             others = [
-                f"{m} ({human_size(len(_text(v)))})" for m, v in data.items() if m != "text/plain"
+                f"{m} ({human_size(sizes.get(m, len(_text(v))))})"
+                for m, v in data.items()
+                if m != "text/plain"
             ]
             out.append(f"{label}: {text}" + (f" [also {', '.join(others)}]" if others else ""))
         elif kind == "error":

@@ -5,11 +5,16 @@ order and print `path:line:text`, so the model sees one output whichever ran; ri
 only faster. A file is binary when its first 8 KB hold a NUL (`looks_binary`); that is
 checked only for files with matches (ripgrep) or while reading (Python), never up front
 for every file. A pattern ripgrep cannot parse (look-arounds, backreferences) falls back
-to Python's `re`.
+to Python's `re`, which runs in a child process (`pyregex`): it can backtrack without end.
+
+Every search is bounded in time: its processes (ripgrep, the Python child) are killed at
+`TIMEOUT` seconds, or at once when the call is cancelled (`agrep`), and the model is told
+why. Nothing that matches a pattern runs in this process, so interrupts always work.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -20,6 +25,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools import pyregex
+from elelem_kernel.tools.children import Children, Stopped
 from elelem_kernel.tools.files import (
     LINE_BYTES,
     LINE_CHARS,
@@ -27,6 +34,7 @@ from elelem_kernel.tools.files import (
     iter_lines,
     matching,
 )
+from elelem_kernel.tools.regular import check_regular, open_regular
 from elelem_kernel.tools.workspace import (
     MAX_BYTES,
     MAX_LINES,
@@ -45,6 +53,10 @@ RG_PROCESSES = min(4, os.cpu_count() or 1)
 _ARG_BYTES = 100_000
 #: Room for the `name NUL number:` before each line ripgrep prints (PATH_MAX and digits).
 _PREFIX_BYTES = 4_200
+#: Seconds a search may take before its processes are killed.
+TIMEOUT = 30.0
+#: Seconds a cancelled search is given to wind down before the cancel goes on.
+_GRACE = 5.0
 #: Files smaller than this are read whole by the Python engine; larger ones are streamed.
 _WHOLE_BYTES = 1 << 22
 
@@ -56,30 +68,94 @@ def grep(
     glob: str | None = None,
     ignore_case: bool = False,
     engine: str = "auto",
+    timeout: float = TIMEOUT,
+    children: Children | None = None,
 ) -> dict:
     """Lines matching `pattern` under `path` as `path:line:text`, capped, with counts.
 
-    `engine` is "auto" (ripgrep when installed), "rg" or "python".
+    `engine` is "auto" (ripgrep when installed), "rg" or "python". The search's processes
+    are started through `children` (a new group with `timeout` when not given), so it
+    ends when they are stopped.
     """
+    flags = re.IGNORECASE if ignore_case else 0
     try:
-        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        re.compile(pattern, flags)
     except re.error as e:
         raise ToolError(f"invalid regular expression {pattern!r}: {e}") from None
     base = ws.resolve(path)
     rel = ws.relative(base)
     if not base.exists():
         raise ToolError(f'no such file or folder: "{rel}". Call list to see the workspace.')
+    check_regular(base, rel)
     names = files_under(base, ws.root)
     if glob:
         names = matching(names, glob, ws.relative(base if base.is_dir() else base.parent))
     rg = shutil.which("rg") if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError("ripgrep (rg) is not installed; use engine='python'")
-    found = _search_rg(rg, ws.root, pattern, ignore_case, names) if rg and names else None
-    if found is None:
-        found = _Matches()
-        _search_python(ws.root, regex, names, found)
+    with children or Children(timeout) as group:
+        found = None if names else _Matches()
+        if rg and names:
+            found = _search_rg(rg, ws.root, pattern, ignore_case, names, group)
+        python = found is None and group.reason is None
+        problem = ""
+        if python:
+            result = pyregex.search(ws.root, pattern, flags, names, group)
+            if isinstance(result, dict):
+                found = _from_child(result)
+            else:
+                problem = result
+        if group.reason is not None or found is None:
+            raise ToolError(_stopped(group, python, problem))
     return found.result(rel, pattern)
+
+
+async def agrep(
+    ws: Workspace,
+    pattern: str,
+    path: str | None = None,
+    glob: str | None = None,
+    ignore_case: bool = False,
+    timeout: float = TIMEOUT,
+) -> dict:
+    """`grep` on a worker thread; cancelling this kills its processes, so it ends at once."""
+    group = Children(timeout)
+    work = asyncio.ensure_future(
+        asyncio.to_thread(grep, ws, pattern, path, glob, ignore_case, children=group)
+    )
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        group.stop("cancelled")
+        # its processes are gone; the thread ends as soon as it sees that (or, if it is
+        # still listing files with git, it starts nothing afterwards)
+        work.add_done_callback(lambda done: done.cancelled() or done.exception())
+        await asyncio.wait([work], timeout=_GRACE)
+        raise
+    finally:
+        group.close()
+
+
+def _stopped(group: Children, python: bool, problem: str = "") -> str:
+    """Why a search gave no result, and what the model can do about it."""
+    if group.reason == "cancelled":
+        return "grep was interrupted"
+    if group.reason != "timeout":
+        return f"grep failed: the Python regex engine stopped without an answer: {problem}"
+    why = "narrow it with path= or glob="
+    if python:
+        why = (
+            "the pattern needs Python's re (look-arounds and backreferences do), which "
+            "backtracks without end on nested repetition such as (a+)+ or (a|aa)+; "
+            "rewrite the pattern without that, or " + why
+        )
+    return f"grep stopped after {group.timeout:g} s without finishing: {why}"
+
+
+def _from_child(result: dict) -> _Matches:
+    found = _Matches()
+    found.lines, found.count, found.files = result["lines"], result["count"], set(result["files"])
+    return found
 
 
 class _Matches:
@@ -130,7 +206,7 @@ class _Matches:
 
 
 def _search_rg(
-    rg: str, root: Path, pattern: str, ignore_case: bool, names: list[str]
+    rg: str, root: Path, pattern: str, ignore_case: bool, names: list[str], group: Children
 ) -> _Matches | None:
     """Run ripgrep over `names`, a few processes at once, merged in order; None on failure."""
     command = [rg, "--no-config", "--text", "--null", "--line-number", "--with-filename"]
@@ -139,7 +215,7 @@ def _search_rg(
     command += ["--regexp", pattern, "--"]
     batches = _batches(names, -(-len(names) // RG_PROCESSES))
     with ThreadPoolExecutor(min(RG_PROCESSES, len(batches))) as pool:
-        parts = list(pool.map(lambda batch: _run_rg([*command, *batch], root), batches))
+        parts = list(pool.map(lambda batch: _run_rg([*command, *batch], root, group), batches))
     found = _Matches()
     for part in parts:
         if part is None:
@@ -148,15 +224,19 @@ def _search_rg(
     return found
 
 
-def _run_rg(command: list[str], root: Path) -> _Matches | None:
+def _run_rg(command: list[str], root: Path, group: Children) -> _Matches | None:
     found = _Matches()
-    with subprocess.Popen(
-        command,
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    ) as proc:
+    try:
+        proc = group.popen(
+            command,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except Stopped:
+        return None
+    with proc:
         assert proc.stdout is not None
         name, binary = b"", False
         for part, _ in iter_lines(proc.stdout, LINE_BYTES + _PREFIX_BYTES):
@@ -194,12 +274,13 @@ def _batches(names: list[str], most: int, limit: int = _ARG_BYTES) -> list[list[
     return out
 
 
-def _search_python(root: Path, regex: re.Pattern[str], names: list[str], found: _Matches) -> None:
-    search = regex.search
+def _search_python(root: Path, pattern: str, flags: int, names: list[str], found: _Matches) -> None:
+    """Python's re over `names` (run in the `pyregex` child, never in a tool's process)."""
+    search = re.compile(pattern, flags).search
     for name in names:
         try:
-            f = open(os.path.join(root, name), "rb")
-        except OSError:
+            f = open_regular(os.path.join(root, name), name)
+        except (OSError, ToolError):
             continue
         with f:
             lines = _text_lines(f)

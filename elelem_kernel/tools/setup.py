@@ -82,8 +82,8 @@ def add_workspace_tools(session: Any) -> None:
         aliases=["search"],
     )
     @_guard
-    def grep(args: dict) -> dict:
-        return search.grep(
+    async def grep(args: dict) -> dict:
+        return await search.agrep(
             ws(),
             args["pattern"],
             args.get("path"),

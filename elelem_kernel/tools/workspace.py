@@ -9,7 +9,6 @@ leaves half a file. The output helpers keep results bounded and say what they cu
 from __future__ import annotations
 
 import os
-import re
 import stat
 import subprocess
 import tempfile
@@ -258,8 +257,11 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def looks_binary(path: str | os.PathLike[str], sample: int = SNIFF_BYTES) -> bool:
-    """True when the file's first bytes hold a NUL, as git and ripgrep decide."""
-    fd = os.open(path, os.O_RDONLY)
+    """True when the file's first bytes hold a NUL, as git and ripgrep decide.
+
+    Opened without blocking, so a FIFO (refused elsewhere: `regular`) cannot hang it.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         return b"\0" in os.read(fd, sample)
     finally:
@@ -326,53 +328,6 @@ class HeadTail:
             + f"\n[... {self.cut} bytes cut from the middle of {self.total} ...]\n"
             + tail.decode("utf-8", errors="replace")
         )
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A regex for a glob over `/`-separated relative paths (`*`, `?`, `[...]`, `**`).
-
-    As in ripgrep and .gitignore, a pattern without `/` matches the file name at any depth.
-    """
-    pattern = pattern.strip().removeprefix("./")
-    anchored = "/" in pattern.rstrip("/")
-    out = [] if anchored else ["(?:.*/)?"]
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i + 2)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = end
-        elif c == "{":
-            end = pattern.find("}", i)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                options = pattern[i + 1 : end].split(",")
-                out.append("(?:" + "|".join(re.escape(o) for o in options) + ")")
-                i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("".join(out) + r"\Z")
 
 
 def _inside(path: Path, root: Path) -> bool:

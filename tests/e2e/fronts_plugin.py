@@ -93,6 +93,10 @@ def plugin(config):
         lambda model=None, **o: Caller("propose_cell", arguments={"source": "x = 1  # proposed"}),
     )
     config.provider(
+        "grepper",
+        lambda model=None, **o: Caller("grep", arguments={"pattern": r"(?=a)(a+)+$"}),
+    )
+    config.provider(
         "pythoner", lambda model=None, **o: Caller("python", arguments={"code": "shared = 99"})
     )
     config.setup("front-test-tools", add_tools)

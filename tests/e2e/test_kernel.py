@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
@@ -167,6 +168,44 @@ def test_interrupt_in_the_elelem_kernel(kernel):
     msgs += collect(kc, msg_id, idle)
     assert reply_to(kc, msg_id)["content"]["status"] == "error"
     assert frozen(msgs)["metadata"]["elelem"]["stop"] == "interrupted"
+    run(kc, "/provider echo")
+    reply, msgs = run(kc, "after the stop")
+    assert frozen(msgs)["metadata"]["elelem"]["reply"] == "after the stop"
+
+
+def regex_children(pid: int) -> list[int]:
+    """Children of process `pid` running grep's Python regex engine."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if parent == pid and b"pyregex" in f.read():
+                    found.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+@pytest.mark.timeout(240)
+def test_interrupt_stops_a_grep_that_backtracks(kernel):
+    km, kc = kernel
+    run(kc, "%%writefile hostile.txt\n" + "a" * 60 + "b")
+    run(kc, "/provider grepper")
+    msg_id = kc.execute("find the line")
+    pid = km.provisioner.process.pid
+    for _ in range(6000):  # until the match runs; before the fix it ran in the kernel
+        if regex_children(pid):
+            break
+        time.sleep(0.01)
+    assert regex_children(pid), "grep's Python engine never started in a process of its own"
+    km.interrupt_kernel()
+    msgs = collect(kc, msg_id, idle, timeout=60)
+    assert reply_to(kc, msg_id)["content"]["status"] == "error"
+    assert frozen(msgs)["metadata"]["elelem"]["stop"] == "interrupted"
+    assert regex_children(pid) == []
+    run(kc, "!rm hostile.txt")
     run(kc, "/provider echo")
     reply, msgs = run(kc, "after the stop")
     assert frozen(msgs)["metadata"]["elelem"]["reply"] == "after the stop"

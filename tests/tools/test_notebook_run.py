@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tracemalloc
 from pathlib import Path
 
 import nbformat
@@ -73,3 +74,38 @@ def test_cancelling_shuts_the_kernel_down(ws: Workspace, root: Path) -> None:
     pid = asyncio.run(scenario())
     assert not alive(pid), f"kernel {pid} still runs"
     assert os.getpid() != pid
+
+
+def test_a_cell_printing_a_lot_is_cut_while_it_runs(ws: Workspace, root: Path) -> None:
+    write_notebook(
+        root / "loud.ipynb",
+        # 50 MB in flushed 1 MB pieces, so each message is small and only keeping is costly
+        "import sys\nfor i in range(50):\n"
+        "    print(f'{i:02d}' + ('x' * 98 + '\\n') * 10_000, end='', flush=True)\n"
+        "print('the end')",
+        "for i in range(300):\n    display(i)",
+        "'small'",
+        "display({'image/png': 'QUJD' * 25_000, 'text/plain': 'a picture'}, raw=True)",
+    )
+    import nbclient  # noqa: F401  (imported before measuring: only outputs count)
+
+    tracemalloc.start()
+    try:
+        got = asyncio.run(run_notebook(ws, "loud.ipynb", timeout=300))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got["ran"] == 4 and "error" not in got
+    loud, many, small, picture = got["cells"]
+    text = loud["outputs"][0]
+    assert text.startswith("stdout: 00xxx") and text.endswith("xxx\nthe end\n")
+    assert "characters cut from the middle" in text and len(text) <= 2_100
+    printed = 50 * (2 + 99 * 10_000) + len("the end\n")
+    assert f"stdout: {printed:,} characters printed" in loud["truncated"]
+    assert len(many["outputs"]) < 40 and many["outputs"][0] == "display: 0"
+    assert many["outputs"][-1] == "display: 299"
+    assert "outputs left out" in many["truncated"]
+    assert small["outputs"] == ["Out[3]: 'small'"] and "truncated" not in small
+    assert picture["outputs"] == ["display: a picture [also image/png (100.0 KB)]"]
+    assert picture["truncated"] == "1 output value cut to 20,000 characters"
+    assert peak < 20_000_000, f"{peak:,} bytes at the peak: the output was kept"

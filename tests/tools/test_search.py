@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+import json
 import random
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -199,3 +202,78 @@ def test_long_lines_are_cut_the_same_by_both_engines(ws: Workspace, root: Path) 
     rg = grep(ws, "foo", engine="rg")
     assert rg == grep(ws, "foo", engine="python")
     assert rg["matches"].endswith(" [... 3502 more characters]")  # 8,000 bytes: 4,002 chars
+
+
+HOSTILE = [r"(?=a)(a+)+$", r"(a|aa)+(?<=b)", r"^(\w+\s?)*(?=$)z"]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("engine", ["auto", "python"])
+@pytest.mark.parametrize("pattern", HOSTILE)
+def test_a_pattern_that_backtracks_forever_is_stopped(
+    ws: Workspace, root: Path, pattern: str, engine: str
+) -> None:
+    (root / "a.txt").write_text("a" * 60 + "b\n" + "word " * 40 + "!\n")
+    with pytest.raises(ToolError, match=r"grep stopped after 2 s.*\(a\+\)\+"):
+        grep(ws, pattern, engine=engine, timeout=2)
+
+
+INTERRUPT = """
+import asyncio, json, os, sys
+from pathlib import Path
+from elelem_kernel.agent.toolbox import Call, Toolbox
+from elelem_kernel.tools.setup import add_workspace_tools
+
+class Session:
+    toolbox = Toolbox()
+    workspace = Path(sys.argv[1])
+    namespace = {}
+    open_notebook = None
+
+def running():
+    # whether a child of this process runs the Python regex engine
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = f.read().rsplit(")", 1)[1].split()[1]
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if parent == me and b"pyregex" in f.read():
+                    return True
+        except (OSError, IndexError):
+            pass
+    return False
+
+async def main():
+    session = Session()
+    add_workspace_tools(session)
+    call = Call(id="c1", name="grep", arguments={"pattern": sys.argv[2]})
+    assert session.toolbox.resolve(call, "auto") is None
+    task = asyncio.ensure_future(session.toolbox.run(call))
+    while not running() and not task.done():
+        await asyncio.sleep(0.01)
+    assert not task.done(), task.result()
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        print(json.dumps({"cancelled": True, "children_left": running()}))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.timeout(200)
+def test_an_interrupt_stops_a_long_match(root: Path, tmp_path: Path) -> None:
+    (root / "a.txt").write_text("a" * 60 + "b\n")
+    script = tmp_path / "interrupt.py"
+    script.write_text(INTERRUPT)
+    # in a process of its own: before the fix the match held the GIL and nothing ended it
+    done = subprocess.run(
+        [sys.executable, str(script), str(root), r"(?=a)(a+)+$"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"cancelled": True, "children_left": False}

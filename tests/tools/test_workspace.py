@@ -13,7 +13,6 @@ from elelem_kernel.tools.workspace import (
     Workspace,
     atomic_write,
     find_root,
-    glob_regex,
     unified_diff,
 )
 
@@ -87,26 +86,6 @@ def test_head_tail_keeps_both_ends_and_counts_the_cut() -> None:
     small = HeadTail(100)
     small.feed(b"short")
     assert small.text() == "short" and small.cut == 0
-
-
-@pytest.mark.parametrize(
-    ("pattern", "path", "hit"),
-    [
-        ("*.py", "a.py", True),
-        ("*.py", "src/deep/a.py", True),
-        ("*.py", "a.pyc", False),
-        ("src/*.py", "src/a.py", True),
-        ("src/*.py", "src/deep/a.py", False),
-        ("src/**/*.py", "src/deep/a.py", True),
-        ("src/**/*.py", "src/a.py", True),
-        ("**/test_?.py", "tests/test_a.py", True),
-        ("*.{md,txt}", "docs/a.txt", True),
-        ("[ab].csv", "b.csv", True),
-        ("[!ab].csv", "b.csv", False),
-    ],
-)
-def test_glob_regex(pattern: str, path: str, hit: bool) -> None:
-    assert bool(glob_regex(pattern).match(path)) is hit
 
 
 def test_unified_diff_marks_new_files_and_cuts() -> None:
