@@ -9,9 +9,12 @@ Every ending yields a turn record; the session stays usable after any of them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,11 +167,12 @@ class Session:
         loop = loop or asyncio.new_event_loop()
         task = loop.create_task(self.turn(prompt, renderer=renderer, cell=cell))
         try:
-            try:
-                return loop.run_until_complete(task)
-            except KeyboardInterrupt:
-                task.cancel()
-                return loop.run_until_complete(task)
+            with _ctrl_c_cancels(task):
+                try:
+                    return loop.run_until_complete(task)
+                except KeyboardInterrupt:
+                    task.cancel()
+                    return loop.run_until_complete(task)
         finally:
             if own:
                 self.close(loop)
@@ -424,6 +428,38 @@ def _merge_thinking(parts: list[dict]) -> list[dict]:
             current["metadata"] = part["metadata"]
             current = None
     return [b for b in blocks if b["text"] or b.get("metadata")]
+
+
+@contextlib.contextmanager
+def _ctrl_c_cancels(task: asyncio.Task) -> Iterator[None]:
+    """In the main thread, the first Ctrl-C cancels `task` instead of raising.
+
+    A KeyboardInterrupt raised wherever the program happens to be can land inside the
+    turn's own code (while it prints an approval question, say) and skip the ending that
+    cancellation gets: the turn would not be marked interrupted. `asyncio.run` does the
+    same; a second Ctrl-C raises as usual.
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    pressed = False
+
+    def on_ctrl_c(signum: int, frame: Any) -> None:
+        nonlocal pressed
+        if pressed or task.done():
+            raise KeyboardInterrupt
+        pressed = True
+        task.cancel()
+        task.get_loop().call_soon_threadsafe(lambda: None)  # wake the loop's wait
+
+    signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _safe(renderer: Renderer | None) -> Renderer:
