@@ -1,16 +1,26 @@
-"""The `elelem-kernel` command: ask, chat, review, providers, files, install."""
+"""The `elelem-kernel` command: ask, chat, review, providers, files, install.
+
+Everything printed from model, tool or provider text goes through `render.visible`, so a
+terminal shows escape sequences instead of obeying them. SIGTERM and SIGHUP end a running
+turn as Ctrl-C does (tools' process groups are killed) and exit with 128 + the signal.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from .agent.toolbox import MODES
 from .errors import ElelemError
+from .render.visible import visible
 
 DESCRIPTION = """\
 An agent harness for Jupyter and the terminal. The agent calls a model, runs the tools it
@@ -119,20 +129,77 @@ def main(argv: list[str] | None = None) -> int:
         return install_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        if args.command == "ask":
-            return _ask(args)
-        if args.command == "chat":
-            return _chat(args)
-        if args.command == "providers":
-            return _providers()
-        if args.command == "files":
-            return _files(args.paths)
-    except ElelemError as e:
-        print(f"Error: {e}", file=sys.stderr)
-        return 1
-    parser.print_help()
-    return 2
+    with Signals() as signals:
+        try:
+            code = _run(args, signals)
+        except ElelemError as e:
+            print(f"Error: {visible(str(e))}", file=sys.stderr)
+            code = 1
+        except (KeyboardInterrupt, Stopped):  # outside a turn: nothing to end but the program
+            code = 130
+    if signals.received is None:
+        if code is None:
+            parser.print_help()
+            return 2
+        return code
+    # The turn has ended and its tools' processes are gone. Worker threads (a python tool
+    # still computing) would hold the exit open, and the terminal may be gone (SIGHUP).
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(128 + signals.received)
+
+
+def _run(args: argparse.Namespace, signals: Signals) -> int | None:
+    if args.command == "ask":
+        return _ask(args)
+    if args.command == "chat":
+        return _chat(args, signals)
+    if args.command == "providers":
+        return _providers()
+    if args.command == "files":
+        return _files(args.paths)
+    return None
+
+
+class Stopped(BaseException):
+    """A SIGTERM or SIGHUP that arrived while no turn was running."""
+
+
+class Signals:
+    """While active, SIGTERM and SIGHUP end the running turn as Ctrl-C does.
+
+    During a turn (an event loop runs) every task of the loop is cancelled, so the turn
+    ends as interrupted through the same path as Ctrl-C and the bash tool kills its process
+    groups; otherwise `Stopped` is raised. Only the first signal counts: a second one must
+    not break the clean-up the first one started.
+    """
+
+    SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> Signals:
+        for sig in self.SIGNALS:
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.received is not None:
+            return
+        self.received = signum
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise Stopped(signum) from None
+        for task in asyncio.all_tasks(loop):
+            loop.call_soon_threadsafe(task.cancel)
 
 
 def _new_session(args: argparse.Namespace) -> Any:
@@ -157,9 +224,26 @@ def _new_session(args: argparse.Namespace) -> Any:
         history=args.history,
     )
     session.allow |= set(args.allow)
+    session.propose_cell = _proposer(to_stderr=getattr(args, "json", False))
     if session.notice:
-        print(f"elelem: {session.notice}", file=sys.stderr)
+        print(f"elelem: {visible(session.notice)}", file=sys.stderr)
     return session
+
+
+def _proposer(to_stderr: bool) -> Any:
+    """How `propose_cell` shows a cell here: printed, on stderr with `--json`.
+
+    With `--json` every stdout line is one JSON object; the source is there already, in
+    the arguments of the call's `tool_use` block.
+    """
+
+    def propose(source: str) -> None:
+        if to_stderr:
+            print(f"elelem: proposed cell:\n{visible(source)}", file=sys.stderr)
+        else:
+            print(visible(source))
+
+    return propose
 
 
 def _ask(args: argparse.Namespace) -> int:
@@ -189,7 +273,7 @@ def _ask(args: argparse.Namespace) -> int:
     return 1 if result.stop == "error" else 0
 
 
-def _chat(args: argparse.Namespace) -> int:
+def _chat(args: argparse.Namespace, signals: Signals) -> int:
     session = _new_session(args)
     from .render.terminal import TerminalRenderer
 
@@ -212,9 +296,11 @@ def _chat(args: argparse.Namespace) -> int:
             if not line.strip():
                 continue
             if line.startswith("/"):
-                print(session.command(line))
+                print(visible(session.command(line)))
                 continue
             session.run(line, renderer, loop=loop)
+            if signals.received is not None:
+                return 130
     finally:
         session.close(loop)
 
