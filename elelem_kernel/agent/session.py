@@ -88,7 +88,7 @@ class Session:
         self.always: set[str] = set()
         self.max_rounds = max_rounds
         self.open_notebook: Path | None = None
-        self.propose_cell: Callable[[str], None] = lambda source: print(source)
+        self.propose_cell: Callable[[str], None] = _print_cell
         self.turn_extras: dict[str, Any] = {}
         self.notice: str | None = None
         self.conversation = Conversation()
@@ -428,6 +428,13 @@ def _merge_thinking(parts: list[dict]) -> list[dict]:
             current["metadata"] = part["metadata"]
             current = None
     return [b for b in blocks if b["text"] or b.get("metadata")]
+
+
+def _print_cell(source: str) -> None:
+    """`propose_cell` where no front offers a cell: print it, control characters shown."""
+    from ..render.visible import visible
+
+    print(visible(source))
 
 
 @contextlib.contextmanager

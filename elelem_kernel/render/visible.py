@@ -46,15 +46,18 @@ def _escape(ch: str) -> str:
 
 
 def visible_json(value: object) -> str:
-    """`value` as one line of JSON that a terminal can show as is.
-
-    `json.dumps` escapes the C0 controls; the other characters `visible` would escape are
-    written as `\\uXXXX` too (they only occur inside strings), so a parser reads back the
-    same data.
-    """
+    """`value` as one line of JSON that a terminal can show as is (see `json_visible`)."""
     import json
 
-    text = json.dumps(value, ensure_ascii=False)
+    return json_visible(json.dumps(value, ensure_ascii=False))
+
+
+def json_visible(text: str) -> str:
+    """JSON `text` with the characters `visible` escapes written as `\\uXXXX`.
+
+    `json.dumps` escapes only the C0 controls; the others (DEL, C1, bidi overrides...) can
+    only occur inside strings, where a `\\u` escape reads back as the same character.
+    """
     if text.isprintable():
         return text
     return "".join(ch if _kept(ch) else _json_escape(ch) for ch in text)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from elelem_kernel.render.terminal import JsonRenderer, TerminalRenderer
-from elelem_kernel.render.visible import visible, visible_json
+from elelem_kernel.render.visible import json_visible, visible, visible_json
 
 
 @pytest.mark.parametrize(
@@ -93,3 +93,11 @@ def test_the_json_renderer_writes_one_printable_object_a_line() -> None:
     line = out.getvalue()
     assert line.endswith("\n") and line.count("\n") == 1 and line[:-1].isprintable()
     assert json.loads(line) == event
+
+
+def test_json_text_keeps_its_layout_and_reads_back_the_same() -> None:
+    value = {"findings": [{"title": "\u202eevil\x9b", "body": "ok\nline"}]}
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    shown = json_visible(text)
+    assert json.loads(shown) == value and "\u202e" not in shown and "\x9b" not in shown
+    assert shown.count("\n") == text.count("\n")
