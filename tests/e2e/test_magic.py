@@ -168,6 +168,22 @@ def test_stdin_denial(kc, folder):
     assert not (folder / "made.txt").exists()
 
 
+def test_stdin_approval_shows_the_whole_command(kc, folder):
+    asked = []
+
+    def answer(msg):
+        asked.append(msg["content"]["prompt"])
+        kc.input("n")
+
+    reply, msgs = run(
+        kc, "%%elelem -p longcmd --mode verify\nrun it", allow_stdin=True, stdin_hook=answer
+    )
+    assert reply["content"]["status"] == "ok" and len(asked) == 1
+    assert "x" * 300 + " && touch end-marker\n  : \\x1b[2K\n" in asked[0]
+    assert "\x1b" not in asked[0] and asked[0].endswith("[a]lways for bash: ")
+    assert not (folder / "end-marker").exists()
+
+
 def test_auto_mode_needs_no_approval(kc, folder):
     reply, msgs = run(kc, "%%elelem -p toucher --mode auto\nmake a file")
     assert frozen(msgs)["metadata"]["elelem"]["rounds"][0]["calls"][0]["ok"] is True
