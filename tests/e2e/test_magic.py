@@ -329,6 +329,11 @@ def test_review_of_the_uncommitted_changes(kc, folder):
     assert "calc.py:2" in content["data"]["text/html"]
     reply, msgs = run(kc, "%elelem")
     assert "| mode | build |" in texts(msgs)  # the review's plan mode is undone
+    # as README documents it, with no cell body: Run All does not stop here
+    reply, msgs = run(kc, '%%elelem review calc.py -p demo --focus "division" --severity minor')
+    assert reply["content"]["status"] == "ok", texts(msgs)
+    (finding,) = frozen(msgs)["metadata"]["elelem"]["findings"]
+    assert finding["path"] == "calc.py"
 
 
 def test_agent_python_shares_the_namespace(kc):

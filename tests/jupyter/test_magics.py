@@ -86,3 +86,56 @@ def test_line_magic_prompt_and_review_usage(ip, capsys):
     assert "what's up?" in capsys.readouterr().out
     with pytest.raises(UsageError, match="severity"):
         ip.run_line_magic("elelem", "review --severity nonsense")
+
+
+@pytest.fixture
+def repo(tmp_path):
+    def git(*args):
+        subprocess.run(
+            ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+        )
+
+    git("init", "-q")
+    (tmp_path / "calc.py").write_text("def f(x):\n    return x\n")
+    git("add", "calc.py")
+    git("commit", "-q", "-m", "calc")
+    (tmp_path / "calc.py").write_text("def f(x):\n    return x / 0\n")
+    git("commit", "-q", "-am", "divide")
+    return tmp_path
+
+
+def test_review_takes_focus_and_severity_as_documented(ip, repo, capsys):
+    # the echo provider replies with the prompt it was sent
+    result = ip.run_cell(
+        '%%elelem review HEAD~1..HEAD --focus "division by zero" --severity minor\n'
+    )
+    assert result.success, result.error_in_exec or result.error_before_exec
+    out = capsys.readouterr().out
+    assert "Focus on: division by zero" in out and "return x / 0" in out
+
+
+def test_a_review_cell_with_an_empty_body_runs(ip, repo, capsys):
+    result = ip.run_cell("%%elelem review HEAD~1..HEAD")
+    assert result.success, result.error_in_exec or result.error_before_exec
+    out = capsys.readouterr().out
+    assert "return x / 0" in out and "Focus on" not in out
+
+
+def test_the_review_body_adds_to_the_focus(ip, repo, capsys):
+    result = ip.run_cell("%%elelem review HEAD~1..HEAD --focus errors\nand naming\n")
+    assert result.success, result.error_in_exec or result.error_before_exec
+    assert "Focus on: errors\nand naming" in capsys.readouterr().out
+
+
+def test_an_empty_ask_cell_says_where_the_prompt_goes(ip):
+    result = ip.run_cell("%%elelem -p echo")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "write the prompt in the cell" in str(result.error_in_exec)
+
+
+def test_an_unbalanced_quote_is_a_usage_error(ip):
+    with pytest.raises(UsageError, match="No closing quotation"):
+        ip.run_line_magic("elelem", 'review --focus "division')
