@@ -139,3 +139,13 @@ def test_an_empty_ask_cell_says_where_the_prompt_goes(ip):
 def test_an_unbalanced_quote_is_a_usage_error(ip):
     with pytest.raises(UsageError, match="No closing quotation"):
         ip.run_line_magic("elelem", 'review --focus "division')
+
+
+def test_terminal_ipython_shows_escape_sequences_instead_of_obeying_them(ip, capsys):
+    ip.run_cell_magic("elelem", "", "hello \x1b]0;title\x07 \u202e")  # echo says it back
+    out = capsys.readouterr().out
+    assert "\x1b]0" not in out and "\u202e" not in out
+    assert "hello \\x1b]0;title\\x07 \\u202e" in out
+    ip.run_line_magic("elelem", "/history")  # slash command output, shown by front.say
+    out = capsys.readouterr().out
+    assert "\x1b]0" not in out and "\\x1b]0;title" in out
