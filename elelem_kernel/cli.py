@@ -11,14 +11,13 @@ import argparse
 import asyncio
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from .agent.toolbox import MODES
+from .cli_signals import Signals, Stopped
 from .errors import ElelemError
 from .render.visible import visible
 
@@ -160,46 +159,6 @@ def _run(args: argparse.Namespace, signals: Signals) -> int | None:
     if args.command == "files":
         return _files(args.paths)
     return None
-
-
-class Stopped(BaseException):
-    """A SIGTERM or SIGHUP that arrived while no turn was running."""
-
-
-class Signals:
-    """While active, SIGTERM and SIGHUP end the running turn as Ctrl-C does.
-
-    During a turn (an event loop runs) every task of the loop is cancelled, so the turn
-    ends as interrupted through the same path as Ctrl-C and the bash tool kills its process
-    groups; otherwise `Stopped` is raised. Only the first signal counts: a second one must
-    not break the clean-up the first one started.
-    """
-
-    SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-    def __init__(self) -> None:
-        self.received: int | None = None
-        self._previous: dict[int, Any] = {}
-
-    def __enter__(self) -> Signals:
-        for sig in self.SIGNALS:
-            self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.received is not None:
-            return
-        self.received = signum
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            raise Stopped(signum) from None
-        for task in asyncio.all_tasks(loop):
-            loop.call_soon_threadsafe(task.cancel)
 
 
 def _new_session(args: argparse.Namespace) -> Any:

@@ -246,3 +246,17 @@ def test_sigterm_at_the_approval_prompt_ends_the_turn(folder: Path) -> None:
     term.proc.send_signal(signal.SIGTERM)
     assert term.finish(timeout=30) == 143
     assert not (folder / "sleeper.pid").exists()
+
+
+def test_chat_ends_on_a_signal_during_a_turn_and_at_its_prompt(folder: Path) -> None:
+    term = Terminal(folder, "chat", "-p", "sleeper", "--mode", "auto")
+    term.read_until("› ")
+    term.write(b"sleep\n")
+    pid = _wait_for_pid(folder / "sleeper.pid", term.proc)
+    term.proc.send_signal(signal.SIGTERM)
+    assert term.finish(timeout=30) == 143
+    assert _gone(pid), "the bash tool's sleep is still running"
+    term = Terminal(folder, "chat", "-p", "echo")
+    term.read_until("› ")
+    term.proc.send_signal(signal.SIGHUP)
+    assert term.finish(timeout=30) == 129
