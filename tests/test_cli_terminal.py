@@ -260,3 +260,27 @@ def test_chat_ends_on_a_signal_during_a_turn_and_at_its_prompt(folder: Path) -> 
     term.read_until("› ")
     term.proc.send_signal(signal.SIGHUP)
     assert term.finish(timeout=30) == 129
+
+
+def test_sigterm_during_ask_notebook_keeps_the_turn_in_the_notebook(folder: Path) -> None:
+    notebook = folder / "talk.ipynb"
+    proc = subprocess.Popen(
+        command("ask", "--notebook", str(notebook), "-p", "sleeper", "--mode", "auto", "sleep"),
+        cwd=folder,
+        env=environment(folder),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        pid = _wait_for_pid(folder / "sleeper.pid", proc)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _gone(pid), "the bash tool's sleep is still running"
+    assert proc.returncode == 143, err
+    cells = json.loads(notebook.read_text())["cells"]
+    records = [c["outputs"][0]["metadata"]["elelem"] for c in cells if c.get("outputs")]
+    assert [r["stop"] for r in records] == ["interrupted"]
