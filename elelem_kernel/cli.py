@@ -1,16 +1,25 @@
-"""The `elelem-kernel` command: ask, chat, review, providers, files, trust, install."""
+"""The `elelem-kernel` command: ask, chat, review, providers, files, trust, install.
+
+Everything printed from model, tool or provider text goes through `render.visible`, so a
+terminal shows escape sequences instead of obeying them. SIGTERM and SIGHUP end a running
+turn as Ctrl-C does (tools' process groups are killed) and exit with 128 + the signal.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from .agent.toolbox import MODES
+from .cli_signals import Signals, Stopped
 from .errors import ElelemError
+from .render.visible import visible
 
 DESCRIPTION = """\
 An agent harness for Jupyter and the terminal. The agent calls a model, runs the tools it
@@ -172,24 +181,41 @@ def main(argv: list[str] | None = None) -> int:
         return install_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        if args.command == "ask":
-            return _ask(args)
-        if args.command == "chat":
-            return _chat(args)
-        if args.command == "providers":
-            return _providers()
-        if args.command == "files":
-            return _files(args.paths)
-        if args.command == "trust":
-            if args.list and args.folder:
-                parser.error("trust --list takes no folder")
-            return _trust(args)
-    except ElelemError as e:
-        print(f"Error: {e}", file=sys.stderr)
-        return 1
-    parser.print_help()
-    return 2
+    if args.command == "trust" and args.list and args.folder:
+        parser.error("trust --list takes no folder")
+    with Signals() as signals:
+        try:
+            code = _run(args, signals)
+        except ElelemError as e:
+            print(f"Error: {visible(str(e))}", file=sys.stderr)
+            code = 1
+        except (KeyboardInterrupt, Stopped):  # outside a turn: nothing to end but the program
+            code = 130
+    if signals.received is None:
+        if code is None:
+            parser.print_help()
+            return 2
+        return code
+    # The turn has ended and its tools' processes are gone. Worker threads (a python tool
+    # still computing) would hold the exit open, and the terminal may be gone (SIGHUP).
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(128 + signals.received)
+
+
+def _run(args: argparse.Namespace, signals: Signals) -> int | None:
+    if args.command == "ask":
+        return _ask(args)
+    if args.command == "chat":
+        return _chat(args, signals)
+    if args.command == "providers":
+        return _providers()
+    if args.command == "files":
+        return _files(args.paths)
+    if args.command == "trust":
+        return _trust(args)
+    return None
 
 
 def _new_session(args: argparse.Namespace) -> Any:
@@ -217,9 +243,26 @@ def _new_session(args: argparse.Namespace) -> Any:
         **options,
     )
     session.allow |= set(args.allow)
+    session.propose_cell = _proposer(to_stderr=getattr(args, "json", False))
     if session.notice:
-        print(f"elelem: {session.notice}", file=sys.stderr)
+        print(f"elelem: {visible(session.notice)}", file=sys.stderr)
     return session
+
+
+def _proposer(to_stderr: bool) -> Any:
+    """How `propose_cell` shows a cell here: printed, on stderr with `--json`.
+
+    With `--json` every stdout line is one JSON object; the source is there already, in
+    the arguments of the call's `tool_use` block.
+    """
+
+    def propose(source: str) -> None:
+        if to_stderr:
+            print(f"elelem: proposed cell:\n{visible(source)}", file=sys.stderr)
+        else:
+            print(visible(source))
+
+    return propose
 
 
 def _ask(args: argparse.Namespace) -> int:
@@ -249,7 +292,7 @@ def _ask(args: argparse.Namespace) -> int:
     return 1 if result.stop == "error" else 0
 
 
-def _chat(args: argparse.Namespace) -> int:
+def _chat(args: argparse.Namespace, signals: Signals) -> int:
     session = _new_session(args)
     from .render.terminal import TerminalRenderer
 
@@ -272,9 +315,11 @@ def _chat(args: argparse.Namespace) -> int:
             if not line.strip():
                 continue
             if line.startswith("/"):
-                print(session.command(line))
+                print(visible(session.command(line)))
                 continue
             session.run(line, renderer, loop=loop)
+            if signals.received is not None:
+                return 130
     finally:
         session.close(loop)
 

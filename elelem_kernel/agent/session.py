@@ -9,9 +9,12 @@ Every ending yields a turn record; the session stays usable after any of them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,7 +90,7 @@ class Session:
         self.always: set[str] = set()
         self.max_rounds = max_rounds
         self.open_notebook: Path | None = None
-        self.propose_cell: Callable[[str], None] = lambda source: print(source)
+        self.propose_cell: Callable[[str], None] = _print_cell
         self.turn_extras: dict[str, Any] = {}
         self.notice: str | None = None
         self.conversation = Conversation()
@@ -188,11 +191,12 @@ class Session:
         loop = loop or asyncio.new_event_loop()
         task = loop.create_task(self.turn(prompt, renderer=renderer, cell=cell))
         try:
-            try:
-                return loop.run_until_complete(task)
-            except KeyboardInterrupt:
-                task.cancel()
-                return loop.run_until_complete(task)
+            with _ctrl_c_cancels(task):
+                try:
+                    return loop.run_until_complete(task)
+                except KeyboardInterrupt:
+                    task.cancel()
+                    return loop.run_until_complete(task)
         finally:
             if own:
                 self.close(loop)
@@ -464,6 +468,45 @@ def _merge_thinking(parts: list[dict]) -> list[dict]:
     if texts:
         blocks.append({"text": "".join(texts)})
     return [b for b in blocks if b["text"] or b.get("metadata")]
+
+
+def _print_cell(source: str) -> None:
+    """`propose_cell` where no front offers a cell: print it, control characters shown."""
+    from ..render.visible import visible
+
+    print(visible(source))
+
+
+@contextlib.contextmanager
+def _ctrl_c_cancels(task: asyncio.Task) -> Iterator[None]:
+    """In the main thread, the first Ctrl-C cancels `task` instead of raising.
+
+    A KeyboardInterrupt raised wherever the program happens to be can land inside the
+    turn's own code (while it prints an approval question, say) and skip the ending that
+    cancellation gets: the turn would not be marked interrupted. `asyncio.run` does the
+    same; a second Ctrl-C raises as usual.
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    pressed = False
+
+    def on_ctrl_c(signum: int, frame: Any) -> None:
+        nonlocal pressed
+        if pressed or task.done():
+            raise KeyboardInterrupt
+        pressed = True
+        task.cancel()
+        task.get_loop().call_soon_threadsafe(lambda: None)  # wake the loop's wait
+
+    signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _safe(renderer: Renderer | None) -> Renderer:

@@ -28,6 +28,8 @@ from typing import Any
 from ..agent.approval import ApprovalRequest, Decision
 
 SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
+ONE_LINE = 100  #: a preview up to this long, on one line, is asked about on that line
+QUESTION_LINES, QUESTION_CHARS = 200, 20_000  #: how much of a preview the question shows
 
 
 def choose_channel(kernel: Any, parent: Mapping[str, Any] | None) -> str:
@@ -66,12 +68,24 @@ def parse_answer(text: str) -> Decision:
 
 
 def question(request: ApprovalRequest) -> str:
-    """The one-line stdin question for `request`."""
-    preview = " ".join((request.preview or "").split())
-    if len(preview) > 100:
-        preview = preview[:99] + "…"
-    about = f": {preview}" if preview else ""
-    return f"Allow {request.name}{about}? [y]es / [n]o / [a]lways for {request.name}: "
+    """The stdin question for `request`: the whole preview (bounded), then y / n / a.
+
+    A short one-line preview stays on the question's line; anything longer is shown line
+    by line above it, so the end of a long command is not hidden. Control characters are
+    shown as escapes (see `render.visible`), so the preview cannot redraw itself.
+    """
+    from ..render.terminal_approval import clip
+    from ..render.visible import visible
+
+    name = visible(request.name)
+    ask = f"? [y]es / [n]o / [a]lways for {name}: "
+    preview = visible(request.preview or "").strip("\n")
+    if not preview:
+        return f"Allow {name}{ask}"
+    if "\n" not in preview and len(preview) <= ONE_LINE:
+        return f"Allow {name}: {preview}{ask}"
+    shown = "\n".join("  " + line for line in clip(preview, QUESTION_LINES, QUESTION_CHARS))
+    return f"{name} wants to run ({visible(request.kind)}):\n{shown}\nAllow {name}{ask}"
 
 
 class StdinApprover:

@@ -235,8 +235,9 @@ class NotebookFront:
         from IPython.display import display
 
         from ..render.markdown import to_html
+        from ..render.visible import visible
 
-        display({"text/html": to_html(markdown), "text/plain": markdown}, raw=True)
+        display({"text/html": to_html(markdown), "text/plain": visible(markdown)}, raw=True)
 
     def _approver(self, view: Any, parent: dict[str, Any]) -> Any:
         from .approvals import approver_for

@@ -5,28 +5,32 @@
     %%elelem [ask] [-p NAME] [--model M] [-o NAME=VALUE] [--mode MODE] [--new] [--system-prompt TEXT]
     the prompt, as the cell body
 
-    %%elelem review [TARGET ...] [--severity S]
-    what to focus on (optional), as the cell body
+    %%elelem review [TARGET ...] [--focus TEXT] [--severity S]
+    more to focus on (optional): the cell body is added to --focus
 
     %elelem /command args      a slash command (/help lists them)
     %elelem                    the status: provider, model, mode, turns, tokens
 
 Options apply to the cell's turn only; `/provider`, `/model` and `/mode` change the
-session. Loading the extension imports nothing heavy: the session, the providers and the
+session. A `%%elelem` cell with nothing under its first line reaches the magic (IPython
+would stop it with "cell body is empty"): a review needs no body, so Run All goes on. Loading the extension imports nothing heavy: the session, the providers and the
 widgets are imported on the first turn.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.utils.process import arg_split
 
 from .front import front_for
 
 SUBCOMMANDS = ("ask", "review")
+_ELELEM_CELL = re.compile(r"%%elelem(\s|$)")
 
 
 @magics_class
@@ -41,6 +45,7 @@ class ElelemMagics(Magics):
         help="ask (default): one turn of the conversation; review [TARGET ...]: review a diff "
         "(uncommitted changes or the last commit by default; a revision, range or paths)",
     )
+    @argument("--focus", help="review: what to look at most; the cell body adds to it")
     @argument("--severity", help="review: report only findings at least this severe")
     @argument("-p", "--provider", help="provider for this turn (see /provider)")
     @argument("--model", help="model for this turn")
@@ -78,7 +83,7 @@ class ElelemMagics(Magics):
             if not stripped.startswith("-") and stripped.split()[0] not in SUBCOMMANDS:
                 _ask(front, stripped, argparse_defaults())
                 return
-        args = parse_argstring(self.elelem, line)
+        args = _parse(self.elelem, line)
         subcommand, *words = args.words or ["ask"]
         if subcommand not in SUBCOMMANDS:
             raise UsageError(
@@ -87,8 +92,11 @@ class ElelemMagics(Magics):
             )
         body = (cell or "").strip()
         if subcommand == "review":
-            _review(front, words, body or None, args)
+            focus = "\n".join(part for part in (args.focus, body) if part)
+            _review(front, words, focus or None, args)
             return
+        if args.focus or args.severity:
+            raise UsageError("--focus and --severity are options of review")
         if words and cell is not None:
             raise UsageError(f"unexpected {' '.join(words)!r}: the prompt goes in the cell body")
         text = body or " ".join(words)
@@ -97,6 +105,15 @@ class ElelemMagics(Magics):
                 "write the prompt in the cell under %%elelem (see %elelem? for options)"
             )
         _ask(front, text, args)
+
+
+def _parse(magic: Any, line: str) -> Any:
+    """The options of `line`, split as a shell would: `--focus "a b"` gives `a b`."""
+    try:
+        words = arg_split(line, posix=True)
+    except ValueError as error:  # an unbalanced quote
+        raise UsageError(f"{error} in: {line}") from None
+    return magic.parser.parse_args(words)
 
 
 def argparse_defaults() -> Any:
@@ -111,6 +128,7 @@ def argparse_defaults() -> Any:
         system_prompt=None,
         severity=None,
         option=[],
+        focus=None,
     )
 
 
@@ -151,6 +169,20 @@ def _review(front: Any, targets: list[str], focus: str | None, args: Any) -> Non
         raise UsageError(str(error)) from None
 
 
+def empty_body(lines: list[str]) -> list[str]:
+    """An `%%elelem` cell of one line gets an empty body line, so it reaches the magic.
+
+    IPython refuses a cell magic whose body is empty before calling it; a review needs no
+    body, and an empty prompt deserves the magic's own message saying where it goes.
+    """
+    if len(lines) == 1 and _ELELEM_CELL.match(lines[0]):
+        return [lines[0].rstrip("\n") + "\n", "\n"]
+    return lines
+
+
 def load(ip: Any) -> None:
     """Register the magics on shell `ip` (what `%load_ext elelem_kernel` does)."""
     ip.register_magics(ElelemMagics)
+    cleanup = getattr(ip, "input_transformers_cleanup", None)
+    if cleanup is not None and empty_body not in cleanup:
+        cleanup.append(empty_body)

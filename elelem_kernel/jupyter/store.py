@@ -22,6 +22,7 @@ from typing import IO, Any, NamedTuple
 
 from elelem_kernel.agent.memory import Cell, rebuild
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.render.visible import visible
 
 #: `user_ns` key holding the notebook path set by `/load PATH`.
 NOTEBOOK_KEY = "__elelem_notebook__"
@@ -310,7 +311,7 @@ def ask_in_notebook(
     mtime = _mtime(path)
     problem = _unwritable(path) if mtime is not None else None
     if problem:
-        print(f"Error: {problem}", file=err)
+        print(f"Error: {visible(problem)}", file=err)
         return 1
     cells, warnings = _read(path) if mtime is not None else ([], [])
     rebuilt = rebuild([(cell.id, cell.records) for cell in cells])
@@ -320,7 +321,7 @@ def ask_in_notebook(
         session.load(rebuilt.conversations, rebuilt.active)
         print(_restored_line(rebuilt.turns, len(rebuilt.conversations), path), file=err)
     for text in warnings + rebuilt.warnings:
-        print(f"warning: {text}", file=err)
+        print(f"warning: {visible(text)}", file=err)
     if renderer is None:
         from ..render.terminal import TerminalRenderer
 
@@ -329,7 +330,7 @@ def ask_in_notebook(
     try:
         append_turn(path, result.record, *bundle(result.record), expected_mtime_ns=mtime)
     except ElelemError as error:
-        print(f"Error: {error}", file=err)
+        print(f"Error: {visible(str(error))}", file=err)
         return 1
     print(f"elelem: added the turn to {path.name}", file=err)
     if result.stop == "interrupted":
@@ -344,7 +345,7 @@ def _session(path: Path, options: dict[str, Any], err: IO[str]) -> Any:
         options["workspace"] = path.parent
     session = new_session(**options)
     if session.notice:
-        print(f"elelem: {session.notice}", file=err)
+        print(f"elelem: {visible(session.notice)}", file=err)
     return session
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from . import cards
 from .findings import findings_html, findings_markdown
 from .markdown import neutralise, to_html
+from .visible import visible
 
 MIMETYPES = ("text/html", "text/markdown", "text/plain")
 TURN = "font-family: inherit; line-height: 1.5"
@@ -63,7 +64,7 @@ def markdown(record: dict[str, Any]) -> str:
 
 
 def plain(record: dict[str, Any]) -> str:
-    """The turn as plain text: reply, calls, ending, footer."""
+    """The turn as plain text: reply, calls, ending, footer; control characters escaped."""
     parts: list[str] = []
     for round_ in _rounds(record):
         if round_.get("text"):
@@ -75,7 +76,7 @@ def plain(record: dict[str, Any]) -> str:
     if ending:
         parts.append(f"[{ending}]")
     parts.append(f"-- {footer(record)}")
-    return "\n\n".join(parts)
+    return visible("\n\n".join(parts))  # a terminal (IPython, jupyter console) shows it
 
 
 def footer(record: dict[str, Any]) -> str:

@@ -2,16 +2,20 @@
 
 On a terminal, thinking is dimmed and each tool call is one line while the reply streams.
 Piped, progress goes to stderr and only the reply to stdout, so `> file` captures the reply.
+Every piece of model or tool text goes through `visible`, so the only escape sequences a
+terminal receives are the renderer's own colours (none with `NO_COLOR` set).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import IO, Any
 
 from ..agent.pricing import cost, format_cost
 from .cards import footer_text
+from .visible import visible, visible_json
 
 DIM, BOLD, RED, GREEN, YELLOW, RESET = (
     "\033[2m",
@@ -26,7 +30,7 @@ JSON_TYPES = ("block_start", "block_delta", "block_stop", "turn_end")
 
 def _short(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
+    text = " ".join(visible(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -39,7 +43,9 @@ class TerminalRenderer:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.tty = self.out.isatty()
-        self.color = self.err.isatty() if color is None else color
+        if color is None:
+            color = self.err.isatty() and not os.environ.get("NO_COLOR")
+        self.color = color
         self.kinds: dict[int, str] = {}
         self.calls: dict[str, dict[str, Any]] = {}
         self.text_at_line_start = True
@@ -67,20 +73,22 @@ class TerminalRenderer:
                 self._progress(self._paint(DIM, "thinking: "))
             elif event["block"] == "tool_use":
                 self.calls[str(event.get("id"))] = event
-                line = f"→ {event.get('name')}({_short(event.get('arguments', {}))})\n"
+                name = visible(str(event.get("name")))
+                line = f"→ {name}({_short(event.get('arguments', {}))})\n"
                 self._progress(self._paint(YELLOW, line))
             elif event["block"] == "tool_result":
                 call = self.calls.get(str(event.get("id")), {})
                 mark = self._paint(GREEN, "✓") if event.get("ok") else self._paint(RED, "✗")
                 self._progress(
-                    f"{mark} {call.get('name', '')}: {_short(event.get('content', ''), 100)}\n"
+                    f"{mark} {visible(str(call.get('name', '')))}: "
+                    f"{_short(event.get('content', ''), 100)}\n"
                 )
         elif kind == "block_delta":
             block = self.kinds.get(event["index"])
             if block == "thinking":
-                self._progress(self._paint(DIM, event["text"]))
+                self._progress(self._paint(DIM, visible(event["text"])))
             elif block == "text":
-                self.out.write(event["text"])
+                self.out.write(visible(event["text"]))
                 self.out.flush()
                 self.text_at_line_start = event["text"].endswith("\n")
         elif kind == "block_stop":
@@ -97,7 +105,7 @@ class TerminalRenderer:
 
     def _end(self, event: dict[str, Any]) -> None:
         if event.get("error"):
-            self._progress(self._paint(RED, f"Error: {event['error']}\n"))
+            self._progress(self._paint(RED, f"Error: {visible(str(event['error']))}\n"))
         if event.get("stop") == "interrupted":
             self._progress(self._paint(RED, "interrupted\n"))
         if not event.get("rounds"):
@@ -113,16 +121,16 @@ class TerminalRenderer:
             self.model,
             "cost unknown" if dollars is None else format_cost(dollars),
         )
-        self._progress(self._paint(DIM, footer + "\n"))
+        self._progress(self._paint(DIM, visible(footer) + "\n"))
 
 
 class JsonRenderer:
-    """Writes the documented block events as one JSON object a line."""
+    """Writes the documented block events as one JSON object a line (see `visible_json`)."""
 
     def __init__(self, out: IO[str] | None = None):
         self.out = out or sys.stdout
 
     def __call__(self, event: dict[str, Any]) -> None:
         if event.get("type") in JSON_TYPES:
-            self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
+            self.out.write(visible_json(event) + "\n")
             self.out.flush()

@@ -3,19 +3,28 @@
 The CLI uses it when stdin and stderr are terminals; elsewhere the session denies with a
 message naming `--mode auto` and `--yes`. The question goes to stderr so that stdout stays
 the reply (and `--json` stays parseable).
+
+The preview is shown through `visible`: an escape sequence or a carriage return in a
+command appears as `\x1b` or `\r` instead of redrawing what the person approves. The
+answer is read on the event loop (not in a worker thread), so Ctrl-C or a signal at the
+question ends the turn at once instead of waiting for Enter, and no line typed later is
+swallowed by a reader left behind.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
-import threading
 from typing import TextIO
 
 from elelem_kernel.agent.approval import ApprovalRequest, Decision
 
-#: Preview lines shown before the rest is summarised.
+from .visible import visible
+
+#: Preview lines, and characters, shown before the rest is summarised.
 PREVIEW_LINES = 400
+PREVIEW_CHARS = 40_000
 QUESTION = "Allow? [y]es / [n]o / [a]lways for this tool: "
 ANSWERS: dict[str, Decision] = {
     "y": "allow",
@@ -33,18 +42,20 @@ class TerminalApprover:
     def __init__(self, stream_in: TextIO | None = None, stream_out: TextIO | None = None):
         self.stream_in = stream_in
         self.stream_out = stream_out
-        self._lock = threading.Lock()
+        self._lock: asyncio.Lock | None = None
+        self._pending = b""  # read past the end of the last answer (a pipe gives several)
 
-    def approve(self, request: ApprovalRequest) -> Decision:
+    async def approve(self, request: ApprovalRequest) -> Decision:
         """Show the request's preview and return the person's answer."""
         stream_in = self.stream_in or sys.stdin
         out = self.stream_out or sys.stderr
-        with self._lock:
+        self._lock = self._lock or asyncio.Lock()
+        async with self._lock:
             out.write(self.format(request, color=_colors(out)))
             for _ in range(3):
                 out.write(QUESTION)
                 out.flush()
-                line = stream_in.readline()
+                line = await self._readline(stream_in)
                 if not line:
                     out.write("\n(no answer: not allowed)\n")
                     out.flush()
@@ -52,7 +63,8 @@ class TerminalApprover:
                 answer = ANSWERS.get(line.strip().lower() or "n")
                 if answer is not None:
                     if answer == "always":
-                        out.write(f"({request.name} is allowed for the rest of this session)\n")
+                        name = visible(request.name)
+                        out.write(f"({name} is allowed for the rest of this session)\n")
                         out.flush()
                     return answer
                 out.write("Please answer y, n or a.\n")
@@ -61,18 +73,64 @@ class TerminalApprover:
     @staticmethod
     def format(request: ApprovalRequest, color: bool = False) -> str:
         """The request as the person reads it: what tool, what kind, then the preview."""
-        lines = request.preview.splitlines() or [""]
-        more = len(lines) - PREVIEW_LINES
-        shown = lines[:PREVIEW_LINES]
+        shown = clip(visible(request.preview), PREVIEW_LINES, PREVIEW_CHARS)
         if color:
             shown = [_paint(line) for line in shown]
         body = "\n".join("  " + line for line in shown)
-        if more > 0:
-            body += f"\n  [... {more} more lines]"
-        title = f"{request.name} wants to run ({request.kind})"
+        title = visible(f"{request.name} wants to run ({request.kind})")
         if color:
             title = f"\x1b[1m{title}\x1b[0m"
         return f"\n{title}\n{body}\n"
+
+    async def _readline(self, stream: TextIO) -> str:
+        """One line from `stream` ('' at its end), waiting on the event loop."""
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            return stream.readline()  # not a file (a test's StringIO): it never blocks
+        while b"\n" not in self._pending:
+            await _readable(fd)
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            self._pending += chunk
+        line, newline, self._pending = self._pending.partition(b"\n")
+        return (line + newline).decode(errors="replace")
+
+
+def clip(text: str, max_lines: int, max_chars: int) -> list[str]:
+    """The lines of `text` within both bounds, then one saying how much was left out."""
+    lines = text.split("\n")
+    if len(lines) > 1 and not lines[-1]:
+        lines.pop()
+    shown: list[str] = []
+    budget = max_chars
+    for line in lines[:max_lines]:
+        if budget <= 0:
+            break
+        if len(line) > budget:
+            shown.append(f"{line[:budget]}[... {len(line) - budget} more characters]")
+            break
+        shown.append(line)
+        budget -= len(line) + 1
+    more = len(lines) - len(shown)
+    if more > 0:
+        shown.append(f"[... {more} more {'line' if more == 1 else 'lines'}]")
+    return shown
+
+
+async def _readable(fd: int) -> None:
+    """Return once `fd` can be read; cancelling stops the wait and leaves nothing behind."""
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    try:
+        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+    except (OSError, NotImplementedError, ValueError):
+        return  # a regular file or a loop without readers: the read does not block for long
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
 
 
 def _colors(out: TextIO) -> bool:

@@ -104,8 +104,10 @@ def _later_parts(diff: Diff) -> list[str]:
 def _nothing(skipped: list[dict]) -> str:
     if not skipped:
         return NOTHING
+    from elelem_kernel.render.visible import visible
+
     listed = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped)
-    return f"{NOTHING}: every changed file was skipped: {listed}"
+    return visible(f"{NOTHING}: every changed file was skipped: {listed}")
 
 
 def restore_mode(session: Any) -> None:
@@ -252,6 +254,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`elelem-kernel review ...`; returns the exit code."""
+    from elelem_kernel.render.visible import visible
+
     args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     renderer = None
     if not args.quiet:
@@ -271,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             renderer=renderer,
         )
     except ElelemError as e:  # ReviewError, ConfigError (unknown provider), ...
-        print(f"elelem-kernel review: error: {e}", file=sys.stderr)
+        print(f"elelem-kernel review: error: {visible(str(e))}", file=sys.stderr)
         return 2
     report = render(result, args.format)
     if args.output:
@@ -280,15 +284,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         machine = not args.output and args.format != "markdown"
         print(_nothing(result.skipped), file=sys.stderr if machine else sys.stdout)
         if machine:
-            sys.stdout.write(report)
+            sys.stdout.write(_shown(report, args.format))
         return 0
     if not args.output:
-        sys.stdout.write(report)
+        sys.stdout.write(_shown(report, args.format))
     for error in result.errors:
-        print(f"elelem-kernel review: error: {error}", file=sys.stderr)
+        print(f"elelem-kernel review: error: {visible(str(error))}", file=sys.stderr)
     if result.errors:
         return 2
     return 1 if result.failed(args.fail_on) else 0
+
+
+def _shown(report: str, fmt: str) -> str:
+    """The report as written to stdout: control characters from the model made visible."""
+    from elelem_kernel.render.visible import json_visible, visible
+
+    return visible(report) if fmt == "markdown" else json_visible(report)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ import asyncio
 import elelem_kernel
 
 XSS = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
+#: A command longer than a line, with a sequence that would erase the line it is on.
+LONG_COMMAND = "echo " + "x" * 300 + " && touch end-marker\n: \x1b[2K"
 STOP = {"type": "stop", "reason": "end_turn", "truncated": False}
 
 
@@ -87,6 +89,9 @@ def plugin(config):
     config.provider(
         "napper",
         lambda model=None, **o: Caller("bash", arguments={"command": "sleep 3 && touch late.txt"}),
+    )
+    config.provider(
+        "longcmd", lambda model=None, **o: Caller("bash", arguments={"command": LONG_COMMAND})
     )
     config.provider(
         "proposer",

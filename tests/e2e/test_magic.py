@@ -127,7 +127,7 @@ def test_slash_commands_and_status(kc):
         ("%%elelem --bogus\nhi", "unrecognized arguments"),
         ("%%elelem -p no-such-provider\nhi", "no-such-provider"),
         ("%%elelem --mode wild\nhi", "unknown mode"),
-        ("%%elelem\n", "empty"),  # IPython's own check
+        ("%%elelem\n", "write the prompt"),  # the magic's message, not IPython's "empty"
         ("%%elelem\n  \n", "write the prompt"),
         ("%%elelem explain\nhi", "unknown subcommand"),
     ],
@@ -170,6 +170,22 @@ def test_stdin_denial(kc, folder):
     call = frozen(msgs)["metadata"]["elelem"]["rounds"][0]["calls"][0]
     assert call["ok"] is False and "declined" in call["result"]
     assert not (folder / "made.txt").exists()
+
+
+def test_stdin_approval_shows_the_whole_command(kc, folder):
+    asked = []
+
+    def answer(msg):
+        asked.append(msg["content"]["prompt"])
+        kc.input("n")
+
+    reply, msgs = run(
+        kc, "%%elelem -p longcmd --mode verify\nrun it", allow_stdin=True, stdin_hook=answer
+    )
+    assert reply["content"]["status"] == "ok" and len(asked) == 1
+    assert "x" * 300 + " && touch end-marker\n  : \\x1b[2K\n" in asked[0]
+    assert "\x1b" not in asked[0] and asked[0].endswith("[a]lways for bash: ")
+    assert not (folder / "end-marker").exists()
 
 
 def test_auto_mode_needs_no_approval(kc, folder):
@@ -317,6 +333,11 @@ def test_review_of_the_uncommitted_changes(kc, folder):
     assert "calc.py:2" in content["data"]["text/html"]
     reply, msgs = run(kc, "%elelem")
     assert "| mode | build |" in texts(msgs)  # the review's plan mode is undone
+    # as README documents it, with no cell body: Run All does not stop here
+    reply, msgs = run(kc, '%%elelem review calc.py -p demo --focus "division" --severity minor')
+    assert reply["content"]["status"] == "ok", texts(msgs)
+    (finding,) = frozen(msgs)["metadata"]["elelem"]["findings"]
+    assert finding["path"] == "calc.py"
 
 
 def test_agent_python_shares_the_namespace(kc):

@@ -123,3 +123,32 @@ def test_a_frontend_without_subshells_is_not_waited_for_twice():
     assert asyncio.run(asyncio.wait_for(again.approve(request()), 5)) == "allow"
     now = ButtonApprover(View("always"), kernel(opened=["s"]), fallback=fallback, memo=memo)
     assert asyncio.run(now.approve(request())) == "always" and memo == {}
+
+
+def test_the_stdin_question_shows_the_whole_preview_before_asking():
+    tail = "x" * 300 + " && touch end-marker"
+    long = ApprovalRequest(
+        "c2", "bash", "execute", {}, f"$ echo {tail}\n(in /w; killed after 120 s)"
+    )
+    asked = question(long)
+    lines = asked.split("\n")
+    assert lines[0] == "bash wants to run (execute):"
+    assert lines[1] == f"  $ echo {tail}" and lines[2] == "  (in /w; killed after 120 s)"
+    assert lines[3] == "Allow bash? [y]es / [n]o / [a]lways for bash: "
+
+
+def test_the_stdin_question_shows_escapes_instead_of_obeying_them():
+    spoof = ApprovalRequest("c3", "bash", "execute", {}, "$ \x1b[2K\r$ ls -la; touch marker")
+    asked = question(spoof)
+    assert "\x1b" not in asked and "\r" not in asked
+    assert "$ \\x1b[2K\\r$ ls -la; touch marker" in asked
+
+
+def test_the_stdin_question_is_bounded_with_a_note():
+    many = ApprovalRequest("c4", "bash", "execute", {}, "\n".join(f"echo {i}" for i in range(500)))
+    asked = question(many)
+    assert "  echo 199\n" in asked and "echo 200" not in asked
+    assert "  [... 300 more lines]\nAllow bash?" in asked
+    wide = ApprovalRequest("c5", "write", "write", {}, "y" * 50_000)
+    asked = question(wide)
+    assert len(asked) < 21_000 and "[... 30000 more characters]" in asked

@@ -127,3 +127,66 @@ def test_option_flag_reaches_the_provider_for_one_turn(ip, capsys, tmp_path, mon
     assert "example_bool" not in capsys.readouterr().out  # the option was for one turn
     with pytest.raises(UsageError, match="unknown option for echo: x. Known options: none"):
         ip.run_cell_magic("elelem", "--option x=1", "third")
+
+
+@pytest.fixture
+def repo(tmp_path):
+    def git(*args):
+        subprocess.run(
+            ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+        )
+
+    git("init", "-q")
+    (tmp_path / "calc.py").write_text("def f(x):\n    return x\n")
+    git("add", "calc.py")
+    git("commit", "-q", "-m", "calc")
+    (tmp_path / "calc.py").write_text("def f(x):\n    return x / 0\n")
+    git("commit", "-q", "-am", "divide")
+    return tmp_path
+
+
+def test_review_takes_focus_and_severity_as_documented(ip, repo, capsys):
+    # the echo provider replies with the prompt it was sent
+    result = ip.run_cell(
+        '%%elelem review HEAD~1..HEAD --focus "division by zero" --severity minor\n'
+    )
+    assert result.success, result.error_in_exec or result.error_before_exec
+    out = capsys.readouterr().out
+    assert "Focus on: division by zero" in out and "return x / 0" in out
+
+
+def test_a_review_cell_with_an_empty_body_runs(ip, repo, capsys):
+    result = ip.run_cell("%%elelem review HEAD~1..HEAD")
+    assert result.success, result.error_in_exec or result.error_before_exec
+    out = capsys.readouterr().out
+    assert "return x / 0" in out and "Focus on" not in out
+
+
+def test_the_review_body_adds_to_the_focus(ip, repo, capsys):
+    result = ip.run_cell("%%elelem review HEAD~1..HEAD --focus errors\nand naming\n")
+    assert result.success, result.error_in_exec or result.error_before_exec
+    assert "Focus on: errors\nand naming" in capsys.readouterr().out
+
+
+def test_an_empty_ask_cell_says_where_the_prompt_goes(ip):
+    result = ip.run_cell("%%elelem -p echo")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "write the prompt in the cell" in str(result.error_in_exec)
+
+
+def test_an_unbalanced_quote_is_a_usage_error(ip):
+    with pytest.raises(UsageError, match="No closing quotation"):
+        ip.run_line_magic("elelem", 'review --focus "division')
+
+
+def test_terminal_ipython_shows_escape_sequences_instead_of_obeying_them(ip, capsys):
+    ip.run_cell_magic("elelem", "", "hello \x1b]0;title\x07 \u202e")  # echo says it back
+    out = capsys.readouterr().out
+    assert "\x1b]0" not in out and "\u202e" not in out
+    assert "hello \\x1b]0;title\\x07 \\u202e" in out
+    ip.run_line_magic("elelem", "/history")  # slash command output, shown by front.say
+    out = capsys.readouterr().out
+    assert "\x1b]0" not in out and "\\x1b]0;title" in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import pty
@@ -28,7 +29,7 @@ def ask(answers: str, request: ApprovalRequest = REQUEST) -> tuple[str, str]:
     os.close(write_end)
     out = io.StringIO()
     with os.fdopen(read_end) as stream_in:
-        decision = TerminalApprover(stream_in, out).approve(request)
+        decision = asyncio.run(TerminalApprover(stream_in, out).approve(request))
     return decision, out.getvalue()
 
 
@@ -79,7 +80,7 @@ def test_through_a_real_terminal() -> None:
     try:
         os.write(master, b"a\n")
         with open(slave, closefd=False) as stream_in, open(slave, "w", closefd=False) as out:
-            decision = TerminalApprover(stream_in, out).approve(REQUEST)
+            decision = asyncio.run(TerminalApprover(stream_in, out).approve(REQUEST))
         seen = b""
         while select.select([master], [], [], 0.5)[0]:
             chunk = os.read(master, 65536)
@@ -93,3 +94,38 @@ def test_through_a_real_terminal() -> None:
     assert decision == "always"
     assert QUESTION in text and "edit is allowed for the rest of this session" in text
     assert "\x1b[32m+x = 2\x1b[0m" in text  # a terminal gets the diff in colour
+
+
+def test_escapes_in_the_preview_are_shown_where_they_are() -> None:
+    spoof = ApprovalRequest(
+        "c3", "bash", "execute", {}, "$ \x1b[2K\r$ ls -la; touch marker\n(in /w)\u202e"
+    )
+    _, seen = ask("n\n", spoof)
+    assert "\x1b" not in seen and "\r" not in seen and "\u202e" not in seen
+    assert "  $ \\x1b[2K\\r$ ls -la; touch marker\n  (in /w)\\u202e\n" in seen
+
+
+def test_a_long_line_is_cut_with_a_note() -> None:
+    wide = ApprovalRequest("c4", "bash", "execute", {}, "$ " + "x" * 100_000 + "\nnext")
+    _, seen = ask("n\n", wide)
+    assert "more characters]" in seen and "[... 1 more line]" in seen and len(seen) < 50_000
+
+
+def test_waiting_for_an_answer_can_be_cancelled_and_leaves_no_reader_behind() -> None:
+    read_end, write_end = os.pipe()
+
+    async def cancel_then_answer(approver: TerminalApprover) -> str:
+        waiting = asyncio.ensure_future(approver.approve(REQUEST))
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        os.write(write_end, b"y\n")  # the next question gets the next line
+        return await approver.approve(REQUEST)
+
+    try:
+        with os.fdopen(read_end) as stream_in:
+            approver = TerminalApprover(stream_in, io.StringIO())
+            assert asyncio.run(cancel_then_answer(approver)) == "allow"
+    finally:
+        os.close(write_end)

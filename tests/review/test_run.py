@@ -146,3 +146,12 @@ def test_cli_review_as_a_real_process(planted, demo):
     data = json.loads(proc.stdout)
     assert [(f["path"], f["line"]) for f in data["findings"]] == [("stats.py", 3)]
     assert "report_finding" in proc.stderr  # progress goes to stderr, the report to stdout
+
+
+def test_file_names_with_escape_sequences_are_printed_visibly(repo, demo, capsys):
+    repo.commit(**{"a.txt": "a\n"})
+    repo.commit(**{"\x1b]0;pwned\x07.bin": b"\x00\x01\x02"})
+    assert main(["-C", str(repo.root), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b]0;pwned\\x07.bin" in out
