@@ -199,10 +199,14 @@ class Session:
         )
         stop, error = "end_turn", None
         rounds = 0
+        notices: list[str] = []
         try:
             if not prompt.strip():
                 raise ConfigError("the prompt is empty: write a question or a task for the agent")
             messages = self.messages(prompt, cell)
+            for notice in await self.toolbox.refresh():
+                notices.append(notice)
+                out({"type": "notice", "text": notice})
             while True:
                 if rounds == self.max_rounds:
                     stop = "max_rounds"
@@ -225,6 +229,8 @@ class Session:
             layout.close()
             record = recorder.finish(stop, error)
             record.update(self.turn_extras)
+            if notices:
+                record["notices"] = notices
             record["cost"] = cost(self.provider_name, self.model, record["usage"])
             self.turn_extras = {}
             if prompt.strip():
@@ -238,7 +244,9 @@ class Session:
             if error:
                 end["error"] = error
             out(end)
-        return TurnResult(record["reply"], stop, record["usage"], record, error, record["cost"])
+        return TurnResult(
+            record["reply"], stop, record["usage"], record, error, record["cost"], notices
+        )
 
     async def _round(
         self,

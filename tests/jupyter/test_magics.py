@@ -7,7 +7,15 @@ import sys
 import pytest
 from IPython.core.error import UsageError
 
-HEAVY = ("httpx", "httpx_sse", "ipywidgets", "mistune", "jsonschema", "elelem_kernel.agent.session")
+HEAVY = (
+    "httpx",
+    "httpx_sse",
+    "ipywidgets",
+    "mistune",
+    "jsonschema",
+    "elelem_kernel.agent.session",
+    "mcp",
+)
 
 LOAD = f"""
 import json, sys

@@ -1,0 +1,249 @@
+"""MCP servers no one here wrote, run for real: stdio and streamable HTTP, through turns."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from elelem_kernel.agent.registry import new_session
+from tests.scripted import Scripted, call, say
+
+from . import servers
+from .servers import write_config
+
+
+def session(ws: Path, *rounds, mode: str = "plan"):
+    s = new_session("echo", workspace=ws, mode=mode)
+    s.provider = Scripted(*rounds)
+    return s
+
+
+def calls(result) -> list[dict]:
+    return [c for r in result.record["rounds"] for c in r["calls"]]
+
+
+def offered(s) -> set[str]:
+    return {t["function"]["name"] for t in s.provider.sent[0]["tools"]}
+
+
+def test_stdio_time_server_in_a_turn(home, ws):
+    write_config(
+        home / ".agents" / "mcp.json",
+        {"time": {"command": servers.python_server("mcp-server-time")}},
+    )
+    s = session(ws, call("mcp__time__get_current_time", {"timezone": "UTC"}), say("done"))
+    result = s.run("what time is it?")
+    assert result.stop == "end_turn", result.error
+    [record] = calls(result)
+    assert record["ok"], record
+    assert json.loads(record["result"])["structured"]["timezone"] == "UTC"
+    spec = next(t for t in s.provider.sent[0]["tools"] if t["function"]["name"] == record["name"])
+    assert "timezone" in spec["function"]["parameters"]["properties"]
+    assert "$schema" not in spec["function"]["parameters"]
+    answer = s.command("/mcp")
+    assert "**time** (stdio)" in answer and "`mcp__time__get_current_time` (read)" in answer
+
+
+def test_kinds_follow_annotations_across_modes_and_headless_approval(home, ws, monkeypatch):
+    root = ws / "shared"
+    root.mkdir()
+    monkeypatch.setenv("MCP_TEST_ROOT", str(root))
+    write_config(
+        home / ".agents" / "mcp.json",
+        {"fs": {"command": servers.filesystem(), "args": ["${MCP_TEST_ROOT:-/nowhere}"]}},
+    )
+    plan = session(
+        ws, call("mcp__fs__write_file", {"path": str(root / "a.txt"), "content": "x"}), say("ok")
+    )
+    result = plan.run("write it")
+    names = offered(plan)
+    assert "mcp__fs__read_text_file" in names and "mcp__fs__list_directory" in names
+    assert not {"mcp__fs__write_file", "mcp__fs__create_directory"} & names
+    assert "not available in plan mode" in calls(result)[0]["result"]
+
+    build = session(
+        ws, call("mcp__fs__create_directory", {"path": str(root / "made")}), say("ok"), mode="build"
+    )
+    result = build.run("make a folder")
+    names = offered(build)
+    assert "mcp__fs__create_directory" in names and "mcp__fs__write_file" not in names
+    [record] = calls(result)
+    assert not record["ok"] and "approval is needed" in record["result"]
+    assert not (root / "made").exists()
+
+    verify = session(ws, say("ok"), mode="verify")
+    verify.run("look")
+    names = offered(verify)
+    assert "mcp__fs__write_file" in names and "mcp__fs__create_directory" not in names
+
+    auto = session(
+        ws,
+        call("mcp__fs__write_file", {"path": str(root / "a.txt"), "content": "hello"}),
+        say("ok"),
+        mode="auto",
+    )
+    result = auto.run("write it")
+    assert calls(result)[0]["ok"], calls(result)
+    assert (root / "a.txt").read_text() == "hello"
+
+
+def test_approval_preview_names_server_tool_and_arguments(home, ws):
+    root = ws / "shared"
+    root.mkdir()
+    write_config(
+        home / ".agents" / "mcp.json",
+        {"fs": {"command": servers.filesystem(), "args": [str(root)]}},
+    )
+    seen = []
+
+    class Approver:
+        def approve(self, request):
+            seen.append(request)
+            return "allow"
+
+    s = session(
+        ws, call("mcp__fs__create_directory", {"path": str(root / "made")}), say("ok"), mode="build"
+    )
+    s.approver = Approver()
+    result = s.run("make it")
+    assert calls(result)[0]["ok"]
+    assert (root / "made").is_dir()
+    [request] = seen
+    assert request.kind == "write"
+    assert "MCP server fs, tool create_directory" in request.preview
+    assert str(root / "made") in request.preview
+
+
+@pytest.fixture
+def everything_http(tmp_path):
+    command = servers.everything()
+    port = servers.free_port()
+    log = open(tmp_path / "everything-http.log", "w")
+    process = subprocess.Popen(
+        [command, "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 20
+    while "listening" not in (tmp_path / "everything-http.log").read_text().lower():
+        if process.poll() is not None or time.monotonic() > deadline:
+            pytest.fail((tmp_path / "everything-http.log").read_text())
+        time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    process.terminate()
+    process.wait(10)
+    log.close()
+
+
+def test_streamable_http_with_image_and_structured_results(home, ws, everything_http):
+    write_config(
+        home / ".agents" / "mcp.json",
+        {
+            "every": {
+                "type": "http",
+                "url": everything_http,
+                "headers": {"X-Api-Key": "sekrit-header-value"},
+            }
+        },
+    )
+    s = session(
+        ws,
+        call("mcp__every__get-sum", {"a": 2, "b": 3}, id="c1"),
+        call("mcp__every__get-tiny-image", {}, id="c2"),
+        call("mcp__every__get-structured-content", {"location": "Chicago"}, id="c3"),
+        say("done"),
+    )
+    result = s.run("add and show")
+    summed, image, structured = calls(result)
+    assert summed["ok"] and "5" in json.loads(summed["result"])["content"]
+    media = json.loads(image["result"])["media"]
+    assert media[0]["type"] == "image" and media[0]["mime_type"] == "image/png"
+    assert "temperature" in json.loads(structured["result"])["structured"]
+    listing = s.command("/mcp")
+    assert "**every** (http)" in listing and "X-Api-Key" in listing
+    assert "sekrit-header-value" not in listing + json.dumps(result.record)
+
+
+def test_a_missing_command_is_reported_once_and_other_servers_work(home, ws):
+    write_config(
+        home / ".agents" / "mcp.json",
+        {
+            "ghost": {"command": str(ws / "no-such-server")},
+            "time": {"command": servers.python_server("mcp-server-time")},
+        },
+    )
+    s = session(ws, call("mcp__time__get_current_time", {"timezone": "UTC"}), say("a"), say("b"))
+    first = s.run("one")
+    assert any("'ghost'" in n and "command not found" in n for n in first.notices)
+    assert first.record["notices"] == first.notices
+    assert calls(first)[0]["ok"]
+    second = s.run("two")
+    assert second.notices == []
+    assert "failed: command not found" in s.command("/mcp")
+
+
+def test_secrets_in_env_never_reach_records_or_mcp_output(home, ws):
+    write_config(
+        home / ".agents" / "mcp.json",
+        {
+            "every": {
+                "command": servers.everything(),
+                "env": {"PLAIN_SETTING": "visible-but-secret-1"},
+            }
+        },
+    )
+    s = session(ws, call("mcp__every__get-env", {}), say("done"))
+    result = s.run("env?")
+    [record] = calls(result)
+    assert record["ok"] and "PLAIN_SETTING" in record["result"]
+    text = json.dumps(result.record) + s.command("/mcp") + json.dumps(s.provider.sent)
+    assert "visible-but-secret-1" not in text
+
+
+def test_a_crash_mid_call_fails_the_call_and_the_next_turn_restarts(home, ws):
+    write_config(home / ".agents" / "mcp.json", {"flaky": servers.flaky("crash")})
+    s = session(
+        ws,
+        call("mcp__flaky__boom", {}),
+        say("it broke"),
+        call("mcp__flaky__ping", {}),
+        say("back"),
+        mode="auto",
+    )
+    first = s.run("crash it")
+    [record] = calls(first)
+    assert not record["ok"]
+    assert "crashed" in record["result"] and "about to crash" in record["result"]
+    assert first.stop == "end_turn"
+    second = s.run("again")
+    assert second.notices == []
+    assert calls(second)[0]["ok"] and "pong" in calls(second)[0]["result"]
+
+
+def test_a_slow_call_hits_its_timeout(home, ws):
+    write_config(home / ".agents" / "mcp.json", {"slow": {**servers.flaky("slow"), "timeout": 0.5}})
+    s = session(ws, call("mcp__slow__wait", {"seconds": 30}), say("gave up"), mode="auto")
+    result = s.run("wait")
+    [record] = calls(result)
+    assert not record["ok"] and "within 0.5 s" in record["result"]
+    assert "running" in s.command("/mcp")
+
+
+def test_a_server_that_never_initializes_is_reported_with_its_stderr(home, ws, fresh_hub):
+    fresh_hub.init_timeout = 1.5
+    script = "echo hanging on purpose >&2; exec sleep 600"
+    write_config(
+        home / ".agents" / "mcp.json", {"stuck": {"command": "sh", "args": ["-c", script]}}
+    )
+    s = session(ws, say("fine"))
+    result = s.run("hello")
+    [notice] = result.notices
+    assert "'stuck' failed: no answer to initialize within 1.5 s" in notice
+    assert "hanging on purpose" in notice
+    assert result.reply == "fine"
