@@ -1,4 +1,4 @@
-"""The `elelem-kernel` command: ask, chat, review, providers, files, install."""
+"""The `elelem-kernel` command: ask, chat, review, providers, mcp, files, install."""
 
 from __future__ import annotations
 
@@ -95,6 +95,16 @@ def build_parser() -> argparse.ArgumentParser:
         "review", help="review a git change (see `elelem-kernel review --help`)", add_help=False
     )
     sub.add_parser("providers", help="list the providers, and which one is the default and why")
+    mcp = sub.add_parser(
+        "mcp",
+        help="start the configured MCP servers and show each one's source, state and tools",
+    )
+    mcp.add_argument(
+        "--workspace", metavar="DIR", help="workspace folder (default: the git root or this folder)"
+    )
+    mcp.add_argument(
+        "--no-start", action="store_true", help="only show the configuration; start nothing"
+    )
     files = sub.add_parser(
         "files", help="print files (paths from stdin, else `git ls-files`) in an XML envelope"
     )
@@ -128,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
             return _providers()
         if args.command == "files":
             return _files(args.paths)
+        if args.command == "mcp":
+            from .mcp.setup import cli
+
+            return cli(args.workspace, start=not args.no_start)
     except ElelemError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import os
+import signal
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,11 @@ INIT_TIMEOUT = 10.0  #: seconds for a server to start and answer `initialize`
 MAX_TOOLS = 500  #: tools kept per server
 MAX_PAGES = 20
 STDERR_LINES = 8  #: lines of a server's stderr quoted when it fails
+
+#: the process ids a link's stdio transport spawned (set per serving task)
+_spawned: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "elelem_mcp_spawned", default=None
+)
 
 
 class Link:
@@ -90,6 +98,8 @@ class Link:
         return text
 
     async def _serve(self, ready: asyncio.Future[None], init_timeout: float) -> None:
+        spawned: list[int] = []
+        _spawned.set(spawned)
         try:
             with open(self.log, "w", encoding="utf-8") as errlog:
                 async with contextlib.AsyncExitStack() as stack:
@@ -119,6 +129,7 @@ class Link:
                 raise
         finally:
             self.session = None
+            await _kill_groups(spawned)
             if not ready.done():
                 ready.set_result(None)
 
@@ -126,6 +137,8 @@ class Link:
         config = self.config
         if config.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            _record_spawns()
 
             params = StdioServerParameters(
                 command=config.command,
@@ -169,6 +182,46 @@ async def _list_tools(session: Any) -> list[Any]:
         if not cursor or len(tools) >= MAX_TOOLS:
             break
     return tools[:MAX_TOOLS]
+
+
+def _record_spawns() -> None:
+    """Note the pid of each stdio server the SDK starts, for `_kill_groups`.
+
+    The SDK starts a server in a process group of its own, but after a graceful exit it
+    stops only the server, so children it left behind would outlive the session. The SDK
+    does not expose the process, hence the wrapper around its spawn function (kept only
+    while that private function exists, which `mcp>=2.3,<3` has).
+    """
+    import mcp.client.stdio as stdio
+
+    spawn = getattr(stdio, "_create_platform_compatible_process", None)
+    if spawn is None or getattr(spawn, "elelem_records", False):
+        return
+
+    async def recording(*args: Any, **kwargs: Any) -> Any:
+        process = await spawn(*args, **kwargs)
+        pids = _spawned.get()
+        if pids is not None and getattr(process, "pid", None):
+            pids.append(process.pid)
+        return process
+
+    recording.elelem_records = True  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = recording
+
+
+async def _kill_groups(pids: list[int]) -> None:
+    """Stop what is left of each server's process group: TERM, then KILL."""
+    if not pids or not hasattr(os, "killpg"):
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        alive = False
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, sig)
+                alive = True
+        if not alive:
+            return
+        await asyncio.sleep(0.2)
 
 
 def leaves(error: BaseException) -> list[BaseException]:

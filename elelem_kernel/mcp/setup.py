@@ -145,3 +145,26 @@ def add_mcp_tools(session: Any) -> None:
         state.command,
         usage="/mcp [restart NAME]",
     )
+
+
+def cli(workspace: str | None = None, start: bool = True) -> int:
+    """`elelem-kernel mcp`: start the configured servers, show them, stop them.
+
+    Exit code 1 when a server failed to start or a config file is bad, else 0.
+    """
+    import asyncio
+    import sys
+
+    from ..agent.registry import new_session
+    from .hub import shutdown
+
+    session = new_session("echo", workspace=workspace, mode="auto")
+    state: McpTools = session.mcp
+    try:
+        notices = asyncio.run(state.refresh()) if start else []
+        for notice in notices:
+            print(f"elelem: {notice}", file=sys.stderr)
+        print(report(state))
+    finally:
+        shutdown()
+    return 1 if notices else 0
