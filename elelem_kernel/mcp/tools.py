@@ -73,13 +73,15 @@ def make_tool(config: ServerConfig, remote: Any, call: Any) -> McpTool:
     async def run(arguments: dict) -> dict:
         return await call(config, tool, arguments)
 
+    kind = kind_of(remote.annotations)
+    label = {"read": "read-only", "write": "writes", "execute": "may change or delete things"}
     return McpTool(
         name=name,
-        description=f"[MCP server {server}] {description}",
+        description=f"[MCP server {server}, {label[kind]}] {description}",
         params=dict(schema.get("properties") or {}),
         fn=run,
         required=tuple(schema.get("required") or ()),
-        kind=kind_of(remote.annotations),
+        kind=kind,
         preview=lambda args: preview(server, tool, args),
         server=server,
         remote=tool,

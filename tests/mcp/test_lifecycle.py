@@ -145,9 +145,13 @@ def test_a_kernel_turn_records_the_mcp_call_and_shutdown_stops_the_servers(tmp_p
         folder, JUPYTER_PATH=str(prefix / "share" / "jupyter"), ELELEM_PROVIDER="caller"
     )
     home = tmp_path / "nb-state" / "home"
+    marker = f"kernel-marker-{os.getpid()}"
     write_config(
         home / ".agents" / "mcp.json",
-        {"time": {"command": servers.python_server("mcp-server-time")}},
+        {
+            "time": {"command": servers.python_server("mcp-server-time")},
+            "tree": tree_command(marker),
+        },
     )
     (home / ".agents" / "plugins").mkdir(parents=True)
     (home / ".agents" / "plugins" / "caller.py").write_text(CALLER)
@@ -164,6 +168,7 @@ def test_a_kernel_turn_records_the_mcp_call_and_shutdown_stops_the_servers(tmp_p
         assert record["reply"] == "the time server answered"
         started = servers.descendants_running(km.provisioner.process.pid)
         assert any("mcp-server-time" in line for line in started), started
+        assert any("sleep 600" in line for line in started), started
         pids = [
             p.pid
             for p in __import__("psutil")
@@ -177,3 +182,4 @@ def test_a_kernel_turn_records_the_mcp_call_and_shutdown_stops_the_servers(tmp_p
 
     alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
     assert alive == []
+    assert servers.running_with(marker) == []
