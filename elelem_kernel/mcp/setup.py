@@ -18,6 +18,14 @@ from .tools import PREFIX, convert, hide, make_tool
 INSTALL_HINT = "pip install 'elelem-kernel[mcp]'"
 
 
+def sdk_installed() -> bool:
+    """Whether the `mcp` SDK can be imported (found without importing it)."""
+    try:
+        return importlib.util.find_spec("mcp") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 class McpTools:
     """The MCP side of one session: its servers' tools and its `/mcp` command."""
 
@@ -33,7 +41,7 @@ class McpTools:
         self.configs = configs
         notices = [p for p in problems if p not in self.shown]
         live = {n: c for n, c in configs.items() if not c.disabled and not c.skipped}
-        if live and importlib.util.find_spec("mcp") is None:
+        if live and not sdk_installed():
             files = sorted({c.source for c in live.values()})
             notices.append(
                 f"MCP servers are configured in {', '.join(files)} but the MCP SDK is not "

@@ -3,6 +3,7 @@
 `python flaky_server.py crash`: the `boom` tool kills the server mid-call.
 `python flaky_server.py slow`: the `wait` tool sleeps longer than any test timeout.
 `python flaky_server.py hang`: never answers `initialize`.
+In every mode `grow` adds a tool `fresh` and sends `notifications/tools/list_changed`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ if mode == "hang":
     print("hanging on purpose", file=sys.stderr, flush=True)
     time.sleep(600)
 
-from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 
 server = MCPServer("flaky")
 
@@ -41,6 +42,14 @@ async def wait(seconds: float = 30) -> str:
 def ping() -> str:
     """Answer pong."""
     return f"pong from {os.getpid()}"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `fresh` and say the tool list changed."""
+    server.add_tool(lambda: "fresh and new", name="fresh", description="Added at run time.")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
 
 
 server.run()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -119,26 +120,50 @@ def test_approval_preview_names_server_tool_and_arguments(home, ws):
     assert str(root / "made") in request.preview
 
 
-@pytest.fixture
-def everything_http(tmp_path):
+def serve_everything(tmp_path: Path, transport: str):
+    """server-everything over `transport` on a free loopback port; (url base, process)."""
     command = servers.everything()
     port = servers.free_port()
-    log = open(tmp_path / "everything-http.log", "w")
+    log_path = tmp_path / f"everything-{transport}.log"
+    log = open(log_path, "w")
     process = subprocess.Popen(
-        [command, "streamableHttp"],
+        [command, transport],
         env={**os.environ, "PORT": str(port)},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
+    log.close()
     deadline = time.monotonic() + 20
-    while "listening" not in (tmp_path / "everything-http.log").read_text().lower():
+    while "port" not in log_path.read_text().lower():
         if process.poll() is not None or time.monotonic() > deadline:
-            pytest.fail((tmp_path / "everything-http.log").read_text())
+            process.kill()
+            pytest.fail(log_path.read_text())
         time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/mcp"
+    return f"http://127.0.0.1:{port}", process
+
+
+@pytest.fixture
+def everything_http(tmp_path):
+    base, process = serve_everything(tmp_path, "streamableHttp")
+    yield f"{base}/mcp"
     process.terminate()
     process.wait(10)
-    log.close()
+
+
+@pytest.fixture
+def everything_sse(tmp_path):
+    base, process = serve_everything(tmp_path, "sse")
+    yield f"{base}/sse"
+    process.terminate()
+    process.wait(10)
+
+
+def test_the_older_sse_transport(home, ws, everything_sse):
+    write_config(home / ".agents" / "mcp.json", {"old": {"type": "sse", "url": everything_sse}})
+    s = session(ws, call("mcp__old__echo", {"message": "over sse"}), say("done"))
+    result = s.run("echo")
+    [record] = calls(result)
+    assert record["ok"] and "over sse" in record["result"], record
 
 
 def test_streamable_http_with_image_and_structured_results(home, ws, everything_http):
@@ -247,3 +272,40 @@ def test_a_server_that_never_initializes_is_reported_with_its_stderr(home, ws, f
     assert "'stuck' failed: no answer to initialize within 1.5 s" in notice
     assert "hanging on purpose" in notice
     assert result.reply == "fine"
+
+
+def test_list_changed_refreshes_the_tools_at_the_next_turn(home, ws):
+    write_config(home / ".agents" / "mcp.json", {"flaky": servers.flaky("slow")})
+    s = session(
+        ws,
+        call("mcp__flaky__grow"),
+        say("grown"),
+        call("mcp__flaky__fresh"),
+        say("ok"),
+        mode="auto",
+    )
+    s.run("grow")
+    assert "mcp__flaky__fresh" not in offered(s)
+    second = s.run("use it")
+    assert "mcp__flaky__fresh" in {t["function"]["name"] for t in s.provider.sent[-1]["tools"]}
+    assert "fresh and new" in calls(second)[0]["result"]
+
+
+def test_a_config_without_the_sdk_names_the_extra(home, ws):
+    write_config(home / ".agents" / "mcp.json", {"time": {"command": "mcp-server-time"}})
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'mcp' or name.startswith('mcp.'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from elelem_kernel.agent.registry import new_session\n"
+        f"s = new_session('echo', workspace={str(ws)!r})\n"
+        "r = s.run('hi')\n"
+        "print(r.notices)\n"
+    )
+    env = {**os.environ, "HOME": str(home)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "pip install 'elelem-kernel[mcp]'" in out.stdout
