@@ -22,6 +22,7 @@ from .approval import NO_CHANNEL, ApprovalRequest, Approver
 from .commands import Commands, add_builtin_commands
 from .conversation import HISTORY_POLICIES, Conversation
 from .events import map_stop_reason
+from .media import take_images
 from .pricing import cost
 from .record import TurnRecorder, add_usage
 from .secrets import redact
@@ -337,11 +338,12 @@ class Session:
             state = "ok" if call.ok else "failed"
         else:
             call.result = finish({"error": problem}, call.arguments)
+        images = take_images(call.result)
         call.result = redact(call.result)
         out({"type": "tool_state", "index": index, "id": call.id, "state": state})
-        recorder.result(call.id, call.result, call.ms)
+        recorder.result(call.id, call.result, call.ms, images)
         layout.tool_result(
-            call.id, call.ok, json.dumps(call.result, ensure_ascii=False, default=str)
+            call.id, call.ok, json.dumps(call.result, ensure_ascii=False, default=str), images
         )
 
     async def _approval(

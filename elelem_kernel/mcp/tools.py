@@ -3,7 +3,8 @@
 Kinds: `readOnlyHint: true` is read, `destructiveHint: false` is write, anything else is
 execute, so modes and approvals treat them as they treat the built-in tools. A result's
 text goes to the model cut to RESULT_CHARS (saying so); `structuredContent` is used when
-present; images and other content are described; `isError` makes a failed call. Values of
+present; images go to the card (the model gets their description) and other content is
+described; `isError` makes a failed call. Values of
 the server's `env` and `headers` are replaced by `[redacted]` before anyone sees a result.
 """
 
@@ -14,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..agent.media import KEY as IMAGES
 from ..agent.toolbox import Tool
 from .config import ServerConfig
 
@@ -93,6 +95,7 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict:
     """A CallToolResult as a tool result dict (see the module doc)."""
     texts: list[str] = []
     media: list[dict] = []
+    images: list[dict] = []
     for item in result.content or []:
         kind = getattr(item, "type", "")
         if kind == "text":
@@ -100,6 +103,8 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict:
         elif kind in ("image", "audio"):
             size = len(item.data or "") * 3 // 4
             media.append({"type": kind, "mime_type": item.mime_type, "bytes": size})
+            if kind == "image":
+                images.append({"mime_type": item.mime_type, "data": item.data or ""})
         elif kind == "resource":
             resource = item.resource
             text = getattr(resource, "text", None)
@@ -117,6 +122,9 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict:
         out["error"] = _cut(text) or "the tool reported an error without a message"
     else:
         structured = result.structured_content
+        if structured is not None and len(json.dumps(structured, default=str)) > RESULT_CHARS:
+            structured = None  # too big to pass whole: the cut text stands in for it
+            out["note"] = "the structured result was too large; its text is given, cut"
         if structured is not None:
             out["structured"] = structured
             if text and not _same_json(text, structured):
@@ -128,10 +136,14 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict:
         shown = [m for m in media if m["type"] == "image"]
         if shown:
             out["note"] = (
-                f"{len(shown)} image(s) returned ({', '.join(m['mime_type'] for m in shown)}); "
-                "this conversation receives tool results as text, so only their description is here"
+                f"{len(shown)} image(s) returned ({', '.join(m['mime_type'] for m in shown)}), "
+                "shown to the person in the tool's card; tool results reach you as text, so "
+                "only this description is here"
             )
-    return hide(out, secrets or [])
+    out = hide(out, secrets or [])
+    if images:
+        out[IMAGES] = images
+    return out
 
 
 def hide(value: Any, secrets: list[str]) -> Any:

@@ -182,7 +182,7 @@ class TurnView:
             if card is None:  # a result without its call: show it in a card of its own
                 card = ToolCard({"id": event.get("id"), "name": "result"}, self.widgets)
                 self.blocks[index] = card
-            card.set_result(bool(event.get("ok")), event.get("content"))
+            card.set_result(bool(event.get("ok")), event.get("content"), event.get("images"))
         self._layout()
 
     def _card_for(self, call_id: str) -> ToolCard | None:

@@ -309,3 +309,23 @@ def test_a_config_without_the_sdk_names_the_extra(home, ws):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert "pip install 'elelem-kernel[mcp]'" in out.stdout
+
+
+def test_an_image_shows_in_the_card_and_only_its_description_reaches_the_model(home, ws):
+    from elelem_kernel.render import static
+
+    write_config(home / ".agents" / "mcp.json", {"every": {"command": servers.everything()}})
+    s = session(ws, call("mcp__every__get-tiny-image", {}), say("a logo"))
+    events = []
+    result = s.run("show me", events.append)
+    [record] = calls(result)
+    assert record["ok"]
+    [image] = record["images"]
+    assert image["mime_type"] == "image/png" and len(image["data"]) > 1000
+    sent = s.provider.sent[1]["messages"][-1]
+    assert sent["role"] == "tool" and image["data"] not in sent["content"]
+    assert "image/png" in sent["content"]
+    shown = [e for e in events if e.get("block") == "tool_result"]
+    assert shown[0]["images"] == [image]
+    html = static.html(result.record)
+    assert f'<img src="data:image/png;base64,{image["data"]}"' in html
