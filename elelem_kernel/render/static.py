@@ -31,7 +31,7 @@ def bundle(record: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
 
 def html(record: dict[str, Any]) -> str:
     """The turn as self-contained HTML: thinking, text and tool cards in order, footer."""
-    parts: list[str] = [cards.notice_html(_notice(n)) for n in _notices(record)]
+    parts: list[str] = [notice_html(n) for n in _notices(record)]
     for round_ in _rounds(record):
         if round_.get("thinking"):
             parts.append(cards.thinking_html(round_["thinking"]))
@@ -106,6 +106,11 @@ def _rounds(record: dict[str, Any]) -> list[dict[str, Any]]:
 def _notices(record: dict[str, Any]) -> list[str]:
     notices = record.get("notices")
     return [n for n in notices if isinstance(n, str)] if isinstance(notices, list) else []
+
+
+def notice_html(text: str) -> str:
+    """A notice of the turn (an MCP server that failed, ...) as coloured HTML."""
+    return cards.notice_html(_notice(text))
 
 
 def _notice(text: str) -> str:

@@ -329,3 +329,39 @@ def test_an_image_shows_in_the_card_and_only_its_description_reaches_the_model(h
     assert shown[0]["images"] == [image]
     html = static.html(result.record)
     assert f'<img src="data:image/png;base64,{image["data"]}"' in html
+
+
+def test_git_server_read_tools_in_plan_and_a_write_declined_headless(home, ws):
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a\n")
+    git = ["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "first commit"], check=True)
+    write_config(
+        home / ".agents" / "mcp.json",
+        {
+            "git": {
+                "command": servers.python_server("mcp-server-git"),
+                "args": ["--repository", str(ws)],
+            }
+        },
+    )
+    plan = session(ws, call("mcp__git__git_log", {"repo_path": str(ws)}), say("ok"))
+    result = plan.run("log")
+    assert "first commit" in calls(result)[0]["result"]
+    names = offered(plan)
+    assert {"mcp__git__git_status", "mcp__git__git_log"} <= names
+    assert not {"mcp__git__git_commit", "mcp__git__git_reset"} & names
+    (ws / "b.txt").write_text("b\n")
+    subprocess.run([*git, "add", "b.txt"], check=True)
+    build = session(
+        ws,
+        call("mcp__git__git_commit", {"repo_path": str(ws), "message": "x"}),
+        say("no"),
+        mode="build",
+    )
+    result = build.run("commit")
+    assert "mcp__git__git_reset" not in offered(build)
+    assert "approval is needed" in calls(result)[0]["result"]
+    log = subprocess.run([*git, "log", "--oneline"], capture_output=True, text=True).stdout
+    assert len(log.splitlines()) == 1
