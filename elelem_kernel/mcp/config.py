@@ -42,6 +42,7 @@ class ServerConfig:
     timeout: float = CALL_TIMEOUT
     disabled: bool = False
     skipped: str | None = None  #: why it will not start (an untrusted folder), else None
+    shown: str = ""  #: the command line or URL as written, `${VAR}` unexpanded, for `/mcp`
 
     @property
     def secrets(self) -> list[str]:
@@ -50,10 +51,12 @@ class ServerConfig:
 
     @property
     def target(self) -> str:
-        """What runs or is reached, for `/mcp` (no env or header values)."""
+        """What runs or is reached, as written (variables unexpanded), for `/mcp`."""
+        if self.shown:
+            return self.shown
         if self.transport == "stdio":
             return " ".join([self.command, *self.args])
-        return f"{self.transport} {self.url}"
+        return self.url
 
 
 def expand(text: str, environ: dict[str, str] | None = None) -> str:
@@ -160,6 +163,7 @@ def parse(name: str, entry: Any, source: str, skipped: str | None = None) -> Ser
         cwd = _text(entry, "cwd")
         return ServerConfig(
             **common,
+            shown=" ".join([command, *args]),
             command=expand(command),
             args=tuple(expand(a) for a in args),
             env=_pairs(entry, "env"),
@@ -168,7 +172,9 @@ def parse(name: str, entry: Any, source: str, skipped: str | None = None) -> Ser
     url = expand(_text(entry, "url", required=True))
     if not url.startswith(("http://", "https://")):
         raise ValueError('"url" must start with http:// or https://')
-    return ServerConfig(**common, url=url, headers=_pairs(entry, "headers"))
+    return ServerConfig(
+        **common, url=url, headers=_pairs(entry, "headers"), shown=_text(entry, "url")
+    )
 
 
 def _text(entry: dict, key: str, required: bool = False) -> str:

@@ -95,6 +95,8 @@ class Link:
         tail = self.stderr_tail()
         if tail:
             text += f"\nlast lines of its stderr ({self.log}):\n{tail}"
+        for secret in self.config.secrets:
+            text = text.replace(secret, "[redacted]")
         return text
 
     async def _serve(self, ready: asyncio.Future[None], init_timeout: float) -> None:
@@ -242,6 +244,8 @@ def describe(error: BaseException, config: ServerConfig) -> str:
         text = f"cannot run {config.command}: permission denied"
     elif isinstance(error, asyncio.CancelledError):
         text = "stopped while starting"
+    elif type(error).__name__ == "MCPError" and getattr(error, "code", None) == -32000:
+        text = "it closed the connection (the process ended or dropped stdio)"
     else:
         text = str(error) or type(error).__name__
         if type(error).__name__ not in text and not isinstance(error, TimeoutError):

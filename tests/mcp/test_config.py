@@ -54,6 +54,8 @@ def test_expansion_in_command_args_env_url_and_headers(home, ws, monkeypatch):
     assert remote.url == "http://127.0.0.1:8080/mcp"
     assert dict(remote.headers) == {"Authorization": "Bearer tok-123"}
     assert "tok-123" not in repr(local) + repr(remote)
+    assert local.target == "${MCP_TEST_BIN}/server --root ${MCP_TEST_ROOT:-/data}"
+    assert remote.target == "http://127.0.0.1:${MCP_TEST_PORT:-8080}/mcp"
 
 
 def test_later_files_win_and_vscode_format_and_disabled(home, ws):

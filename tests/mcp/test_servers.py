@@ -365,3 +365,19 @@ def test_git_server_read_tools_in_plan_and_a_write_declined_headless(home, ws):
     assert "approval is needed" in calls(result)[0]["result"]
     log = subprocess.run([*git, "log", "--oneline"], capture_output=True, text=True).stdout
     assert len(log.splitlines()) == 1
+
+
+def test_a_server_that_exits_at_once_is_reported_without_its_secrets(home, ws):
+    script = 'echo "starting with token $API_TOKEN" >&2; exit 1'
+    write_config(
+        home / ".agents" / "mcp.json",
+        {"leaky": {"command": "sh", "args": ["-c", script], "env": {"API_TOKEN": "tok-secret-42"}}},
+    )
+    s = session(ws, say("fine"))
+    result = s.run("hi")
+    [notice] = result.notices
+    assert (
+        "'leaky' failed: it closed the connection" in notice
+        and "starting with token [redacted]" in notice
+    )
+    assert "tok-secret-42" not in json.dumps(result.record) + s.command("/mcp")
