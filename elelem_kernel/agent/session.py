@@ -309,19 +309,21 @@ class Session:
             layout.end_round()
             return stop
         for call in calls:
-            await self._run_call(call, layout, recorder, out)
-            messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call.id,
-                    "content": json.dumps(call.result, ensure_ascii=False, default=str),
-                }
-            )
+            images = await self._run_call(call, layout, recorder, out)
+            message = {
+                "role": "tool",
+                "tool_call_id": call.id,
+                "content": json.dumps(call.result, ensure_ascii=False, default=str),
+            }
+            if images:  # providers that take images in tool results pass them on
+                message["images"] = images
+            messages.append(message)
         return stop
 
     async def _run_call(
         self, call: Call, layout: Any, recorder: TurnRecorder, out: Renderer
-    ) -> None:
+    ) -> list[dict[str, str]]:
+        """Resolve, approve and run one call, then show and record it; its images."""
         index = layout.tool_index(call.id)
         problem = self.toolbox.resolve(call, self.mode)
         state = "failed"
@@ -345,6 +347,7 @@ class Session:
         layout.tool_result(
             call.id, call.ok, json.dumps(call.result, ensure_ascii=False, default=str), images
         )
+        return images
 
     async def _approval(
         self, call: Call, index: int | None, out: Renderer

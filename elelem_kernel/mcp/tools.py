@@ -3,8 +3,9 @@
 Kinds: `readOnlyHint: true` is read, `destructiveHint: false` is write, anything else is
 execute, so modes and approvals treat them as they treat the built-in tools. A result's
 text goes to the model cut to RESULT_CHARS (saying so); `structuredContent` is used when
-present; images go to the card (the model gets their description) and other content is
-described; `isError` makes a failed call. Values of
+present; images go to the card (and to the model where its provider takes images in tool
+results, else it gets their description); other content is described; `isError` makes a
+failed call. Values of
 the server's `env` and `headers` are replaced by `[redacted]` before anyone sees a result.
 """
 
@@ -135,11 +136,8 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict:
         out["media"] = media
         shown = [m for m in media if m["type"] == "image"]
         if shown:
-            out["note"] = (
-                f"{len(shown)} image(s) returned ({', '.join(m['mime_type'] for m in shown)}), "
-                "shown to the person in the tool's card; tool results reach you as text, so "
-                "only this description is here"
-            )
+            types = ", ".join(m["mime_type"] for m in shown)
+            out["note"] = f"{len(shown)} image(s) returned ({types}), shown in the tool's card"
     out = hide(out, secrets or [])
     if images:
         out[IMAGES] = images
