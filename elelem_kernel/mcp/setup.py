@@ -175,4 +175,5 @@ def cli(workspace: str | None = None, start: bool = True) -> int:
         print(report(state))
     finally:
         shutdown()
-    return 1 if notices else 0
+    _, problems = mcp_config.load(session.workspace)
+    return 1 if notices or problems else 0

@@ -110,3 +110,27 @@ def test_a_turn_without_mcp_config_does_not_import_the_sdk(home, ws):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_cli_without_starting_lists_servers_and_bad_files(home, ws):
+    write_config(
+        home / ".agents" / "mcp.json",
+        {
+            "a": {"command": "x", "env": {"K": "value-hidden"}},
+            "b": {"command": "y", "disabled": True},
+        },
+    )
+    (ws / ".mcp.json").write_text("{broken")
+    env = {**os.environ, "HOME": str(home)}
+    out = subprocess.run(
+        [sys.executable, "-m", "elelem_kernel.cli", "mcp", "--no-start", "--workspace", str(ws)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.returncode == 1, out.stderr  # the bad file
+    assert "**a** (stdio)" in out.stdout and "not started" in out.stdout
+    assert "**b** (stdio)" in out.stdout and ": disabled" in out.stdout
+    assert "env/headers set (values hidden): K" in out.stdout
+    assert "value-hidden" not in out.stdout
+    assert "warning: MCP config" in out.stdout and "invalid JSON" in out.stdout
