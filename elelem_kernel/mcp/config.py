@@ -106,7 +106,7 @@ def load(workspace: Path | str) -> tuple[dict[str, ServerConfig], list[str]]:
             continue
         for name, entry in entries.items():
             try:
-                servers[name] = parse(name, entry, str(path), skipped)
+                servers[name] = parse(name, entry, str(path), skipped, workspace)
             except ValueError as e:
                 problems.append(f"MCP config {path}: server {name!r}: {e}; skipped")
     return servers, problems
@@ -131,8 +131,18 @@ def _entries(data: Any) -> dict[str, Any]:
     return entries
 
 
-def parse(name: str, entry: Any, source: str, skipped: str | None = None) -> ServerConfig:
-    """One server entry checked and expanded; ValueError says what is wrong."""
+def parse(
+    name: str,
+    entry: Any,
+    source: str,
+    skipped: str | None = None,
+    workspace: Path | None = None,
+) -> ServerConfig:
+    """One server entry checked and expanded; ValueError says what is wrong.
+
+    A stdio server runs in the workspace (as in other tools, a project's relative paths
+    mean the project's), or in `cwd`, relative to the workspace.
+    """
     if not _NAME.match(name) or "__" in name:
         raise ValueError("names are letters, digits, '-' and single '_' (64 at most)")
     if not isinstance(entry, dict):
@@ -167,7 +177,7 @@ def parse(name: str, entry: Any, source: str, skipped: str | None = None) -> Ser
             command=expand(command),
             args=tuple(expand(a) for a in args),
             env=_pairs(entry, "env"),
-            cwd=expand(cwd) if cwd else None,
+            cwd=str(Path(workspace or Path.cwd()) / expand(cwd)),
         )
     url = expand(_text(entry, "url", required=True))
     if not url.startswith(("http://", "https://")):

@@ -238,7 +238,9 @@ def describe(error: BaseException, config: ServerConfig) -> str:
     """A one-line reason for a failure, with no env or header values in it."""
     found = [e for e in leaves(error) if not isinstance(e, asyncio.CancelledError)]
     error = found[0] if found else error
-    if isinstance(error, FileNotFoundError) and config.transport == "stdio":
+    if isinstance(error, FileNotFoundError) and config.cwd and not Path(config.cwd).is_dir():
+        text = f"its folder (cwd) does not exist: {config.cwd}"
+    elif isinstance(error, FileNotFoundError) and config.transport == "stdio":
         text = f"command not found: {config.command}"
     elif isinstance(error, PermissionError) and config.transport == "stdio":
         text = f"cannot run {config.command}: permission denied"

@@ -134,3 +134,18 @@ def test_cli_without_starting_lists_servers_and_bad_files(home, ws):
     assert "env/headers set (values hidden): K" in out.stdout
     assert "value-hidden" not in out.stdout
     assert "warning: MCP config" in out.stdout and "invalid JSON" in out.stdout
+
+
+def test_stdio_servers_run_in_the_workspace_or_their_cwd_inside_it(home, ws, tmp_path):
+    write_config(
+        home / ".agents" / "mcp.json",
+        {
+            "a": {"command": "x"},
+            "b": {"command": "y", "cwd": "sub"},
+            "c": {"command": "z", "cwd": str(tmp_path)},
+        },
+    )
+    servers, _ = load(ws)
+    assert servers["a"].cwd == str(ws)
+    assert servers["b"].cwd == str(ws / "sub")
+    assert servers["c"].cwd == str(tmp_path)

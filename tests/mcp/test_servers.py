@@ -200,12 +200,14 @@ def test_a_missing_command_is_reported_once_and_other_servers_work(home, ws):
         home / ".agents" / "mcp.json",
         {
             "ghost": {"command": str(ws / "no-such-server")},
+            "lost": {"command": "sh", "cwd": "no-such-folder"},
             "time": {"command": servers.python_server("mcp-server-time")},
         },
     )
     s = session(ws, call("mcp__time__get_current_time", {"timezone": "UTC"}), say("a"), say("b"))
     first = s.run("one")
     assert any("'ghost'" in n and "command not found" in n for n in first.notices)
+    assert any("'lost'" in n and "(cwd) does not exist" in n for n in first.notices)
     assert first.record["notices"] == first.notices
     assert calls(first)[0]["ok"]
     second = s.run("two")
