@@ -1,4 +1,4 @@
-"""The `elelem-kernel` command: ask, chat, review, providers, files, trust, install.
+"""The `elelem-kernel` command: ask, chat, review, providers, mcp, files, trust, install.
 
 Everything printed from model, tool or provider text goes through `render.visible`, so a
 terminal shows escape sequences instead of obeying them. SIGTERM and SIGHUP end a running
@@ -133,6 +133,16 @@ def build_parser() -> argparse.ArgumentParser:
         "review", help="review a git change (see `elelem-kernel review --help`)", add_help=False
     )
     sub.add_parser("providers", help="list the providers, and which one is the default and why")
+    mcp = sub.add_parser(
+        "mcp",
+        help="start the configured MCP servers and show each one's source, state and tools",
+    )
+    mcp.add_argument(
+        "--workspace", metavar="DIR", help="workspace folder (default: the git root or this folder)"
+    )
+    mcp.add_argument(
+        "--no-start", action="store_true", help="only show the configuration; start nothing"
+    )
     files = sub.add_parser(
         "files", help="print files (paths from stdin, else `git ls-files`) in an XML envelope"
     )
@@ -215,6 +225,10 @@ def _run(args: argparse.Namespace, signals: Signals) -> int | None:
         return _files(args.paths)
     if args.command == "trust":
         return _trust(args)
+    if args.command == "mcp":
+        from .mcp.setup import cli
+
+        return cli(args.workspace, start=not args.no_start)
     return None
 
 

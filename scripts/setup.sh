@@ -25,3 +25,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extra]"
+
+# The npm MCP servers the tests run (versions pinned by .cache/mcp-npm/package-lock.json).
+if [ "$extra" = test ] && command -v npm >/dev/null 2>&1; then
+  (cd .cache/mcp-npm && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+    echo "setup: npm ci in .cache/mcp-npm failed; the MCP tests that need node will skip" >&2
+fi

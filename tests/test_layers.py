@@ -23,6 +23,17 @@ FORBIDDEN = {
         "nbformat",
         "nbclient",
         "jupyter_client",
+        "mcp",
+    ),
+    "mcp": (
+        "elelem_kernel.jupyter",
+        "elelem_kernel.render",
+        "elelem_kernel.providers",
+        "elelem_kernel.tools",
+        "ipywidgets",
+        "IPython",
+        "ipykernel",
+        "httpx",
     ),
     "providers": (
         "elelem_kernel.tools",
@@ -82,7 +93,7 @@ def test_imports_point_down_the_layers():
 def test_importing_the_package_is_cheap():
     code = (
         "import sys, elelem_kernel, elelem_kernel.agent.session, elelem_kernel.agent.registry; "
-        "print(sorted(m for m in ('httpx', 'ipywidgets', 'nbformat', 'nbclient', 'jsonschema') if m in sys.modules))"
+        "print(sorted(m for m in ('httpx', 'ipywidgets', 'nbformat', 'nbclient', 'jsonschema', 'mcp') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -46,6 +46,12 @@ def _workspace_tools(session: Any) -> None:
     add_workspace_tools(session)
 
 
+def _mcp_tools(session: Any) -> None:
+    from ..mcp.setup import add_mcp_tools
+
+    add_mcp_tools(session)
+
+
 def register(config: Config) -> None:
     for name, (module, cls) in PROVIDERS.items():
         config.provider(name, _factory(module, cls))
@@ -60,3 +66,4 @@ def register(config: Config) -> None:
     )
     config.default_candidate("ollama", _ollama_running, "Ollama answers at OLLAMA_HOST")
     config.setup("workspace", _workspace_tools)
+    config.setup("mcp", _mcp_tools)

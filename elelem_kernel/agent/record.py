@@ -193,13 +193,21 @@ class TurnRecorder:
             # A provider may report usage more than once a round; the last report wins.
             self._round_usage = dict(event)
 
-    def result(self, call_id: str, result: dict[str, Any], ms: int) -> None:
-        """Record the result of a call of the current round."""
+    def result(
+        self,
+        call_id: str,
+        result: dict[str, Any],
+        ms: int,
+        images: list[dict[str, str]] | None = None,
+    ) -> None:
+        """Record the result of a call of the current round (and images it showed)."""
         for call in self.rounds[-1]["calls"]:
             if call["id"] == call_id and call["result"] is None:
                 call["result"] = cut(json.dumps(bounded(result), ensure_ascii=False, default=str))
                 call["ok"] = bool(result.get("ok"))
                 call["ms"] = ms
+                if images:
+                    call["images"] = images
                 return
 
     def finish(self, stop: str, error: str | None = None) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from .approval import NO_CHANNEL, SENSITIVE_DECLINED, ApprovalRequest, Approver
 from .commands import Commands, add_builtin_commands
 from .conversation import HISTORY_POLICIES, Conversation
 from .events import map_stop_reason
+from .media import take_images
 from .pricing import cost
 from .record import DEPTH_LIMIT, TurnRecorder, add_usage, bounded, deeper_than, fit
 from .secrets import redact
@@ -227,10 +228,14 @@ class Session:
         )
         stop, error = "end_turn", None
         rounds = 0
+        notices: list[str] = []
         try:
             if not prompt.strip():
                 raise ConfigError("the prompt is empty: write a question or a task for the agent")
             messages = self.messages(prompt, cell)
+            for notice in await self.toolbox.refresh():
+                notices.append(notice)
+                out({"type": "notice", "text": notice})
             while True:
                 if rounds == self.max_rounds:
                     stop = "max_rounds"
@@ -253,6 +258,8 @@ class Session:
             layout.close()
             record = recorder.finish(stop, error)
             record.update(self.turn_extras)
+            if notices:
+                record["notices"] = notices
             fit(record)
             record["cost"] = cost(self.provider_name, self.model, record["usage"])
             self.turn_extras = {}
@@ -267,7 +274,9 @@ class Session:
             if error:
                 end["error"] = error
             out(end)
-        return TurnResult(record["reply"], stop, record["usage"], record, error, record["cost"])
+        return TurnResult(
+            record["reply"], stop, record["usage"], record, error, record["cost"], notices
+        )
 
     async def _round(
         self,
@@ -329,19 +338,21 @@ class Session:
             layout.end_round()
             return stop
         for call in calls:
-            await self._run_call(call, layout, recorder, out)
-            messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call.id,
-                    "content": json.dumps(call.result, ensure_ascii=False, default=str),
-                }
-            )
+            images = await self._run_call(call, layout, recorder, out)
+            message = {
+                "role": "tool",
+                "tool_call_id": call.id,
+                "content": json.dumps(call.result, ensure_ascii=False, default=str),
+            }
+            if images:  # providers that take images in tool results pass them on
+                message["images"] = images
+            messages.append(message)
         return stop
 
     async def _run_call(
         self, call: Call, layout: Any, recorder: TurnRecorder, out: Renderer
-    ) -> None:
+    ) -> list[dict[str, str]]:
+        """Resolve, approve and run one call, then show and record it; its images."""
         index = layout.tool_index(call.id)
         problem = self.toolbox.resolve(call, self.mode)
         state = "failed"
@@ -358,12 +369,14 @@ class Session:
             state = "ok" if call.ok else "failed"
         else:
             call.result = finish({"error": problem}, call.arguments)
+        images = take_images(call.result)
         call.result = redact(call.result)
         out({"type": "tool_state", "index": index, "id": call.id, "state": state})
-        recorder.result(call.id, call.result, call.ms)
+        recorder.result(call.id, call.result, call.ms, images)
         layout.tool_result(
-            call.id, call.ok, json.dumps(call.result, ensure_ascii=False, default=str)
+            call.id, call.ok, json.dumps(call.result, ensure_ascii=False, default=str), images
         )
+        return images
 
     async def _approval(
         self, call: Call, index: int | None, out: Renderer

@@ -147,6 +147,7 @@ class Toolbox:
         self.aliases: dict[str, str] = {}
         self._before: list[tuple[str | None, Hook]] = []
         self._after: list[tuple[str | None, Hook]] = []
+        self._sources: list[Callable[[], Any]] = []
 
     def add(
         self,
@@ -210,6 +211,30 @@ class Toolbox:
             return hook
 
         return register
+
+    def source(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """Register `fn()` (sync or async) to run before each turn offers tools.
+
+        A source may add or remove tools (MCP servers do) and returns notices, strings
+        the turn shows once, such as a server that failed to start.
+        """
+        self._sources.append(fn)
+        return fn
+
+    async def refresh(self) -> list[str]:
+        """Run every source; their notices, a failing source's own failure among them."""
+        notices: list[str] = []
+        for fn in self._sources:
+            try:
+                found = await _maybe_await(fn())
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                found = [
+                    f"tool source {getattr(fn, '__qualname__', fn)} failed: {type(e).__name__}: {e}"
+                ]
+            notices.extend(str(n) for n in found or ())
+        return notices
 
     def get(self, name: str) -> Tool | None:
         """The tool called `name` or by alias `name`."""

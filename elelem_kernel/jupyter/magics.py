@@ -30,7 +30,7 @@ from IPython.utils.process import arg_split
 from .front import front_for
 
 SUBCOMMANDS = ("ask", "review")
-_ELELEM_CELL = re.compile(r"%%elelem(\s|$)")
+_REVIEW_CELL = re.compile(r"%%elelem\s+review(\s|$)")
 
 
 @magics_class
@@ -170,12 +170,13 @@ def _review(front: Any, targets: list[str], focus: str | None, args: Any) -> Non
 
 
 def empty_body(lines: list[str]) -> list[str]:
-    """An `%%elelem` cell of one line gets an empty body line, so it reaches the magic.
+    """An `%%elelem review` cell of one line gets an empty body line, so it reaches the magic.
 
     IPython refuses a cell magic whose body is empty before calling it; a review needs no
-    body, and an empty prompt deserves the magic's own message saying where it goes.
+    body. Only reviews: a console asks IPython whether `%%elelem` alone is complete, and a
+    prompt cell must wait there for its body.
     """
-    if len(lines) == 1 and _ELELEM_CELL.match(lines[0]):
+    if len(lines) == 1 and _REVIEW_CELL.match(lines[0]):
         return [lines[0].rstrip("\n") + "\n", "\n"]
     return lines
 

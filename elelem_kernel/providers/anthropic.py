@@ -111,6 +111,15 @@ def _tool_result(m: dict) -> dict:
     content = m.get("content") or ""
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.get("tool_call_id", "")}
     block["content"] = content
+    images = [i for i in m.get("images") or [] if isinstance(i, dict)]
+    if images:  # the model sees what the card shows
+        block["content"] = [{"type": "text", "text": content}] + [
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": i["mime_type"], "data": i["data"]},
+            }
+            for i in images
+        ]
     if _failed(content):
         block["is_error"] = True
     return block

@@ -7,6 +7,8 @@ depends on the prompt:
 - "write ... file" writes a small file (a write call, so approval applies);
 - "python", "compute", "variables" (or a ```python block) runs code in the namespace;
 - "slowly" streams a long answer slowly, to try the stop button;
+- "mcp" calls a read-only MCP tool on offer (`mcp__SERVER__TOOL`), preferring one whose
+  name shares a word with the prompt, with its required arguments filled in;
 - with a `report_finding` tool on offer it runs the scripted code review.
 Later turns mention the first prompt of the conversation, which shows memory at work.
 """
@@ -66,11 +68,16 @@ class DemoProvider:
         if calls:
             await self._answer(prompt, calls, results, messages, emit)
         else:
-            await self._start(prompt, offered, messages, emit)
+            await self._start(prompt, offered, messages, emit, tools)
         emit({"type": "usage", "input": len(json.dumps(messages)) // 4, "output": self._out // 4})
 
     async def _start(
-        self, prompt: str, offered: set[str], messages: list[dict], emit: Emit
+        self,
+        prompt: str,
+        offered: set[str],
+        messages: list[dict],
+        emit: Emit,
+        tools: list[dict] | None = None,
     ) -> None:
         low = prompt.lower()
         code = _code_block(prompt)
@@ -78,6 +85,14 @@ class DemoProvider:
             await self._think(emit, "The person wants a long answer, streamed slowly.")
             await self._say(emit, " ".join(f"word{i}" for i in range(1, 301)) + ".", delay=0.05)
             return self._stop(emit, "end_turn")
+        if re.search(r"\bmcp\b", low):
+            chosen = _mcp_tool(low, tools)
+            if chosen is not None:
+                name, arguments = chosen
+                await self._think(emit, f"An MCP server offers {name}; I will ask it.")
+                await self._say(emit, f"Let me ask the MCP tool `{name}`.")
+                emit({"type": "doing", "id": "demo_mcp", "name": name, "arguments": arguments})
+                return self._stop(emit, "tool_use")
         if re.search(r"\b(write|create|save)\b", low) and "file" in low:
             if "write" in offered:
                 path = _file_name(prompt) or "demo_notes.md"
@@ -164,6 +179,46 @@ class DemoProvider:
 
     def _stop(self, emit: Emit, reason: str) -> None:
         emit({"type": "stop", "reason": reason, "truncated": False})
+
+
+def _mcp_tool(prompt: str, tools: list[dict] | None) -> tuple[str, dict] | None:
+    """A read-only MCP tool to call for `prompt` and its arguments, or None."""
+    words = set(re.findall(r"[a-z0-9]+", prompt))
+    best: tuple[int, str, dict] | None = None
+    for tool in tools or []:
+        spec = tool.get("function") or {}
+        name = str(spec.get("name", ""))
+        if not name.startswith("mcp__") or "read-only" not in str(spec.get("description", "")):
+            continue
+        arguments = _fill(spec.get("parameters") or {}, prompt)
+        if arguments is None:
+            continue
+        score = len(words & set(re.findall(r"[a-z0-9]+", name.lower())))
+        if best is None or score > best[0]:
+            best = (score, name, arguments)
+    return (best[1], best[2]) if best else None
+
+
+def _fill(schema: dict, prompt: str) -> dict | None:
+    """Values for the required arguments of `schema` (None when one cannot be guessed)."""
+    properties = schema.get("properties") or {}
+    arguments: dict[str, Any] = {}
+    for key in schema.get("required") or []:
+        prop = properties.get(key) or {}
+        kind = prop.get("type")
+        if prop.get("enum"):
+            arguments[key] = prop["enum"][0]
+        elif kind == "string":
+            quoted = re.search(r"[`'\"]([^`'\"]+)[`'\"]", prompt)
+            guesses = {"timezone": "UTC", "path": ".", "location": "Paris"}
+            arguments[key] = guesses.get(key.lower()) or (quoted.group(1) if quoted else "demo")
+        elif kind in ("integer", "number"):
+            arguments[key] = 1
+        elif kind == "boolean":
+            arguments[key] = False
+        else:
+            return None
+    return arguments
 
 
 def _this_turn(messages: list[dict]) -> list[dict]:
@@ -266,4 +321,9 @@ def _describe(call: dict, result: dict) -> str:
         return f"The namespace holds {len(names)} variables" + (
             f": {', '.join(f'`{n}`' for n in names[:10])}." if names else "."
         )
+    if str(name).startswith("mcp__"):
+        _, server, tool = str(name).split("__", 2)
+        answer = result.get("structured", result.get("content", ""))
+        shown = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+        return f"The MCP server **{server}** answered `{tool}` with: `{shown[:300]}`"
     return f"`{name}` returned: {json.dumps(result)[:300]}"

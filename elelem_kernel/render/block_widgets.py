@@ -104,11 +104,15 @@ class ToolCard:
                 for part in descendants(widget):
                     part.close()
 
-    def set_result(self, ok: bool, content: Any) -> None:
+    def set_result(self, ok: bool, content: Any, images: list[dict] | None = None) -> None:
         self.has_result = True
         if self.state not in ("ok", "failed", "declined"):
             self.set_state("ok" if ok else "failed")
-        self.result.value = f'<div style="{cards.LABEL}">result</div>' + cards.result_html(content)
+        self.result.value = (
+            f'<div style="{cards.LABEL}">result</div>'
+            + cards.result_html(content)
+            + cards.images_html(images)
+        )
 
 
 def reply_where_sent(widget: Any) -> None:

@@ -75,7 +75,9 @@ class BlockLayout:
             return self.tool_base + self.calls.index(call_id)
         return None
 
-    def tool_result(self, call_id: str, ok: bool, content: Any) -> None:
+    def tool_result(
+        self, call_id: str, ok: bool, content: Any, images: list[dict] | None = None
+    ) -> None:
         """Lay out the result of one of this round's calls; the last one ends the round."""
         self._close()
         if call_id not in self.calls:
@@ -84,16 +86,17 @@ class BlockLayout:
         index = self.tool_base + n + self.calls.index(call_id)
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False)
-        self.out(
-            {
-                "type": "block_start",
-                "index": index,
-                "block": "tool_result",
-                "id": call_id,
-                "ok": ok,
-                "content": content,
-            }
-        )
+        event = {
+            "type": "block_start",
+            "index": index,
+            "block": "tool_result",
+            "id": call_id,
+            "ok": ok,
+            "content": content,
+        }
+        if images:
+            event["images"] = images
+        self.out(event)
         self.out({"type": "block_stop", "index": index})
         self.results += 1
         if self.results == n:

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from ..agent.media import BASE64, TYPES
 from .markdown import escape, themed, to_html
 
 RESULT_SHOWN = 2_000  #: characters of a tool result shown before "show all"
@@ -131,6 +132,20 @@ def result_html(result: Any) -> str:
     return "".join(out)
 
 
+def images_html(images: Any) -> str:
+    """`<img>` tags for a call's images: allowlisted raster types, base64 data only."""
+    out = []
+    for image in images if isinstance(images, list) else []:
+        mime = image.get("mime_type") if isinstance(image, dict) else None
+        data = image.get("data") if isinstance(image, dict) else None
+        if mime in TYPES and isinstance(data, str) and BASE64.match(data):
+            out.append(
+                f'<img src="data:{mime};base64,{data}" alt="image from the tool" '
+                'style="max-width: 100%; max-height: 320px; margin: 4px 0; display: block">'
+            )
+    return "".join(out)
+
+
 def _bounded(text: str) -> str:
     if len(text) <= RESULT_SHOWN:
         return pre(text)
@@ -172,6 +187,7 @@ def tool_card(call: dict[str, Any], state: str | None = None) -> str:
     body = arguments_html(call.get("arguments", {}))
     if call.get("result") is not None:
         body += f'<div style="{LABEL}">result</div>' + result_html(call["result"])
+    body += images_html(call.get("images"))
     summary = card_summary(str(call.get("name", "?")), call.get("arguments"), state, call.get("ms"))
     return f'<details style="{CARD}"><summary style="{SUMMARY}">{summary}</summary>{body}</details>'
 

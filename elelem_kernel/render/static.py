@@ -32,7 +32,7 @@ def bundle(record: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
 
 def html(record: dict[str, Any]) -> str:
     """The turn as self-contained HTML: thinking, text and tool cards in order, footer."""
-    parts: list[str] = []
+    parts: list[str] = [notice_html(n) for n in _notices(record)]
     for round_ in _rounds(record):
         if round_.get("thinking"):
             parts.append(cards.thinking_html(round_["thinking"]))
@@ -48,7 +48,7 @@ def html(record: dict[str, Any]) -> str:
 
 def markdown(record: dict[str, Any]) -> str:
     """The turn as Markdown: the text with raw HTML made inert, calls as short lines."""
-    parts: list[str] = []
+    parts: list[str] = [_notice(n) for n in _notices(record)]
     for round_ in _rounds(record):
         if round_.get("text"):
             parts.append(neutralise(round_["text"]))
@@ -65,7 +65,7 @@ def markdown(record: dict[str, Any]) -> str:
 
 def plain(record: dict[str, Any]) -> str:
     """The turn as plain text: reply, calls, ending, footer; control characters escaped."""
-    parts: list[str] = []
+    parts: list[str] = [f"[{n}]" for n in _notices(record)]
     for round_ in _rounds(record):
         if round_.get("text"):
             parts.append(round_["text"])
@@ -102,6 +102,25 @@ def _rounds(record: dict[str, Any]) -> list[dict[str, Any]]:
         return [r for r in rounds if isinstance(r, dict)]
     reply = record.get("reply")
     return [{"text": reply, "calls": []}] if reply else []
+
+
+def _notices(record: dict[str, Any]) -> list[str]:
+    notices = record.get("notices")
+    return [n for n in notices if isinstance(n, str)] if isinstance(notices, list) else []
+
+
+def notice_html(text: str) -> str:
+    """A notice of the turn (an MCP server that failed, ...) as coloured HTML."""
+    return cards.notice_html(_notice(text))
+
+
+def _notice(text: str) -> str:
+    """A notice as Markdown: its first line as text, the rest (a stderr tail) as code."""
+    first, _, rest = text.partition("\n")
+    out = neutralise(first)
+    if rest.strip():
+        out += "\n\n```text\n" + rest.replace("`", "'") + "\n```"
+    return out
 
 
 def _ending(record: dict[str, Any]) -> str:

@@ -98,6 +98,8 @@ class TerminalRenderer:
                 self.out.write("\n\n" if self.tty else "\n")
                 self.out.flush()
                 self.text_at_line_start = True
+        elif kind == "notice":
+            self._progress(self._paint(RED, f"{event.get('text', '')}\n"))
         elif kind == "tool_state" and event.get("state") == "declined":
             self._progress(self._paint(RED, "declined\n"))
         elif kind == "turn_end":

@@ -23,7 +23,7 @@ from typing import Any
 from . import cards
 from .block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
 from .markdown import escape
-from .static import bundle
+from .static import bundle, notice_html
 
 INTERVAL = 0.08  #: seconds between refreshes of a streaming block
 CLOCK = 1.0  #: seconds between refreshes of the waiting and running clocks
@@ -93,6 +93,8 @@ class TurnView:
                 card = self.blocks.get(event.get("index"))
                 if isinstance(card, ToolCard):
                     card.set_state(str(event.get("state")), event.get("preview"))
+            elif kind == "notice":
+                self._notice(str(event.get("text", "")))
             elif kind == "turn_end":
                 self._end(event)
 
@@ -184,7 +186,14 @@ class TurnView:
             if card is None:  # a result without its call: show it in a card of its own
                 card = ToolCard({"id": event.get("id"), "name": "result"}, self.widgets)
                 self.blocks[index] = card
-            card.set_result(bool(event.get("ok")), event.get("content"))
+            card.set_result(bool(event.get("ok")), event.get("content"), event.get("images"))
+        self._layout()
+
+    def _notice(self, text: str) -> None:
+        """Show a notice above the turn's blocks (negative indexes sort first)."""
+        block = TextBlock("notice", self.widgets)
+        block.html.value = notice_html(text)
+        self.blocks[-1_000_000 + len(self.blocks)] = block
         self._layout()
 
     def _card_for(self, call_id: str) -> ToolCard | None:

@@ -127,7 +127,7 @@ def test_slash_commands_and_status(kc):
         ("%%elelem --bogus\nhi", "unrecognized arguments"),
         ("%%elelem -p no-such-provider\nhi", "no-such-provider"),
         ("%%elelem --mode wild\nhi", "unknown mode"),
-        ("%%elelem\n", "write the prompt"),  # the magic's message, not IPython's "empty"
+        ("%%elelem\n", "empty"),  # IPython's own check
         ("%%elelem\n  \n", "write the prompt"),
         ("%%elelem explain\nhi", "unknown subcommand"),
     ],

@@ -146,3 +146,16 @@ def test_code_review(jupyter, tmp_path, monkeypatch):
 def test_help_reads_as_a_table():
     nb = nbformat.read(NOTEBOOKS / "quickstart.ipynb", as_version=4)
     assert "<table" in text(code_cell(nb, "%elelem /help"))
+
+
+def test_mcp(jupyter, tmp_path, monkeypatch):
+    nb = execute("mcp.ipynb", tmp_path, jupyter, monkeypatch)
+    check_clean(nb)
+    listings = [text(c) for c in nb.cells if c.cell_type == "code" and c.source == "%elelem /mcp"]
+    assert "skipped: the folder is not trusted" in listings[0]
+    assert "`mcp__time__get_current_time` (read)" in listings[1]
+    (record,) = records(code_cell(nb, "%%elelem --mode plan"))
+    [made] = [c for r in record["rounds"] for c in r["calls"]]
+    assert made["name"] == "mcp__time__get_current_time" and made["ok"], made
+    assert "The MCP server **time** answered" in record["reply"]
+    assert not (tmp_path / ".mcp.json").exists(), "the notebook cleans up after itself"

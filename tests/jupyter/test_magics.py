@@ -7,7 +7,15 @@ import sys
 import pytest
 from IPython.core.error import UsageError
 
-HEAVY = ("httpx", "httpx_sse", "ipywidgets", "mistune", "jsonschema", "elelem_kernel.agent.session")
+HEAVY = (
+    "httpx",
+    "httpx_sse",
+    "ipywidgets",
+    "mistune",
+    "jsonschema",
+    "elelem_kernel.agent.session",
+    "mcp",
+)
 
 LOAD = f"""
 import json, sys
@@ -171,10 +179,13 @@ def test_the_review_body_adds_to_the_focus(ip, repo, capsys):
     assert "Focus on: errors\nand naming" in capsys.readouterr().out
 
 
-def test_an_empty_ask_cell_says_where_the_prompt_goes(ip):
+def test_an_empty_ask_cell_waits_for_its_body_in_a_console_and_is_a_usage_error(ip):
+    # a console asks whether `%%elelem` alone is complete: it must wait for the prompt
+    assert ip.input_transformer_manager.check_complete("%%elelem -p echo")[0] == "incomplete"
+    assert ip.input_transformer_manager.check_complete("%%elelem review")[0] == "complete"
     result = ip.run_cell("%%elelem -p echo")
     assert isinstance(result.error_in_exec, UsageError)
-    assert "write the prompt in the cell" in str(result.error_in_exec)
+    assert "cell body is empty" in str(result.error_in_exec)
 
 
 def test_an_unbalanced_quote_is_a_usage_error(ip):

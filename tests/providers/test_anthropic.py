@@ -248,3 +248,23 @@ def test_long_arguments_and_thinking_in_small_deltas_are_joined_once():
     assert meta == [{"anthropic": {"signature": value, "thinking": value}}]
     doing = [e for e in events if e["type"] == "doing"]
     assert doing == [{"type": "doing", "id": "c1", "name": "read", "arguments": {"path": value}}]
+
+
+def test_a_tool_result_with_images_sends_them_as_image_blocks(wire, make):
+    wire.script("anthropic", Round(text="A logo."))
+    image = {"mime_type": "image/png", "data": "iVBORw0KGgo="}
+    call = {"id": "c1", "name": "shot", "arguments": {}}
+    messages = [
+        *PROMPT,
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}', "images": [image]},
+    ]
+    fetch(make("anthropic"), messages)
+    [result] = wire.requests[0].body["messages"][-1]["content"]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "c1"
+    text, shown = result["content"]
+    assert text == {"type": "text", "text": '{"ok": true}'}
+    assert shown == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+    }

@@ -250,3 +250,19 @@ def test_a_long_text_block_in_small_deltas_is_kept_whole():
     for piece in pieces:
         block.add(piece)
     assert block.text == "".join(pieces)
+
+
+def test_a_notice_shows_above_the_blocks_and_an_image_in_its_card(view):
+    view({"type": "block_start", "index": 0, "block": "text"})
+    view({"type": "block_delta", "index": 0, "text": "hello"})
+    view({"type": "block_stop", "index": 0})
+    view({"type": "notice", "text": "MCP server 'x' failed: command not found: x\nstderr line"})
+    first = view.box.children[0]
+    assert "command not found" in first.value and "stderr line" in first.value
+    call = {"type": "block_start", "index": 1, "block": "tool_use", "id": "c", "name": "t"}
+    view({**call, "arguments": {}})
+    view({"type": "block_stop", "index": 1})
+    image = {"mime_type": "image/png", "data": "iVBORw0KGgo="}
+    result = {"type": "block_start", "index": 2, "block": "tool_result", "id": "c", "ok": True}
+    view({**result, "content": '{"ok": true}', "images": [image]})
+    assert "data:image/png;base64,iVBORw0KGgo=" in values(view)

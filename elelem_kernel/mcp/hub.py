@@ -1,0 +1,187 @@
+"""The hub: every MCP server of the process, on one background event loop.
+
+Servers must outlive a turn, and the fronts run turns on different loops (a private loop
+per CLI turn, a kernel's long-lived turn thread), so the client sessions live on a loop of
+their own in a daemon thread. Turns reach it with `run`, which hands a coroutine over and
+cancels it there when the turn is interrupted. `close` (at exit, and at kernel shutdown)
+stops every server and its process tree, so none outlives the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import os
+import tempfile
+import threading
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .config import ServerConfig
+from .link import INIT_TIMEOUT, Link, describe
+
+T = TypeVar("T")
+CLOSE_TIMEOUT = 15.0  #: seconds `close` waits for every server to stop
+
+
+class Hub:
+    """Servers by name, started lazily, kept up, restarted after a crash."""
+
+    def __init__(self, logs: Path | None = None, init_timeout: float = INIT_TIMEOUT):
+        self.links: dict[str, Link] = {}
+        self.init_timeout = init_timeout
+        self.logs = logs or Path(tempfile.gettempdir()) / f"elelem-mcp-{os.getpid()}"
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    # -- the loop ---------------------------------------------------------------------
+
+    def _start(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(
+                    target=loop.run_forever, daemon=True, name="elelem-mcp"
+                )
+                self._thread.start()
+                self._loop = loop
+            return self._loop
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Run `coro` on the hub's loop; its future."""
+        return asyncio.run_coroutine_threadsafe(coro, self._start())
+
+    async def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await `coro` on the hub's loop from any other loop; cancelling cancels it there."""
+        return await asyncio.wrap_future(self.submit(coro))
+
+    def wait(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run `coro` on the hub's loop from synchronous code and wait for it."""
+        return self.submit(coro).result(timeout)
+
+    # -- servers ----------------------------------------------------------------------
+
+    async def sync(self, configs: dict[str, ServerConfig]) -> list[str]:
+        """Bring the servers in line with `configs`; notices of new failures, once each.
+
+        Changed or removed servers stop; servers not running start, in parallel, except
+        disabled, untrusted and ones that failed to start (they wait for `restart`).
+        """
+        stale = [link for name, link in self.links.items() if configs.get(name) != link.config]
+        await asyncio.gather(*(link.stop() for link in stale))
+        for link in stale:
+            del self.links[link.name]
+        for name, config in configs.items():
+            if name not in self.links:
+                self.logs.mkdir(parents=True, exist_ok=True)
+                self.links[name] = Link(config, self.logs / f"{name}.log")
+        starting = [
+            link
+            for link in self.links.values()
+            if not link.config.disabled
+            and not link.config.skipped
+            and link.state in ("stopped", "crashed")
+        ]
+        await asyncio.gather(*(self._start_link(link) for link in starting))
+        await asyncio.gather(*(self._relist(link) for link in self.links.values() if link.stale))
+        notices = []
+        for link in self.links.values():
+            if link.state in ("failed", "crashed") and not link.reported:
+                link.reported = True
+                notices.append(link.failure())
+        return notices
+
+    async def _start_link(self, link: Link) -> None:
+        await link.stop()
+        await link.start(self.init_timeout)
+
+    async def _relist(self, link: Link) -> None:
+        try:
+            await link.relist()
+        except Exception as e:
+            link.crashed(f"listing its tools again failed: {describe(e, link.config)}")
+            link.reported = False
+
+    async def restart(self, name: str) -> Link:
+        """Stop and start server `name` again (after a failure or a config change)."""
+        link = self.links[name]
+        await link.stop()
+        link.state = "stopped"
+        if not link.config.disabled and not link.config.skipped:
+            await link.start(self.init_timeout)
+            link.reported = link.state != "failed"
+        return link
+
+    async def call(self, name: str, tool: str, arguments: dict, timeout: float) -> Any:
+        """Call `tool` on server `name`; raises TimeoutError, or RuntimeError saying why."""
+        link = self.links.get(name)
+        session = link.session if link is not None else None
+        if link is None or session is None:
+            why = link.failure() if link is not None and link.why else "it is not running"
+            raise RuntimeError(f"MCP server {name!r} is not available: {why}")
+        try:
+            return await asyncio.wait_for(session.call_tool(tool, arguments), timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            raise TimeoutError(f"no answer from MCP server {name!r} within {timeout:g} s") from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            if _closed(e):
+                link.crashed("the connection closed during a call")
+                await asyncio.sleep(0.2)  # let its stderr reach the log
+                raise RuntimeError(
+                    link.failure() + "\nit will be restarted at the next turn"
+                ) from None
+            raise RuntimeError(describe(e, link.config)) from None
+
+    async def stop_all(self) -> None:
+        await asyncio.gather(*(link.stop() for link in self.links.values()))
+
+    def close(self) -> None:
+        """Stop every server and the loop (idempotent, safe at exit)."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None or not thread.is_alive():
+            return
+        try:
+            self.wait(self.stop_all(), CLOSE_TIMEOUT)
+        except Exception:
+            pass
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(5)
+            self._loop = self._thread = None
+
+
+def _closed(error: BaseException) -> bool:
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import CONNECTION_CLOSED
+
+    if isinstance(error, MCPError):
+        return error.code == CONNECTION_CLOSED
+    import anyio
+
+    return isinstance(error, (anyio.ClosedResourceError, anyio.BrokenResourceError, EOFError))
+
+
+_hub: Hub | None = None
+
+
+def hub() -> Hub:
+    """The process's hub, closed at exit."""
+    global _hub
+    if _hub is None:
+        _hub = Hub()
+        atexit.register(_hub.close)
+    return _hub
+
+
+def shutdown() -> None:
+    """Stop the process's servers and forget the hub (a later turn makes a new one)."""
+    global _hub
+    if _hub is not None:
+        _hub.close()
+        atexit.unregister(_hub.close)
+        _hub = None

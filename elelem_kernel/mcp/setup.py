@@ -1,0 +1,179 @@
+"""The "mcp" setup: configured MCP servers' tools in every session, and `/mcp`.
+
+Before each turn the session asks its tool sources to refresh: the config files are read
+again (cheap; a changed file restarts that server), servers not running start in parallel
+on the hub, and the toolbox's `mcp__*` tools are replaced by the running servers' tools.
+Nothing starts and the `mcp` SDK is not imported while no server is configured.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from . import config as mcp_config
+from .config import ServerConfig
+from .tools import PREFIX, convert, hide, make_tool
+
+INSTALL_HINT = "pip install 'elelem-kernel[mcp]'"
+
+
+def sdk_installed() -> bool:
+    """Whether the `mcp` SDK can be imported (found without importing it)."""
+    try:
+        return importlib.util.find_spec("mcp") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class McpTools:
+    """The MCP side of one session: its servers' tools and its `/mcp` command."""
+
+    def __init__(self, session: Any):
+        self.session = session
+        self.configs: dict[str, ServerConfig] = {}
+        self.shown: set[str] = set()  #: warnings already given, so each is said once
+        self.hub: Any = None
+
+    async def refresh(self) -> list[str]:
+        """Load configs, start what should run, install the tools; notices to show."""
+        configs, problems = mcp_config.load(self.session.workspace)
+        self.configs = configs
+        notices = [p for p in problems if p not in self.shown]
+        live = {n: c for n, c in configs.items() if not c.disabled and not c.skipped}
+        if live and not sdk_installed():
+            files = sorted({c.source for c in live.values()})
+            notices.append(
+                f"MCP servers are configured in {', '.join(files)} but the MCP SDK is not "
+                f"installed: {INSTALL_HINT}"
+            )
+            live = {}
+        if live or self.hub is not None:
+            from .hub import hub
+
+            self.hub = hub()
+            notices += await self.hub.run(self.hub.sync(configs if live else {}))
+        self.install()
+        fresh = [n for n in notices if n not in self.shown]
+        self.shown.update(fresh)
+        return fresh
+
+    def install(self) -> None:
+        """Replace the toolbox's MCP tools with the running servers' tools."""
+        toolbox = self.session.toolbox
+        for name in [n for n in toolbox.tools if n.startswith(PREFIX)]:
+            toolbox.remove(name)
+        if self.hub is None:
+            return
+        for link in list(self.hub.links.values()):
+            if link.state != "running":
+                continue
+            for remote in list(link.tools):
+                tool = make_tool(link.config, remote, self.call)
+                toolbox.remove(tool.name)
+                toolbox.tools[tool.name] = tool
+
+    async def call(self, config: ServerConfig, tool: str, arguments: dict) -> dict:
+        """Run `tool` on its server through the hub; failures become error results."""
+        try:
+            result = await self.hub.run(self.hub.call(config.name, tool, arguments, config.timeout))
+        except (TimeoutError, RuntimeError) as e:
+            return {"error": hide(str(e), config.secrets)}
+        return convert(result, config.secrets)
+
+    def restart(self, name: str) -> str:
+        configs, _ = mcp_config.load(self.session.workspace)
+        if name not in configs:
+            known = ", ".join(sorted(configs)) or "(none configured)"
+            raise ValueError(f"no MCP server named {name!r}; servers: {known}")
+        if self.hub is None or name not in self.hub.links:
+            self.shown.clear()
+            return f"MCP server {name!r} was not started yet; it starts with the next turn."
+        link = self.hub.wait(self.hub.restart(name))
+        self.install()
+        if link.state == "running":
+            return f"restarted MCP server **{name}**: {len(link.tools)} tools"
+        return f"MCP server **{name}**: {link.state}" + (f" ({link.why})" if link.why else "")
+
+    def command(self, session: Any, args: str) -> str:
+        """`/mcp` shows the servers; `/mcp restart NAME` restarts one."""
+        words = args.split()
+        if words[:1] == ["restart"]:
+            if len(words) != 2:
+                raise ValueError("name the server to restart")
+            return self.restart(words[1])
+        if words:
+            raise ValueError(f"unknown argument {args!r}")
+        return report(self)
+
+
+def report(state: McpTools) -> str:
+    """Markdown: every server, where it was configured, its state and its tools with kinds."""
+    configs, problems = mcp_config.load(state.session.workspace)
+    if not configs and not problems:
+        files = ", ".join(str(p) for p, _ in mcp_config.config_files(state.session.workspace))
+        return f"No MCP servers configured. Files read: {files}"
+    links = state.hub.links if state.hub is not None else {}
+    lines = []
+    for name, config in configs.items():
+        link = links.get(name)
+        if config.disabled:
+            status = "disabled"
+        elif config.skipped:
+            status = f"skipped: {config.skipped}"
+        elif link is None:
+            status = "not started (starts with the next turn)"
+        elif link.state in ("failed", "crashed"):
+            status = f"{link.state}: {link.why}"
+        else:
+            status = link.state
+        lines.append(f"**{name}** ({config.transport}) from `{config.source}`: {status}")
+        lines.append(f"  runs `{hide(config.target, config.secrets)}`")
+        if config.env or config.headers:
+            keys = [k for k, _ in (*config.env, *config.headers)]
+            lines.append(f"  env/headers set (values hidden): {', '.join(keys)}")
+        if link is not None and link.state == "running":
+            tools = [make_tool(config, t, state.call) for t in link.tools]
+            listed = ", ".join(f"`{t.name}` ({t.kind})" for t in tools) or "(no tools)"
+            lines.append(f"  tools: {listed}")
+        if link is not None:
+            lines.append(f"  log: `{link.log}`")
+    lines += [f"warning: {p}" for p in problems]
+    return "\n".join(f"  - {line[2:]}" if line.startswith("  ") else f"- {line}" for line in lines)
+
+
+def add_mcp_tools(session: Any) -> None:
+    """The setup: register the MCP tool source and the `/mcp` command on `session`."""
+    state = McpTools(session)
+    session.mcp = state
+    session.toolbox.source(state.refresh)
+    session.commands.add(
+        "mcp",
+        "MCP servers: where configured, state, tools; /mcp restart NAME",
+        state.command,
+        usage="/mcp [restart NAME]",
+    )
+
+
+def cli(workspace: str | None = None, start: bool = True) -> int:
+    """`elelem-kernel mcp`: start the configured servers, show them, stop them.
+
+    Exit code 1 when a server failed to start or a config file is bad, else 0.
+    """
+    import asyncio
+    import sys
+
+    from ..agent.registry import new_session
+    from .hub import shutdown
+
+    session = new_session("echo", workspace=workspace, mode="auto")
+    state: McpTools = session.mcp
+    try:
+        notices = asyncio.run(state.refresh()) if start else []
+        for notice in notices:
+            print(f"elelem: {notice}", file=sys.stderr)
+        print(report(state))
+    finally:
+        shutdown()
+    _, problems = mcp_config.load(session.workspace)
+    return 1 if notices or problems else 0

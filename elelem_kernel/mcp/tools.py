@@ -1,0 +1,175 @@
+"""MCP tools as toolbox tools: `mcp__SERVER__TOOL`, kinds from annotations, bounded results.
+
+Kinds: `readOnlyHint: true` is read, `destructiveHint: false` is write, anything else is
+execute, so modes and approvals treat them as they treat the built-in tools. A result's
+text goes to the model cut to RESULT_CHARS (saying so); `structuredContent` is used when
+present; images go to the card (and to the model where its provider takes images in tool
+results, else it gets their description); other content is described; `isError` makes a
+failed call. Values of
+the server's `env` and `headers` are replaced by `[redacted]` before anyone sees a result.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agent.media import KEY as IMAGES
+from ..agent.toolbox import Tool
+from .config import ServerConfig
+
+PREFIX = "mcp__"
+RESULT_CHARS = 50_000  #: characters of text a call hands the model
+DESCRIPTION_CHARS = 2_000
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass
+class McpTool(Tool):
+    """A tool of an MCP server, with the server's own input schema."""
+
+    server: str = ""
+    remote: str = ""  #: the tool's name on its server
+    input_schema: dict = field(default_factory=dict)
+
+    @property
+    def schema(self) -> dict:
+        schema = {k: v for k, v in self.input_schema.items() if k != "$schema"}
+        schema.setdefault("type", "object")
+        schema.setdefault("properties", {})
+        return schema
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__SERVER__TOOL`, with characters providers refuse replaced, 64 at most."""
+    return _UNSAFE.sub("_", f"{PREFIX}{server}__{tool}")[:64]
+
+
+def kind_of(annotations: Any) -> str:
+    """read, write or execute from a tool's annotations (execute when it says nothing)."""
+    if annotations is None:
+        return "execute"
+    if getattr(annotations, "read_only_hint", None) is True:
+        return "read"
+    if getattr(annotations, "destructive_hint", None) is False:
+        return "write"
+    return "execute"
+
+
+def preview(server: str, remote: str, arguments: dict) -> str:
+    """What the approval shows: the server, the tool and the arguments."""
+    args = json.dumps(arguments, ensure_ascii=False, indent=2)
+    return f"MCP server {server}, tool {remote}\narguments: {args}"
+
+
+def make_tool(config: ServerConfig, remote: Any, call: Any) -> McpTool:
+    """A toolbox tool for the SDK's Tool `remote` of server `config`; `call` runs it."""
+    name = tool_name(config.name, remote.name)
+    description = (remote.description or remote.title or remote.name).strip()
+    if len(description) > DESCRIPTION_CHARS:
+        description = description[:DESCRIPTION_CHARS] + " …"
+    schema = remote.input_schema if isinstance(remote.input_schema, dict) else {}
+    server, tool = config.name, remote.name
+
+    async def run(arguments: dict) -> dict:
+        return await call(config, tool, arguments)
+
+    kind = kind_of(remote.annotations)
+    label = {"read": "read-only", "write": "writes", "execute": "may change or delete things"}
+    return McpTool(
+        name=name,
+        description=f"[MCP server {server}, {label[kind]}] {description}",
+        params=dict(schema.get("properties") or {}),
+        fn=run,
+        required=tuple(schema.get("required") or ()),
+        kind=kind,
+        preview=lambda args: preview(server, tool, args),
+        server=server,
+        remote=tool,
+        input_schema=schema,
+    )
+
+
+def convert(result: Any, secrets: list[str] | None = None) -> dict:
+    """A CallToolResult as a tool result dict (see the module doc)."""
+    texts: list[str] = []
+    media: list[dict] = []
+    images: list[dict] = []
+    for item in result.content or []:
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            texts.append(item.text)
+        elif kind in ("image", "audio"):
+            size = len(item.data or "") * 3 // 4
+            media.append({"type": kind, "mime_type": item.mime_type, "bytes": size})
+            if kind == "image":
+                images.append({"mime_type": item.mime_type, "data": item.data or ""})
+        elif kind == "resource":
+            resource = item.resource
+            text = getattr(resource, "text", None)
+            if text is not None:
+                texts.append(f"[resource {resource.uri}]\n{text}")
+            else:
+                media.append({"type": "resource", "uri": str(resource.uri)})
+        elif kind == "resource_link":
+            media.append({"type": "resource_link", "uri": str(item.uri), "name": item.name})
+        else:
+            media.append({"type": kind or "unknown"})
+    text = "\n".join(texts)
+    out: dict[str, Any] = {}
+    if result.is_error:
+        out["error"] = _cut(text) or "the tool reported an error without a message"
+    else:
+        structured = result.structured_content
+        if structured is not None and len(json.dumps(structured, default=str)) > RESULT_CHARS:
+            structured = None  # too big to pass whole: the cut text stands in for it
+            out["note"] = "the structured result was too large; its text is given, cut"
+        if structured is not None:
+            out["structured"] = structured
+            if text and not _same_json(text, structured):
+                out["content"] = _cut(text)
+        else:
+            out["content"] = _cut(text)
+    if media:
+        out["media"] = media
+        shown = [m for m in media if m["type"] == "image"]
+        if shown:
+            types = ", ".join(m["mime_type"] for m in shown)
+            out["note"] = f"{len(shown)} image(s) returned ({types}), shown in the tool's card"
+    out = hide(out, secrets or [])
+    if images:
+        out[IMAGES] = images
+    return out
+
+
+def hide(value: Any, secrets: list[str]) -> Any:
+    """`value` with every secret string replaced by `[redacted]`."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, "[redacted]")
+        return value
+    if isinstance(value, dict):
+        return {k: hide(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [hide(v, secrets) for v in value]
+    return value
+
+
+def _cut(text: str) -> str:
+    if len(text) <= RESULT_CHARS:
+        return text
+    return (
+        text[:RESULT_CHARS]
+        + f"\n… [cut: {len(text) - RESULT_CHARS} more characters of this MCP result were dropped]"
+    )
+
+
+def _same_json(text: str, value: Any) -> bool:
+    try:
+        return json.loads(text) == value
+    except ValueError:
+        return False
