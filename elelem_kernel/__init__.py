@@ -13,14 +13,13 @@ import asyncio
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__ as __version__
 from .agent.registry import Config, configure, new_session
 from .errors import ConfigError, ElelemError, ProviderError, ToolError
 
 if TYPE_CHECKING:
     from .agent.session import Session, TurnResult
     from .agent.toolbox import Toolbox
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Config",

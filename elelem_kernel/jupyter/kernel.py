@@ -22,7 +22,7 @@ from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
 
-from .. import __version__
+from .._version import __version__
 
 BANNER = (
     "Elelem: every cell is a prompt to the agent.\n"

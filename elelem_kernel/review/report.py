@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from elelem_kernel._version import __version__
 from elelem_kernel.review.findings import Finding, at_least, sort
 
 FORMATS = ("markdown", "json", "sarif")
@@ -173,8 +174,6 @@ def _result(f: Finding) -> dict:
 
 def sarif(result: ReviewResult) -> dict:
     """The review as a SARIF 2.1.0 log (one run, one rule per severity)."""
-    from elelem_kernel import __version__
-
     rules = [
         {
             "id": f"review/{severity}",
