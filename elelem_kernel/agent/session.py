@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ElelemError
+from ..events import map_stop_reason
 from . import system_prompt
 from .approval import NO_CHANNEL, ApprovalRequest, Approver
+from .blocks import BlockLayout
 from .commands import Commands, add_builtin_commands
 from .conversation import HISTORY_POLICIES, Conversation
-from .events import map_stop_reason
 from .pricing import cost
 from .record import TurnRecorder, add_usage
 from .secrets import redact
@@ -186,8 +187,6 @@ class Session:
         self, prompt: str, renderer: Renderer | None = None, cell: str | None = None
     ) -> TurnResult:
         """Run one turn for `prompt`; returns normally on errors and on cancellation."""
-        from ..render.blocks import BlockLayout
-
         out = _safe(renderer)
         layout = BlockLayout(out)
         recorder = TurnRecorder(

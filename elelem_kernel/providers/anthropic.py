@@ -13,8 +13,8 @@ import json
 import os
 from typing import Any
 
-from elelem_kernel.agent.events import TRUNCATED, Emit
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.events import TRUNCATED, Emit
 from elelem_kernel.providers.http import HTTPProvider, parse_arguments
 
 CACHE = {"type": "ephemeral"}

@@ -19,7 +19,7 @@ import os
 import re
 from typing import Any
 
-from ..agent.events import Emit
+from ..events import Emit
 
 HOW_TO = (
     "I am the **demo model**: offline and scripted, so my answers are canned around what the "

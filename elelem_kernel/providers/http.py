@@ -21,8 +21,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-from elelem_kernel.agent.events import Emit, Event
 from elelem_kernel.errors import ConfigError, ProviderError
+from elelem_kernel.events import Emit, Event
 
 #: Options every HTTP provider accepts, with their defaults.
 COMMON_OPTIONS: dict[str, Any] = {

@@ -13,7 +13,7 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
-from elelem_kernel.agent.events import TRUNCATED, Emit
+from elelem_kernel.events import TRUNCATED, Emit
 from elelem_kernel.providers.http import HTTPProvider, parse_arguments
 from elelem_kernel.providers.openai import made_up_id
 

@@ -15,7 +15,7 @@ import os
 import secrets
 from typing import Any
 
-from elelem_kernel.agent.events import TRUNCATED, Emit
+from elelem_kernel.events import TRUNCATED, Emit
 from elelem_kernel.providers.http import HTTPProvider, parse_arguments
 
 OPENAI_BASE = "https://api.openai.com/v1"

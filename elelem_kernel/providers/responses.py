@@ -12,7 +12,7 @@ import os
 import re
 from typing import Any
 
-from elelem_kernel.agent.events import TRUNCATED, Emit
+from elelem_kernel.events import TRUNCATED, Emit
 from elelem_kernel.providers.http import parse_arguments
 from elelem_kernel.providers.openai import (
     OpenAIProvider,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..agent.events import Emit
+from ..events import Emit
 
 
 class StubProvider:
