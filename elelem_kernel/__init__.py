@@ -14,10 +14,11 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__ as __version__
-from .agent.registry import Config, configure, new_session
+from .agent.registry import Config, configure
 from .errors import ConfigError, ElelemError, ProviderError, ToolError
 
 if TYPE_CHECKING:
+    from .agent.factory import new_session
     from .agent.session import Session, TurnResult
     from .agent.toolbox import Toolbox
 
@@ -42,6 +43,10 @@ def __getattr__(name: str) -> Any:
         from .agent import session
 
         return getattr(session, name)
+    if name == "new_session":
+        from .agent.factory import new_session
+
+        return new_session
     if name == "Toolbox":
         from .agent.toolbox import Toolbox
 
@@ -57,6 +62,8 @@ def ask(
     Options are those of `new_session` (mode, workspace, system_prompt, ...). Works inside
     a running event loop too (a notebook cell): the turn then runs on a private thread.
     """
+    from .agent.factory import new_session
+
     session = new_session(provider=provider, model=model, **options)
     try:
         asyncio.get_running_loop()

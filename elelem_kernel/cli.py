@@ -7,10 +7,13 @@ import asyncio
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .agent.toolbox import MODES
 from .errors import ElelemError
+
+if TYPE_CHECKING:
+    from .agent.session import Session
 
 DESCRIPTION = """\
 An agent harness for Jupyter and the terminal. The agent calls a model, runs the tools it
@@ -135,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
-def _new_session(args: argparse.Namespace) -> Any:
-    from .agent.registry import new_session
+def _new_session(args: argparse.Namespace) -> Session:
+    from .agent.factory import new_session
 
     approver = None
     if args.yes:

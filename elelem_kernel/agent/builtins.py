@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .registry import Config
+if TYPE_CHECKING:
+    from .registry import Config
+    from .session import Session
 
 #: name -> (module, class) of the providers that ship with the package.
 PROVIDERS = {
@@ -28,13 +30,13 @@ def _factory(module: str, cls: str):
 
 
 def _ollama_running() -> bool:
-    from ..providers import ollama
+    from ..providers import ollama  # lazy: providers load httpx, only when asked
 
     return ollama.configured()
 
 
-def _workspace_tools(session: Any) -> None:
-    from ..tools.setup import add_workspace_tools
+def _workspace_tools(session: Session) -> None:
+    from ..tools.setup import add_workspace_tools  # lazy: the tools load jsonschema and more
 
     add_workspace_tools(session)
 

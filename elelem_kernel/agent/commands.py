@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ElelemError
+from .pricing import format_cost
 from .toolbox import MODES
 
 if TYPE_CHECKING:
@@ -180,8 +181,6 @@ def _context(session: Session, args: str) -> str:
 
 def _usage(session: Session, args: str) -> str:
     u = session.usage
-    from .pricing import format_cost
-
     return (
         f"{session.turns} turns, {u.get('input', 0)} tokens in "
         f"({u.get('cache_read', 0)} cached), {u.get('output', 0)} out, "

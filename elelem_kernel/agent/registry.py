@@ -7,7 +7,8 @@
         config.provider("echo2", lambda model=None, **options: Echo(prefix=model))
         config.setup("hello", add_hello_tool)   # add_hello_tool(session)
 
-Built-in providers and the workspace tools register through the same calls. Plugin files
+Built-in providers and the workspace tools register through the same calls. Sessions are
+built from the registry by `agent/factory.py`. Plugin files
 are every `*.py` directly in `~/.agents/plugins/`, then `./.agents/plugins/`, loaded once;
 a file that fails is skipped with a warning naming it.
 """
@@ -20,12 +21,16 @@ import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from .builtins import register as register_builtins
+
+if TYPE_CHECKING:
+    from .session import Session
 
 ProviderFactory = Callable[..., Any]
-Setup = Callable[[Any], None]
+Setup = Callable[["Session"], None]
 
 
 class Config:
@@ -69,9 +74,7 @@ def load_plugins(folders: list[Path] | None = None) -> list[str]:
     global _builtins_loaded
     if not _builtins_loaded:
         _builtins_loaded = True
-        from .builtins import register
-
-        register(CONFIG)
+        register_builtins(CONFIG)
     problems = []
     for folder in folders if folders is not None else plugin_folders():
         try:
@@ -147,50 +150,3 @@ def default_provider() -> tuple[str, str]:
         "no model is configured, so this is the offline demo model. Set ANTHROPIC_API_KEY "
         "or OPENAI_API_KEY, start Ollama, or pick one with -p NAME"
     )
-
-
-def find_workspace(folder: Path | str | None = None) -> Path:
-    """The workspace root: the enclosing git repository's root, else `folder` itself."""
-    from ..tools.workspace import find_root
-
-    return find_root(folder or Path.cwd())
-
-
-def new_session(
-    provider: str | None = None,
-    model: str | None = None,
-    mode: str | None = None,
-    workspace: Path | str | None = None,
-    namespace: dict[str, Any] | None = None,
-    approver: Any = None,
-    system_prompt: str | None = None,
-    history: str | None = None,
-    **options: Any,
-) -> Any:
-    """A ready session: provider resolved, every setup run (the tools among them)."""
-    from .session import Session
-
-    notice = None
-    if provider is None:
-        provider, why = default_provider()
-        if provider == "demo":
-            notice = why
-    instance = create_provider(provider, model=model, **options)
-    session = Session(
-        instance,
-        provider_name=provider,
-        model=model,
-        mode=mode or os.environ.get("ELELEM_MODE") or "build",
-        history=history or os.environ.get("ELELEM_HISTORY") or "replies",
-        system_prompt=system_prompt,
-        workspace=find_workspace(workspace),
-        namespace=namespace,
-        approver=approver,
-    )
-    session.notice = notice
-    for name, setup in list(CONFIG.setups.items()):
-        try:
-            setup(session)
-        except Exception as e:
-            warnings.warn(f"elelem: setup {name!r} failed: {type(e).__name__}: {e}", stacklevel=2)
-    return session

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ConfigError, ElelemError
 from ..events import map_stop_reason
-from . import system_prompt
+from . import registry, system_prompt
 from .approval import NO_CHANNEL, ApprovalRequest, Approver
 from .blocks import BlockLayout
 from .commands import Commands, add_builtin_commands
@@ -133,16 +133,12 @@ class Session:
 
     def set_provider(self, name: str, model: str | None = None) -> None:
         """Switch provider (and model); the conversation is kept."""
-        from .registry import create_provider
-
-        self.provider = create_provider(name, model=model)
+        self.provider = registry.create_provider(name, model=model)
         self.provider_name = name
         self.model = model if model is not None else getattr(self.provider, "model", None)
 
     def provider_names(self) -> list[str]:
-        from .registry import provider_names
-
-        return provider_names()
+        return registry.provider_names()
 
     def command(self, line: str) -> str:
         """Run a slash command line and return its Markdown answer."""

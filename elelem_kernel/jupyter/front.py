@@ -13,9 +13,12 @@ from __future__ import annotations
 import os
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .runner import LoopThread
+
+if TYPE_CHECKING:
+    from ..agent.session import Session
 
 _FRONTS: weakref.WeakKeyDictionary[Any, NotebookFront] = weakref.WeakKeyDictionary()
 
@@ -43,24 +46,24 @@ class NotebookFront:
 
     def __init__(self, ip: Any):
         self.ip = ip
-        self.session: Any = None
+        self.session: Session | None = None
         self.runner = LoopThread()
         self.announced = False
         self.approvals: dict[str, Any] = {}  #: what the approval channels learnt
 
     # -- session ----------------------------------------------------------------------
 
-    def get_session(self) -> Any:
+    def get_session(self) -> Session:
         """The shell's session, created with the default provider on first use."""
         if self.session is None:
-            from ..agent.registry import new_session
+            from ..agent.factory import new_session
 
             session = new_session(namespace=self.ip.user_ns)
             self._wire(session)
             self.session = session
         return self.session
 
-    def _wire(self, session: Any) -> None:
+    def _wire(self, session: Session) -> None:
         session.propose_cell = self.propose_cell
         session.open_notebook = self.notebook_path()
         store = _store()
@@ -217,7 +220,7 @@ class NotebookFront:
             memo=self.approvals,
         )
 
-    def _restore(self, session: Any, cell: str | None, source: str | None) -> None:
+    def _restore(self, session: Session, cell: str | None, source: str | None) -> None:
         store = _store()
         if store is None:
             return
@@ -227,7 +230,7 @@ class NotebookFront:
         if message:
             self.say(message)
 
-    def _announce(self, session: Any) -> None:
+    def _announce(self, session: Session) -> None:
         if not self.announced:
             self.announced = True
             if getattr(session, "notice", None):
@@ -237,7 +240,7 @@ class NotebookFront:
 class _Overrides:
     """Per-turn provider/model/mode/system prompt, put back after the turn."""
 
-    def __init__(self, session: Any):
+    def __init__(self, session: Session):
         self.session = session
         self.saved = (
             session.provider,
@@ -274,7 +277,7 @@ def _channel(ip: Any, parent: dict[str, Any]) -> str:
     return choose_channel(getattr(ip, "kernel", None), parent)
 
 
-def _new_view(session: Any, live: bool) -> Any:
+def _new_view(session: Session, live: bool) -> Any:
     if live:
         try:
             from ..render.widget import TurnView
@@ -303,7 +306,7 @@ class _EndView:
 
 
 def _record_of(
-    result: Any, session: Any, prompt: str, cell: str | None, interrupted: bool
+    result: Any, session: Session, prompt: str, cell: str | None, interrupted: bool
 ) -> dict[str, Any]:
     """The turn's record, or a minimal one when the turn never produced it."""
     record = getattr(result, "record", None)
@@ -331,7 +334,7 @@ def _record_of(
     }
 
 
-def _drop_deleted(session: Any, deleted: Any) -> None:
+def _drop_deleted(session: Session, deleted: Any) -> None:
     """Forget the turns of cells deleted from the notebook (JupyterLab's `deletedCells`)."""
     if not deleted or not isinstance(deleted, list):
         return

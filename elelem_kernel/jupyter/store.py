@@ -328,7 +328,7 @@ def ask_in_notebook(
 
 
 def _session(path: Path, options: dict[str, Any], err: IO[str]) -> Any:
-    from ..agent.registry import new_session
+    from ..agent.factory import new_session
 
     if options.get("workspace") is None:
         options["workspace"] = path.parent

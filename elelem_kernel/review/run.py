@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.review import prompt as prompts
@@ -31,6 +31,9 @@ from elelem_kernel.review.findings import SEVERITIES, at_least, check_severity, 
 from elelem_kernel.review.report import FORMATS, ReviewResult, render
 from elelem_kernel.review.target import Target, resolve
 from elelem_kernel.review.tools import TOOL_NAMES, FindingLog, add_review_tools
+
+if TYPE_CHECKING:
+    from elelem_kernel.agent.session import Session
 
 NOTHING = "nothing to review"
 
@@ -46,7 +49,7 @@ class _Prepared:
 _STATE: weakref.WeakKeyDictionary[Any, _Prepared] = weakref.WeakKeyDictionary()
 
 
-def _setup(session: Any, diff: Diff) -> FindingLog:
+def _setup(session: Session, diff: Diff) -> FindingLog:
     if session not in _STATE:
         saved = [session.toolbox.tools[n] for n in TOOL_NAMES if n in session.toolbox.tools]
         mode = session.mode
@@ -68,7 +71,7 @@ def _meta(diff: Diff) -> dict:
 
 
 def prepare(
-    session: Any,
+    session: Session,
     target: str | Sequence[str] | None,
     focus: str | None = None,
     severity: str | None = None,
@@ -107,7 +110,7 @@ def _nothing(skipped: list[dict]) -> str:
     return f"{NOTHING}: every changed file was skipped: {listed}"
 
 
-def restore_mode(session: Any) -> None:
+def restore_mode(session: Session) -> None:
     """Undo `prepare`: the mode from before, the review tools gone (replaced tools put back)."""
     state = _STATE.pop(session, None)
     if state is None:
@@ -142,7 +145,7 @@ async def areview(
     workspace: Path | str | None = None,
     budget: int = BUDGET,
     renderer: Callable[[dict], None] | None = None,
-    session: Any = None,
+    session: Session | None = None,
 ) -> ReviewResult:
     """Review TARGET with a new session (or `session`), one turn per part of the diff."""
     severity = check_severity(severity)
@@ -151,7 +154,7 @@ async def areview(
     if not diff.parts:
         return _empty_result(diff)
     if session is None:
-        from elelem_kernel.agent.registry import new_session
+        from elelem_kernel.agent.factory import new_session
 
         session = new_session(provider=provider, model=model, mode="plan", workspace=t.root)
     log = _setup(session, diff)

@@ -15,13 +15,16 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.review import diff as diffs
 from elelem_kernel.review import git, notebook
 from elelem_kernel.review.findings import SEVERITIES, Finding
 from elelem_kernel.review.git import ReviewError
 from elelem_kernel.review.target import Target, resolve
+
+if TYPE_CHECKING:
+    from elelem_kernel.agent.session import Session
 
 TOOL_NAMES = ("report_finding", "git")
 GIT_COMMANDS = ("diff", "log", "show", "blame", "status", "ls-files", "grep")
@@ -123,7 +126,7 @@ class FindingLog:
         return finding, notes
 
 
-def add_review_tools(session: Any, files: Iterable[str], target: Target) -> FindingLog:
+def add_review_tools(session: Session, files: Iterable[str], target: Target) -> FindingLog:
     """Add `report_finding` and `git` to the session's toolbox; return the log they fill."""
     log = FindingLog(target, set(files), Path(getattr(session, "workspace", target.root)))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elelem_kernel.agent import registry
+from elelem_kernel.agent import factory, registry
 from elelem_kernel.errors import ConfigError
 
 
@@ -50,7 +50,7 @@ def test_plugin_files_register_providers_and_setups_and_a_broken_file_is_skipped
     assert registry.load_plugins([folder]) == []  # loaded once
     provider = registry.create_provider("echo2", model="hey")
     assert provider.model == "hey"
-    session = registry.new_session(provider="echo2", model="hey", workspace=tmp_path)
+    session = factory.new_session(provider="echo2", model="hey", workspace=tmp_path)
     assert session.toolbox.get("hello") is not None
     import asyncio
 
@@ -81,5 +81,5 @@ def test_workspace_is_the_git_root(tmp_path):
     (tmp_path / ".git").mkdir()
     inner = tmp_path / "a" / "b"
     inner.mkdir(parents=True)
-    assert registry.find_workspace(inner) == tmp_path.resolve()
-    assert registry.find_workspace(tmp_path / "a") == tmp_path.resolve()
+    assert factory.find_workspace(inner) == tmp_path.resolve()
+    assert factory.find_workspace(tmp_path / "a") == tmp_path.resolve()
