@@ -27,11 +27,11 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from .record import VERSION
+
 #: Records above this (estimated serialized size) are skipped, not restored. A long agentic
 #: turn stays well under it: tool results are cut to 8,000 characters in the record.
 MAX_RECORD_BYTES = 4_000_000
-#: Record format version this code reads and writes.
-VERSION = 1
 #: Skipped records named one by one in the warning; the rest are counted.
 _NAMED = 3
 

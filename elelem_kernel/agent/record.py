@@ -16,6 +16,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
+#: Record format version this code writes (and agent/memory.py reads).
 VERSION = 1
 RESULT_LIMIT = 8_000  #: characters of a tool result kept in the record
 USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
@@ -40,6 +41,24 @@ def add_usage(total: dict[str, int], usage: dict[str, Any]) -> dict[str, int]:
         if isinstance(value, (int, float)):
             total[key] = total.get(key, 0) + int(value)
     return total
+
+
+def unfinished(
+    *,
+    conversation: str,
+    prompt: str,
+    provider: str,
+    model: str | None,
+    cell: str | None,
+    interrupted: bool,
+) -> dict[str, Any]:
+    """The record of a turn that ended before the session produced one (no rounds)."""
+    recorder = TurnRecorder(
+        conversation=conversation, prompt=prompt, provider=provider, model=model, cell=cell
+    )
+    if interrupted:
+        return recorder.finish("interrupted")
+    return recorder.finish("error", "the turn did not finish")
 
 
 class TurnRecorder:

@@ -15,6 +15,7 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..agent.record import unfinished
 from .runner import LoopThread
 
 if TYPE_CHECKING:
@@ -312,26 +313,14 @@ def _record_of(
     record = getattr(result, "record", None)
     if isinstance(record, dict):
         return record
-    from datetime import datetime, timezone
-
-    from ..agent.record import new_id
-
-    return {
-        "v": 1,
-        "conversation": session.conversation.id,
-        "turn": new_id(),
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "cell": cell,
-        "provider": session.provider_name,
-        "model": session.model,
-        "prompt": prompt,
-        "reply": "",
-        "rounds": [],
-        "usage": {},
-        "stop": "interrupted" if interrupted else "error",
-        "error": None if interrupted else "the turn did not finish",
-        "ms": 0,
-    }
+    return unfinished(
+        conversation=session.conversation.id,
+        prompt=prompt,
+        provider=session.provider_name,
+        model=session.model,
+        cell=cell,
+        interrupted=interrupted,
+    )
 
 
 def _drop_deleted(session: Session, deleted: Any) -> None:
