@@ -230,6 +230,7 @@ class Session:
                 self.cost = None if record["cost"] is None else self.cost + record["cost"]
             end = {"type": "turn_end", "stop": stop, "usage": record["usage"], "rounds": rounds}
             end["ms"] = record["ms"]
+            end["cost"] = record["cost"]
             if error:
                 end["error"] = error
             out(end)

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import cards
 from .findings import findings_html, findings_markdown
+from .footer import footer_line
 from .markdown import neutralise, to_html
 
 MIMETYPES = ("text/html", "text/markdown", "text/plain")
@@ -41,7 +42,7 @@ def html(record: dict[str, Any]) -> str:
     if "findings" in record:
         parts.append(findings_html(_findings(record)))
     parts.extend(_ending_html(record))
-    parts.append(cards.footer_html(footer(record)))
+    parts.append(cards.footer_html(footer_line(record)))
     return f'<div class="elelem-turn" style="{TURN}">{"".join(parts)}</div>'
 
 
@@ -58,7 +59,7 @@ def markdown(record: dict[str, Any]) -> str:
     ending = _ending(record)
     if ending:
         parts.append(f"*{ending}*")
-    parts.append(f"<sub>{neutralise(footer(record))}</sub>")
+    parts.append(f"<sub>{neutralise(footer_line(record))}</sub>")
     return "\n\n".join(parts)
 
 
@@ -74,25 +75,8 @@ def plain(record: dict[str, Any]) -> str:
     ending = _ending(record)
     if ending:
         parts.append(f"[{ending}]")
-    parts.append(f"-- {footer(record)}")
+    parts.append(f"-- {footer_line(record)}")
     return "\n\n".join(parts)
-
-
-def footer(record: dict[str, Any]) -> str:
-    """The footer line of a record: tokens, time, rounds, stop, provider/model, cost."""
-    usage = record.get("usage") or {}
-    cost = record.get("cost", usage.get("cost"))
-    if "cost" in record and cost is None:  # the session prices every turn; None: no price known
-        cost = "cost unknown"
-    return cards.footer_text(
-        usage,
-        record.get("ms"),
-        len(record.get("rounds") or []),
-        record.get("stop"),
-        record.get("provider"),
-        record.get("model"),
-        cost if isinstance(cost, (int, float, str)) else None,
-    )
 
 
 def _rounds(record: dict[str, Any]) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from . import cards
 from .block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
+from .footer import footer_line
 from .markdown import escape
 from .static import bundle
 
@@ -228,15 +229,7 @@ class TurnView:
         self.ended = True
         self._flush()
         self._wait(False)
-        text = cards.footer_text(
-            event.get("usage"),
-            event.get("ms"),
-            event.get("rounds"),
-            event.get("stop"),
-            self.provider,
-            self.model,
-        )
-        self.footer.value = cards.footer_html(text)
+        self.footer.value = cards.footer_html(footer_line(event, self.provider, self.model))
 
     def _answer(self, index: int | None, decision: str) -> None:
         with self._lock:

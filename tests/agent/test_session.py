@@ -329,3 +329,14 @@ def test_full_history_gives_restored_calls_without_ids_an_id(tmp_path):
     messages = turn_messages(record, "full")
     call_id = messages[1]["tool_calls"][0]["id"]
     assert call_id and messages[2]["tool_call_id"] == call_id
+
+
+def test_the_turn_end_event_carries_the_cost_the_record_has(tmp_path):
+    priced = [{"type": "saying", "text": "hi"}, {"type": "usage", "input": 1000, "output": 100}]
+    s = Session(Scripted(priced), make_toolbox(), workspace=tmp_path, provider_name="openai")
+    s.model = "gpt-4.1"
+    events = []
+    result = run(s, "hi", events)
+    assert result.record["cost"] > 0 and events[-1]["cost"] == result.record["cost"]
+    s.model = "mystery-model-1"
+    assert run(s, "again", events) and "cost" in events[-1] and events[-1]["cost"] is None
