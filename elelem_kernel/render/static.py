@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import cards
-from .findings import findings_html, findings_markdown
+from .findings import findings_html, findings_markdown, location
 from .footer import footer_line
 from .markdown import neutralise, to_html
 
@@ -113,17 +113,8 @@ def _findings(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [f for f in findings if isinstance(f, dict)] if isinstance(findings, list) else []
 
 
-def _where(finding: dict[str, Any]) -> str:
-    where = str(finding.get("path") or "?")
-    if finding.get("cell_id"):
-        where += f" cell {finding['cell_id']}"
-    if finding.get("line"):
-        where += f" line {finding['line']}" if finding.get("cell_id") else f":{finding['line']}"
-    return where
-
-
 def _finding_line(finding: dict[str, Any]) -> str:
-    return f"**{finding.get('severity', '?')}** {_where(finding)}: {finding.get('title', '')}"
+    return f"**{finding.get('severity', '?')}** {location(finding)}: {finding.get('title', '')}"
 
 
 def _call_line(call: dict[str, Any]) -> str:
