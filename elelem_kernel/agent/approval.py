@@ -14,6 +14,24 @@ from typing import Any, Literal, Protocol
 
 Decision = Literal["allow", "deny", "always"]
 DECISIONS = ("allow", "deny", "always")
+#: The words a person may answer with, on every channel (terminal, stdin, notebook input).
+ANSWERS: dict[str, Decision] = {
+    "y": "allow",
+    "yes": "allow",
+    "ok": "allow",
+    "allow": "allow",
+    "n": "deny",
+    "no": "deny",
+    "deny": "deny",
+    "a": "always",
+    "always": "always",
+}
+
+
+def decision_for(text: str | None) -> Decision | None:
+    """The decision a typed answer means (case and spaces ignored), or None when unclear."""
+    return ANSWERS.get((text or "").strip().lower())
+
 
 NO_CHANNEL = (
     "not run: approval is needed for {kind} tools and there is no way to ask the person "

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..agent.approval import ApprovalRequest, Decision
+from ..agent.approval import ApprovalRequest, Decision, decision_for
 
 SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
 
@@ -56,13 +56,8 @@ def subshells(kernel: Any) -> list[str]:
 
 
 def parse_answer(text: str) -> Decision:
-    """`y`/`yes` → allow, `a`/`always` → always, anything else → deny."""
-    word = (text or "").strip().lower()
-    if word in ("y", "yes", "allow", "ok"):
-        return "allow"
-    if word in ("a", "always"):
-        return "always"
-    return "deny"
+    """What a typed answer means (`approval.ANSWERS`); anything unclear or empty is deny."""
+    return decision_for(text) or "deny"
 
 
 def question(request: ApprovalRequest) -> str:

@@ -12,19 +12,11 @@ import sys
 import threading
 from typing import TextIO
 
-from elelem_kernel.agent.approval import ApprovalRequest, Decision
+from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
 
 #: Preview lines shown before the rest is summarised.
 PREVIEW_LINES = 400
 QUESTION = "Allow? [y]es / [n]o / [a]lways for this tool: "
-ANSWERS: dict[str, Decision] = {
-    "y": "allow",
-    "yes": "allow",
-    "n": "deny",
-    "no": "deny",
-    "a": "always",
-    "always": "always",
-}
 
 
 class TerminalApprover:
@@ -49,7 +41,7 @@ class TerminalApprover:
                     out.write("\n(no answer: not allowed)\n")
                     out.flush()
                     return "deny"
-                answer = ANSWERS.get(line.strip().lower() or "n")
+                answer = decision_for(line.strip() or "n")
                 if answer is not None:
                     if answer == "always":
                         out.write(f"({request.name} is allowed for the rest of this session)\n")

@@ -93,3 +93,12 @@ def test_through_a_real_terminal() -> None:
     assert decision == "always"
     assert QUESTION in text and "edit is allowed for the rest of this session" in text
     assert "\x1b[32m+x = 2\x1b[0m" in text  # a terminal gets the diff in colour
+
+
+def test_the_terminal_takes_the_same_words_as_the_notebook() -> None:
+    from elelem_kernel.agent.approval import ANSWERS
+    from elelem_kernel.jupyter.approvals import parse_answer
+
+    for word, decision in ANSWERS.items():
+        assert ask(f"{word.upper()}\n")[0] == decision == parse_answer(f" {word} ")
+    assert ask("ok\n")[0] == "allow" and ask("deny\n")[0] == "deny"
