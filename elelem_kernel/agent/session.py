@@ -26,7 +26,7 @@ from .conversation import HISTORY_POLICIES, Conversation
 from .pricing import cost
 from .record import TurnRecorder, add_usage
 from .secrets import redact
-from .toolbox import MODES, Call, Toolbox, finish
+from .toolbox import Call, Toolbox, check_mode, finish
 
 Renderer = Callable[[dict[str, Any]], None]
 
@@ -64,8 +64,6 @@ class Session:
         allow: tuple[str, ...] | list[str] = (),
         max_rounds: int = 25,
     ):
-        if mode not in MODES:
-            raise ConfigError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
         if history not in HISTORY_POLICIES:
             raise ConfigError(f"unknown history policy {history!r}; use replies or full")
         self.provider = provider
@@ -94,6 +92,15 @@ class Session:
         self.usage: dict[str, int] = {}
         self.cost: float | None = 0.0
         self.turns = 0
+
+    @property
+    def mode(self) -> str:
+        """Which kinds of tool are offered (toolbox.MODES); checked on every change."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        self._mode = check_mode(mode)
 
     def __repr__(self) -> str:
         return (

@@ -258,12 +258,7 @@ class _Overrides:
         if provider or model:
             session.set_provider(provider or session.provider_name, model)
         if mode:
-            from ..agent.toolbox import MODES
-            from ..errors import ConfigError
-
-            if mode not in MODES:
-                raise ConfigError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
-            session.mode = mode
+            session.mode = mode  # checked by the session
         if system is not None:
             session.system_prompt = system
 

@@ -340,3 +340,14 @@ def test_the_turn_end_event_carries_the_cost_the_record_has(tmp_path):
     assert result.record["cost"] > 0 and events[-1]["cost"] == result.record["cost"]
     s.model = "mystery-model-1"
     assert run(s, "again", events) and "cost" in events[-1] and events[-1]["cost"] is None
+
+
+def test_every_change_of_mode_is_checked_by_the_session(tmp_path):
+    from elelem_kernel.errors import ConfigError
+
+    s = Session(Scripted(), make_toolbox(), workspace=tmp_path, mode="plan")
+    with pytest.raises(ConfigError, match="unknown mode 'turbo'; modes: plan, build, verify, auto"):
+        s.mode = "turbo"
+    assert s.mode == "plan"
+    with pytest.raises(ConfigError, match="unknown mode"):
+        Session(Scripted(), make_toolbox(), workspace=tmp_path, mode="wild")
