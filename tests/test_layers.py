@@ -92,7 +92,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("agent",),  # session, turn loop, conversation, toolbox, commands, registry
     ("tools", "mcp"),  # tool sources: the workspace tools, MCP servers
     ("providers",),  # models: stub, echo, demo, and the HTTP ones
-    ("errors", "events", "findings", "_version"),  # leaves every layer may use
+    ("errors", "events", "findings", "text", "_version"),  # leaves every layer may use
 ]
 
 

@@ -16,6 +16,8 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
+from ..text import clip
+
 #: Record format version this code writes (and agent/memory.py reads).
 VERSION = 1
 RESULT_LIMIT = 8_000  #: characters of a tool result kept in the record
@@ -29,9 +31,7 @@ def new_id() -> str:
 
 def cut(text: str, limit: int = RESULT_LIMIT) -> str:
     """`text` bounded to `limit` characters, with a marker saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… [truncated: {len(text) - limit} more characters]"
+    return clip(text, limit, "\n")
 
 
 def add_usage(total: dict[str, int], usage: dict[str, Any]) -> dict[str, int]:

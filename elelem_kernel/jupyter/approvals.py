@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..agent.approval import ApprovalRequest, Decision, decision_for
+from ..text import shorten
 
 SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
 
@@ -63,8 +64,7 @@ def parse_answer(text: str) -> Decision:
 def question(request: ApprovalRequest) -> str:
     """The one-line stdin question for `request`."""
     preview = " ".join((request.preview or "").split())
-    if len(preview) > 100:
-        preview = preview[:99] + "…"
+    preview = shorten(preview, 100)
     about = f": {preview}" if preview else ""
     return f"Allow {request.name}{about}? [y]es / [n]o / [a]lways for {request.name}: "
 

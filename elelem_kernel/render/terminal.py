@@ -10,6 +10,7 @@ import json
 import sys
 from typing import IO, Any
 
+from ..text import shorten
 from .footer import footer_line
 
 DIM, BOLD, RED, GREEN, YELLOW, RESET = (
@@ -28,7 +29,7 @@ JSON_END_KEYS = ("type", "stop", "usage", "rounds", "ms", "error")
 def _short(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 class TerminalRenderer:

@@ -12,6 +12,7 @@ import sys
 import threading
 from typing import TextIO
 
+from elelem_kernel import text
 from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
 
 #: Preview lines shown before the rest is summarised.
@@ -60,7 +61,7 @@ class TerminalApprover:
             shown = [_paint(line) for line in shown]
         body = "\n".join("  " + line for line in shown)
         if more > 0:
-            body += f"\n  [... {more} more lines]"
+            body += "\n  " + text.more(more, "lines")
         title = f"{request.name} wants to run ({request.kind})"
         if color:
             title = f"\x1b[1m{title}\x1b[0m"
