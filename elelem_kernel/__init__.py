@@ -9,8 +9,6 @@ The public API is re-exported here; importing it is cheap (heavy parts load on f
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__ as __version__
@@ -61,21 +59,13 @@ def ask(
 
     Options are those of `new_session` (mode, workspace, system_prompt, ...). Works inside
     a running event loop too (a notebook cell): the turn then runs on a private thread.
+    The provider's connections are closed afterwards.
     """
     from .agent.factory import new_session
+    from .agent.sync import run_sync
 
     session = new_session(provider=provider, model=model, **options)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(session.turn(prompt))
-    box: dict[str, Any] = {}
-    thread = threading.Thread(
-        target=lambda: box.update(r=asyncio.run(session.turn(prompt))), daemon=True
-    )
-    thread.start()
-    thread.join()
-    return box["r"]
+    return run_sync(lambda: session.turn(prompt), close=session.aclose)
 
 
 def load_ipython_extension(ip: Any) -> None:

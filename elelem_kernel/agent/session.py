@@ -26,6 +26,7 @@ from .conversation import HISTORY_POLICIES, Conversation
 from .pricing import cost
 from .record import TurnRecorder, add_usage
 from .secrets import redact
+from .sync import run_sync
 from .toolbox import Call, Toolbox, check_mode, finish
 
 Renderer = Callable[[dict[str, Any]], None]
@@ -163,26 +164,25 @@ class Session:
         """Run a turn to the end from synchronous code; Ctrl-C ends it as interrupted.
 
         With no `loop` a private one is made and closed after the provider's connections.
+        Works inside a running event loop too (agent/sync.py).
         """
-        own = loop is None
-        loop = loop or asyncio.new_event_loop()
-        task = loop.create_task(self.turn(prompt, renderer=renderer, cell=cell))
-        try:
-            try:
-                return loop.run_until_complete(task)
-            except KeyboardInterrupt:
-                task.cancel()
-                return loop.run_until_complete(task)
-        finally:
-            if own:
-                self.close(loop)
+        return run_sync(
+            lambda: self.turn(prompt, renderer=renderer, cell=cell),
+            loop=loop,
+            close=self.aclose,
+            interrupt="result",
+        )
+
+    async def aclose(self) -> None:
+        """Close the provider's connections (call it on the loop that opened them)."""
+        aclose = getattr(self.provider, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
     def close(self, loop: asyncio.AbstractEventLoop) -> None:
         """Close the provider's connections on `loop` (the one that opened them), then it."""
-        aclose = getattr(self.provider, "aclose", None)
         try:
-            if aclose is not None:
-                loop.run_until_complete(aclose())
+            loop.run_until_complete(self.aclose())
         finally:
             loop.close()
 

@@ -15,15 +15,14 @@ Fronts (the `%%elelem review` magic, the kernel's `/review`) run one turn:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from elelem_kernel.agent.sync import run_sync
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, collect
@@ -153,6 +152,7 @@ async def areview(
     diff = collect(t, budget=budget)
     if not diff.parts:
         return _empty_result(diff)
+    own = session is None
     if session is None:
         from elelem_kernel.agent.factory import new_session
 
@@ -180,6 +180,8 @@ async def areview(
                     result.usage[key] = result.usage.get(key, 0) + value
     finally:
         restore_mode(session)
+        if own:
+            await session.aclose()
     kept = [f for f in log.findings if severity is None or at_least(f.severity, severity)]
     result.findings = sort(kept)
     result.summary = "\n\n".join(replies)
@@ -188,24 +190,7 @@ async def areview(
 
 def review(target: str | Sequence[str] | None = None, **options: Any) -> ReviewResult:
     """`areview` for synchronous callers; works inside a running event loop (a notebook) too."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(areview(target, **options))
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["result"] = asyncio.run(areview(target, **options))
-        except BaseException as e:  # re-raised in the caller's thread
-            box["error"] = e
-
-    thread = threading.Thread(target=work, name="elelem-review")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
+    return run_sync(lambda: areview(target, **options))
 
 
 def parser() -> argparse.ArgumentParser:

@@ -146,3 +146,27 @@ def test_cli_review_as_a_real_process(planted, demo):
     data = json.loads(proc.stdout)
     assert [(f["path"], f["line"]) for f in data["findings"]] == [("stats.py", 3)]
     assert "report_finding" in proc.stderr  # progress goes to stderr, the report to stdout
+
+
+def test_review_closes_the_provider_of_the_session_it_made_and_only_that(
+    planted, monkeypatch, tmp_path
+):
+    from elelem_kernel.agent import registry
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    closed = []
+
+    class Closing(Scripted):
+        async def aclose(self):
+            closed.append(self)
+
+    config = registry.Config()
+    config.provider("closing", lambda model=None, **o: Closing(say("fine")))
+    monkeypatch.setattr(registry, "CONFIG", config)
+    monkeypatch.setattr(registry, "_builtins_loaded", True)
+    assert review(None, provider="closing", workspace=planted.root).summary == "fine"
+    assert len(closed) == 1
+    mine = Session(Closing(say("fine")), Toolbox(), workspace=planted.root)
+    review(None, session=mine, workspace=planted.root)
+    assert len(closed) == 1
