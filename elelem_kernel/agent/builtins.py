@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,10 +29,13 @@ def _factory(module: str, cls: str):
     return create
 
 
-def _ollama_running() -> bool:
-    from ..providers import ollama  # lazy: providers load httpx, only when asked
+def _configured(name: str) -> Callable[[], bool]:
+    """The provider module's own `configured()` check, imported only when a default is needed."""
 
-    return ollama.configured()
+    def check() -> bool:
+        return bool(importlib.import_module(PROVIDERS[name][0]).configured())
+
+    return check
 
 
 def _workspace_tools(session: Session) -> None:
@@ -44,13 +47,9 @@ def _workspace_tools(session: Session) -> None:
 def register(config: Config) -> None:
     for name, (module, cls) in PROVIDERS.items():
         config.provider(name, _factory(module, cls))
+    config.default_candidate("anthropic", _configured("anthropic"), "ANTHROPIC_API_KEY is set")
     config.default_candidate(
-        "anthropic", lambda: bool(os.environ.get("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY is set"
+        "openai", _configured("openai"), "OPENAI_API_KEY or OPENAI_BASE_URL is set"
     )
-    config.default_candidate(
-        "openai",
-        lambda: bool(os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")),
-        "OPENAI_API_KEY or OPENAI_BASE_URL is set",
-    )
-    config.default_candidate("ollama", _ollama_running, "Ollama answers at OLLAMA_HOST")
+    config.default_candidate("ollama", _configured("ollama"), "Ollama answers at OLLAMA_HOST")
     config.setup("workspace", _workspace_tools)
