@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from .pricing import cost
 from .record import TurnRecorder, add_usage
 from .secrets import redact
 from .sync import run_sync
-from .toolbox import Call, Toolbox, check_mode, finish
+from .toolbox import Call, Tool, Toolbox, check_mode, finish
 
 Renderer = Callable[[dict[str, Any]], None]
 
@@ -86,6 +87,8 @@ class Session:
         self.max_rounds = max_rounds
         self.open_notebook: Path | None = None
         self.propose_cell: Callable[[str], None] = lambda source: print(source)
+        #: Fields the next turn adds to its record (a review's target, its findings); cleared
+        #: when the turn ends.
         self.turn_extras: dict[str, Any] = {}
         self.notice: str | None = None
         self.conversation = Conversation()
@@ -147,6 +150,43 @@ class Session:
 
     def provider_names(self) -> list[str]:
         return registry.provider_names()
+
+    @contextmanager
+    def overridden(
+        self,
+        *,
+        mode: str | None = None,
+        tools: Iterable[Tool] | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        system_prompt: str | None = None,
+    ) -> Iterator[Session]:
+        """For the `with` block only: another mode, provider or model, system prompt, or tools.
+
+        Everything is put back on the way out, after an error or an interrupt too: the
+        provider, model, mode and system prompt as they were, the `tools` removed and any
+        tool of the same name they replaced restored. The conversation is kept.
+        """
+        saved = (self.provider, self.provider_name, self.model, self.mode, self.system_prompt)
+        added = list(tools or ())
+        box = self.toolbox
+        replaced = [box.tools[t.name] for t in added if t.name in box.tools]
+        try:
+            if provider or model:
+                self.set_provider(provider or self.provider_name, model)
+            if mode:
+                self.mode = mode
+            if system_prompt is not None:
+                self.system_prompt = system_prompt
+            for tool in added:
+                box.put(tool)
+            yield self
+        finally:
+            self.provider, self.provider_name, self.model, self.mode, self.system_prompt = saved
+            for tool in added:
+                box.remove(tool.name)
+            for tool in replaced:
+                box.put(tool)
 
     def command(self, line: str) -> str:
         """Run a slash command line and return its Markdown answer."""

@@ -172,13 +172,17 @@ class Toolbox:
                 kind,
                 preview,
             )
-            self.remove(name)
-            self.tools[name] = tool
-            for alias in tool.aliases:
-                self.aliases[alias] = name
+            self.put(tool)
             return fn
 
         return register
+
+    def put(self, tool: Tool) -> None:
+        """Register a ready `tool` (replacing one of the same name), with its aliases."""
+        self.remove(tool.name)
+        self.tools[tool.name] = tool
+        for alias in tool.aliases:
+            self.aliases[alias] = tool.name
 
     def remove(self, name: str) -> None:
         """Forget tool `name` and its aliases (no error if it is not there)."""

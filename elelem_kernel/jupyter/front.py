@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,12 +122,16 @@ class NotebookFront:
             self._announce(session)
         if new:
             session.new_conversation()
-        saved = _Overrides(session)
         view = None
         result = None
         interrupted = False
+        options = ExitStack()  # this turn's provider, model, mode and system prompt
         try:
-            saved.apply(provider, model, mode, system_prompt)
+            options.enter_context(
+                session.overridden(
+                    provider=provider, model=model, mode=mode, system_prompt=system_prompt
+                )
+            )
             view = _new_view(session, live=self.live(parent))
             session.approver = self._approver(view, parent)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
@@ -134,7 +139,7 @@ class NotebookFront:
             interrupted = True
         finally:
             session.approver = None
-            saved.restore()
+            options.close()
             if view is not None:
                 view.freeze(_record_of(result, session, prompt, cell, interrupted))
         if interrupted:
@@ -236,35 +241,6 @@ class NotebookFront:
             self.announced = True
             if getattr(session, "notice", None):
                 self.say(f"provider **{session.provider_name}**: {session.notice}")
-
-
-class _Overrides:
-    """Per-turn provider/model/mode/system prompt, put back after the turn."""
-
-    def __init__(self, session: Session):
-        self.session = session
-        self.saved = (
-            session.provider,
-            session.provider_name,
-            session.model,
-            session.mode,
-            session.system_prompt,
-        )
-
-    def apply(
-        self, provider: str | None, model: str | None, mode: str | None, system: str | None
-    ) -> None:
-        session = self.session
-        if provider or model:
-            session.set_provider(provider or session.provider_name, model)
-        if mode:
-            session.mode = mode  # checked by the session
-        if system is not None:
-            session.system_prompt = system
-
-    def restore(self) -> None:
-        s = self.session
-        s.provider, s.provider_name, s.model, s.mode, s.system_prompt = self.saved
 
 
 def _channel(ip: Any, parent: dict[str, Any]) -> str:

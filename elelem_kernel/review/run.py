@@ -18,18 +18,19 @@ import argparse
 import sys
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.sync import run_sync
+from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, collect
 from elelem_kernel.review.findings import SEVERITIES, at_least, check_severity, sort
 from elelem_kernel.review.report import FORMATS, ReviewResult, render
 from elelem_kernel.review.target import Target, resolve
-from elelem_kernel.review.tools import TOOL_NAMES, FindingLog, add_review_tools
+from elelem_kernel.review.tools import FindingLog, add_review_tools
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -37,27 +38,17 @@ if TYPE_CHECKING:
 NOTHING = "nothing to review"
 
 
-@dataclass
-class _Prepared:
-    mode: str
-    saved: list[Any]  #: tools the review tools replaced, put back by restore_mode
-    log: FindingLog
-    diff: Diff
+#: The review scope each prepared session is in, left by `restore_mode`.
+_SCOPES: weakref.WeakKeyDictionary[Session, ExitStack] = weakref.WeakKeyDictionary()
 
 
-_STATE: weakref.WeakKeyDictionary[Any, _Prepared] = weakref.WeakKeyDictionary()
-
-
-def _setup(session: Session, diff: Diff) -> FindingLog:
-    if session not in _STATE:
-        saved = [session.toolbox.tools[n] for n in TOOL_NAMES if n in session.toolbox.tools]
-        mode = session.mode
-    else:
-        saved, mode = _STATE[session].saved, _STATE[session].mode
-    session.mode = "plan"
-    log = add_review_tools(session, [f.path for f in diff.files], diff.target)
-    _STATE[session] = _Prepared(mode, saved, log, diff)
-    return log
+def reviewing(session: Session, diff: Diff) -> tuple[ExitStack, FindingLog]:
+    """Enter plan mode with `report_finding` and `git` for `diff`; close the stack to leave."""
+    box = Toolbox()
+    log = add_review_tools(session, [f.path for f in diff.files], diff.target, box)
+    scope = ExitStack()
+    scope.enter_context(session.overridden(mode="plan", tools=box.tools.values()))
+    return scope, log
 
 
 def _meta(diff: Diff) -> dict:
@@ -91,10 +82,9 @@ def prepare(
         {"path": p, "reason": "over the budget of one review turn"} for p in _later_parts(diff)
     ]
     diff.parts = diff.parts[:1]
-    _setup(session, diff)
-    extras = getattr(session, "turn_extras", None)
-    if isinstance(extras, dict):
-        extras["review"] = _meta(diff)
+    restore_mode(session)
+    _SCOPES[session], _ = reviewing(session, diff)
+    session.turn_extras["review"] = _meta(diff)
     return prompts.build(diff, 0, focus, severity, Path(session.workspace))
 
 
@@ -111,22 +101,9 @@ def _nothing(skipped: list[dict]) -> str:
 
 def restore_mode(session: Session) -> None:
     """Undo `prepare`: the mode from before, the review tools gone (replaced tools put back)."""
-    state = _STATE.pop(session, None)
-    if state is None:
-        return
-    session.mode = state.mode
-    for name in TOOL_NAMES:
-        session.toolbox.remove(name)
-    for tool in state.saved:
-        session.toolbox.add(
-            tool.name,
-            tool.description,
-            tool.params,
-            tool.required,
-            tool.aliases,
-            tool.kind,
-            tool.preview,
-        )(tool.fn)
+    scope = _SCOPES.pop(session, None)
+    if scope is not None:
+        scope.close()
 
 
 def _empty_result(diff: Diff) -> ReviewResult:
@@ -157,19 +134,18 @@ async def areview(
         from elelem_kernel.agent.factory import new_session
 
         session = new_session(provider=provider, model=model, mode="plan", workspace=t.root)
-    log = _setup(session, diff)
+    scope, log = reviewing(session, diff)
     result = ReviewResult(t.label, t.command(), reviewed=diff.reviewed, skipped=diff.skipped)
     result.provider, result.model = (
-        getattr(session, "provider_name", None),
-        getattr(session, "model", None),
+        session.provider_name,
+        session.model,
     )
     replies = []
     try:
         for i in range(len(diff.parts)):
-            if i and hasattr(session, "new_conversation"):
+            if i:
                 session.new_conversation()
-            if isinstance(getattr(session, "turn_extras", None), dict):
-                session.turn_extras["review"] = _meta(diff)
+            session.turn_extras["review"] = _meta(diff)
             turn = await session.turn(prompts.build(diff, i, focus, severity), renderer=renderer)
             if turn.reply and turn.reply.strip():
                 replies.append(turn.reply.strip())
@@ -179,7 +155,7 @@ async def areview(
                 if isinstance(value, (int, float)):
                     result.usage[key] = result.usage.get(key, 0) + value
     finally:
-        restore_mode(session)
+        scope.close()
         if own:
             await session.aclose()
     kept = [f for f in log.findings if severity is None or at_least(f.severity, severity)]

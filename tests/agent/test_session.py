@@ -351,3 +351,38 @@ def test_every_change_of_mode_is_checked_by_the_session(tmp_path):
     assert s.mode == "plan"
     with pytest.raises(ConfigError, match="unknown mode"):
         Session(Scripted(), make_toolbox(), workspace=tmp_path, mode="wild")
+
+
+def test_overridden_puts_everything_back_even_after_an_error(tmp_path, monkeypatch):
+    from elelem_kernel.agent.toolbox import Toolbox as Box
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    provider = Scripted()
+    s = Session(provider, make_toolbox(), workspace=tmp_path, mode="build", provider_name="mine")
+    original_add = s.toolbox.get("add")
+    extra = Box()
+
+    @extra.add("add", "a replacement", aliases=("plus",))
+    def other_add(args):
+        return {}
+
+    @extra.add("note", "a scoped tool")
+    def note(args):
+        return {}
+
+    with pytest.raises(RuntimeError, match="inside"):
+        with s.overridden(
+            mode="plan", tools=extra.tools.values(), provider="echo", system_prompt="x"
+        ):
+            assert (s.mode, s.provider_name, s.system_prompt) == ("plan", "echo", "x")
+            assert s.toolbox.get("plus").fn is other_add and s.toolbox.get("note") is not None
+            raise RuntimeError("inside")
+    assert (s.mode, s.provider, s.provider_name, s.system_prompt) == (
+        "build",
+        provider,
+        "mine",
+        None,
+    )
+    assert s.toolbox.get("add") is original_add and s.toolbox.get("note") is None
+    assert s.toolbox.get("plus") is None
