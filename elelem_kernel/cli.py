@@ -13,6 +13,7 @@ from .agent.toolbox import MODES
 from .errors import ElelemError
 
 if TYPE_CHECKING:
+    from .agent.approval import Approver
     from .agent.session import Session
 
 DESCRIPTION = """\
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
 def _new_session(args: argparse.Namespace) -> Session:
     from .agent.factory import new_session
 
-    approver = None
+    approver: Approver | None = None
     if args.yes:
         from .agent.approval import Policy
 

@@ -108,7 +108,7 @@ class ElelemKernel(IPythonKernel):
             return super().do_complete(code, cursor_pos)
         return _completions([], cursor_pos, cursor_pos)
 
-    def do_is_complete(self, code: str) -> dict:
+    def do_is_complete(self, code: str) -> dict:  # type: ignore[override]
         kind, translated = route(code)
         if kind == "python":
             return super().do_is_complete(translated)

@@ -14,7 +14,7 @@ class EchoProvider:
         self.model = model
 
     async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
-        last = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+        last: dict = next((m for m in reversed(messages) if m.get("role") == "user"), {})
         text = str(last.get("content", ""))
         if self.model:
             text = f"{self.model}: {text}"

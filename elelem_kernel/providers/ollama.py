@@ -38,7 +38,7 @@ def configured() -> bool:
     """True when something listens at OLLAMA_HOST (one TCP connect, at most 0.3 s)."""
     parts = urlsplit(host_url(os.environ.get("OLLAMA_HOST")))
     try:
-        with socket.create_connection((parts.hostname, parts.port), timeout=0.3):
+        with socket.create_connection((parts.hostname, parts.port or 11434), timeout=0.3):
             return True
     except OSError:
         return False

@@ -41,7 +41,7 @@ class ResponsesProvider(OpenAIProvider):
     default_model = "gpt-5"
     extra_options = {"max_tokens": None, "thinking": "auto"}
 
-    def parser(self, emit: Emit) -> _Stream:
+    def parser(self, emit: Emit) -> _Stream:  # type: ignore[override]
         return _Stream(self, emit)
 
     def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
@@ -145,7 +145,7 @@ class _Stream(StreamParser):
             error = (data.get("response") or {}).get("error") or {}
             self._fail(error.get("code"), error.get("message"))
         elif kind == "error":
-            error = data.get("error") if isinstance(data.get("error"), dict) else data
+            error = data["error"] if isinstance(data.get("error"), dict) else data
             self._fail(error.get("code") or error.get("type"), error.get("message"))
 
     def _fail(self, code: Any, message: Any) -> None:
