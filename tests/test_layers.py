@@ -279,3 +279,30 @@ def test_public_face_is_sorted_and_resolves():
     assert elelem_kernel.__all__ == sorted(elelem_kernel.__all__)
     for name in elelem_kernel.__all__:
         assert getattr(elelem_kernel, name) is not None
+
+
+def test_the_public_names_are_exactly_all():
+    """Both ways: everything in `__all__` resolves, and every public name is in `__all__`."""
+    code = (
+        "import __future__, types, elelem_kernel as m\n"
+        "for name in m.__all__: getattr(m, name)\n"
+        "public = sorted(n for n, v in vars(m).items() if not n.startswith('_') and not "
+        "isinstance(v, __future__._Feature) and (callable(v) or not isinstance(v, types.ModuleType)))\n"
+        "print(public == m.__all__, sorted(set(public) ^ set(m.__all__)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True []"
+
+
+def test_a_plugin_author_finds_what_they_touch_on_the_face():
+    from elelem_kernel.agent.approval import ApprovalRequest, Approver
+    from elelem_kernel.agent.toolbox import Call, Tool
+    from elelem_kernel.events import Provider
+    from elelem_kernel.review.report import ReviewResult
+    from elelem_kernel.review.run import review
+
+    face = elelem_kernel
+    assert (face.Tool, face.Call, face.ApprovalRequest) == (Tool, Call, ApprovalRequest)
+    assert (face.Approver, face.Provider, face.ReviewResult) == (Approver, Provider, ReviewResult)
+    assert callable(face.review) and face.review.__call__.__doc__.startswith("Review a git change")
+    assert review.__doc__ and "review" in face.__all__

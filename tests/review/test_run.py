@@ -170,3 +170,11 @@ def test_review_closes_the_provider_of_the_session_it_made_and_only_that(
     mine = Session(Closing(say("fine")), Toolbox(), workspace=planted.root)
     review(None, session=mine, workspace=planted.root)
     assert len(closed) == 1
+
+
+def test_the_public_face_reviews_too(planted):
+    import elelem_kernel
+
+    session = scripted_session(planted, say("Looks fine."))
+    result = elelem_kernel.review(None, session=session, workspace=planted.root)
+    assert isinstance(result, elelem_kernel.ReviewResult) and result.summary == "Looks fine."
