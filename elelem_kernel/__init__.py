@@ -86,7 +86,7 @@ def ask(
     a running event loop too (a notebook cell): the turn then runs on a private thread.
     The provider's connections are closed afterwards.
     """
-    from .agent.factory import new_session
+    from .agent.factory import new_session  # lazy: the face stays cheap to import
     from .agent.sync import run_sync
 
     session = new_session(provider=provider, model=model, **options)
@@ -95,6 +95,6 @@ def ask(
 
 def load_ipython_extension(ip: _typing.Any) -> None:
     """`%load_ext elelem_kernel`: register the %%elelem magic."""
-    from .jupyter.magics import load
+    from .jupyter.magics import load  # lazy: IPython only for %load_ext
 
     load(ip)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .agent.approval import Policy
 from .agent.toolbox import MODES
 from .errors import ElelemError
 
@@ -114,11 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "review":
-        from .review.run import main as review_main
+        from .review.run import main as review_main  # lazy: only this command needs it
 
         return review_main(argv[1:])
     if argv and argv[0] == "install":
-        from .jupyter.install import main as install_main
+        from .jupyter.install import main as install_main  # lazy: only this command needs it
 
         return install_main(argv[1:])
     parser = build_parser()
@@ -140,15 +141,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _new_session(args: argparse.Namespace) -> Session:
-    from .agent.factory import new_session
+    from .agent.factory import new_session  # lazy: only this command needs it
 
     approver: Approver | None = None
     if args.yes:
-        from .agent.approval import Policy
-
         approver = Policy(yes=True)
     elif sys.stdin.isatty() and sys.stderr.isatty():
-        from .render.terminal_approval import TerminalApprover
+        from .render.terminal_approval import TerminalApprover  # lazy: only this command needs it
 
         approver = TerminalApprover()
     session = new_session(
@@ -173,8 +172,8 @@ def _ask(args: argparse.Namespace) -> int:
         if piped.strip():
             prompt = f"{prompt}\n\n```\n{piped.rstrip()}\n```" if prompt else piped
     if args.notebook:
-        from .jupyter.store import ask_in_notebook
-        from .render.terminal import JsonRenderer
+        from .jupyter.store import ask_in_notebook  # lazy: only this command needs it
+        from .render.terminal import JsonRenderer  # lazy: only this command needs it
 
         args.workspace = args.workspace or str(Path(args.notebook).resolve().parent)
         return ask_in_notebook(
@@ -184,7 +183,7 @@ def _ask(args: argparse.Namespace) -> int:
             renderer=JsonRenderer() if args.json else None,
         )
     session = _new_session(args)
-    from .render.terminal import JsonRenderer, TerminalRenderer
+    from .render.terminal import JsonRenderer, TerminalRenderer  # lazy: only this command needs it
 
     renderer = JsonRenderer() if args.json else TerminalRenderer()
     result = session.run(prompt, renderer)
@@ -195,7 +194,7 @@ def _ask(args: argparse.Namespace) -> int:
 
 def _chat(args: argparse.Namespace) -> int:
     session = _new_session(args)
-    from .render.terminal import TerminalRenderer
+    from .render.terminal import TerminalRenderer  # lazy: only this command needs it
 
     renderer = TerminalRenderer()
     print(
@@ -224,7 +223,7 @@ def _chat(args: argparse.Namespace) -> int:
 
 
 def _providers() -> int:
-    from .agent.registry import default_provider, provider_names
+    from .agent.registry import default_provider, provider_names  # lazy: only this command needs it
 
     default, why = default_provider()
     for name in provider_names():

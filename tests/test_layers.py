@@ -266,6 +266,39 @@ def test_the_layer_check_finds_upward_imports_cycles_and_undeclared_packages(tmp
     ]
 
 
+def unexplained_lazy_imports(package: Path) -> list[str]:
+    """Package imports inside functions with no comment saying why (on the import lines or
+    the line above): lazy imports are only for keeping `%load_ext` and the CLI cheap."""
+    root = package.name
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for fn in ast.walk(ast.parse("\n".join(lines), str(path))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in fn.body:
+                if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                    continue
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                internal = isinstance(node, ast.ImportFrom) and (
+                    node.level or (node.module or "").split(".")[0] == root
+                )
+                if not internal and not any(n.split(".")[0] == root for n in names):
+                    continue
+                first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+                while first > 0 and lines[first - 1].strip().startswith(("from ", "import ")):
+                    first -= 1  # an import block shares one comment
+                block = lines[first : last + 1]
+                above = lines[first - 1].strip() if first else ""
+                if not above.startswith("#") and not any("#" in line for line in block):
+                    found.append(f"{path.relative_to(package.parent)}:{node.lineno}")
+    return found
+
+
+def test_every_lazy_import_of_the_package_says_why():
+    assert unexplained_lazy_imports(PACKAGE) == []
+
+
 def test_importing_the_package_is_cheap():
     code = (
         "import sys, elelem_kernel, elelem_kernel.agent.session, elelem_kernel.agent.registry; "

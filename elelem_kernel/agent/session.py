@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -478,8 +479,6 @@ def _safe(renderer: Renderer | None) -> Renderer:
         try:
             renderer(event)
         except Exception:
-            import logging
-
             logging.getLogger("elelem_kernel").exception("renderer failed on %s", event.get("type"))
 
     return out

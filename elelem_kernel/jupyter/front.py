@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agent.record import unfinished
+from ..render.markdown import to_html
+from ..render.static import bundle
+from .approvals import approver_for, choose_channel
 from .runner import LoopThread
 
 if TYPE_CHECKING:
@@ -58,7 +61,7 @@ class NotebookFront:
     def get_session(self) -> Session:
         """The shell's session, created with the default provider on first use."""
         if self.session is None:
-            from ..agent.factory import new_session
+            from ..agent.factory import new_session  # lazy: the agent loads at the first prompt
 
             session = new_session(namespace=self.ip.user_ns)
             self._wire(session)
@@ -157,7 +160,7 @@ class NotebookFront:
         **options: Any,
     ) -> Any:
         """Review `target` (a diff) in one turn; None when there is nothing to review."""
-        from ..review.run import prepare, restore_mode
+        from ..review.run import prepare, restore_mode  # lazy: only review cells need it
 
         session = self.get_session()
         prompt = prepare(session, target, focus=focus, severity=severity)
@@ -209,13 +212,9 @@ class NotebookFront:
         """Show a Markdown message (safely rendered) in the cell's output."""
         from IPython.display import display
 
-        from ..render.markdown import to_html
-
         display({"text/html": to_html(markdown), "text/plain": markdown}, raw=True)
 
     def _approver(self, view: Any, parent: dict[str, Any]) -> Any:
-        from .approvals import approver_for
-
         kernel = getattr(self.ip, "kernel", None)
         return approver_for(
             _channel(self.ip, parent),
@@ -244,15 +243,13 @@ class NotebookFront:
 
 
 def _channel(ip: Any, parent: dict[str, Any]) -> str:
-    from .approvals import choose_channel
-
     return choose_channel(getattr(ip, "kernel", None), parent)
 
 
 def _new_view(session: Session, live: bool) -> Any:
     if live:
         try:
-            from ..render.widget import TurnView
+            from ..render.widget import TurnView  # lazy: ipywidgets, only for a live view
 
             view = TurnView(provider=session.provider_name, model=session.model)
         except ImportError:  # no ipywidgets: the output still comes, at the end
@@ -270,8 +267,6 @@ class _EndView:
 
     def freeze(self, record: dict[str, Any]) -> None:
         from IPython.display import display
-
-        from ..render.static import bundle
 
         data, metadata = bundle(record)
         display(data, metadata=metadata, raw=True)
@@ -305,7 +300,7 @@ def _drop_deleted(session: Session, deleted: Any) -> None:
 
 def _store() -> Any:
     try:
-        from . import store
+        from . import store  # lazy: nbformat and the agent, only once a session exists
     except ModuleNotFoundError as error:
         if error.name and error.name.endswith("jupyter.store"):
             return None

@@ -72,7 +72,7 @@ class ElelemKernel(IPythonKernel):
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        from .magics import load
+        from .magics import load  # lazy: the magic needs the shell this kernel made
 
         load(self.shell)
 
@@ -117,7 +117,7 @@ class ElelemKernel(IPythonKernel):
         return {"status": "complete"}
 
     def _complete_command(self, code: str, cursor_pos: int) -> dict:
-        from .front import front_for
+        from .front import front_for  # lazy: the agent loads only when a prompt needs it
 
         start = code.rfind("\n", 0, cursor_pos) + 1
         line = code[start:cursor_pos]

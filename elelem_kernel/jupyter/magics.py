@@ -18,12 +18,14 @@ widgets are imported on the first turn.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from ..errors import ElelemError
 from .front import front_for
 
 SUBCOMMANDS = ("ask", "review")
@@ -50,8 +52,6 @@ class ElelemMagics(Magics):
     @line_cell_magic
     def elelem(self, line: str, cell: str | None = None) -> None:
         """Ask the agent: the cell body is the prompt. `%elelem /cmd` runs a slash command."""
-        from ..errors import ElelemError
-
         try:
             self._elelem(line, cell)
         except ElelemError as error:  # configuration problems: one line saying the fix
@@ -93,8 +93,6 @@ class ElelemMagics(Magics):
 
 def argparse_defaults() -> Any:
     """The options of a line with none given."""
-    from types import SimpleNamespace
-
     return SimpleNamespace(
         provider=None, model=None, mode=None, new=False, system_prompt=None, severity=None
     )

@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from ..events import Emit
+from . import demo_review
 
 HOW_TO = (
     "I am the **demo model**: offline and scripted, so my answers are canned around what the "
@@ -49,8 +50,6 @@ class DemoProvider:
     async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
         offered = {t["function"]["name"] for t in tools}
         if "report_finding" in offered:
-            from . import demo_review
-
             await demo_review.fetch(messages, tools, emit)
             return
         turn = _this_turn(messages)

@@ -22,9 +22,11 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from elelem_kernel.agent.factory import new_session
 from elelem_kernel.agent.sync import run_sync
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.render.terminal import TerminalRenderer
 from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, collect
 from elelem_kernel.review.findings import SEVERITIES, at_least, check_severity, sort
@@ -131,8 +133,6 @@ async def areview(
         return _empty_result(diff)
     own = session is None
     if session is None:
-        from elelem_kernel.agent.factory import new_session
-
         session = new_session(provider=provider, model=model, mode="plan", workspace=t.root)
     scope, log = reviewing(session, diff)
     result = ReviewResult(t.label, t.command(), reviewed=diff.reviewed, skipped=diff.skipped)
@@ -207,8 +207,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     renderer = None
     if not args.quiet:
-        from elelem_kernel.render.terminal import TerminalRenderer
-
         renderer = TerminalRenderer(out=sys.stderr, err=sys.stderr)
     try:
         result = review(
