@@ -60,7 +60,7 @@ def script(loop_rounds: int, more_turns: int) -> tuple[list[Round], list[str]]:
 
 def record(fmt: str, history: str, ws: Path, loop_rounds: int, more_turns: int) -> list[bytes]:
     """Every request body the provider sent for the scripted conversation."""
-    from elelem_kernel.agent.registry import new_session
+    from elelem_kernel.agent.factory import new_session
 
     rounds, prompts = script(loop_rounds, more_turns)
     with WireServer() as server:

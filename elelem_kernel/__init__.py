@@ -4,30 +4,54 @@
     elelem-kernel install --user     # the Elelem kernel: every cell is a prompt
     elelem-kernel ask "..."          # the same agent on the command line
 
-The public API is re-exported here; importing it is cheap (heavy parts load on first use).
+The public API is re-exported here: what a plugin author or a script touches. Importing it
+is cheap: everything but the registry and the errors loads on first use.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
-from .agent.registry import Config, configure, new_session
+from ._version import __version__ as __version__
+from .agent.registry import Config, configure
 from .errors import ConfigError, ElelemError, ProviderError, ToolError
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
+    from . import review
+    from .agent.approval import ApprovalRequest, Approver
+    from .agent.factory import new_session
     from .agent.session import Session, TurnResult
-    from .agent.toolbox import Toolbox
+    from .agent.toolbox import Call, Tool, Toolbox
+    from .events import Provider
+    from .review.report import ReviewResult
 
-__version__ = "0.1.0"
+#: Public names loaded on first use, and the module each comes from.
+_LAZY = {
+    "ApprovalRequest": ".agent.approval",
+    "Approver": ".agent.approval",
+    "Call": ".agent.toolbox",
+    "Provider": ".events",
+    "ReviewResult": ".review.report",
+    "Session": ".agent.session",
+    "Tool": ".agent.toolbox",
+    "Toolbox": ".agent.toolbox",
+    "TurnResult": ".agent.session",
+    "new_session": ".agent.factory",
+}
 
 __all__ = [
+    "ApprovalRequest",
+    "Approver",
+    "Call",
     "Config",
     "ConfigError",
     "ElelemError",
+    "Provider",
     "ProviderError",
+    "ReviewResult",
     "Session",
+    "Tool",
     "ToolError",
     "Toolbox",
     "TurnResult",
@@ -35,45 +59,42 @@ __all__ = [
     "configure",
     "load_ipython_extension",
     "new_session",
+    "review",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("Session", "TurnResult"):
-        from .agent import session
-
-        return getattr(session, name)
-    if name == "Toolbox":
-        from .agent.toolbox import Toolbox
-
-        return Toolbox
+def __getattr__(name: str) -> _typing.Any:
+    if name == "review":  # the subpackage, callable: elelem_kernel.review("HEAD~1")
+        return _importlib.import_module(".review", __name__)
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'elelem_kernel' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
 def ask(
-    prompt: str, provider: str | None = None, model: str | None = None, **options: Any
+    prompt: str, provider: str | None = None, model: str | None = None, **options: _typing.Any
 ) -> TurnResult:
     """Run one turn in a new session and return its result (reply, stop, usage, record).
 
     Options are those of `new_session` (mode, workspace, system_prompt, ...). Works inside
     a running event loop too (a notebook cell): the turn then runs on a private thread.
+    The provider's connections are closed afterwards.
     """
+    from .agent.factory import new_session  # lazy: the face stays cheap to import
+    from .agent.sync import run_sync
+
     session = new_session(provider=provider, model=model, **options)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(session.turn(prompt))
-    box: dict[str, Any] = {}
-    thread = threading.Thread(
-        target=lambda: box.update(r=asyncio.run(session.turn(prompt))), daemon=True
-    )
-    thread.start()
-    thread.join()
-    return box["r"]
+    return run_sync(lambda: session.turn(prompt), close=session.aclose)
 
 
-def load_ipython_extension(ip: Any) -> None:
+def load_ipython_extension(ip: _typing.Any) -> None:
     """`%load_ext elelem_kernel`: register the %%elelem magic."""
-    from .jupyter.magics import load
+    from .jupyter.magics import load  # lazy: IPython only for %load_ext
 
     load(ip)

@@ -13,13 +13,19 @@ import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from .agent.approval import Policy
 from .agent.toolbox import MODES
 from .cli_signals import Signals, Stopped
 from .errors import ElelemError
-from .render.visible import visible
+from .visible import visible
+
+if TYPE_CHECKING:
+    from .agent.approval import Approver
+    from .agent.session import Session
 
 DESCRIPTION = """\
 An agent harness for Jupyter and the terminal. The agent calls a model, runs the tools it
@@ -178,15 +184,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    from .agent.registry import set_notify
+    from .agent.registry import (
+        set_notify,  # lazy: the CLI starts fast; only a run loads the registry
+    )
 
     set_notify(lambda line: print(line, file=sys.stderr))  # skipped project plugins
     if argv and argv[0] == "review":
-        from .review.run import main as review_main
+        from .review.run import main as review_main  # lazy: only this command needs it
 
         return review_main(argv[1:])
     if argv and argv[0] == "install":
-        from .jupyter.install import main as install_main
+        from .jupyter.install import main as install_main  # lazy: only this command needs it
 
         return install_main(argv[1:])
     parser = build_parser()
@@ -226,24 +234,20 @@ def _run(args: argparse.Namespace, signals: Signals) -> int | None:
     if args.command == "trust":
         return _trust(args)
     if args.command == "mcp":
-        from .mcp.setup import cli
-
-        return cli(args.workspace, start=not args.no_start)
+        return _mcp(args.workspace, start=not args.no_start)
     return None
 
 
-def _new_session(args: argparse.Namespace) -> Any:
-    from .agent.options import parse_pairs
-    from .agent.registry import new_session
+def _new_session(args: argparse.Namespace) -> Session:
+    from .agent.factory import new_session  # lazy: only this command needs it
+    from .options import parse_pairs
 
     options = parse_pairs(args.option)
-    approver = None
+    approver: Approver | None = None
     if args.yes:
-        from .agent.approval import Policy
-
         approver = Policy(yes=True)
     elif sys.stdin.isatty() and sys.stderr.isatty():
-        from .render.terminal_approval import TerminalApprover
+        from .render.terminal_approval import TerminalApprover  # lazy: only this command needs it
 
         approver = TerminalApprover()
     session = new_session(
@@ -263,7 +267,7 @@ def _new_session(args: argparse.Namespace) -> Any:
     return session
 
 
-def _proposer(to_stderr: bool) -> Any:
+def _proposer(to_stderr: bool) -> Callable[[str], None]:
     """How `propose_cell` shows a cell here: printed, on stderr with `--json`.
 
     With `--json` every stdout line is one JSON object; the source is there already, in
@@ -286,8 +290,8 @@ def _ask(args: argparse.Namespace) -> int:
         if piped.strip():
             prompt = f"{prompt}\n\n```\n{piped.rstrip()}\n```" if prompt else piped
     if args.notebook:
-        from .jupyter.store import ask_in_notebook
-        from .render.terminal import JsonRenderer
+        from .jupyter.store import ask_in_notebook  # lazy: only this command needs it
+        from .render.terminal import JsonRenderer  # lazy: only this command needs it
 
         args.workspace = args.workspace or str(Path(args.notebook).resolve().parent)
         return ask_in_notebook(
@@ -297,7 +301,7 @@ def _ask(args: argparse.Namespace) -> int:
             renderer=JsonRenderer() if args.json else None,
         )
     session = _new_session(args)
-    from .render.terminal import JsonRenderer, TerminalRenderer
+    from .render.terminal import JsonRenderer, TerminalRenderer  # lazy: only this command needs it
 
     renderer = JsonRenderer() if args.json else TerminalRenderer()
     result = session.run(prompt, renderer)
@@ -308,7 +312,7 @@ def _ask(args: argparse.Namespace) -> int:
 
 def _chat(args: argparse.Namespace, signals: Signals) -> int:
     session = _new_session(args)
-    from .render.terminal import TerminalRenderer
+    from .render.terminal import TerminalRenderer  # lazy: only this command needs it
 
     renderer = TerminalRenderer()
     print(
@@ -338,8 +342,35 @@ def _chat(args: argparse.Namespace, signals: Signals) -> int:
         session.close(loop)
 
 
+def _mcp(workspace: str | None, start: bool) -> int:
+    """`elelem-kernel mcp`: start the configured servers, show them, stop them.
+
+    Exit code 1 when a server failed to start or a config file is bad, else 0.
+    """
+    from .agent.factory import new_session  # lazy: only this command needs them
+    from .mcp import config as mcp_config
+    from .mcp.hub import shutdown
+    from .mcp.setup import report
+
+    session = new_session("echo", workspace=workspace, mode="auto")
+    state = session.mcp  # type: ignore[attr-defined]
+    try:
+        notices = asyncio.run(state.refresh()) if start else []
+        for notice in notices:
+            print(f"elelem: {visible(notice)}", file=sys.stderr)
+        print(visible(report(state)))
+    finally:
+        shutdown()
+    _, problems = mcp_config.load(session.workspace)
+    return 1 if notices or problems else 0
+
+
 def _providers() -> int:
-    from .agent.registry import default_provider, describe_provider, provider_names
+    from .agent.registry import (  # lazy: only this command needs it
+        default_provider,
+        describe_provider,
+        provider_names,
+    )
 
     default, why = default_provider()
     for name in provider_names():
@@ -350,8 +381,8 @@ def _providers() -> int:
 
 
 def _trust(args: argparse.Namespace) -> int:
-    from .agent import trust
-    from .agent.registry import find_workspace
+    from .agent import trust  # lazy: only this command needs it
+    from .agent.factory import find_workspace  # lazy: only this command needs it
 
     if args.list:
         print(trust.list_text())

@@ -16,6 +16,24 @@ from typing import Any, Literal, Protocol
 
 Decision = Literal["allow", "deny", "always"]
 DECISIONS = ("allow", "deny", "always")
+#: The words a person may answer with, on every channel (terminal, stdin, notebook input).
+ANSWERS: dict[str, Decision] = {
+    "y": "allow",
+    "yes": "allow",
+    "ok": "allow",
+    "allow": "allow",
+    "n": "deny",
+    "no": "deny",
+    "deny": "deny",
+    "a": "always",
+    "always": "always",
+}
+
+
+def decision_for(text: str | None) -> Decision | None:
+    """The decision a typed answer means (case and spaces ignored), or None when unclear."""
+    return ANSWERS.get((text or "").strip().lower())
+
 
 SENSITIVE_DECLINED = (
     "not run: {why}. Such a write needs the person's yes for this very call ('always', "

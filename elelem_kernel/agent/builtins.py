@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib
-import os
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from .registry import Config
+if TYPE_CHECKING:
+    from .registry import Config
+    from .session import Session
 
 #: name -> (module, class) of the providers that ship with the package.
 PROVIDERS = {
@@ -28,26 +30,31 @@ def _factory(module: str, cls: str):
     return create
 
 
-def _ollama_running() -> bool:
-    from ..providers import ollama
+def _configured(name: str) -> Callable[[], bool]:
+    """The provider module's own `configured()` check, imported only when a default is needed."""
 
-    return ollama.configured()
+    def check() -> bool:
+        return bool(importlib.import_module(PROVIDERS[name][0]).configured())
+
+    return check
 
 
 def _llm_about() -> str:
-    from ..providers import llm
+    from ..providers import llm  # lazy: llm is an optional extra and slow to import
 
     return llm.about()
 
 
-def _workspace_tools(session: Any) -> None:
-    from ..tools.setup import add_workspace_tools
+def _workspace_tools(session: Session) -> None:
+    from ..tools.setup import add_workspace_tools  # lazy: the tools load jsonschema and more
 
     add_workspace_tools(session)
 
 
 def _mcp_tools(session: Any) -> None:
-    from ..mcp.setup import add_mcp_tools
+    from ..mcp.setup import (
+        add_mcp_tools,  # lazy: MCP's modules load only for a session being set up
+    )
 
     add_mcp_tools(session)
 
@@ -56,14 +63,10 @@ def register(config: Config) -> None:
     for name, (module, cls) in PROVIDERS.items():
         config.provider(name, _factory(module, cls))
     config.describe("llm", _llm_about)
+    config.default_candidate("anthropic", _configured("anthropic"), "ANTHROPIC_API_KEY is set")
     config.default_candidate(
-        "anthropic", lambda: bool(os.environ.get("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY is set"
+        "openai", _configured("openai"), "OPENAI_API_KEY or OPENAI_BASE_URL is set"
     )
-    config.default_candidate(
-        "openai",
-        lambda: bool(os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")),
-        "OPENAI_API_KEY or OPENAI_BASE_URL is set",
-    )
-    config.default_candidate("ollama", _ollama_running, "Ollama answers at OLLAMA_HOST")
+    config.default_candidate("ollama", _configured("ollama"), "Ollama answers at OLLAMA_HOST")
     config.setup("workspace", _workspace_tools)
     config.setup("mcp", _mcp_tools)

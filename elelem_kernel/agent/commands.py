@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ElelemError
+from ..options import ENV, check_name, describe, from_env, parse_value
+from . import trust
+from .pricing import format_cost
 from .toolbox import MODES
 
 if TYPE_CHECKING:
@@ -149,7 +152,6 @@ def _model(session: Session, args: str) -> str:
 
 
 def _option(session: Session, args: str) -> str:
-    from .options import ENV, check_name, describe, from_env, parse_value
 
     name, _, value = args.partition(" ")
     if name:
@@ -170,8 +172,6 @@ def _option(session: Session, args: str) -> str:
 
 def _mode(session: Session, args: str) -> str:
     if args:
-        if args not in MODES:
-            raise ValueError(f"unknown mode {args!r}; modes: {', '.join(MODES)}")
         session.mode = args
     kinds = ", ".join(MODES[session.mode])
     return f"mode: **{session.mode}** (offers {kinds} tools)"
@@ -214,8 +214,6 @@ def _context(session: Session, args: str) -> str:
 
 def _usage(session: Session, args: str) -> str:
     u = session.usage
-    from .pricing import format_cost
-
     return (
         f"{session.turns} turns, {u.get('input', 0)} tokens in "
         f"({u.get('cache_read', 0)} cached), {u.get('output', 0)} out, "
@@ -282,8 +280,9 @@ def trust_command(args: str, workspace: Path, session: Session | None = None) ->
     """
     import shlex
 
-    from . import trust
-    from .registry import load_trusted_plugins
+    from .registry import (
+        load_trusted_plugins,  # lazy: the registry imports the built-in commands (a cycle)
+    )
 
     words = shlex.split(args)
     if words[:1] == ["--list"]:

@@ -27,11 +27,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-#: Records above this (estimated serialized size) are skipped, not restored. The session
-#: cuts every record it makes to fit (`record.fit`), so only foreign or edited records hit it.
-MAX_RECORD_BYTES = 4_000_000
-#: Record format version this code reads and writes.
-VERSION = 1
+from ..text import shorten
+from .record import MAX_RECORD_BYTES, VERSION, larger_than
+
 #: Skipped records named one by one in the warning; the rest are counted.
 _NAMED = 3
 
@@ -88,7 +86,7 @@ def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
     if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
         return f"written by a newer elelem-kernel (v{version}: upgrade to restore it)"
     if version != VERSION or isinstance(version, bool):
-        return f"unknown record version {_short(repr(version))}"
+        return f"unknown record version {shorten(repr(version), 40)}"
     if larger_than(record, max_bytes):
         return f"too large (over the {_mb(max_bytes)} limit)"
     error = _schema_error(record)
@@ -124,7 +122,7 @@ def _skipped_warning(skipped: list[tuple[int, str]]) -> str:
 
 def _duplicates_warning(duplicates: dict[str, list[int]]) -> str:
     parts = [
-        f"turn {_short(turn, 16)} in cells {', '.join(map(str, cells))}"
+        f"turn {shorten(turn, 16)} in cells {', '.join(map(str, cells))}"
         for turn, cells in list(duplicates.items())[:_NAMED]
     ]
     more = f"; and {len(duplicates) - _NAMED} more" if len(duplicates) > _NAMED else ""
@@ -151,35 +149,8 @@ def _schema_error(record: dict) -> str | None:
     if error is None:
         return None
     where = "/".join(str(part) for part in error.absolute_path) or "record"
-    return f"{where}: {_short(error.message, 80)}"
-
-
-def larger_than(value: Any, limit: int) -> bool:
-    """Whether the estimated JSON size of `value` passes `limit` (stops as soon as it does)."""
-    size = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            size += len(item) + 2
-        elif isinstance(item, dict):
-            size += 2
-            for key, inner in item.items():
-                size += len(str(key)) + 4
-                stack.append(inner)
-        elif isinstance(item, (list, tuple)):
-            size += 2
-            stack.extend(item)
-        else:
-            size += 8
-        if size > limit:
-            return True
-    return False
+    return f"{where}: {shorten(error.message, 80)}"
 
 
 def _mb(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB" if size >= 100_000 else f"{size} bytes"
-
-
-def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

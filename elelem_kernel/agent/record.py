@@ -10,7 +10,7 @@ results are cut with a marker so a notebook grows by about one turn's text per t
 Everything saved must restore: call arguments and results are kept to `DEPTH_LIMIT`
 levels of nesting (deeper parts become a marker string; 900 levels crashed the notebook
 writer with a RecursionError), and `fit` cuts a whole record under the restore limit of
-`memory.MAX_RECORD_BYTES` (a larger record used to be saved and then skipped on restore).
+`MAX_RECORD_BYTES` (a larger record used to be saved and then skipped on restore).
 """
 
 from __future__ import annotations
@@ -21,9 +21,13 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from .memory import MAX_RECORD_BYTES, larger_than
+from ..text import clip
 
+#: Record format version this code writes (and agent/memory.py reads).
 VERSION = 1
+#: Records above this (estimated serialized size) are skipped, not restored. The session
+#: cuts every record it makes to fit (`fit`), so only foreign or edited records hit it.
+MAX_RECORD_BYTES = 4_000_000
 RESULT_LIMIT = 8_000  #: characters of a tool result kept in the record
 ARGUMENTS_LIMIT = 32_000  #: characters of a call's arguments (as JSON) kept in the record
 DEPTH_LIMIT = 20  #: levels of nesting kept in recorded arguments and results
@@ -44,9 +48,7 @@ def new_id() -> str:
 
 def cut(text: str, limit: int = RESULT_LIMIT) -> str:
     """`text` bounded to `limit` characters, with a marker saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… [truncated: {len(text) - limit} more characters]"
+    return clip(text, limit, "\n")
 
 
 def bounded(value: Any, depth: int = DEPTH_LIMIT, limit: int | None = RESULT_LIMIT) -> Any:
@@ -126,6 +128,24 @@ def add_usage(total: dict[str, int], usage: dict[str, Any]) -> dict[str, int]:
         if isinstance(value, (int, float)):
             total[key] = total.get(key, 0) + int(value)
     return total
+
+
+def unfinished(
+    *,
+    conversation: str,
+    prompt: str,
+    provider: str,
+    model: str | None,
+    cell: str | None,
+    interrupted: bool,
+) -> dict[str, Any]:
+    """The record of a turn that ended before the session produced one (no rounds)."""
+    recorder = TurnRecorder(
+        conversation=conversation, prompt=prompt, provider=provider, model=model, cell=cell
+    )
+    if interrupted:
+        return recorder.finish("interrupted")
+    return recorder.finish("error", "the turn did not finish")
 
 
 class TurnRecorder:
@@ -240,3 +260,26 @@ class TurnRecorder:
         if self._round_usage:
             add_usage(self.record["usage"], self._round_usage)
             self._round_usage = {}
+
+
+def larger_than(value: Any, limit: int) -> bool:
+    """Whether the estimated JSON size of `value` passes `limit` (stops as soon as it does)."""
+    size = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            size += len(item) + 2
+        elif isinstance(item, dict):
+            size += 2
+            for key, inner in item.items():
+                size += len(str(key)) + 4
+                stack.append(inner)
+        elif isinstance(item, (list, tuple)):
+            size += 2
+            stack.extend(item)
+        else:
+            size += 8
+        if size > limit:
+            return True
+    return False

@@ -7,7 +7,8 @@
         config.provider("echo2", lambda model=None, **options: Echo(prefix=model))
         config.setup("hello", add_hello_tool)   # add_hello_tool(session)
 
-Built-in providers and the workspace tools register through the same calls. Plugin files
+Built-in providers and the workspace tools register through the same calls. Sessions are
+built from the registry by `agent/factory.py`. Plugin files
 are every `*.py` directly in `~/.agents/plugins/`, then `./.agents/plugins/`, loaded once;
 a file that fails is skipped with a warning naming it. The person's own folder is trusted;
 the working folder's plugins came with the folder (a cloned repository, a pull request
@@ -21,14 +22,20 @@ import importlib.util
 import os
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import options
 from ..errors import ConfigError
+from . import trust
+from .builtins import register as register_builtins
+
+if TYPE_CHECKING:
+    from .session import Session
 
 ProviderFactory = Callable[..., Any]
-Setup = Callable[[Any], None]
+Setup = Callable[["Session"], None]
 
 
 class Config:
@@ -105,9 +112,7 @@ def load_plugins(folders: list[Path] | None = None) -> list[str]:
     global _builtins_loaded
     if not _builtins_loaded:
         _builtins_loaded = True
-        from .builtins import register
-
-        register(CONFIG)
+        register_builtins(CONFIG)
     problems = []
     user = user_plugin_folder().resolve()
     for folder in folders if folders is not None else plugin_folders():
@@ -139,7 +144,6 @@ def _plugin_files(folder: Path) -> list[Path]:
 
 def _consented(folder: Path, files: list[Path]) -> bool:
     """Whether the project plugin `files` of `folder` may load; if not, say so once."""
-    from . import trust
 
     pending = [p for p in files if p not in _plugins_loaded]
     if not pending:
@@ -248,53 +252,19 @@ def default_provider() -> tuple[str, str]:
     )
 
 
-def find_workspace(folder: Path | str | None = None) -> Path:
-    """The workspace root: the enclosing git repository's root, else `folder` itself."""
-    from ..tools.workspace import find_root
-
-    return find_root(folder or Path.cwd())
-
-
-def new_session(
-    provider: str | None = None,
-    model: str | None = None,
-    mode: str | None = None,
-    workspace: Path | str | None = None,
-    namespace: dict[str, Any] | None = None,
-    approver: Any = None,
-    system_prompt: str | None = None,
-    history: str | None = None,
-    **options: Any,
-) -> Any:
-    """A ready session: provider resolved, every setup run (the tools among them)."""
-    from .session import Session
-
-    notice = None
-    if provider is None:
-        provider, why = default_provider()
-        if provider == "demo":
-            notice = why
-    from .options import create
-
-    instance = create(provider, model, options)
-    session = Session(
-        instance,
-        provider_name=provider,
-        model=model,
-        mode=mode or os.environ.get("ELELEM_MODE") or "build",
-        history=history or os.environ.get("ELELEM_HISTORY") or "replies",
-        system_prompt=system_prompt,
-        workspace=find_workspace(workspace),
-        namespace=namespace,
-        approver=approver,
-    )
-    session.notice = notice
-    session.provider_options[provider] = dict(options)
-    _run_setups(session, dict(CONFIG.setups))
-    return session
+def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> Any:
+    """Provider `name` made with ELELEM_OPTIONS under `chosen`; errors say where options came from."""
+    env = options.from_env()
+    try:
+        return create_provider(name, model=model, **{**env, **chosen})
+    except ConfigError as error:
+        if not set(env) - set(chosen):
+            raise
+        raise ConfigError(f"{error} ({options.ENV} sets {', '.join(sorted(env))})") from None
 
 
-def _run_setups(session: Any, setups: dict[str, Setup]) -> None:
+def run_setups(session: Any, setups: dict[str, Setup]) -> None:
+    """Run each of `setups` on `session`; one that fails is a warning naming it."""
     for name, setup in setups.items():
         try:
             setup(session)
@@ -313,6 +283,6 @@ def load_trusted_plugins(session: Any = None) -> list[str]:
         lines.append("New providers: " + ", ".join(f"`{name}`" for name in added) + ".")
     new = {name: fn for name, fn in CONFIG.setups.items() if setups.get(name) is not fn}
     if new and session is not None:
-        _run_setups(session, new)
+        run_setups(session, new)
         lines.append("Set up in this session: " + ", ".join(f"`{name}`" for name in new) + ".")
     return lines + skipped()

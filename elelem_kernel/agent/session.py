@@ -9,27 +9,29 @@ Every ending yields a turn record; the session stays usable after any of them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import json
-import signal
-import threading
-from collections.abc import Callable, Iterator
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ElelemError
-from . import system_prompt
+from ..events import map_stop_reason
+from ..visible import visible
+from . import registry, system_prompt
 from .approval import NO_CHANNEL, SENSITIVE_DECLINED, ApprovalRequest, Approver
+from .blocks import BlockLayout
 from .commands import Commands, add_builtin_commands
 from .conversation import HISTORY_POLICIES, Conversation
-from .events import map_stop_reason
 from .media import take_images
 from .pricing import cost
 from .record import DEPTH_LIMIT, TurnRecorder, add_usage, bounded, deeper_than, fit
 from .secrets import redact
-from .toolbox import MODES, Call, Toolbox, finish
+from .sync import run_sync
+from .toolbox import Call, Tool, Toolbox, check_mode, finish
 
 Renderer = Callable[[dict[str, Any]], None]
 
@@ -67,8 +69,6 @@ class Session:
         allow: tuple[str, ...] | list[str] = (),
         max_rounds: int = 25,
     ):
-        if mode not in MODES:
-            raise ConfigError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
         if history not in HISTORY_POLICIES:
             raise ConfigError(f"unknown history policy {history!r}; use replies or full")
         self.provider = provider
@@ -92,6 +92,8 @@ class Session:
         self.max_rounds = max_rounds
         self.open_notebook: Path | None = None
         self.propose_cell: Callable[[str], None] = _print_cell
+        #: Fields the next turn adds to its record (a review's target, its findings); cleared
+        #: when the turn ends.
         self.turn_extras: dict[str, Any] = {}
         self.notice: str | None = None
         self.conversation = Conversation()
@@ -99,6 +101,15 @@ class Session:
         self.usage: dict[str, int] = {}
         self.cost: float | None = 0.0
         self.turns = 0
+
+    @property
+    def mode(self) -> str:
+        """Which kinds of tool are offered (toolbox.MODES); checked on every change."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        self._mode = check_mode(mode)
 
     def __repr__(self) -> str:
         return (
@@ -149,10 +160,8 @@ class Session:
         The provider gets ELELEM_OPTIONS, then `options` (default: the ones it had before
         in this session); nothing changes when the provider refuses them.
         """
-        from .options import create
-
         chosen = dict(self.provider_options.get(name, {}) if options is None else options)
-        self.provider = create(name, model, chosen)
+        self.provider = registry.create_with_env(name, model, chosen)
         self.provider_name = name
         self.provider_options[name] = chosen
         self.model = model if model is not None else getattr(self.provider, "model", None)
@@ -167,9 +176,53 @@ class Session:
         self.set_provider(self.provider_name, self.model, chosen)
 
     def provider_names(self) -> list[str]:
-        from .registry import provider_names
+        return registry.provider_names()
 
-        return provider_names()
+    @contextmanager
+    def overridden(
+        self,
+        *,
+        mode: str | None = None,
+        tools: Iterable[Tool] | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        system_prompt: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> Iterator[Session]:
+        """For the `with` block only: another mode, provider or model (with `options` on top
+        of the ones it has), system prompt, or tools.
+
+        Everything is put back on the way out, after an error or an interrupt too: the
+        provider, its options, model, mode and system prompt as they were, the `tools`
+        removed and any tool of the same name they replaced restored. The conversation is
+        kept.
+        """
+        saved = (self.provider, self.provider_name, self.model, self.mode, self.system_prompt)
+        saved_options = {k: dict(v) for k, v in self.provider_options.items()}
+        added = list(tools or ())
+        box = self.toolbox
+        replaced = [box.tools[t.name] for t in added if t.name in box.tools]
+        try:
+            if provider or model or options:
+                name = provider or self.provider_name
+                if model is None and not provider:
+                    model = self.model
+                merged = {**self.provider_options.get(name, {}), **(options or {})}
+                self.set_provider(name, model, merged)
+            if mode:
+                self.mode = mode
+            if system_prompt is not None:
+                self.system_prompt = system_prompt
+            for tool in added:
+                box.put(tool)
+            yield self
+        finally:
+            self.provider, self.provider_name, self.model, self.mode, self.system_prompt = saved
+            self.provider_options = saved_options
+            for tool in added:
+                box.remove(tool.name)
+            for tool in replaced:
+                box.put(tool)
 
     def command(self, line: str) -> str:
         """Run a slash command line and return its Markdown answer."""
@@ -187,27 +240,25 @@ class Session:
         """Run a turn to the end from synchronous code; Ctrl-C ends it as interrupted.
 
         With no `loop` a private one is made and closed after the provider's connections.
+        Works inside a running event loop too (agent/sync.py).
         """
-        own = loop is None
-        loop = loop or asyncio.new_event_loop()
-        task = loop.create_task(self.turn(prompt, renderer=renderer, cell=cell))
-        try:
-            with _ctrl_c_cancels(task):
-                try:
-                    return loop.run_until_complete(task)
-                except KeyboardInterrupt:
-                    task.cancel()
-                    return loop.run_until_complete(task)
-        finally:
-            if own:
-                self.close(loop)
+        return run_sync(
+            lambda: self.turn(prompt, renderer=renderer, cell=cell),
+            loop=loop,
+            close=self.aclose,
+            interrupt="result",
+        )
+
+    async def aclose(self) -> None:
+        """Close the provider's connections (call it on the loop that opened them)."""
+        aclose = getattr(self.provider, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
     def close(self, loop: asyncio.AbstractEventLoop) -> None:
         """Close the provider's connections on `loop` (the one that opened them), then it."""
-        aclose = getattr(self.provider, "aclose", None)
         try:
-            if aclose is not None:
-                loop.run_until_complete(aclose())
+            loop.run_until_complete(self.aclose())
         finally:
             loop.close()
 
@@ -215,8 +266,6 @@ class Session:
         self, prompt: str, renderer: Renderer | None = None, cell: str | None = None
     ) -> TurnResult:
         """Run one turn for `prompt`; returns normally on errors and on cancellation."""
-        from ..render.blocks import BlockLayout
-
         out = _safe(renderer)
         layout = BlockLayout(out)
         recorder = TurnRecorder(
@@ -271,6 +320,7 @@ class Session:
                 self.cost = None if record["cost"] is None else self.cost + record["cost"]
             end = {"type": "turn_end", "stop": stop, "usage": record["usage"], "rounds": rounds}
             end["ms"] = record["ms"]
+            end["cost"] = record["cost"]
             if error:
                 end["error"] = error
             out(end)
@@ -339,7 +389,7 @@ class Session:
             return stop
         for call in calls:
             images = await self._run_call(call, layout, recorder, out)
-            message = {
+            message: dict[str, Any] = {
                 "role": "tool",
                 "tool_call_id": call.id,
                 "content": json.dumps(call.result, ensure_ascii=False, default=str),
@@ -485,41 +535,8 @@ def _merge_thinking(parts: list[dict]) -> list[dict]:
 
 def _print_cell(source: str) -> None:
     """`propose_cell` where no front offers a cell: print it, control characters shown."""
-    from ..render.visible import visible
 
     print(visible(source))
-
-
-@contextlib.contextmanager
-def _ctrl_c_cancels(task: asyncio.Task) -> Iterator[None]:
-    """In the main thread, the first Ctrl-C cancels `task` instead of raising.
-
-    A KeyboardInterrupt raised wherever the program happens to be can land inside the
-    turn's own code (while it prints an approval question, say) and skip the ending that
-    cancellation gets: the turn would not be marked interrupted. `asyncio.run` does the
-    same; a second Ctrl-C raises as usual.
-    """
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
-        yield
-        return
-    pressed = False
-
-    def on_ctrl_c(signum: int, frame: Any) -> None:
-        nonlocal pressed
-        if pressed or task.done():
-            raise KeyboardInterrupt
-        pressed = True
-        task.cancel()
-        task.get_loop().call_soon_threadsafe(lambda: None)  # wake the loop's wait
-
-    signal.signal(signal.SIGINT, on_ctrl_c)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _safe(renderer: Renderer | None) -> Renderer:
@@ -531,8 +548,6 @@ def _safe(renderer: Renderer | None) -> Renderer:
         try:
             renderer(event)
         except Exception:
-            import logging
-
             logging.getLogger("elelem_kernel").exception("renderer failed on %s", event.get("type"))
 
     return out

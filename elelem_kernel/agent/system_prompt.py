@@ -13,6 +13,9 @@ import warnings
 from datetime import date
 from pathlib import Path
 
+from ..errors import ToolError
+from ..tools.workspace import Workspace
+
 DEFAULT = """\
 You are elelem, a coding and data agent working inside a Jupyter notebook or a terminal.
 Use the tools to look at the workspace, the notebook and the live Python namespace before
@@ -63,8 +66,6 @@ def find_agents_md(start: Path) -> Path | None:
 
 def _refusal(candidate: Path, folder: Path, above: bool) -> str | None:
     """Why `candidate` may not be read, or None."""
-    from ..errors import ToolError
-    from ..tools.workspace import Workspace
 
     try:
         real = Workspace(folder).resolve(candidate.name)

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ConfigError
+
 KINDS = ("read", "write", "execute")
 
 #: Which kinds of tool each mode offers.
@@ -32,6 +34,14 @@ MODES: dict[str, tuple[str, ...]] = {
     "verify": ("read", "execute"),
     "auto": ("read", "write", "execute"),
 }
+
+
+def check_mode(mode: str) -> str:
+    """`mode` itself when it is one of MODES; ConfigError naming the modes otherwise."""
+    if mode not in MODES:
+        raise ConfigError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
+    return mode
+
 
 ToolFn = Callable[[dict], Any]
 Hook = Callable[..., Any]
@@ -180,13 +190,17 @@ class Toolbox:
                 preview,
                 sensitive,
             )
-            self.remove(name)
-            self.tools[name] = tool
-            for alias in tool.aliases:
-                self.aliases[alias] = name
+            self.put(tool)
             return fn
 
         return register
+
+    def put(self, tool: Tool) -> None:
+        """Register a ready `tool` (replacing one of the same name), with its aliases."""
+        self.remove(tool.name)
+        self.tools[tool.name] = tool
+        for alias in tool.aliases:
+            self.aliases[alias] = tool.name
 
     def remove(self, name: str) -> None:
         """Forget tool `name` and its aliases (no error if it is not there)."""

@@ -25,7 +25,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..agent.approval import ApprovalRequest, Decision
+from ..agent.approval import ApprovalRequest, Decision, decision_for
+from ..render.terminal_approval import clip
+from ..visible import visible
 
 SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
 ONE_LINE = 100  #: a preview up to this long, on one line, is asked about on that line
@@ -58,13 +60,8 @@ def subshells(kernel: Any) -> list[str]:
 
 
 def parse_answer(text: str) -> Decision:
-    """`y`/`yes` → allow, `a`/`always` → always, anything else → deny."""
-    word = (text or "").strip().lower()
-    if word in ("y", "yes", "allow", "ok"):
-        return "allow"
-    if word in ("a", "always"):
-        return "always"
-    return "deny"
+    """What a typed answer means (`approval.ANSWERS`); anything unclear or empty is deny."""
+    return decision_for(text) or "deny"
 
 
 def question(request: ApprovalRequest) -> str:
@@ -74,8 +71,6 @@ def question(request: ApprovalRequest) -> str:
     by line above it, so the end of a long command is not hidden. Control characters are
     shown as escapes (see `render.visible`), so the preview cannot redraw itself.
     """
-    from ..render.terminal_approval import clip
-    from ..render.visible import visible
 
     name = visible(request.name)
     ask = f"? [y]es / [n]o / [a]lways for {name}: "

@@ -12,10 +12,19 @@ from __future__ import annotations
 
 import os
 import weakref
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..agent.record import unfinished
+from ..render.markdown import to_html
+from ..render.static import bundle
+from ..visible import visible
+from .approvals import approver_for, choose_channel
 from .runner import LoopThread
+
+if TYPE_CHECKING:
+    from ..agent.session import Session
 
 _FRONTS: weakref.WeakKeyDictionary[Any, NotebookFront] = weakref.WeakKeyDictionary()
 
@@ -43,7 +52,7 @@ class NotebookFront:
 
     def __init__(self, ip: Any):
         self.ip = ip
-        self.session: Any = None
+        self.session: Session | None = None
         self.runner = LoopThread()
         self.announced = False
         self.placed = False
@@ -52,11 +61,12 @@ class NotebookFront:
 
     # -- session ----------------------------------------------------------------------
 
-    def get_session(self) -> Any:
+    def get_session(self) -> Session:
         """The shell's session, created with the default provider on first use."""
         try:
             if self.session is None:
-                from ..agent.registry import new_session, set_notify
+                from ..agent.factory import new_session  # lazy: the agent loads at the first prompt
+                from ..agent.registry import set_notify
 
                 previous = set_notify(self.untold.append)  # skipped project plugins
                 try:
@@ -77,7 +87,7 @@ class NotebookFront:
             lines, self.untold[:] = list(self.untold), []
             self.say("\n\n".join(lines))
 
-    def _wire(self, session: Any) -> None:
+    def _wire(self, session: Session) -> None:
         session.propose_cell = self.propose_cell
         session.open_notebook = self.notebook_path()
         store = _store()
@@ -136,12 +146,20 @@ class NotebookFront:
         self._place(session)
         if new:
             session.new_conversation()
-        saved = _Overrides(session)
         view = None
         result = None
         interrupted = False
+        scope = ExitStack()  # this turn's provider, options, model, mode and system prompt
         try:
-            saved.apply(provider, model, mode, system_prompt, options)
+            scope.enter_context(
+                session.overridden(
+                    provider=provider,
+                    model=model,
+                    mode=mode,
+                    system_prompt=system_prompt,
+                    options=options,
+                )
+            )
             view = _new_view(session, self.watcher(parent))
             session.approver = self._approver(view, parent)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
@@ -149,7 +167,7 @@ class NotebookFront:
             interrupted = True
         finally:
             session.approver = None
-            saved.restore()
+            scope.close()
             if view is not None:
                 view.freeze(_record_of(result, session, prompt, cell, interrupted))
         if interrupted:
@@ -167,7 +185,7 @@ class NotebookFront:
         **options: Any,
     ) -> Any:
         """Review `target` (a diff) in one turn; None when there is nothing to review."""
-        from ..review.run import prepare, restore_mode
+        from ..review.run import prepare, restore_mode  # lazy: only review cells need it
 
         session = self.get_session()
         prompt = prepare(session, target, focus=focus, severity=severity)
@@ -202,7 +220,7 @@ class NotebookFront:
         if name == "/trust" and self.session is None:
             # before any session: its default provider may come from the plugin to trust
             from ..agent.commands import trust_command
-            from ..agent.registry import find_workspace
+            from ..agent.factory import find_workspace
 
             try:
                 return trust_command(args.strip(), find_workspace())
@@ -234,14 +252,9 @@ class NotebookFront:
         """Show a Markdown message (safely rendered) in the cell's output."""
         from IPython.display import display
 
-        from ..render.markdown import to_html
-        from ..render.visible import visible
-
         display({"text/html": to_html(markdown), "text/plain": visible(markdown)}, raw=True)
 
     def _approver(self, view: Any, parent: dict[str, Any]) -> Any:
-        from .approvals import approver_for
-
         kernel = getattr(self.ip, "kernel", None)
         return approver_for(
             _channel(self.ip, parent),
@@ -252,7 +265,7 @@ class NotebookFront:
             memo=self.approvals,
         )
 
-    def _restore(self, session: Any, cell: str | None, source: str | None) -> None:
+    def _restore(self, session: Session, cell: str | None, source: str | None) -> None:
         store = _store()
         if store is None:
             return
@@ -262,7 +275,7 @@ class NotebookFront:
         if message:
             self.say(message)
 
-    def _place(self, session: Any) -> None:
+    def _place(self, session: Session) -> None:
         """Say once where the workspace is when it is not around the notebook's folder.
 
         Through a gateway, or a kernel started elsewhere, the tools would otherwise work
@@ -281,68 +294,21 @@ class NotebookFront:
                 "the tools read and write there"
             )
 
-    def _announce(self, session: Any) -> None:
+    def _announce(self, session: Session) -> None:
         if not self.announced:
             self.announced = True
             if getattr(session, "notice", None):
                 self.say(f"provider **{session.provider_name}**: {session.notice}")
 
 
-class _Overrides:
-    """Per-turn provider/model/options/mode/system prompt, put back after the turn."""
-
-    def __init__(self, session: Any):
-        self.session = session
-        self.saved = (
-            session.provider,
-            session.provider_name,
-            session.model,
-            session.mode,
-            session.system_prompt,
-        )
-        self.options = {k: dict(v) for k, v in session.provider_options.items()}
-
-    def apply(
-        self,
-        provider: str | None,
-        model: str | None,
-        mode: str | None,
-        system: str | None,
-        options: dict[str, Any] | None = None,
-    ) -> None:
-        session = self.session
-        if provider or model or options:
-            name = provider or session.provider_name
-            if model is None and not provider:
-                model = session.model
-            merged = {**session.provider_options.get(name, {}), **(options or {})}
-            session.set_provider(name, model, merged)
-        if mode:
-            from ..agent.toolbox import MODES
-            from ..errors import ConfigError
-
-            if mode not in MODES:
-                raise ConfigError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
-            session.mode = mode
-        if system is not None:
-            session.system_prompt = system
-
-    def restore(self) -> None:
-        s = self.session
-        s.provider, s.provider_name, s.model, s.mode, s.system_prompt = self.saved
-        s.provider_options = self.options
-
-
 def _channel(ip: Any, parent: dict[str, Any]) -> str:
-    from .approvals import choose_channel
-
     return choose_channel(getattr(ip, "kernel", None), parent)
 
 
-def _new_view(session: Any, watcher: str) -> Any:
+def _new_view(session: Session, watcher: str) -> Any:
     if watcher == "widgets":
         try:
-            from ..render.widget import TurnView
+            from ..render.widget import TurnView  # lazy: ipywidgets, only for a live view
 
             view = TurnView(provider=session.provider_name, model=session.model)
         except ImportError:  # no ipywidgets: the output still comes, at the end
@@ -363,8 +329,6 @@ class _EndView:
     def freeze(self, record: dict[str, Any]) -> None:
         from IPython.display import display
 
-        from ..render.static import bundle
-
         data, metadata = bundle(record)
         display(data, metadata=metadata, raw=True)
 
@@ -379,7 +343,7 @@ class _TextView(_EndView):
     def __init__(self) -> None:
         import sys
 
-        from ..render.terminal import TerminalRenderer
+        from ..render.terminal import TerminalRenderer  # lazy: only text clients need it
 
         out = sys.stdout  # the kernel's stream for this cell, also from the loop thread
         self.renderer = TerminalRenderer(out=out, err=out, color=False)
@@ -394,35 +358,23 @@ class _TextView(_EndView):
 
 
 def _record_of(
-    result: Any, session: Any, prompt: str, cell: str | None, interrupted: bool
+    result: Any, session: Session, prompt: str, cell: str | None, interrupted: bool
 ) -> dict[str, Any]:
     """The turn's record, or a minimal one when the turn never produced it."""
     record = getattr(result, "record", None)
     if isinstance(record, dict):
         return record
-    from datetime import datetime, timezone
-
-    from ..agent.record import new_id
-
-    return {
-        "v": 1,
-        "conversation": session.conversation.id,
-        "turn": new_id(),
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "cell": cell,
-        "provider": session.provider_name,
-        "model": session.model,
-        "prompt": prompt,
-        "reply": "",
-        "rounds": [],
-        "usage": {},
-        "stop": "interrupted" if interrupted else "error",
-        "error": None if interrupted else "the turn did not finish",
-        "ms": 0,
-    }
+    return unfinished(
+        conversation=session.conversation.id,
+        prompt=prompt,
+        provider=session.provider_name,
+        model=session.model,
+        cell=cell,
+        interrupted=interrupted,
+    )
 
 
-def _drop_deleted(session: Any, deleted: Any) -> None:
+def _drop_deleted(session: Session, deleted: Any) -> None:
     """Forget the turns of cells deleted from the notebook (JupyterLab's `deletedCells`)."""
     if not deleted or not isinstance(deleted, list):
         return
@@ -433,7 +385,7 @@ def _drop_deleted(session: Any, deleted: Any) -> None:
 
 def _store() -> Any:
     try:
-        from . import store
+        from . import store  # lazy: nbformat and the agent, only once a session exists
     except ModuleNotFoundError as error:
         if error.name and error.name.endswith("jupyter.store"):
             return None

@@ -76,8 +76,9 @@ def install(
         folder.mkdir()
         (folder / "kernel.json").write_text(json.dumps(kernel_json(display_name), indent=2) + "\n")
         logos = logo_folder()
-        for logo in LOGOS if logos else ():
-            shutil.copy(logos / logo, folder / logo)
+        if logos is not None:
+            for logo in LOGOS:
+                shutil.copy(logos / logo, folder / logo)
         return KernelSpecManager().install_kernel_spec(str(folder), name, user=user, prefix=prefix)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
 
-from .. import __version__
+from .._version import __version__
 
 BANNER = (
     "Elelem: every cell is a prompt to the agent.\n"
@@ -74,7 +74,7 @@ class ElelemKernel(IPythonKernel):
     def __init__(self, **kwargs: Any):
         _enter_working_dir()
         super().__init__(**kwargs)
-        from .magics import load
+        from .magics import load  # lazy: the magic needs the shell this kernel made
 
         load(self.shell)
 
@@ -110,7 +110,7 @@ class ElelemKernel(IPythonKernel):
             return super().do_complete(code, cursor_pos)
         return _completions([], cursor_pos, cursor_pos)
 
-    def do_is_complete(self, code: str) -> dict:
+    def do_is_complete(self, code: str) -> dict:  # type: ignore[override]
         """Whether a console should run `code` at Enter, by IPython's rules.
 
         `%%py` and other `%%` cells, like IPython's cell magics, end with an empty line;
@@ -133,7 +133,7 @@ class ElelemKernel(IPythonKernel):
         return {"status": "complete" if not lines[-1].strip() else "incomplete", "indent": ""}
 
     def _complete_command(self, code: str, cursor_pos: int) -> dict:
-        from .front import front_for
+        from .front import front_for  # lazy: the agent loads only when a prompt needs it
 
         start = code.rfind("\n", 0, cursor_pos) + 1
         line = code[start:cursor_pos]

@@ -20,6 +20,7 @@ widgets are imported on the first turn.
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -27,6 +28,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.utils.process import arg_split
 
+from ..errors import ElelemError
+from ..options import parse_pairs
 from .front import front_for
 
 SUBCOMMANDS = ("ask", "review")
@@ -63,8 +66,6 @@ class ElelemMagics(Magics):
     @line_cell_magic
     def elelem(self, line: str, cell: str | None = None) -> None:
         """Ask the agent: the cell body is the prompt. `%elelem /cmd` runs a slash command."""
-        from ..errors import ElelemError
-
         try:
             self._elelem(line, cell)
         except ElelemError as error:  # configuration problems: one line saying the fix
@@ -118,8 +119,6 @@ def _parse(magic: Any, line: str) -> Any:
 
 def argparse_defaults() -> Any:
     """The options of a line with none given."""
-    from types import SimpleNamespace
-
     return SimpleNamespace(
         provider=None,
         model=None,
@@ -133,7 +132,6 @@ def argparse_defaults() -> Any:
 
 
 def _options(args: Any) -> dict[str, Any]:
-    from ..agent.options import parse_pairs
 
     return parse_pairs(getattr(args, "option", None))
 

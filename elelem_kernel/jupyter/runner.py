@@ -121,6 +121,6 @@ def _transfer(task: asyncio.Task[T], done: concurrent.futures.Future[T]) -> None
     if task.cancelled():
         done.set_exception(asyncio.CancelledError())
     elif task.exception() is not None:
-        done.set_exception(task.exception())  # type: ignore[arg-type]
+        done.set_exception(task.exception())
     else:
         done.set_result(task.result())

@@ -20,9 +20,13 @@ from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
+from elelem_kernel.agent.factory import new_session
 from elelem_kernel.agent.memory import Cell, rebuild
+from elelem_kernel.agent.record import new_id
 from elelem_kernel.errors import ElelemError
-from elelem_kernel.render.visible import visible
+from elelem_kernel.render.static import bundle
+from elelem_kernel.render.terminal import TerminalRenderer
+from elelem_kernel.visible import visible
 
 #: `user_ns` key holding the notebook path set by `/load PATH`.
 NOTEBOOK_KEY = "__elelem_notebook__"
@@ -303,9 +307,6 @@ def ask_in_notebook(
     turn failed, or the file could not be read or changed meanwhile), 130 interrupted.
     """
 
-    from ..agent.record import new_id
-    from ..render.static import bundle
-
     err = err or sys.stderr
     path = Path(path).expanduser().absolute()
     mtime = _mtime(path)
@@ -323,8 +324,6 @@ def ask_in_notebook(
     for text in warnings + rebuilt.warnings:
         print(f"warning: {visible(text)}", file=err)
     if renderer is None:
-        from ..render.terminal import TerminalRenderer
-
         renderer = TerminalRenderer()
     result = session.run(prompt, renderer, cell=new_id())
     try:
@@ -339,7 +338,6 @@ def ask_in_notebook(
 
 
 def _session(path: Path, options: dict[str, Any], err: IO[str]) -> Any:
-    from ..agent.registry import new_session
 
     if options.get("workspace") is None:
         options["workspace"] = path.parent

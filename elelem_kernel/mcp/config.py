@@ -16,9 +16,12 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..agent.trust import how_to_trust, is_trusted
 
 TRANSPORTS = ("stdio", "http", "sse")
 CALL_TIMEOUT = 60.0  #: seconds a tool call may take unless the server says otherwise
@@ -59,13 +62,13 @@ class ServerConfig:
         return self.url
 
 
-def expand(text: str, environ: dict[str, str] | None = None) -> str:
+def expand(text: str, environ: Mapping[str, str] | None = None) -> str:
     """`${VAR}` and `${VAR:-default}` replaced from the environment (unset: empty)."""
-    environ = os.environ if environ is None else environ
+    env: Mapping[str, str] = os.environ if environ is None else environ
 
     def value(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
-        found = environ.get(name)
+        found = env.get(name)
         if found:
             return found
         return default if default is not None else ""
@@ -84,7 +87,6 @@ def config_files(workspace: Path) -> list[tuple[Path, bool]]:
 
 def load(workspace: Path | str) -> tuple[dict[str, ServerConfig], list[str]]:
     """Every configured server by name, and one warning per bad file or entry."""
-    from ..agent.trust import how_to_trust, is_trusted
 
     workspace = Path(workspace)
     servers: dict[str, ServerConfig] = {}

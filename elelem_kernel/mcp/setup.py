@@ -153,27 +153,3 @@ def add_mcp_tools(session: Any) -> None:
         state.command,
         usage="/mcp [restart NAME]",
     )
-
-
-def cli(workspace: str | None = None, start: bool = True) -> int:
-    """`elelem-kernel mcp`: start the configured servers, show them, stop them.
-
-    Exit code 1 when a server failed to start or a config file is bad, else 0.
-    """
-    import asyncio
-    import sys
-
-    from ..agent.registry import new_session
-    from .hub import shutdown
-
-    session = new_session("echo", workspace=workspace, mode="auto")
-    state: McpTools = session.mcp
-    try:
-        notices = asyncio.run(state.refresh()) if start else []
-        for notice in notices:
-            print(f"elelem: {notice}", file=sys.stderr)
-        print(report(state))
-    finally:
-        shutdown()
-    _, problems = mcp_config.load(session.workspace)
-    return 1 if notices or problems else 0

@@ -13,9 +13,9 @@ import json
 import os
 from typing import Any
 
-from elelem_kernel.agent.events import TRUNCATED, Emit
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.providers.http import HTTPProvider, parse_arguments
+from elelem_kernel.events import Emit
+from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 
 CACHE = {"type": "ephemeral"}
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
@@ -173,13 +173,14 @@ def _tool(tool: dict) -> dict:
 
 def _thinking(value: Any) -> dict | None:
     """The `thinking` request field for the option: off, on, a budget, a level, adaptive."""
-    if value in (None, False, 0) or str(value).lower() in ("", "off", "false", "no", "0"):
+    on = switch(value)
+    if not on:
         return None
-    text = str(value).lower()
+    if on is True:
+        return {"type": "enabled", "budget_tokens": THINKING_LEVELS["medium"]}
+    text = str(on)
     if text == "adaptive":
         return {"type": "adaptive"}
-    if value is True or text in ("on", "true", "yes"):
-        return {"type": "enabled", "budget_tokens": THINKING_LEVELS["medium"]}
     if text in THINKING_LEVELS:
         return {"type": "enabled", "budget_tokens": THINKING_LEVELS[text]}
     try:
@@ -196,17 +197,15 @@ def _thinking(value: Any) -> dict | None:
     return {"type": "enabled", "budget_tokens": budget}
 
 
-class _Stream:
+class _Stream(StreamParser):
     """Turns the Messages SSE events of one response into provider events."""
 
+    end_marker = "message_stop"
+
     def __init__(self, provider: AnthropicProvider, emit: Emit):
-        self.provider = provider
-        self.emit = emit
+        super().__init__(provider, emit)
         self.blocks: dict[int, dict[str, Any]] = {}
-        self.broken_calls: list[dict[str, Any]] = []
         self.counts: dict[str, int] = {}
-        self.stop: str | None = None
-        self.done = False
 
     def feed(self, name: str, data: Any) -> None:
         kind = data.get("type") if isinstance(data, dict) else None
@@ -235,7 +234,7 @@ class _Stream:
         """Keep the latest value of each count; message_delta's are cumulative."""
         self.counts.update({k: v for k, v in u.items() if isinstance(v, int)})
 
-    def usage(self) -> dict[str, int]:
+    def totals(self) -> dict[str, int]:
         read = self.counts.get("cache_read_input_tokens", 0)
         write = self.counts.get("cache_creation_input_tokens", 0)
         return {
@@ -278,32 +277,4 @@ class _Stream:
             meta = {"redacted": block.get("data", "")}
             self.emit({"type": "thinking", "text": "", "metadata": {"anthropic": meta}})
         elif kind == "tool_use":
-            arguments = parse_arguments(block["json"])
-            if arguments is None:
-                self.broken_calls.append(block)
-            else:
-                self._doing(block, arguments)
-
-    def _doing(self, block: dict, arguments: dict) -> None:
-        self.emit(
-            {
-                "type": "doing",
-                "id": block.get("id", ""),
-                "name": block.get("name", ""),
-                "arguments": arguments,
-            }
-        )
-
-    def finish(self) -> None:
-        """After the stream: usage and stop, or an error if it ended early."""
-        if not self.done:
-            raise self.provider.error(
-                "the stream from anthropic ended before message_stop; the reply is incomplete",
-                retryable=True,
-            )
-        truncated = self.stop in TRUNCATED
-        if not truncated:
-            for block in self.broken_calls:
-                self._doing(block, {})
-        self.emit({"type": "usage", **self.usage()})
-        self.emit({"type": "stop", "reason": self.stop, "truncated": truncated})
+            self.call(block.get("id", ""), block.get("name", ""), block["json"])

@@ -21,8 +21,9 @@ import os
 import re
 from typing import Any
 
-from ..agent.events import Emit
-from ..agent.options import unknown
+from ..events import Emit
+from ..options import unknown
+from . import demo_review
 
 HOW_TO = (
     "I am the **demo model**: offline and scripted, so my answers are canned around what the "
@@ -54,8 +55,6 @@ class DemoProvider:
     async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
         offered = {t["function"]["name"] for t in tools}
         if "report_finding" in offered:
-            from . import demo_review
-
             await demo_review.fetch(messages, tools, emit)
             return
         turn = _this_turn(messages)

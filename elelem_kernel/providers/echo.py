@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..agent.events import Emit
-from ..agent.options import unknown
+from ..events import Emit
+from ..options import unknown
 
 
 class EchoProvider:
@@ -17,7 +17,7 @@ class EchoProvider:
         self.model = model
 
     async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
-        last = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+        last: dict = next((m for m in reversed(messages) if m.get("role") == "user"), {})
         text = str(last.get("content", ""))
         if self.model:
             text = f"{self.model}: {text}"

@@ -16,15 +16,16 @@ import email.utils
 import json
 import os
 import random
+import secrets
 import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing, asynccontextmanager, contextmanager
 from typing import Any
 
-from elelem_kernel.agent.events import Emit, Event
-from elelem_kernel.agent.options import unknown
 from elelem_kernel.errors import ConfigError, ProviderError
+from elelem_kernel.events import TRUNCATED, Emit, Event
+from elelem_kernel.options import unknown
 from elelem_kernel.providers import stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT, TooLarge, Undecodable
 
@@ -411,6 +412,96 @@ class HTTPProvider:
         return self.error(
             message, retryable=retryable, status=status, retry_after=retry_after(headers)
         )
+
+
+class StreamParser:
+    """Base of the wire parsers: one response's stream in, provider events out.
+
+    A provider's parser implements `feed(name, data)` (its wire mapping), sets `done` when
+    the stream's own end arrived and `stop` to the raw finish reason, and hands every
+    complete tool call to `call()`. The template `finish()` does the rest the same way for
+    every provider: a stream that ended early is a retryable error; calls whose arguments
+    did not parse are replayed with `{}` unless the answer was cut off (truncated), in the
+    order they were buffered; then the usage and the stop.
+    """
+
+    #: What the stream's normal end is called, for the error when it never came.
+    end_marker = "its end"
+
+    def __init__(self, provider: HTTPProvider, emit: Emit):
+        self.provider = provider
+        self.emit = emit
+        self.usage: dict[str, int] | None = None
+        self.stop: str | None = None
+        self.done = False
+        #: Calls emitted at `finish()`: (id, name, arguments or None when they did not parse).
+        self.buffered: list[tuple[str, str, dict | None]] = []
+
+    def feed(self, name: str, data: Any) -> None:
+        raise NotImplementedError
+
+    def call(self, call_id: str, name: str, raw: str | dict | None) -> None:
+        """A complete tool call: emitted now, or buffered when its arguments did not parse."""
+        arguments = parse_arguments(raw)
+        if arguments is None:
+            self.buffered.append((call_id, name, None))
+        else:
+            self.doing(call_id, name, arguments)
+
+    def doing(self, call_id: str, name: str, arguments: dict) -> None:
+        self.emit(
+            {"type": "doing", "id": call_id or made_up_id(), "name": name, "arguments": arguments}
+        )
+
+    def complete(self) -> bool:
+        """Whether the stream reached its own end (not just a closed connection)."""
+        return self.done
+
+    def flush(self) -> None:
+        """Hook: what a provider still holds when the stream ended well (before the calls)."""
+
+    def totals(self) -> dict[str, int] | None:
+        """The round's token counts, or None when the server sent none."""
+        return self.usage
+
+    def finish(self) -> None:
+        """After the stream: the buffered calls, usage and stop; an error if it ended early."""
+        if not self.complete():
+            raise self.provider.error(
+                f"the stream from {self.provider.name} ended before {self.end_marker}; "
+                "the reply is incomplete",
+                retryable=True,
+            )
+        truncated = self.stop in TRUNCATED
+        self.flush()
+        for call_id, name, arguments in self.buffered:
+            if arguments is not None or not truncated:
+                self.doing(call_id, name, arguments or {})
+        usage = self.totals()
+        if usage is not None:
+            self.emit({"type": "usage", **usage})
+        self.emit({"type": "stop", "reason": self.stop, "truncated": truncated})
+
+
+def made_up_id() -> str:
+    """An id for a tool call the server sent without one."""
+    return f"call_{secrets.token_hex(8)}"
+
+
+def switch(value: Any) -> bool | str | None:
+    """An on/off option such as `thinking`: True, False, None (unset), or a level's text.
+
+    `on/true/yes/1` is True and `off/false/no/0/none` (or empty) is False, in any case;
+    anything else (`high`, `adaptive`, `2048`) comes back lower-cased for the provider.
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("on", "true", "yes", "1"):
+        return True
+    if text in ("", "off", "false", "no", "0", "none"):
+        return False
+    return text
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:

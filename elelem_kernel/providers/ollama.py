@@ -13,9 +13,8 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
-from elelem_kernel.agent.events import TRUNCATED, Emit
-from elelem_kernel.providers.http import HTTPProvider, parse_arguments
-from elelem_kernel.providers.openai import made_up_id
+from elelem_kernel.events import Emit
+from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 
@@ -39,7 +38,7 @@ def configured() -> bool:
     """True when something listens at OLLAMA_HOST (one TCP connect, at most 0.3 s)."""
     parts = urlsplit(host_url(os.environ.get("OLLAMA_HOST")))
     try:
-        with socket.create_connection((parts.hostname, parts.port), timeout=0.3):
+        with socket.create_connection((parts.hostname, parts.port or 11434), timeout=0.3):
             return True
     except OSError:
         return False
@@ -77,7 +76,7 @@ class OllamaProvider(HTTPProvider):
         body: dict[str, Any] = {"model": self.model, "messages": to_wire(messages)}
         if tools:
             body["tools"] = tools
-        think = _think(self.options["thinking"])
+        think = switch(self.options["thinking"])
         if think is not None:
             body["think"] = think
         options = {}
@@ -91,17 +90,6 @@ class OllamaProvider(HTTPProvider):
             body["keep_alive"] = self.options["keep_alive"]
         body["stream"] = True
         return body
-
-
-def _think(value: Any) -> bool | str | None:
-    if value is None or isinstance(value, bool):
-        return value
-    text = str(value).lower()
-    if text in ("on", "true", "yes", "1"):
-        return True
-    if text in ("off", "false", "no", "0"):
-        return False
-    return text
 
 
 def to_wire(messages: list[dict]) -> list[dict]:
@@ -145,15 +133,14 @@ def to_wire(messages: list[dict]) -> list[dict]:
     return wire
 
 
-class _Stream:
+class _Stream(StreamParser):
     """Turns `/api/chat` NDJSON objects into provider events."""
 
+    end_marker = "its final `done` line"
+
     def __init__(self, provider: OllamaProvider, emit: Emit):
-        self.provider = provider
-        self.emit = emit
+        super().__init__(provider, emit)
         self.usage = {"input": 0, "output": 0}
-        self.stop: str | None = None
-        self.done = False
 
     def feed(self, name: str, data: Any) -> None:
         if not isinstance(data, dict):
@@ -166,14 +153,9 @@ class _Stream:
         if message.get("content"):
             self.emit({"type": "saying", "text": message["content"]})
         for call in message.get("tool_calls") or []:
-            fn = call.get("function") or {}
-            self.emit(
-                {
-                    "type": "doing",
-                    "id": call.get("id") or made_up_id(),
-                    "name": fn.get("name", ""),
-                    "arguments": parse_arguments(fn.get("arguments")) or {},
-                }
+            fn = call.get("function") or {}  # whole calls with object arguments: never buffered
+            self.doing(
+                call.get("id") or "", fn.get("name", ""), parse_arguments(fn.get("arguments")) or {}
             )
         if data.get("done"):
             self.done = True
@@ -182,14 +164,3 @@ class _Stream:
                 "input": data.get("prompt_eval_count") or 0,
                 "output": data.get("eval_count") or 0,
             }
-
-    def finish(self) -> None:
-        """After the stream: usage and stop, or an error if it ended early."""
-        if not self.done:
-            raise self.provider.error(
-                "the stream from ollama ended before its final `done` line; "
-                "the reply is incomplete",
-                retryable=True,
-            )
-        self.emit({"type": "usage", **self.usage})
-        self.emit({"type": "stop", "reason": self.stop, "truncated": self.stop in TRUNCATED})

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from typing import Any
 
-from elelem_kernel.agent.events import TRUNCATED, Emit
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.providers.http import HTTPProvider, parse_arguments
+from elelem_kernel.events import Emit
+from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 
 OPENAI_BASE = "https://api.openai.com/v1"
 #: The default reply limit for servers other than api.openai.com.
@@ -95,10 +94,10 @@ class OpenAIProvider(HTTPProvider):
 
 def reasoning_effort(value: Any) -> str | None:
     """The effort for the `thinking` option: None when off or unset, `medium` for on."""
-    text = str(value).lower() if value is not None else ""
-    if text in ("", "off", "false", "no", "0", "none"):
+    on = switch(value)
+    if not on:
         return None
-    return "medium" if text in ("on", "true", "yes", "1") else text
+    return "medium" if on is True else str(on)
 
 
 def to_wire(messages: list[dict]) -> list[dict]:
@@ -151,25 +150,18 @@ def dump_arguments(arguments: Any) -> str:
     return json.dumps(arguments or {}, ensure_ascii=False)
 
 
-def made_up_id() -> str:
-    """An id for a tool call the server sent without one."""
-    return f"call_{secrets.token_hex(8)}"
-
-
-class _Stream:
+class _Stream(StreamParser):
     """Turns Chat Completions chunks into provider events."""
 
+    end_marker = "its finish chunk and [DONE]"
+
     def __init__(self, provider: OpenAIProvider, emit: Emit):
-        self.provider = provider
-        self.emit = emit
+        super().__init__(provider, emit)
         # Streamed pieces are kept in lists and joined once (`+=` on a string kept in a
         # dict or attribute copies it each time: quadratic in the number of fragments).
         self.calls: list[dict[str, Any]] = []
         self.by_index: dict[int, dict[str, Any]] = {}
         self.reasoning_content: list[str] = []
-        self.usage: dict[str, int] | None = None
-        self.stop: str | None = None
-        self.done = False
 
     def feed(self, name: str, data: Any) -> None:
         if data == "[DONE]":
@@ -244,28 +236,12 @@ class _Stream:
             arguments = json.dumps(arguments)
         call["arguments"].append(arguments or "")
 
-    def finish(self) -> None:
-        """After the stream: the calls, usage and stop, or an error if it ended early."""
-        if not self.done and self.stop is None:
-            raise self.provider.error(
-                "the stream from openai ended before its finish chunk and [DONE]; "
-                "the reply is incomplete",
-                retryable=True,
-            )
-        truncated = self.stop in TRUNCATED
+    def complete(self) -> bool:
+        return self.done or self.stop is not None
+
+    def flush(self) -> None:
+        """The reasoning to echo, then every call in order (arguments arrive in fragments)."""
         self._end_reasoning()
         for call in self.calls:
             arguments = parse_arguments("".join(call["arguments"]))
-            if arguments is None and truncated:
-                continue
-            self.emit(
-                {
-                    "type": "doing",
-                    "id": call["id"] or made_up_id(),
-                    "name": call["name"],
-                    "arguments": arguments or {},
-                }
-            )
-        if self.usage is not None:
-            self.emit({"type": "usage", **self.usage})
-        self.emit({"type": "stop", "reason": self.stop, "truncated": truncated})
+            self.buffered.append((call["id"], call["name"], arguments))

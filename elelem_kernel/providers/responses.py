@@ -12,14 +12,9 @@ import os
 import re
 from typing import Any
 
-from elelem_kernel.agent.events import TRUNCATED, Emit
-from elelem_kernel.providers.http import parse_arguments
-from elelem_kernel.providers.openai import (
-    OpenAIProvider,
-    dump_arguments,
-    made_up_id,
-    reasoning_effort,
-)
+from elelem_kernel.events import Emit
+from elelem_kernel.providers.http import StreamParser
+from elelem_kernel.providers.openai import OpenAIProvider, dump_arguments, reasoning_effort
 
 #: Models that take reasoning settings; others get none unless `thinking` is set.
 REASONING_MODELS = re.compile(r"(o\d|gpt-5|gpt-oss|codex)", re.IGNORECASE)
@@ -46,7 +41,7 @@ class ResponsesProvider(OpenAIProvider):
     default_model = "gpt-5"
     extra_options = {"max_tokens": None, "thinking": "auto"}
 
-    def parser(self, emit: Emit) -> _Stream:
+    def parser(self, emit: Emit) -> _Stream:  # type: ignore[override]
         return _Stream(self, emit)
 
     def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
@@ -120,18 +115,15 @@ def _tool(tool: dict) -> dict:
     }
 
 
-class _Stream:
+class _Stream(StreamParser):
     """Turns Responses stream events into provider events."""
 
+    end_marker = "response.completed"
+
     def __init__(self, provider: ResponsesProvider, emit: Emit):
-        self.provider = provider
-        self.emit = emit
+        super().__init__(provider, emit)
         self.streamed: set[str] = set()
         self.summary: tuple[str, int] | None = None
-        self.broken_calls: list[dict] = []
-        self.usage: dict[str, int] | None = None
-        self.stop: str | None = None
-        self.done = False
 
     def feed(self, name: str, data: Any) -> None:
         if not isinstance(data, dict):
@@ -153,7 +145,7 @@ class _Stream:
             error = (data.get("response") or {}).get("error") or {}
             self._fail(error.get("code"), error.get("message"))
         elif kind == "error":
-            error = data.get("error") if isinstance(data.get("error"), dict) else data
+            error = data["error"] if isinstance(data.get("error"), dict) else data
             self._fail(error.get("code") or error.get("type"), error.get("message"))
 
     def _fail(self, code: Any, message: Any) -> None:
@@ -193,21 +185,7 @@ class _Stream:
                 if part.get("type") == "output_text" and part.get("text"):
                     self.emit({"type": "saying", "text": part["text"]})
         elif kind == "function_call":
-            arguments = parse_arguments(item.get("arguments"))
-            if arguments is None:
-                self.broken_calls.append(item)
-            else:
-                self._doing(item, arguments)
-
-    def _doing(self, item: dict, arguments: dict) -> None:
-        self.emit(
-            {
-                "type": "doing",
-                "id": item.get("call_id") or made_up_id(),
-                "name": item.get("name", ""),
-                "arguments": arguments,
-            }
-        )
+            self.call(item.get("call_id") or "", item.get("name", ""), item.get("arguments"))
 
     def _usage(self, u: dict) -> None:
         if not u:
@@ -216,19 +194,3 @@ class _Stream:
         details = u.get("input_tokens_details") or {}
         if "cached_tokens" in details:
             self.usage["cache_read"] = details["cached_tokens"] or 0
-
-    def finish(self) -> None:
-        """After the stream: usage and stop, or an error if it ended early."""
-        if not self.done:
-            raise self.provider.error(
-                "the stream from responses ended before response.completed; "
-                "the reply is incomplete",
-                retryable=True,
-            )
-        truncated = self.stop in TRUNCATED
-        if not truncated:
-            for item in self.broken_calls:
-                self._doing(item, {})
-        if self.usage is not None:
-            self.emit({"type": "usage", **self.usage})
-        self.emit({"type": "stop", "reason": self.stop, "truncated": truncated})

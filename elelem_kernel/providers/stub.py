@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..agent.events import Emit
-from ..agent.options import unknown
+from ..events import Emit
+from ..options import unknown
 
 
 class StubProvider:

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from ..agent.media import BASE64, TYPES
+from ..text import shorten
 from .markdown import escape, themed, to_html
 
 RESULT_SHOWN = 2_000  #: characters of a tool result shown before "show all"
@@ -73,7 +74,7 @@ def short_arguments(arguments: Any, limit: int = 50) -> str:
         for value in arguments.values():
             if isinstance(value, str) and value.strip() not in ("", ".", "./"):
                 line = re.sub(r"\b([0-9a-f]{10})[0-9a-f]{30}\b", r"\1", " ".join(value.split()))
-                return line if len(line) <= limit else line[: limit - 1] + "…"
+                return shorten(line, limit)
     return ""
 
 

@@ -11,9 +11,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ..findings import SEVERITIES, rank
+from ..findings import location as where
 from .markdown import escape, neutralise, to_html
 
-ORDER = ("blocker", "major", "minor", "nit")
 COLOURS = {"blocker": "#b91c1c", "major": "#c2410c", "minor": "#a16207", "nit": "#4b5563"}
 DIFF_STYLE = (
     "font-family: var(--jp-code-font-family, monospace); font-size: 0.92em; line-height: 1.4; "
@@ -25,21 +26,12 @@ CELL = "padding: 3px 8px; text-align: left; vertical-align: top; border-bottom: 
 
 def _dicts(findings: Iterable[Any]) -> list[dict]:
     out = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in findings]
-    return sorted(
-        out, key=lambda f: ORDER.index(f.get("severity")) if f.get("severity") in ORDER else 9
-    )
+    return sorted(out, key=lambda f: rank(f.get("severity")))
 
 
 def location(finding: dict) -> str:
     """`path:line`, or `path cell ID line N` for a notebook cell."""
-    where = str(finding.get("path") or "?")
-    if finding.get("cell_id"):
-        where += f" cell {finding['cell_id']}"
-        if finding.get("line"):
-            where += f" line {finding['line']}"
-    elif finding.get("line"):
-        where += f":{finding['line']}"
-    return where
+    return where(str(finding.get("path") or "?"), finding.get("line"), finding.get("cell_id"))
 
 
 def suggestion_diff(finding: dict) -> str | None:
@@ -57,7 +49,7 @@ def counts(findings: Iterable[Any]) -> str:
     items = _dicts(findings)
     if not items:
         return "no findings"
-    per = [f"{sum(1 for f in items if f.get('severity') == s)} {s}" for s in ORDER]
+    per = [f"{sum(1 for f in items if f.get('severity') == s)} {s}" for s in SEVERITIES]
     per = [p for p in per if not p.startswith("0 ")]
     noun = "finding" if len(items) == 1 else "findings"
     return f"{len(items)} {noun} ({', '.join(per)})"

@@ -154,6 +154,7 @@ def _converter() -> Callable[[str], str] | None:
             language = info.strip().split(None, 1)[0] if info and info.strip() else None
             return code_block(code, language)
 
-    return mistune.create_markdown(
+    convert = mistune.create_markdown(
         escape=True, renderer=Renderer(escape=True), plugins=["strikethrough", "table"]
     )
+    return lambda text: str(convert(text))

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..visible import visible
 from . import cards
-from .findings import findings_html, findings_markdown
+from .findings import findings_html, findings_markdown, location
+from .footer import footer_line
 from .markdown import neutralise, to_html
-from .visible import visible
 
 MIMETYPES = ("text/html", "text/markdown", "text/plain")
 TURN = "font-family: inherit; line-height: 1.5"
@@ -42,7 +43,7 @@ def html(record: dict[str, Any]) -> str:
     if "findings" in record:
         parts.append(findings_html(_findings(record)))
     parts.extend(_ending_html(record))
-    parts.append(cards.footer_html(footer(record)))
+    parts.append(cards.footer_html(footer_line(record)))
     return f'<div class="elelem-turn" style="{TURN}">{"".join(parts)}</div>'
 
 
@@ -59,7 +60,7 @@ def markdown(record: dict[str, Any]) -> str:
     ending = _ending(record)
     if ending:
         parts.append(f"*{neutralise(ending)}*")  # an error message may quote model text
-    parts.append(f"<sub>{neutralise(footer(record))}</sub>")
+    parts.append(f"<sub>{neutralise(footer_line(record))}</sub>")
     return "\n\n".join(parts)
 
 
@@ -75,25 +76,8 @@ def plain(record: dict[str, Any]) -> str:
     ending = _ending(record)
     if ending:
         parts.append(f"[{ending}]")
-    parts.append(f"-- {footer(record)}")
+    parts.append(f"-- {footer_line(record)}")
     return visible("\n\n".join(parts))  # a terminal (IPython, jupyter console) shows it
-
-
-def footer(record: dict[str, Any]) -> str:
-    """The footer line of a record: tokens, time, rounds, stop, provider/model, cost."""
-    usage = record.get("usage") or {}
-    cost = record.get("cost", usage.get("cost"))
-    if "cost" in record and cost is None:  # the session prices every turn; None: no price known
-        cost = "cost unknown"
-    return cards.footer_text(
-        usage,
-        record.get("ms"),
-        len(record.get("rounds") or []),
-        record.get("stop"),
-        record.get("provider"),
-        record.get("model"),
-        cost if isinstance(cost, (int, float, str)) else None,
-    )
 
 
 def _rounds(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -149,17 +133,8 @@ def _findings(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [f for f in findings if isinstance(f, dict)] if isinstance(findings, list) else []
 
 
-def _where(finding: dict[str, Any]) -> str:
-    where = str(finding.get("path") or "?")
-    if finding.get("cell_id"):
-        where += f" cell {finding['cell_id']}"
-    if finding.get("line"):
-        where += f" line {finding['line']}" if finding.get("cell_id") else f":{finding['line']}"
-    return where
-
-
 def _finding_line(finding: dict[str, Any]) -> str:
-    return f"**{finding.get('severity', '?')}** {_where(finding)}: {finding.get('title', '')}"
+    return f"**{finding.get('severity', '?')}** {location(finding)}: {finding.get('title', '')}"
 
 
 def _call_line(call: dict[str, Any]) -> str:

@@ -13,9 +13,9 @@ import os
 import sys
 from typing import IO, Any
 
-from ..agent.pricing import cost, format_cost
-from .cards import footer_text
-from .visible import visible, visible_json
+from ..text import shorten
+from ..visible import visible, visible_json
+from .footer import footer_line
 
 DIM, BOLD, RED, GREEN, YELLOW, RESET = (
     "\033[2m",
@@ -26,12 +26,14 @@ DIM, BOLD, RED, GREEN, YELLOW, RESET = (
     "\033[0m",
 )
 JSON_TYPES = ("block_start", "block_delta", "block_stop", "turn_end")
+#: The keys of `turn_end` that `--json` prints (live views get more, such as the cost).
+JSON_END_KEYS = ("type", "stop", "usage", "rounds", "ms", "error")
 
 
 def _short(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(visible(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 class TerminalRenderer:
@@ -112,18 +114,8 @@ class TerminalRenderer:
             self._progress(self._paint(RED, "interrupted\n"))
         if not event.get("rounds"):
             return  # nothing was asked of the model: no figures to give
-        usage = event.get("usage") or {}
-        dollars = cost(self.provider or "", self.model, usage)
-        footer = footer_text(
-            usage,
-            event.get("ms"),
-            event.get("rounds"),
-            event.get("stop"),
-            self.provider,
-            self.model,
-            "cost unknown" if dollars is None else format_cost(dollars),
-        )
-        self._progress(self._paint(DIM, visible(footer) + "\n"))
+        line = footer_line(event, self.provider, self.model)
+        self._progress(self._paint(DIM, visible(line) + "\n"))
 
 
 class JsonRenderer:
@@ -133,6 +125,8 @@ class JsonRenderer:
         self.out = out or sys.stdout
 
     def __call__(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "turn_end":
+            event = {key: event[key] for key in JSON_END_KEYS if key in event}
         if event.get("type") in JSON_TYPES:
             self.out.write(visible_json(event) + "\n")
             self.out.flush()

@@ -18,22 +18,14 @@ import os
 import sys
 from typing import TextIO
 
-from elelem_kernel.agent.approval import ApprovalRequest, Decision
+from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
 
-from .visible import visible
+from ..visible import visible
 
 #: Preview lines, and characters, shown before the rest is summarised.
 PREVIEW_LINES = 400
 PREVIEW_CHARS = 40_000
 QUESTION = "Allow? [y]es / [n]o / [a]lways for this tool: "
-ANSWERS: dict[str, Decision] = {
-    "y": "allow",
-    "yes": "allow",
-    "n": "deny",
-    "no": "deny",
-    "a": "always",
-    "always": "always",
-}
 
 
 class TerminalApprover:
@@ -60,7 +52,7 @@ class TerminalApprover:
                     out.write("\n(no answer: not allowed)\n")
                     out.flush()
                     return "deny"
-                answer = ANSWERS.get(line.strip().lower() or "n")
+                answer = decision_for(line.strip() or "n")
                 if answer is not None:
                     if answer == "always":
                         name = visible(request.name)
@@ -124,13 +116,18 @@ async def _readable(fd: int) -> None:
     loop = asyncio.get_running_loop()
     ready = loop.create_future()
     try:
-        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+        loop.add_reader(fd, _settle, ready)
     except (OSError, NotImplementedError, ValueError):
         return  # a regular file or a loop without readers: the read does not block for long
     try:
         await ready
     finally:
         loop.remove_reader(fd)
+
+
+def _settle(ready: asyncio.Future[None]) -> None:
+    if not ready.done():
+        ready.set_result(None)
 
 
 def _colors(out: TextIO) -> bool:

@@ -22,6 +22,7 @@ from typing import Any
 
 from . import cards
 from .block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
+from .footer import footer_line
 from .markdown import escape
 from .static import bundle, notice_html
 
@@ -54,7 +55,7 @@ class TurnView:
         self.frozen = False
         self._lock = threading.RLock()
         self._stop = threading.Event()
-        self._asks: dict[int, concurrent.futures.Future[str]] = {}
+        self._asks: dict[int | None, concurrent.futures.Future[str]] = {}
         self._ticker = threading.Thread(
             target=contextvars.copy_context().run,
             args=(self._tick,),
@@ -80,7 +81,7 @@ class TurnView:
             if kind == "block_start":
                 self._start(event)
             elif kind == "block_delta":
-                block = self.blocks.get(event.get("index"))
+                block = self.blocks.get(_index(event.get("index")))
                 if isinstance(block, TextBlock):
                     block.add(str(event.get("text", "")))
                     self.dirty.add(event["index"])
@@ -90,7 +91,7 @@ class TurnView:
                 self.label = event.get("model") or event.get("provider") or self.label
                 self._wait(True)
             elif kind == "tool_state":
-                card = self.blocks.get(event.get("index"))
+                card = self.blocks.get(_index(event.get("index")))
                 if isinstance(card, ToolCard):
                     card.set_state(str(event.get("state")), event.get("preview"))
             elif kind == "notice":
@@ -105,7 +106,7 @@ class TurnView:
         """
         answer: concurrent.futures.Future[str] = concurrent.futures.Future()
         with self._lock:
-            card = self.blocks.get(index)
+            card = self.blocks.get(_index(index))
             if not isinstance(card, ToolCard) or self.frozen:
                 answer.set_result("deny")
                 return answer
@@ -132,7 +133,7 @@ class TurnView:
             answer = self._asks.pop(index, None)
             if answer is not None and not answer.done():
                 answer.cancel()
-            card = self.blocks.get(index)
+            card = self.blocks.get(_index(index))
             if isinstance(card, ToolCard):
                 card.clear_extra(only=self.widgets.HBox)
 
@@ -171,7 +172,7 @@ class TurnView:
     # -- internals -------------------------------------------------------------------
 
     def _start(self, event: dict[str, Any]) -> None:
-        index, kind = event.get("index"), event.get("block")
+        index, kind = _index(event.get("index")), event.get("block")
         self._wait(False)
         if kind in ("thinking", "text"):
             if kind == "text":
@@ -239,15 +240,7 @@ class TurnView:
         self.ended = True
         self._flush()
         self._wait(False)
-        text = cards.footer_text(
-            event.get("usage"),
-            event.get("ms"),
-            event.get("rounds"),
-            event.get("stop"),
-            self.provider,
-            self.model,
-        )
-        self.footer.value = cards.footer_html(text)
+        self.footer.value = cards.footer_html(footer_line(event, self.provider, self.model))
 
     def _answer(self, index: int | None, decision: str) -> None:
         with self._lock:
@@ -255,7 +248,7 @@ class TurnView:
             if answer is None or answer.done():
                 return
             answer.set_result(decision)
-            card = self.blocks.get(index)
+            card = self.blocks.get(_index(index))
             if isinstance(card, ToolCard):
                 card.clear_extra()
 
@@ -288,3 +281,8 @@ class TurnView:
         for block in self.blocks.values():
             if isinstance(block, ToolCard) and block.state == "running":
                 block.render_header()
+
+
+def _index(value: Any) -> int:
+    """A block index from an event; -1 (no block) when it is missing or not a number."""
+    return value if isinstance(value, int) else -1

@@ -85,7 +85,7 @@ def _entries(target: Target) -> list[tuple[str, str | None, str]]:
         target.root, "diff", "--name-status", "-z", "-M", *target.diff_args(), *_spec(target)
     )
     words = raw.split("\0")
-    entries = []
+    entries: list[tuple[str, str | None, str]] = []
     i = 0
     while i < len(words) and words[i]:
         letter = words[i][0]

@@ -5,13 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 
-#: Severities, worst first.
-SEVERITIES = ("blocker", "major", "minor", "nit")
-
-
-def rank(severity: str) -> int:
-    """0 for blocker … 3 for nit; unknown severities rank below nit."""
-    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
+from elelem_kernel.findings import SEVERITIES, location, rank
 
 
 def at_least(severity: str, threshold: str) -> bool:
@@ -45,12 +39,7 @@ class Finding:
 
     @property
     def location(self) -> str:
-        where = self.path
-        if self.cell_id:
-            where += f" cell {self.cell_id}"
-        if self.line:
-            where += f":{self.line}" if not self.cell_id else f" line {self.line}"
-        return where
+        return location(self.path, self.line, self.cell_id)
 
     def to_dict(self) -> dict:
         return asdict(self)

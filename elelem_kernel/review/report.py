@@ -6,6 +6,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from elelem_kernel._version import __version__
+from elelem_kernel.render.findings import findings_html, findings_markdown
+from elelem_kernel.render.markdown import escape, neutralise, to_html
 from elelem_kernel.review.findings import Finding, at_least, sort
 
 FORMATS = ("markdown", "json", "sarif")
@@ -76,8 +79,6 @@ def render(result: ReviewResult, fmt: str) -> str:
 
 def markdown(result: ReviewResult) -> str:
     """A Markdown report: what was reviewed, the findings, the reviewer's text, skipped files."""
-    from elelem_kernel.render.findings import findings_markdown
-    from elelem_kernel.render.markdown import neutralise
 
     if result.empty:
         return f"# Code review: {result.target}\n\nnothing to review\n"
@@ -110,8 +111,6 @@ def markdown(result: ReviewResult) -> str:
 
 def html(result: ReviewResult) -> str:
     """The report as HTML for a notebook: findings table, the reviewer's notes, the files."""
-    from elelem_kernel.render.findings import findings_html
-    from elelem_kernel.render.markdown import escape, to_html
 
     command = re.sub(r"\b([0-9a-f]{10})[0-9a-f]{30}\b", r"\1", result.command)
     head = f"<div><b>Code review: {escape(result.target)}</b> <code>{escape(command)}</code>"
@@ -173,8 +172,6 @@ def _result(f: Finding) -> dict:
 
 def sarif(result: ReviewResult) -> dict:
     """The review as a SARIF 2.1.0 log (one run, one rule per severity)."""
-    from elelem_kernel import __version__
-
     rules = [
         {
             "id": f"review/{severity}",

@@ -15,48 +15,44 @@ Fronts (the `%%elelem review` magic, the kernel's `/review`) run one turn:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-import threading
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent.options import parse_pairs
+from elelem_kernel.agent.factory import new_session
+from elelem_kernel.agent.sync import run_sync
+from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.options import parse_pairs
+from elelem_kernel.render.terminal import TerminalRenderer
 from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, collect
 from elelem_kernel.review.findings import SEVERITIES, at_least, check_severity, sort
 from elelem_kernel.review.report import FORMATS, ReviewResult, render
 from elelem_kernel.review.target import Target, resolve
-from elelem_kernel.review.tools import TOOL_NAMES, FindingLog, add_review_tools
+from elelem_kernel.review.tools import FindingLog, add_review_tools
+from elelem_kernel.visible import json_visible, visible
+
+if TYPE_CHECKING:
+    from elelem_kernel.agent.session import Session
 
 NOTHING = "nothing to review"
 
 
-@dataclass
-class _Prepared:
-    mode: str
-    saved: list[Any]  #: tools the review tools replaced, put back by restore_mode
-    log: FindingLog
-    diff: Diff
+#: The review scope each prepared session is in, left by `restore_mode`.
+_SCOPES: weakref.WeakKeyDictionary[Session, ExitStack] = weakref.WeakKeyDictionary()
 
 
-_STATE: weakref.WeakKeyDictionary[Any, _Prepared] = weakref.WeakKeyDictionary()
-
-
-def _setup(session: Any, diff: Diff) -> FindingLog:
-    if session not in _STATE:
-        saved = [session.toolbox.tools[n] for n in TOOL_NAMES if n in session.toolbox.tools]
-        mode = session.mode
-    else:
-        saved, mode = _STATE[session].saved, _STATE[session].mode
-    session.mode = "plan"
-    log = add_review_tools(session, [f.path for f in diff.files], diff.target)
-    _STATE[session] = _Prepared(mode, saved, log, diff)
-    return log
+def reviewing(session: Session, diff: Diff) -> tuple[ExitStack, FindingLog]:
+    """Enter plan mode with `report_finding` and `git` for `diff`; close the stack to leave."""
+    box = Toolbox()
+    log = add_review_tools(session, [f.path for f in diff.files], diff.target, box)
+    scope = ExitStack()
+    scope.enter_context(session.overridden(mode="plan", tools=box.tools.values()))
+    return scope, log
 
 
 def _meta(diff: Diff) -> dict:
@@ -69,7 +65,7 @@ def _meta(diff: Diff) -> dict:
 
 
 def prepare(
-    session: Any,
+    session: Session,
     target: str | Sequence[str] | None,
     focus: str | None = None,
     severity: str | None = None,
@@ -90,10 +86,9 @@ def prepare(
         {"path": p, "reason": "over the budget of one review turn"} for p in _later_parts(diff)
     ]
     diff.parts = diff.parts[:1]
-    _setup(session, diff)
-    extras = getattr(session, "turn_extras", None)
-    if isinstance(extras, dict):
-        extras["review"] = _meta(diff)
+    restore_mode(session)
+    _SCOPES[session], _ = reviewing(session, diff)
+    session.turn_extras["review"] = _meta(diff)
     return prompts.build(diff, 0, focus, severity, Path(session.workspace))
 
 
@@ -104,30 +99,16 @@ def _later_parts(diff: Diff) -> list[str]:
 def _nothing(skipped: list[dict]) -> str:
     if not skipped:
         return NOTHING
-    from elelem_kernel.render.visible import visible
 
     listed = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped)
     return visible(f"{NOTHING}: every changed file was skipped: {listed}")
 
 
-def restore_mode(session: Any) -> None:
+def restore_mode(session: Session) -> None:
     """Undo `prepare`: the mode from before, the review tools gone (replaced tools put back)."""
-    state = _STATE.pop(session, None)
-    if state is None:
-        return
-    session.mode = state.mode
-    for name in TOOL_NAMES:
-        session.toolbox.remove(name)
-    for tool in state.saved:
-        session.toolbox.add(
-            tool.name,
-            tool.description,
-            tool.params,
-            tool.required,
-            tool.aliases,
-            tool.kind,
-            tool.preview,
-        )(tool.fn)
+    scope = _SCOPES.pop(session, None)
+    if scope is not None:
+        scope.close()
 
 
 def _empty_result(diff: Diff) -> ReviewResult:
@@ -145,7 +126,7 @@ async def areview(
     workspace: Path | str | None = None,
     budget: int = BUDGET,
     renderer: Callable[[dict], None] | None = None,
-    session: Any = None,
+    session: Session | None = None,
     options: dict[str, Any] | None = None,
 ) -> ReviewResult:
     """Review TARGET with a new session (or `session`), one turn per part of the diff."""
@@ -154,25 +135,23 @@ async def areview(
     diff = collect(t, budget=budget)
     if not diff.parts:
         return _empty_result(diff)
+    own = session is None
     if session is None:
-        from elelem_kernel.agent.registry import new_session
-
         session = new_session(
             provider=provider, model=model, mode="plan", workspace=t.root, **(options or {})
         )
-    log = _setup(session, diff)
+    scope, log = reviewing(session, diff)
     result = ReviewResult(t.label, t.command(), reviewed=diff.reviewed, skipped=diff.skipped)
     result.provider, result.model = (
-        getattr(session, "provider_name", None),
-        getattr(session, "model", None),
+        session.provider_name,
+        session.model,
     )
     replies = []
     try:
         for i in range(len(diff.parts)):
-            if i and hasattr(session, "new_conversation"):
+            if i:
                 session.new_conversation()
-            if isinstance(getattr(session, "turn_extras", None), dict):
-                session.turn_extras["review"] = _meta(diff)
+            session.turn_extras["review"] = _meta(diff)
             turn = await session.turn(prompts.build(diff, i, focus, severity), renderer=renderer)
             if turn.reply and turn.reply.strip():
                 replies.append(turn.reply.strip())
@@ -182,7 +161,9 @@ async def areview(
                 if isinstance(value, (int, float)):
                     result.usage[key] = result.usage.get(key, 0) + value
     finally:
-        restore_mode(session)
+        scope.close()
+        if own:
+            await session.aclose()
     kept = [f for f in log.findings if severity is None or at_least(f.severity, severity)]
     result.findings = sort(kept)
     result.summary = "\n\n".join(replies)
@@ -191,24 +172,7 @@ async def areview(
 
 def review(target: str | Sequence[str] | None = None, **options: Any) -> ReviewResult:
     """`areview` for synchronous callers; works inside a running event loop (a notebook) too."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(areview(target, **options))
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["result"] = asyncio.run(areview(target, **options))
-        except BaseException as e:  # re-raised in the caller's thread
-            box["error"] = e
-
-    thread = threading.Thread(target=work, name="elelem-review")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
+    return run_sync(lambda: areview(target, **options))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -254,13 +218,10 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`elelem-kernel review ...`; returns the exit code."""
-    from elelem_kernel.render.visible import visible
 
     args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     renderer = None
     if not args.quiet:
-        from elelem_kernel.render.terminal import TerminalRenderer
-
         renderer = TerminalRenderer(out=sys.stderr, err=sys.stderr)
     try:
         result = review(
@@ -297,7 +258,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _shown(report: str, fmt: str) -> str:
     """The report as written to stdout: control characters from the model made visible."""
-    from elelem_kernel.render.visible import json_visible, visible
 
     return visible(report) if fmt == "markdown" else json_visible(report)
 

@@ -15,13 +15,17 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.review import diff as diffs
 from elelem_kernel.review import git, git_options, notebook
 from elelem_kernel.review.findings import SEVERITIES, Finding
 from elelem_kernel.review.git import ReviewError
 from elelem_kernel.review.target import Target, resolve
+
+if TYPE_CHECKING:
+    from elelem_kernel.agent.session import Session
+    from elelem_kernel.agent.toolbox import Toolbox
 
 TOOL_NAMES = ("report_finding", "git")
 GIT_COMMANDS = git_options.COMMANDS
@@ -122,11 +126,17 @@ class FindingLog:
         return finding, notes
 
 
-def add_review_tools(session: Any, files: Iterable[str], target: Target) -> FindingLog:
-    """Add `report_finding` and `git` to the session's toolbox; return the log they fill."""
-    log = FindingLog(target, set(files), Path(getattr(session, "workspace", target.root)))
+def add_review_tools(
+    session: Session, files: Iterable[str], target: Target, toolbox: Toolbox | None = None
+) -> FindingLog:
+    """Add `report_finding` and `git` to `toolbox` (the session's by default); return the log.
 
-    @session.toolbox.add(
+    Findings also go into the session's `turn_extras`, so the turn's record carries them.
+    """
+    log = FindingLog(target, set(files), Path(session.workspace))
+    box = toolbox if toolbox is not None else session.toolbox
+
+    @box.add(
         "report_finding",
         "Report one review finding. Call once per problem, with the location from the diff. "
         "Severity: blocker (must not merge), major (a bug or risk), minor (worth fixing), nit (style).",
@@ -136,9 +146,7 @@ def add_review_tools(session: Any, files: Iterable[str], target: Target) -> Find
     )
     def report_finding(args: dict) -> dict:
         finding, notes = log.record(args)
-        extras = getattr(session, "turn_extras", None)
-        if isinstance(extras, dict):
-            extras.setdefault("findings", []).append(finding.to_dict())
+        session.turn_extras.setdefault("findings", []).append(finding.to_dict())
         result: dict = {"recorded": len(log.findings), "location": finding.location}
         if finding.outside_diff:
             result["outside_diff"] = True
@@ -146,7 +154,7 @@ def add_review_tools(session: Any, files: Iterable[str], target: Target) -> Find
             result["note"] = "; ".join(notes)
         return result
 
-    @session.toolbox.add(
+    @box.add(
         "git",
         "Run a read-only git command in the repository: "
         + ", ".join(GIT_COMMANDS)

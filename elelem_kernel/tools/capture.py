@@ -76,7 +76,7 @@ def captured() -> Iterator[tuple[Capture, Capture]]:
     with _lock:
         if _active == 0:
             _routers = (_Router(sys.stdout, 0), _Router(sys.stderr, 1))
-            sys.stdout, sys.stderr = _routers  # type: ignore[assignment]
+            sys.stdout, sys.stderr = _routers
         _active += 1
     previous = getattr(_local, "sinks", None)
     _local.sinks = (out, err)

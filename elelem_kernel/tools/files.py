@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.globs import Glob
@@ -86,7 +86,8 @@ def list_files(ws: Workspace, path: str | None = None, pattern: str | None = Non
     files = files_under(base, ws.root)
     if pattern:
         files = matching(files, pattern, ws.relative(base if base.is_dir() else base.parent))
-    names, size = [], 0
+    names: list[str] = []
+    size = 0
     for name in files:
         if len(names) >= MAX_LINES or size + len(name) > MAX_BYTES:
             break
@@ -245,7 +246,7 @@ def _writable(ws: Workspace, path: str, protected: Path | None) -> Path:
     return target
 
 
-def iter_lines(f: BinaryIO, keep: int = LINE_BYTES) -> Iterator[tuple[bytes, int]]:
+def iter_lines(f: IO[bytes], keep: int = LINE_BYTES) -> Iterator[tuple[bytes, int]]:
     """Each line's first `keep` bytes (a few screens) and its full length in bytes."""
     while part := f.readline(keep):
         length = len(part)

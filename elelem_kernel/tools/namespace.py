@@ -39,8 +39,10 @@ def run_python(namespace: dict, code: str) -> dict:
     except SyntaxError as e:
         return {"error": f"SyntaxError: {e.msg} (line {e.lineno})", "traceback": _syntax(e)}
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = ast.Expression(tree.body.pop().value)
+    final = tree.body[-1] if tree.body else None
+    if isinstance(final, ast.Expr):
+        tree.body.pop()
+        last = ast.Expression(final.value)
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
     result: dict = {}
     try:
@@ -75,7 +77,7 @@ async def run_python_async(namespace: dict, code: str) -> dict:
         with lock:
             running[0] = False
         with contextlib.suppress(RuntimeError):  # the loop may be closed by now
-            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(result))
+            loop.call_soon_threadsafe(_settle, done, result)
 
     thread = threading.Thread(target=work, name="elelem-python", daemon=True)
     thread.start()
@@ -89,6 +91,11 @@ async def run_python_async(namespace: dict, code: str) -> dict:
                 )
         await asyncio.to_thread(thread.join, 5)
         raise
+
+
+def _settle(done: asyncio.Future, result: dict) -> None:
+    if not done.done():
+        done.set_result(result)
 
 
 def list_variables(namespace: dict, pattern: str | None = None) -> dict:
@@ -147,7 +154,8 @@ def _summary(value: object) -> str:
         dtypes = _attr(value, "dtypes")
         if dtypes is not None and hasattr(dtypes, "items"):
             columns = [f"{name}: {dtype}" for name, dtype in itertools.islice(dtypes.items(), 20)]
-            more = f", ... {len(dtypes) - 20} more" if len(dtypes) > 20 else ""
+            count = len(dtypes)  # type: ignore[arg-type]
+            more = f", ... {count - 20} more" if count > 20 else ""
             return f"shape {shape}; columns {', '.join(columns)}{more}"
         dtype = _attr(value, "dtype")
         return f"shape {shape}" + (f", dtype {dtype}" if dtype is not None else "")

@@ -25,7 +25,7 @@ from elelem_kernel.tools.children import Children, Stopped
 _HOME = str(Path(__file__).resolve().parents[2])
 _CODE = (
     f"import sys; sys.path.insert(0, {_HOME!r}); "
-    "from elelem_kernel.tools.pyregex import main; main()"
+    "from elelem_kernel.tools.pyregex_child import main; main()"
 )
 
 
@@ -56,14 +56,3 @@ def search(
         lines = err.decode("utf-8", "replace").strip().splitlines()
         return lines[-1][-500:] if lines else f"exit status {proc.returncode}"
     return json.loads(out)
-
-
-def main() -> None:
-    """The child: read the job, search, print the bounded result."""
-    from elelem_kernel.tools.search import _Matches, _search_python
-
-    job = json.loads(sys.stdin.buffer.read())
-    found = _Matches()
-    _search_python(Path(job["root"]), job["pattern"], job["flags"], job["names"], found)
-    result = {"lines": found.lines, "count": found.count, "files": sorted(found.files)}
-    sys.stdout.buffer.write(json.dumps(result).encode("ascii"))

@@ -247,8 +247,8 @@ def _run_rg(command: list[str], root: Path, group: Children) -> _Matches | None:
             if head != name:
                 name, binary = head, _binary(os.path.join(root, os.fsdecode(head)))
             if not binary:
-                text = decode_line(text[:LINE_BYTES])[0]  # what the Python engine keeps
-                found.add(name.decode("utf-8", "replace"), int(number), text)
+                line = decode_line(text[:LINE_BYTES])[0]  # what the Python engine keeps
+                found.add(name.decode("utf-8", "replace"), int(number), line)
     # 2 is an error; with nothing found (a pattern rg cannot parse), Python's re takes over
     return None if proc.returncode not in (0, 1) and not found.count else found
 

@@ -16,6 +16,7 @@ from collections import deque
 from pathlib import Path
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.text import clip as text_clip
 from elelem_kernel.tools import git_command
 
 #: Result bounds: roughly what fits a model's context without crowding it.
@@ -280,9 +281,7 @@ def human_size(n: int) -> str:
 
 def clip(text: str, limit: int = 2_000) -> str:
     """`text` cut to `limit` characters, marking the cut."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f" [... {len(text) - limit} more characters]"
+    return text_clip(text, limit)
 
 
 class HeadTail:

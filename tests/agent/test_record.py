@@ -1,4 +1,5 @@
-"""The turn recorder (agent/record.py): what a turn's events become in its record."""
+"""The turn recorder (agent/record.py): what a turn's events become in its record, and the
+same version read back by memory."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 
 import pytest
 
+from elelem_kernel.agent import memory, record
 from elelem_kernel.agent.memory import check, larger_than
 from elelem_kernel.agent.record import (
     ARGUMENTS_LIMIT,
@@ -58,7 +60,7 @@ def test_fit_cuts_long_texts_first():
     record["rounds"] = [{"thinking": "", "text": "r" * 300_000, "calls": []}]
     fit(record, limit=300_000)
     assert not larger_than(record, 300_000) and record["turn"] == "t" * 40
-    assert record["prompt"].startswith("ppp") and "truncated" in record["prompt"]
+    assert record["prompt"].startswith("ppp") and "more characters]" in record["prompt"]
 
 
 def test_fit_keeps_the_reply_alone_when_calls_are_too_many():
@@ -95,3 +97,32 @@ def test_long_arguments_are_kept_as_cut_text():
     [call] = recorder.finish("end_turn")["rounds"][0]["calls"]
     assert isinstance(call["arguments"], str) and call["arguments"].startswith('{"k0": "vvv')
     assert len(call["arguments"]) < ARGUMENTS_LIMIT + 100
+
+
+def test_a_turn_that_never_produced_a_record_gets_a_valid_one():
+    for interrupted, stop in ((True, "interrupted"), (False, "error")):
+        made = record.unfinished(
+            conversation="c1",
+            prompt="hi",
+            provider="demo",
+            model=None,
+            cell="x",
+            interrupted=interrupted,
+        )
+        assert memory.check(made) is None
+        assert (made["v"], made["stop"], made["rounds"], made["reply"]) == (
+            record.VERSION,
+            stop,
+            [],
+            "",
+        )
+        assert (made["conversation"], made["cell"], made["prompt"]) == ("c1", "x", "hi")
+    assert made["error"] == "the turn did not finish"
+
+
+def test_the_reader_accepts_exactly_the_version_the_recorder_writes():
+    written = record.TurnRecorder(conversation="c", prompt="p", provider="demo", model=None)
+    written.start_round()
+    done = written.finish("end_turn")
+    assert memory.check(done) is None
+    assert memory.check({**done, "v": record.VERSION + 1}).startswith("written by a newer")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elelem_kernel.agent import registry
+from elelem_kernel.agent import factory, registry
 from elelem_kernel.errors import ConfigError
 
 
@@ -53,7 +53,7 @@ def test_plugin_files_register_providers_and_setups_and_a_broken_file_is_skipped
     assert registry.load_plugins([folder]) == []  # loaded once
     provider = registry.create_provider("echo2", model="hey")
     assert provider.model == "hey"
-    session = registry.new_session(provider="echo2", model="hey", workspace=tmp_path)
+    session = factory.new_session(provider="echo2", model="hey", workspace=tmp_path)
     assert session.toolbox.get("hello") is not None
     import asyncio
 
@@ -84,8 +84,8 @@ def test_workspace_is_the_git_root(tmp_path):
     (tmp_path / ".git").mkdir()
     inner = tmp_path / "a" / "b"
     inner.mkdir(parents=True)
-    assert registry.find_workspace(inner) == tmp_path.resolve()
-    assert registry.find_workspace(tmp_path / "a") == tmp_path.resolve()
+    assert factory.find_workspace(inner) == tmp_path.resolve()
+    assert factory.find_workspace(tmp_path / "a") == tmp_path.resolve()
 
 
 MARKER_PLUGIN = """\
@@ -167,7 +167,7 @@ def test_trusted_plugins_reach_a_running_session(project, tmp_path):
         "    config.setup('hello', add)\n"
     )
     registry.set_notify(lambda line: None)
-    session = registry.new_session(provider="echo", workspace=project)
+    session = factory.new_session(provider="echo", workspace=project)
     assert session.toolbox.get("hello") is None
     trust.trust(project)
     lines = registry.load_trusted_plugins(session)

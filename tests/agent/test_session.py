@@ -346,3 +346,60 @@ def test_long_thinking_in_small_pieces_goes_back_whole():
         {"text": "".join(pieces), "metadata": {"x": {"signature": "s"}}}
     ]
     assert result.record["rounds"][0]["thinking"] == "".join(pieces)
+
+
+def test_the_turn_end_event_carries_the_cost_the_record_has(tmp_path):
+    priced = [{"type": "saying", "text": "hi"}, {"type": "usage", "input": 1000, "output": 100}]
+    s = Session(Scripted(priced), make_toolbox(), workspace=tmp_path, provider_name="openai")
+    s.model = "gpt-4.1"
+    events = []
+    result = run(s, "hi", events)
+    assert result.record["cost"] > 0 and events[-1]["cost"] == result.record["cost"]
+    s.model = "mystery-model-1"
+    assert run(s, "again", events) and "cost" in events[-1] and events[-1]["cost"] is None
+
+
+def test_every_change_of_mode_is_checked_by_the_session(tmp_path):
+    from elelem_kernel.errors import ConfigError
+
+    s = Session(Scripted(), make_toolbox(), workspace=tmp_path, mode="plan")
+    with pytest.raises(ConfigError, match="unknown mode 'turbo'; modes: plan, build, verify, auto"):
+        s.mode = "turbo"
+    assert s.mode == "plan"
+    with pytest.raises(ConfigError, match="unknown mode"):
+        Session(Scripted(), make_toolbox(), workspace=tmp_path, mode="wild")
+
+
+def test_overridden_puts_everything_back_even_after_an_error(tmp_path, monkeypatch):
+    from elelem_kernel.agent.toolbox import Toolbox as Box
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    provider = Scripted()
+    s = Session(provider, make_toolbox(), workspace=tmp_path, mode="build", provider_name="mine")
+    original_add = s.toolbox.get("add")
+    extra = Box()
+
+    @extra.add("add", "a replacement", aliases=("plus",))
+    def other_add(args):
+        return {}
+
+    @extra.add("note", "a scoped tool")
+    def note(args):
+        return {}
+
+    with pytest.raises(RuntimeError, match="inside"):
+        with s.overridden(
+            mode="plan", tools=extra.tools.values(), provider="echo", system_prompt="x"
+        ):
+            assert (s.mode, s.provider_name, s.system_prompt) == ("plan", "echo", "x")
+            assert s.toolbox.get("plus").fn is other_add and s.toolbox.get("note") is not None
+            raise RuntimeError("inside")
+    assert (s.mode, s.provider, s.provider_name, s.system_prompt) == (
+        "build",
+        provider,
+        "mine",
+        None,
+    )
+    assert s.toolbox.get("add") is original_add and s.toolbox.get("note") is None
+    assert s.toolbox.get("plus") is None

@@ -540,5 +540,5 @@ def test_a_turn_larger_than_the_restore_limit_is_saved_so_that_it_restores(tmp_p
     restored, line = restore(path)
     assert line == "restored 1 turn from nb.ipynb"
     [turn] = restored.conversation.turns
-    assert turn["reply"].startswith("rrrr") and "truncated" in turn["reply"]
+    assert turn["reply"].startswith("rrrr") and "more characters]" in turn["reply"]
     assert turn["prompt"].startswith("pppp") and len(turn["rounds"]) == 2

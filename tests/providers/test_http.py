@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from elelem_kernel.agent.events import map_stop_reason
 from elelem_kernel.errors import ConfigError, ProviderError
+from elelem_kernel.events import map_stop_reason
 from elelem_kernel.providers import anthropic, ollama, openai, responses
 from elelem_kernel.providers.http import parse_arguments, retry_after
 from tests.providers.conftest import CLASSES, KEY, fetch

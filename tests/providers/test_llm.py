@@ -18,7 +18,8 @@ import pytest
 pytest.importorskip("llm")
 pytest.importorskip("llm_echo")
 
-from elelem_kernel.agent.registry import create_provider, new_session  # noqa: E402
+from elelem_kernel.agent.factory import new_session  # noqa: E402
+from elelem_kernel.agent.registry import create_provider  # noqa: E402
 from elelem_kernel.errors import ConfigError  # noqa: E402
 from elelem_kernel.providers.llm import LLMProvider, about, request  # noqa: E402
 from tests.providers.conftest import PROMPT, TOOLS, fetch  # noqa: E402

@@ -50,3 +50,19 @@ def test_suggestion_diff_lines_are_coloured_and_titles_show_code():
     assert "<code>is None</code>" in html
     assert 'rgba(220,38,38,.15); white-space: pre">-return x</div>' in html
     assert 'rgba(22,163,74,.15); white-space: pre">+return safe(x)</div>' in html
+
+
+def test_the_review_and_every_view_place_a_finding_the_same_way():
+    from elelem_kernel.render import findings as views
+    from elelem_kernel.render.static import bundle
+    from elelem_kernel.review.findings import Finding
+
+    for made in (
+        Finding("a.py", "nit", "t", line=3),
+        Finding("n.ipynb", "nit", "t", line=2, cell_id="c1"),
+    ):
+        where = made.location
+        assert where in ("a.py:3", "n.ipynb cell c1 line 2")
+        assert views.location(made.to_dict()) == where
+        record = {"reply": "", "findings": [made.to_dict()]}
+        assert f"**nit** {where}: t" in bundle(record)[0]["text/plain"]

@@ -129,3 +129,12 @@ def test_waiting_for_an_answer_can_be_cancelled_and_leaves_no_reader_behind() ->
             assert asyncio.run(cancel_then_answer(approver)) == "allow"
     finally:
         os.close(write_end)
+
+
+def test_the_terminal_takes_the_same_words_as_the_notebook() -> None:
+    from elelem_kernel.agent.approval import ANSWERS
+    from elelem_kernel.jupyter.approvals import parse_answer
+
+    for word, decision in ANSWERS.items():
+        assert ask(f"{word.upper()}\n")[0] == decision == parse_answer(f" {word} ")
+    assert ask("ok\n")[0] == "allow" and ask("deny\n")[0] == "deny"

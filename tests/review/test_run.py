@@ -155,3 +155,35 @@ def test_file_names_with_escape_sequences_are_printed_visibly(repo, demo, capsys
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "\\x1b]0;pwned\\x07.bin" in out
+
+
+def test_review_closes_the_provider_of_the_session_it_made_and_only_that(
+    planted, monkeypatch, tmp_path
+):
+    from elelem_kernel.agent import registry
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    closed = []
+
+    class Closing(Scripted):
+        async def aclose(self):
+            closed.append(self)
+
+    config = registry.Config()
+    config.provider("closing", lambda model=None, **o: Closing(say("fine")))
+    monkeypatch.setattr(registry, "CONFIG", config)
+    monkeypatch.setattr(registry, "_builtins_loaded", True)
+    assert review(None, provider="closing", workspace=planted.root).summary == "fine"
+    assert len(closed) == 1
+    mine = Session(Closing(say("fine")), Toolbox(), workspace=planted.root)
+    review(None, session=mine, workspace=planted.root)
+    assert len(closed) == 1
+
+
+def test_the_public_face_reviews_too(planted):
+    import elelem_kernel
+
+    session = scripted_session(planted, say("Looks fine."))
+    result = elelem_kernel.review(None, session=session, workspace=planted.root)
+    assert isinstance(result, elelem_kernel.ReviewResult) and result.summary == "Looks fine."

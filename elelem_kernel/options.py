@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import ConfigError
+from .errors import ConfigError
 
 ENV = "ELELEM_OPTIONS"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -67,19 +67,6 @@ def from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         return parse_pairs(p for p in _SPLIT.split(text) if p.strip())
     except ConfigError as error:
         raise ConfigError(f"{ENV}: {error}") from None
-
-
-def create(name: str, model: str | None, chosen: Mapping[str, Any]) -> Any:
-    """Provider `name` made with ELELEM_OPTIONS under `chosen`; errors say where options came from."""
-    from .registry import create_provider
-
-    env = from_env()
-    try:
-        return create_provider(name, model=model, **{**env, **chosen})
-    except ConfigError as error:
-        if not set(env) - set(chosen):
-            raise
-        raise ConfigError(f"{error} ({ENV} sets {', '.join(sorted(env))})") from None
 
 
 def describe(options: Mapping[str, Any]) -> str:

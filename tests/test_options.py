@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from elelem_kernel.agent.options import describe, from_env, parse_pair, parse_pairs, parse_value
-from elelem_kernel.agent.registry import new_session
+from elelem_kernel.agent.factory import new_session
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.options import describe, from_env, parse_pair, parse_pairs, parse_value
 
 
 @pytest.fixture(autouse=True)

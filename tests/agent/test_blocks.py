@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from elelem_kernel.render.blocks import BlockLayout
+from elelem_kernel.agent.blocks import BlockLayout
 
 
 def layout():

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from elelem_kernel.render.terminal import JsonRenderer, TerminalRenderer
-from elelem_kernel.render.visible import json_visible, visible, visible_json
+from elelem_kernel.visible import json_visible, visible, visible_json
 
 
 @pytest.mark.parametrize(

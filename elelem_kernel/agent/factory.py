@@ -1,0 +1,56 @@
+"""Sessions built from the registry: the provider resolved, every setup run.
+
+The registry knows providers and setups, the session knows the turn loop; this module is
+the one place that puts them together, so neither has to import the other's builder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..tools.workspace import find_root
+from . import registry
+from .approval import Approver
+from .session import Session
+
+
+def find_workspace(folder: Path | str | None = None) -> Path:
+    """The workspace root: the enclosing git repository's root, else `folder` itself."""
+    return find_root(folder or Path.cwd())
+
+
+def new_session(
+    provider: str | None = None,
+    model: str | None = None,
+    mode: str | None = None,
+    workspace: Path | str | None = None,
+    namespace: dict[str, Any] | None = None,
+    approver: Approver | None = None,
+    system_prompt: str | None = None,
+    history: str | None = None,
+    **options: Any,
+) -> Session:
+    """A ready session: provider resolved, every setup run (the tools among them)."""
+    notice = None
+    if provider is None:
+        provider, why = registry.default_provider()
+        if provider == "demo":
+            notice = why
+    instance = registry.create_with_env(provider, model, options)
+    session = Session(
+        instance,
+        provider_name=provider,
+        model=model,
+        mode=mode or os.environ.get("ELELEM_MODE") or "build",
+        history=history or os.environ.get("ELELEM_HISTORY") or "replies",
+        system_prompt=system_prompt,
+        workspace=find_workspace(workspace),
+        namespace=namespace,
+        approver=approver,
+    )
+    session.notice = notice
+    session.provider_options[provider] = dict(options)
+    registry.run_setups(session, dict(registry.CONFIG.setups))
+    return session
