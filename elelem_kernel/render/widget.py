@@ -4,8 +4,9 @@ One widget per block, placed by block index: thinking (dimmed, in a `<details>` 
 folds when the round's text starts), text (Markdown rendered to safe HTML), tool
 cards (arguments, state, duration, result; Allow / Deny / Always buttons while a call
 waits for approval). Every widget trait change is one comm message carrying the whole
-value, so deltas only fill buffers: a ticker thread refreshes what changed at most every
-`interval` seconds, and a block is refreshed at once when it stops.
+value, so deltas only fill buffers: a block's first delta shows at once, then a ticker
+thread refreshes what changed at most every `interval` seconds, and a block is refreshed
+at once when it stops.
 
 At the end of the turn `freeze(record)` replaces the whole view in place with the static
 bundle of `render.static`, so the saved notebook never depends on widget state.
@@ -82,8 +83,12 @@ class TurnView:
             elif kind == "block_delta":
                 block = self.blocks.get(event.get("index"))
                 if isinstance(block, TextBlock):
+                    first = not block.text
                     block.text += str(event.get("text", ""))
-                    self.dirty.add(event["index"])
+                    if first:  # the first words show at once; the ticker coalesces the rest
+                        block.render()
+                    else:
+                        self.dirty.add(event["index"])
             elif kind == "block_stop":
                 self._flush(event.get("index"))
             elif kind == "status" and event.get("state") == "waiting":

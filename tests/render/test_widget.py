@@ -113,6 +113,16 @@ def test_deltas_are_coalesced(view):
     assert "w1999" in view.blocks[0].html.value
 
 
+def test_the_first_delta_shows_at_once_without_waiting_for_the_ticker(view):
+    view({"type": "block_start", "index": 0, "block": "text"})
+    view({"type": "block_delta", "index": 0, "text": "Hello"})
+    assert "Hello" in view.blocks[0].html.value  # the view was never shown: no ticker runs
+    view({"type": "block_delta", "index": 0, "text": " world"})
+    assert "world" not in view.blocks[0].html.value  # later deltas wait to be coalesced
+    view({"type": "block_stop", "index": 0})
+    assert "Hello world" in view.blocks[0].html.value
+
+
 def test_thinking_collapses_when_text_starts(view):
     view({"type": "block_start", "index": 0, "block": "thinking"})
     view({"type": "block_delta", "index": 0, "text": "hmm <b>"})
