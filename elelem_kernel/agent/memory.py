@@ -27,6 +27,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from .shape import fits
+
 #: Records above this (estimated serialized size) are skipped, not restored. A long agentic
 #: turn stays well under it: tool results are cut to 8,000 characters in the record.
 MAX_RECORD_BYTES = 4_000_000
@@ -135,16 +137,21 @@ def _duplicates_warning(duplicates: dict[str, list[int]]) -> str:
 
 
 @cache
+def _schema() -> dict:
+    text = resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+@cache
 def _validator() -> Any:
     import jsonschema
 
-    schema = json.loads(
-        resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
-    )
-    return jsonschema.Draft202012Validator(schema)
+    return jsonschema.Draft202012Validator(_schema())
 
 
 def _schema_error(record: dict) -> str | None:
+    if fits(_schema(), record):  # the usual case: a quick check, no jsonschema import
+        return None
     import jsonschema
 
     error = jsonschema.exceptions.best_match(_validator().iter_errors(record))
