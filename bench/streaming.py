@@ -36,6 +36,7 @@ from .common import (
     ms,
     paired,
     result,
+    with_bytecode,
 )
 from .kernels import Kernels
 
@@ -104,7 +105,7 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
     try:
         with TimedServer() as server, httpx.Client() as client:
             base = server.base_url("openai")
-            env = {**os.environ, **server.env("openai")}
+            env = with_bytecode({**os.environ, **server.env("openai")})
             env.pop("ELELEM_PROVIDER", None)
 
             def scripted(fn):
@@ -115,7 +116,9 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
                 return go
 
             def fresh() -> None:
-                subprocess.run([sys.executable, "-c", BARE, base], check=True, capture_output=True)
+                subprocess.run(
+                    [sys.executable, "-c", BARE, base], env=env, check=True, capture_output=True
+                )
 
             def cli() -> None:
                 out = subprocess.run(
