@@ -183,7 +183,7 @@ def run(quick: bool = False, turns: int | None = None, big: int | None = None) -
             (
                 "append_turn time, first vs last tenth",
                 f"{ms(median(appends[:tenth]))} / {ms(median(appends[-tenth:]))}",
-                "ms (rewrites the file)",
+                "ms (in place after the first)",
             ),
             (
                 "append_turn, last tenth ÷ first tenth",
