@@ -27,7 +27,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from .shape import fits
+from .shape import checker
 
 #: Records above this (estimated serialized size) are skipped, not restored. A long agentic
 #: turn stays well under it: tool results are cut to 8,000 characters in the record.
@@ -143,6 +143,11 @@ def _schema() -> dict:
 
 
 @cache
+def _fits_schema() -> Any:
+    return checker(_schema())
+
+
+@cache
 def _validator() -> Any:
     import jsonschema
 
@@ -150,7 +155,7 @@ def _validator() -> Any:
 
 
 def _schema_error(record: dict) -> str | None:
-    if fits(_schema(), record):  # the usual case: a quick check, no jsonschema import
+    if _fits_schema()(record):  # the usual case: a quick check, no jsonschema import
         return None
     import jsonschema
 

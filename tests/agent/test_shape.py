@@ -114,3 +114,18 @@ assert validation_error(box.get("read").schema, {{"offset": 0}})  # the full che
 assert "jsonschema" in sys.modules
 """
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_compiled_checker_follows_recursive_references():
+    from elelem_kernel.agent.shape import checker
+
+    tree = {
+        "$defs": {
+            "node": {"type": "object", "properties": {"kids": {"items": {"$ref": "#/$defs/node"}}}}
+        },
+        "$ref": "#/$defs/node",
+    }
+    check = checker(tree)
+    assert check({"kids": [{"kids": []}, {}]})
+    assert not check({"kids": [{"kids": [1]}]})
+    assert jsonschema.Draft202012Validator(tree).is_valid({"kids": [{"kids": []}, {}]})
