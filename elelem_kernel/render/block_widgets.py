@@ -16,11 +16,11 @@ from .markdown import to_html
 class TextBlock:
     """A thinking or text block: a buffer and the HTML widget showing it."""
 
-    def __init__(self, kind: str, widgets: Any):
+    def __init__(self, kind: str, widgets: Any, shared: dict[str, Any] | None = None):
         self.kind = kind
         self.text = ""
         self.open = True  #: thinking shows while it streams, folds when the text starts
-        self.widget = self.html = widgets.HTML("")
+        self.widget = self.html = widgets.HTML("", **(shared or {}))
         self.html.add_class("jp-RenderedHTMLCommon")  # the look of the frozen output
 
     def render(self) -> None:
@@ -38,7 +38,8 @@ class TextBlock:
 class ToolCard:
     """A tool call's card: header, arguments, approval buttons, result."""
 
-    def __init__(self, event: dict[str, Any], widgets: Any):
+    def __init__(self, event: dict[str, Any], widgets: Any, shared: dict[str, Any] | None = None):
+        """`shared`: a Layout and an HTML Style for the card's HTML parts (view-wide)."""
         self.widgets = widgets
         self.id = str(event.get("id") or "")
         self.name = str(event.get("name") or "?")
@@ -47,10 +48,11 @@ class ToolCard:
         self.started: float | None = None
         self.ms: int | None = None
         self.has_result = False
-        self.header = widgets.HTML()
-        self.extra = widgets.VBox([])
-        self.result = widgets.HTML("")
-        args = widgets.HTML(cards.arguments_html(self.arguments))
+        shared = shared or {}
+        self.header = widgets.HTML(**shared)
+        self.extra = widgets.VBox([], **{k: v for k, v in shared.items() if k == "layout"})
+        self.result = widgets.HTML("", **shared)
+        args = widgets.HTML(cards.arguments_html(self.arguments), **shared)
         for html in (self.header, self.result, args):
             html.add_class("jp-RenderedHTMLCommon")
         self.widget = widgets.VBox(

@@ -44,9 +44,14 @@ class TurnView:
         self.label = model or provider or "the model"
         self.blocks: dict[int, Any] = {}  # index → TextBlock or ToolCard
         self.dirty: set[int] = set()
-        self.status = ipywidgets.HTML(self._waiting_html(0))
-        self.footer = ipywidgets.HTML("")
-        self.box = ipywidgets.VBox([self.status, self.footer])
+        #: One Layout and one Style for all the view's HTML parts: two models, not two each
+        #: (each model costs a comm_open and a comm_close on the way to the frontend).
+        from ipywidgets.widgets.widget_string import HTMLStyle
+
+        self.shared = {"layout": ipywidgets.Layout(), "style": HTMLStyle()}
+        self.status = ipywidgets.HTML(self._waiting_html(0), **self.shared)
+        self.footer = ipywidgets.HTML("", **self.shared)
+        self.box = ipywidgets.VBox([self.status, self.footer], layout=self.shared["layout"])
         self.box.add_class("elelem-turn")
         self.started = time.monotonic()
         self.ended = False
@@ -181,13 +186,15 @@ class TurnView:
                 for block in self.blocks.values():
                     if isinstance(block, TextBlock):
                         block.fold()
-            self.blocks[index] = TextBlock(kind, self.widgets)
+            self.blocks[index] = TextBlock(kind, self.widgets, self.shared)
         elif kind == "tool_use":
-            self.blocks[index] = ToolCard(event, self.widgets)
+            self.blocks[index] = ToolCard(event, self.widgets, self.shared)
         elif kind == "tool_result":
             card = self._card_for(str(event.get("id") or ""))
             if card is None:  # a result without its call: show it in a card of its own
-                card = ToolCard({"id": event.get("id"), "name": "result"}, self.widgets)
+                card = ToolCard(
+                    {"id": event.get("id"), "name": "result"}, self.widgets, self.shared
+                )
                 self.blocks[index] = card
             card.set_result(bool(event.get("ok")), event.get("content"))
         self._layout()

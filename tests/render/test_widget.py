@@ -247,3 +247,25 @@ def test_freeze_closes_every_model_the_view_opened(view):
     view.freeze({"stop": "end_turn", "rounds": [], "usage": {}})
     closed = [m for m in CountingComm.sent if m["msg_type"] == "comm_close"]
     assert len(closed) == len(opened)
+
+
+def test_the_html_parts_share_one_layout_and_one_style(view):
+    import ipywidgets
+
+    view({"type": "block_start", "index": 0, "block": "text"})
+    view({"type": "block_delta", "index": 0, "text": "hi"})
+    view({"type": "block_stop", "index": 0})
+    call = {"type": "block_start", "index": 1, "block": "tool_use", "id": "c", "name": "read"}
+    view({**call, "arguments": {"path": "a"}})
+    stack, htmls = [view.box], []
+    while stack:
+        w = stack.pop()
+        htmls += [w] if isinstance(w, ipywidgets.HTML) else []
+        stack.extend(getattr(w, "children", ()))
+    assert len(htmls) >= 5  # status or footer, the text, the card's header, arguments, result
+    assert len({id(w.layout) for w in htmls}) == 1
+    assert len({id(w.style) for w in htmls}) == 1
+    opened = [m for m in CountingComm.sent if m["msg_type"] == "comm_open"]
+    # two shared models + status, footer, box, text; the card: its box and its own
+    # Layout (border, margin), extra, 3 HTML. Without sharing: 20.
+    assert len(opened) == 12, [m["data"]["state"]["_model_name"] for m in opened]
