@@ -288,19 +288,19 @@ class HTTPProvider:
         `data: [DONE]` comes through as the string "[DONE]"; events without data are
         skipped; a data line that is not JSON is a `ProviderError`.
         """
-        from httpx_sse import EventSource, SSEError
+        from .sse import NotAnEventStream, read_events
 
         async with self.post(path, body, key) as response:
             await self._reject_json(response)
 
             async def events() -> AsyncIterator[tuple[str, Any]]:
                 try:
-                    async for sse in EventSource(response).aiter_sse():
-                        if not sse.data:
+                    async for name, text in read_events(response):
+                        if not text:
                             continue
-                        data = "[DONE]" if sse.data.strip() == "[DONE]" else self.parse(sse.data)
-                        yield sse.event, data
-                except SSEError as e:
+                        data = "[DONE]" if text.strip() == "[DONE]" else self.parse(text)
+                        yield name, data
+                except NotAnEventStream as e:
                     raise self.error(
                         f"{self.name} did not answer with an event stream ({e})"
                     ) from None
