@@ -7,6 +7,7 @@ has that size, mtime and ending, `append` writes the new cell's JSON (cut from
 `nbformat.writes` of a one-cell notebook, so it is the same bytes) and the old ending from
 there. The file is then byte for byte what a full rewrite would give. Anything else (the
 file changed, the cell id is taken, nothing remembered) means the caller rewrites in full.
+A write that fails (a full disk) puts the old ending back before the error goes on.
 """
 
 from __future__ import annotations
@@ -73,8 +74,16 @@ def append(path: Path, cell: Any) -> bool:
     piece = _BETWEEN + cell_json(cell)
     with open(path, "r+b") as f:
         f.seek(written.cells_end)
-        f.write(piece + written.tail)
-        f.truncate()
+        try:
+            f.write(piece + written.tail)
+            f.truncate()
+            f.flush()
+        except OSError:  # a full disk: put the old ending back (a few bytes), then say so
+            _last.pop(str(path), None)
+            f.seek(written.cells_end)
+            f.write(written.tail)
+            f.truncate()
+            raise
     ids = written.ids | {str(cell.get("id"))}
     _remember(path, written.cells_end + len(piece), written.tail, written.elelem, ids)
     return True

@@ -96,3 +96,36 @@ def test_a_taken_cell_id_goes_through_the_full_rewrite(tmp_path, monkeypatch):
     assert writes == [1]
     ids = [c.id for c in nbformat.read(path, 4).cells]
     assert len(ids) == 3 == len(set(ids))
+
+
+def test_a_failed_write_puts_the_old_ending_back(tmp_path, monkeypatch):
+    path = tmp_path / "nb.ipynb"
+    add(path, "t0", full=False)
+    before = path.read_bytes()
+
+    class FullDisk:
+        """The file, but the first write stops halfway with ENOSPC."""
+
+        def __init__(self, f):
+            self.f, self.failed = f, False
+
+        def write(self, data):
+            if not self.failed:
+                self.failed = True
+                self.f.write(data[: len(data) // 2])
+                raise OSError(28, "No space left on device")
+            return self.f.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+    monkeypatch.setattr(append, "open", lambda *a: FullDisk(open(*a)), raising=False)
+    with pytest.raises(OSError, match="No space"):
+        add(path, "t1", full=False)
+    assert path.read_bytes() == before
