@@ -14,6 +14,8 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
+from . import goals
+
 BENCHMARKS = {
     "streaming": "bench.streaming",
     "jupyter_ai": "bench.jupyter_ai",
@@ -81,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - start
     report = {"machine": machine(), "quick": args.quick, "seconds": round(total, 1)}
     report["results"] = results
+    report["goals"] = goals.check(results)
+    print(goals.table(report["goals"]), flush=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(
         f"\n{len(results)} benchmarks in {total:.0f} s on {report['machine']['cpus']} CPUs; "

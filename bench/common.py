@@ -86,9 +86,24 @@ class TimedServer(WireServer):
             self.last_bytes.append(time.perf_counter())
 
 
+#: Bytecode caches for the processes the benchmarks start, outside the repository.
+PYCACHE = Path.home() / ".cache" / "elelem-bench" / "pycache"
+
+
+def with_bytecode(env: dict[str, str]) -> dict[str, str]:
+    """`env` letting Python cache bytecode (in PYCACHE), as an installed package has it.
+
+    Without it (PYTHONDONTWRITEBYTECODE=1, as in this machine's shell) every process
+    compiles every module of the package from source, which no installed copy does.
+    """
+    env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    return env
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """This process's environment without provider keys or endpoints, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env = with_bytecode({k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")})
     for key in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OLLAMA_HOST", "ELELEM_PROVIDER"):
         env.pop(key, None)
     for key in ("JPY_SESSION_NAME", "ELELEM_NOTEBOOK", "VIRTUAL_ENV"):

@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from .common import interleave, median, ms, paired, result
+from .common import interleave, median, ms, paired, ratio, result
 
 ANSWER = " ".join(
     ["The README describes a small project with two modules; each has a few functions."] * 8
@@ -183,7 +183,12 @@ def run(quick: bool = False, turns: int | None = None, big: int | None = None) -
             (
                 "append_turn time, first vs last tenth",
                 f"{ms(median(appends[:tenth]))} / {ms(median(appends[-tenth:]))}",
-                "ms (rewrites the file)",
+                "ms (in place after the first)",
+            ),
+            (
+                "append_turn, last tenth ÷ first tenth",
+                ratio(median(appends[-tenth:]), median(appends[:tenth])),
+                "× (≤ 2: appending does not grow with the file)",
             ),
             (
                 f"restore {big} turns ({large.stat().st_size / 1e6:.1f} MB)",

@@ -36,10 +36,13 @@ from .common import (
     ms,
     paired,
     result,
+    with_bytecode,
 )
 from .kernels import Kernels
 
 SETTLE = 0.2
+#: In the footer the view shows at turn_end (and the frozen output), never in the reply.
+END = "end_turn"
 BARE = """
 import httpx, sys
 with httpx.Client() as c:
@@ -102,7 +105,7 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
     try:
         with TimedServer() as server, httpx.Client() as client:
             base = server.base_url("openai")
-            env = {**os.environ, **server.env("openai")}
+            env = with_bytecode({**os.environ, **server.env("openai")})
             env.pop("ELELEM_PROVIDER", None)
 
             def scripted(fn):
@@ -113,7 +116,9 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
                 return go
 
             def fresh() -> None:
-                subprocess.run([sys.executable, "-c", BARE, base], check=True, capture_output=True)
+                subprocess.run(
+                    [sys.executable, "-c", BARE, base], env=env, check=True, capture_output=True
+                )
 
             def cli() -> None:
                 out = subprocess.run(
@@ -174,7 +179,15 @@ def kernel_rows(
     kernels = Kernels(tmp / "k")
     env = kernels.env(**server.env("openai"))
     runs: dict[str, dict[str, list[float]]] = {
-        mode: {"wall": [], "floor": [], "iopub": [], "first_text": [], "tail": []}
+        mode: {
+            "wall": [],
+            "floor": [],
+            "iopub": [],
+            "first_text": [],
+            "tail": [],
+            "floor_tail": [],
+            "end_to_idle": [],
+        }
         for mode in ("live", "headless")
     }
     with kernels.start("python3", env, cwd=tmp / "ws") as kernel:
@@ -185,6 +198,7 @@ def kernel_rows(
             for mode, run in runs.items():
                 time.sleep(SETTLE)  # let the kernel finish what follows its idle message
                 before = interleave({"floor": floor}, 1)["floor"][0]
+                floor_tail = time.perf_counter() - server.last_bytes[-1]  # its read's backlog
                 server.script("openai", Round(text=text))
                 served = len(server.first_bytes)
                 cell_id = uuid.uuid4().hex[:12] if mode == "live" else None
@@ -202,6 +216,10 @@ def kernel_rows(
                     run["first_text"].append(seen - server.first_bytes[served])
                 run["tail"].append(cell.end - server.last_bytes[served])
                 run["floor"].append(before)
+                run["floor_tail"].append(floor_tail)
+                ended = cell.first(END)  # live: the footer's update at turn_end
+                if ended is not None:
+                    run["end_to_idle"].append(cell.end - ended)
     data["kernel"] = runs
     live, headless = runs["live"], runs["headless"]
     return [
@@ -210,7 +228,18 @@ def kernel_rows(
         ("(c) iopub messages per turn", median(live["iopub"]), data["kernel_kinds_live"]),
         ("(c) server first byte → first reply text", ms(median(live["first_text"])), "ms"),
         ("(c) server's last byte → idle", ms(median(live["tail"])), "ms (last refresh, freeze)"),
+        (
+            "(a) server's last byte → read done",
+            ms(median(live["floor_tail"])),
+            "ms (the floor's own backlog: the server writes faster than a client reads)",
+        ),
+        ("(c) turn end on iopub → idle", ms(median(live["end_to_idle"])), "ms (freeze)"),
         ("(c) first turn in a fresh kernel", ms(data["kernel_first_turn_live"]), "ms"),
+        (
+            "(c) first turn − a later turn",
+            ms(data["kernel_first_turn_live"] - median(live["wall"])),
+            "ms",
+        ),
         ("(c') headless cell (no cell id)", ms(median(headless["wall"])), "ms, static at end"),
         ("(c') ÷ (a)", paired(headless["wall"], headless["floor"]), "×"),
         ("(c') iopub messages per turn", median(headless["iopub"]), data["kernel_kinds_headless"]),

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..text import shorten
 from .record import MAX_RECORD_BYTES, VERSION, larger_than
+from .shape import checker
 
 #: Skipped records named one by one in the warning; the rest are counted.
 _NAMED = 3
@@ -133,16 +134,26 @@ def _duplicates_warning(duplicates: dict[str, list[int]]) -> str:
 
 
 @cache
+def _schema() -> dict:
+    text = resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+@cache
+def _fits_schema() -> Any:
+    return checker(_schema())
+
+
+@cache
 def _validator() -> Any:
     import jsonschema
 
-    schema = json.loads(
-        resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
-    )
-    return jsonschema.Draft202012Validator(schema)
+    return jsonschema.Draft202012Validator(_schema())
 
 
 def _schema_error(record: dict) -> str | None:
+    if _fits_schema()(record):  # the usual case: a quick check, no jsonschema import
+        return None
     import jsonschema
 
     error = jsonschema.exceptions.best_match(_validator().iter_errors(record))

@@ -16,14 +16,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from .shape import fits
 
 KINDS = ("read", "write", "execute")
 
@@ -118,27 +117,14 @@ class Call:
         return bool(self.result.get("ok"))
 
 
-_warming: threading.Thread | None = None
-
-
-def warm_up() -> None:
-    """Import jsonschema in the background, once.
-
-    Its import can take over a second (with Jupyter installed it compiles format-checker
-    grammars); started when tools are first offered, it overlaps the first model call.
-    """
-    global _warming
-    if _warming is None and "jsonschema" not in sys.modules:
-        _warming = threading.Thread(target=lambda: __import__("jsonschema"), daemon=True)
-        _warming.start()
-
-
 def validation_error(schema: dict, args: Any) -> str | None:
     """Return a readable message if `args` does not fit `schema`, else None."""
-    import jsonschema
-
     if not isinstance(args, dict):
         return f"arguments must be a JSON object, got {type(args).__name__}"
+    if fits(schema, args):  # the usual case, without importing jsonschema
+        return None
+    import jsonschema
+
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(args), key=str)
     if not errors:
         return None
@@ -261,7 +247,6 @@ class Toolbox:
 
     def specs(self, mode: str = "auto") -> list[dict]:
         """The offered tools in OpenAI function format."""
-        warm_up()
         return [t.spec() for t in self.offered(mode)]
 
     def resolve(self, call: Call, mode: str = "auto") -> str | None:

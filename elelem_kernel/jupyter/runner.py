@@ -33,7 +33,8 @@ class LoopThread:
     def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._jobs: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = (
+        #: jobs for the waiting thread; None only wakes it (the turn is done)
+        self._jobs: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future[Any]] | None] = (
             queue.Queue()
         )
 
@@ -64,6 +65,8 @@ class LoopThread:
             if "task" not in holder:
                 holder["task"] = task = loop.create_task(coro)
                 task.add_done_callback(lambda t: _transfer(t, done))
+
+        done.add_done_callback(lambda _: self._jobs.put(None))  # wake the wait at once
 
         def cancel() -> None:
             task = holder.get("task")
@@ -103,9 +106,12 @@ class LoopThread:
 
     def _serve(self, done: concurrent.futures.Future[Any]) -> None:
         try:
-            fn, answer = self._jobs.get(timeout=POLL)
+            job = self._jobs.get(timeout=POLL)
         except queue.Empty:
             return
+        if job is None:
+            return
+        fn, answer = job
         if not answer.set_running_or_notify_cancel():
             return
         try:

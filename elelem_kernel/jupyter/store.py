@@ -24,6 +24,7 @@ from elelem_kernel.agent.factory import new_session
 from elelem_kernel.agent.memory import Cell, rebuild
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.jupyter import append
 from elelem_kernel.render.static import bundle
 from elelem_kernel.render.terminal import TerminalRenderer
 from elelem_kernel.visible import visible
@@ -381,6 +382,9 @@ def append_turn(
 
     path = Path(path)
     _check_unchanged(path, expected_mtime_ns)
+    elelem = append.elelem_if_unchanged(path, expected_mtime_ns)
+    if elelem is not None and append.append(path, _turn_cell(record, data, metadata, elelem)):
+        return  # as this process last wrote it: the cell goes in place, not a rewrite
     if expected_mtime_ns is None:
         notebook = _new_notebook()
     else:
@@ -394,14 +398,22 @@ def append_turn(
     elelem = _is_elelem(notebook)
     if not elelem and not any("load_ext elelem_kernel" in c.source for c in notebook.cells):
         notebook.cells.append(nbformat.v4.new_code_cell("%load_ext elelem_kernel"))
+    notebook.cells.append(_turn_cell(record, data, metadata, elelem))
+    _write(path, notebook, expected_mtime_ns)
+    append.remember(path, notebook, elelem)
+
+
+def _turn_cell(record: dict, data: dict, metadata: dict, elelem: bool) -> Any:
+    """The turn's cell: its prompt (after `%%elelem` in Python notebooks), its frozen output."""
+    import nbformat
+
     prompt = str(record.get("prompt", ""))
     cell = nbformat.v4.new_code_cell(prompt if elelem else f"%%elelem\n{prompt}")
     if isinstance(record.get("cell"), str) and _CELL_ID.fullmatch(record["cell"]):
         cell.id = record["cell"]
     output_metadata = {**metadata, "elelem": metadata.get("elelem", record)}
     cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=output_metadata)]
-    notebook.cells.append(cell)
-    _write(path, notebook, expected_mtime_ns)
+    return cell
 
 
 _CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")

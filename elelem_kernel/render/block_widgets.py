@@ -16,11 +16,11 @@ from .markdown import to_html
 class TextBlock:
     """A thinking or text block: a buffer and the HTML widget showing it."""
 
-    def __init__(self, kind: str, widgets: Any):
+    def __init__(self, kind: str, widgets: Any, shared: dict[str, Any] | None = None):
         self.kind = kind
         self._pieces: list[str] = []
         self.open = True  #: thinking shows while it streams, folds when the text starts
-        self.widget = self.html = widgets.HTML("")
+        self.widget = self.html = widgets.HTML("", **(shared or {}))
         self.html.add_class("jp-RenderedHTMLCommon")  # the look of the frozen output
 
     @property
@@ -29,6 +29,11 @@ class TextBlock:
         if len(self._pieces) > 1:
             self._pieces[:] = ["".join(self._pieces)]
         return self._pieces[0] if self._pieces else ""
+
+    @property
+    def empty(self) -> bool:
+        """Whether nothing was added yet (cheap: the pieces are not joined)."""
+        return not self._pieces
 
     def add(self, piece: str) -> None:
         """Append a streamed piece (kept apart: joining each time would be quadratic)."""
@@ -49,7 +54,8 @@ class TextBlock:
 class ToolCard:
     """A tool call's card: header, arguments, approval buttons, result."""
 
-    def __init__(self, event: dict[str, Any], widgets: Any):
+    def __init__(self, event: dict[str, Any], widgets: Any, shared: dict[str, Any] | None = None):
+        """`shared`: a Layout and an HTML Style for the card's HTML parts (view-wide)."""
         self.widgets = widgets
         self.id = str(event.get("id") or "")
         self.name = str(event.get("name") or "?")
@@ -58,10 +64,11 @@ class ToolCard:
         self.started: float | None = None
         self.ms: int | None = None
         self.has_result = False
-        self.header = widgets.HTML()
-        self.extra = widgets.VBox([])
-        self.result = widgets.HTML("")
-        args = widgets.HTML(cards.arguments_html(self.arguments))
+        shared = shared or {}
+        self.header = widgets.HTML(**shared)
+        self.extra = widgets.VBox([], **{k: v for k, v in shared.items() if k == "layout"})
+        self.result = widgets.HTML("", **shared)
+        args = widgets.HTML(cards.arguments_html(self.arguments), **shared)
         for html in (self.header, self.result, args):
             html.add_class("jp-RenderedHTMLCommon")
         self.widget = widgets.VBox(

@@ -4,8 +4,9 @@ One widget per block, placed by block index: thinking (dimmed, in a `<details>` 
 folds when the round's text starts), text (Markdown rendered to safe HTML), tool
 cards (arguments, state, duration, result; Allow / Deny / Always buttons while a call
 waits for approval). Every widget trait change is one comm message carrying the whole
-value, so deltas only fill buffers: a ticker thread refreshes what changed at most every
-`interval` seconds, and a block is refreshed at once when it stops.
+value, so deltas only fill buffers: a block's first delta shows at once, then a ticker
+thread refreshes what changed at most every `interval` seconds, and a block is refreshed
+at once when it stops.
 
 At the end of the turn `freeze(record)` replaces the whole view in place with the static
 bundle of `render.static`, so the saved notebook never depends on widget state.
@@ -44,9 +45,14 @@ class TurnView:
         self.label = model or provider or "the model"
         self.blocks: dict[int, Any] = {}  # index → TextBlock or ToolCard
         self.dirty: set[int] = set()
-        self.status = ipywidgets.HTML(self._waiting_html(0))
-        self.footer = ipywidgets.HTML("")
-        self.box = ipywidgets.VBox([self.status, self.footer])
+        #: One Layout and one Style for all the view's HTML parts: two models, not two each
+        #: (each model costs a comm_open and a comm_close on the way to the frontend).
+        from ipywidgets.widgets.widget_string import HTMLStyle
+
+        self.shared = {"layout": ipywidgets.Layout(), "style": HTMLStyle()}
+        self.status = ipywidgets.HTML(self._waiting_html(0), **self.shared)
+        self.footer = ipywidgets.HTML("", **self.shared)
+        self.box = ipywidgets.VBox([self.status, self.footer], layout=self.shared["layout"])
         self.box.add_class("elelem-turn")
         self.started = time.monotonic()
         self.ended = False
@@ -83,8 +89,12 @@ class TurnView:
             elif kind == "block_delta":
                 block = self.blocks.get(_index(event.get("index")))
                 if isinstance(block, TextBlock):
+                    first = block.empty
                     block.add(str(event.get("text", "")))
-                    self.dirty.add(event["index"])
+                    if first:  # the first words show at once; the ticker coalesces the rest
+                        block.render()
+                    else:
+                        self.dirty.add(event["index"])
             elif kind == "block_stop":
                 self._flush(event.get("index"))
             elif kind == "status" and event.get("state") == "waiting":
@@ -179,13 +189,15 @@ class TurnView:
                 for block in self.blocks.values():
                     if isinstance(block, TextBlock):
                         block.fold()
-            self.blocks[index] = TextBlock(kind, self.widgets)
+            self.blocks[index] = TextBlock(kind, self.widgets, self.shared)
         elif kind == "tool_use":
-            self.blocks[index] = ToolCard(event, self.widgets)
+            self.blocks[index] = ToolCard(event, self.widgets, self.shared)
         elif kind == "tool_result":
             card = self._card_for(str(event.get("id") or ""))
             if card is None:  # a result without its call: show it in a card of its own
-                card = ToolCard({"id": event.get("id"), "name": "result"}, self.widgets)
+                card = ToolCard(
+                    {"id": event.get("id"), "name": "result"}, self.widgets, self.shared
+                )
                 self.blocks[index] = card
             card.set_result(bool(event.get("ok")), event.get("content"), event.get("images"))
         self._layout()

@@ -61,3 +61,34 @@ def test_table_prints_every_row_and_failures():
     ]
     text = table(results)
     assert "a" in text and "FAILED: boom" in text
+
+
+def test_goals_read_their_figures_and_say_which_are_met():
+    from bench import goals
+
+    results = [
+        {"name": "tools", "rows": [["list ÷ git ls-files", 1.2, "×"]]},
+        {"name": "notebook", "rows": [["restore ÷ nbformat.read", 1.8, "×"]]},
+    ]
+    checked = {c["figure"]: c for c in goals.check(results)}
+    assert checked["list tool ÷ git ls-files, 20,000 files"]["met"] is True
+    assert checked["restore 1,000 turns ÷ nbformat.read"]["met"] is False
+    assert checked["elelem-kernel ask process ÷ a fresh python + httpx drain"]["met"] is None
+    text = goals.table(list(checked.values()))
+    assert "NOT met" in text and "not run" in text and "1 of 2 measured goals met" in text
+
+
+def test_every_goal_names_a_row_its_benchmark_prints():
+    import inspect
+
+    from bench import goals, jupyter_ai, notebook_memory, streaming, tools_scale
+
+    sources = {
+        "streaming": inspect.getsource(streaming),
+        "jupyter_ai": inspect.getsource(jupyter_ai),
+        "notebook": inspect.getsource(notebook_memory),
+        "tools": inspect.getsource(tools_scale),
+    }
+    for goal in goals.GOALS:
+        row = goal.row.replace("%%ai, default (stream: false)", "{labels[name]}")
+        assert row in sources[goal.benchmark] or goal.row in sources[goal.benchmark], goal

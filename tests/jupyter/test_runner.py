@@ -97,3 +97,21 @@ def test_a_stop_before_the_turn_begins(runner):
     with pytest.raises(KeyboardInterrupt, match="before the turn began"):
         runner.run(turn())
     assert ran == []
+
+
+def test_the_wait_ends_when_the_turn_does_not_at_the_next_poll(monkeypatch):
+    import elelem_kernel.jupyter.runner as runner_module
+
+    monkeypatch.setattr(runner_module, "POLL", 600)  # a poll would outlast the join below
+    fresh = LoopThread()
+    fresh.start()
+    out: list = []
+
+    async def turn():
+        await asyncio.sleep(0.1)  # finish while the waiting thread is already waiting
+        return "end_turn"
+
+    waiter = threading.Thread(target=lambda: out.append(fresh.run(turn())), daemon=True)
+    waiter.start()
+    waiter.join(timeout=60)
+    assert out == [("end_turn", False)]

@@ -113,6 +113,16 @@ def test_deltas_are_coalesced(view):
     assert "w1999" in view.blocks[0].html.value
 
 
+def test_the_first_delta_shows_at_once_without_waiting_for_the_ticker(view):
+    view({"type": "block_start", "index": 0, "block": "text"})
+    view({"type": "block_delta", "index": 0, "text": "Hello"})
+    assert "Hello" in view.blocks[0].html.value  # the view was never shown: no ticker runs
+    view({"type": "block_delta", "index": 0, "text": " world"})
+    assert "world" not in view.blocks[0].html.value  # later deltas wait to be coalesced
+    view({"type": "block_stop", "index": 0})
+    assert "Hello world" in view.blocks[0].html.value
+
+
 def test_thinking_collapses_when_text_starts(view):
     view({"type": "block_start", "index": 0, "block": "thinking"})
     view({"type": "block_delta", "index": 0, "text": "hmm <b>"})
@@ -272,3 +282,25 @@ def test_a_notice_shows_above_the_blocks_and_an_image_in_its_card(view):
     result = {"type": "block_start", "index": 2, "block": "tool_result", "id": "c", "ok": True}
     view({**result, "content": '{"ok": true}', "images": [image]})
     assert "data:image/png;base64,iVBORw0KGgo=" in values(view)
+
+
+def test_the_html_parts_share_one_layout_and_one_style(view):
+    import ipywidgets
+
+    view({"type": "block_start", "index": 0, "block": "text"})
+    view({"type": "block_delta", "index": 0, "text": "hi"})
+    view({"type": "block_stop", "index": 0})
+    call = {"type": "block_start", "index": 1, "block": "tool_use", "id": "c", "name": "read"}
+    view({**call, "arguments": {"path": "a"}})
+    stack, htmls = [view.box], []
+    while stack:
+        w = stack.pop()
+        htmls += [w] if isinstance(w, ipywidgets.HTML) else []
+        stack.extend(getattr(w, "children", ()))
+    assert len(htmls) >= 5  # status or footer, the text, the card's header, arguments, result
+    assert len({id(w.layout) for w in htmls}) == 1
+    assert len({id(w.style) for w in htmls}) == 1
+    opened = [m for m in CountingComm.sent if m["msg_type"] == "comm_open"]
+    # two shared models + status, footer, box, text; the card: its box and its own
+    # Layout (border, margin), extra, 3 HTML. Without sharing: 20.
+    assert len(opened) == 12, [m["data"]["state"]["_model_name"] for m in opened]

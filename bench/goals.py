@@ -1,0 +1,121 @@
+"""The goals of issue 15, each read from the benchmarks' rows: figure, now, goal, met.
+
+A goal names the benchmark and the row label (the table's first column) that carries its
+figure, and the most the figure may be. Figures whose benchmark did not run (`--only`) or
+failed show as "not run"; `python -m bench` prints this table last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One figure of issue 15's table and the most it may be."""
+
+    figure: str
+    benchmark: str
+    row: str
+    most: float
+    unit: str
+
+
+GOALS = (
+    Goal(
+        "server's first byte → first reply text on iopub (live view)",
+        "streaming",
+        "(c) server first byte → first reply text",
+        30,
+        "ms",
+    ),
+    Goal(
+        "server's last byte → idle (last refresh + freeze), 2,000-word reply",
+        "streaming",
+        "(c) server's last byte → idle",
+        30,
+        "ms",
+    ),
+    Goal(
+        "  of which after the stream is read: turn end on iopub → idle",
+        "streaming",
+        "(c) turn end on iopub → idle",
+        30,
+        "ms",
+    ),
+    Goal(
+        "%%elelem cell, live view ÷ in-process httpx floor",
+        "streaming",
+        "(c) ÷ (a)",
+        1.5,
+        "×",
+    ),
+    Goal(
+        "%%elelem cell vs %%ai default (stream: false), instant server, wall",
+        "jupyter_ai",
+        "ours ÷ %%ai, default (stream: false), wall",
+        3,
+        "×",
+    ),
+    Goal(
+        "elelem-kernel ask process ÷ a fresh python + httpx drain",
+        "streaming",
+        "(b) ÷ (a')",
+        1.5,
+        "×",
+    ),
+    Goal(
+        "first %%elelem turn in a fresh kernel, over a later turn",
+        "streaming",
+        "(c) first turn − a later turn",
+        500,
+        "ms",
+    ),
+    Goal("list tool ÷ git ls-files, 20,000 files", "tools", "list ÷ git ls-files", 1.5, "×"),
+    Goal("restore 1,000 turns ÷ nbformat.read", "notebook", "restore ÷ nbformat.read", 1.2, "×"),
+    Goal(
+        "append_turn, last tenth ÷ first tenth of 200 turns",
+        "notebook",
+        "append_turn, last tenth ÷ first tenth",
+        2,
+        "×",
+    ),
+)
+
+
+def figure(results: list[dict[str, Any]], goal: Goal) -> float | None:
+    """The goal's figure from the results, or None when its benchmark did not give it."""
+    for r in results:
+        if r.get("name") != goal.benchmark:
+            continue
+        for label, value, _unit in r.get("rows", []):
+            if label == goal.row and isinstance(value, (int, float)):
+                return float(value)
+    return None
+
+
+def check(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every goal with its figure now and whether it is met (None: not measured)."""
+    out = []
+    for goal in GOALS:
+        now = figure(results, goal)
+        met = None if now is None else now <= goal.most
+        out.append({"figure": goal.figure, "now": now, "goal": goal.most, "unit": goal.unit})
+        out[-1]["met"] = met
+    return out
+
+
+def table(checked: list[dict[str, Any]]) -> str:
+    """The goals as plain text: figure, now, goal, met / NOT met / not run."""
+    width = max(len(c["figure"]) for c in checked)
+    lines = ["\nIssue 15 goals (median of the repetitions)"]
+    for c in checked:
+        now = "—" if c["now"] is None else f"{c['now']:g} {c['unit']}"
+        verdict = {True: "met", False: "NOT met", None: "not run"}[c["met"]]
+        goal = f"≤ {c['goal']:g} {c['unit']}"
+        lines.append(f"  {c['figure'].ljust(width)}  {now:>12}  {goal:>10}  {verdict}")
+    met = sum(1 for c in checked if c["met"])
+    measured = sum(1 for c in checked if c["met"] is not None)
+    lines.append(f"  {met} of {measured} measured goals met ({len(checked)} goals)")
+    return "\n".join(lines)

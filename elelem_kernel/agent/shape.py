@@ -1,0 +1,179 @@
+"""A quick yes to "does this value fit this JSON Schema?", for the schemas we write.
+
+Importing jsonschema costs 0.3-1 s (with Jupyter installed it compiles format-checker
+grammars), more than a whole `ask` turn. Tool arguments and turn records almost always
+fit, so `fits` checks the few keywords our schemas use and answers True only when the
+value surely fits; False means "ask jsonschema", which then gives the verdict and the
+message. Keywords outside the allowlist below always answer False, so a schema using
+them is still checked in full.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+#: Keywords that say nothing about validity.
+ANNOTATIONS = frozenset(
+    ("$schema", "$id", "$defs", "$comment", "title", "description", "default", "examples")
+)
+#: Keywords `fits` checks; any other keyword in a schema makes it answer False.
+CHECKED = frozenset(
+    (
+        "type",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "const",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "anyOf",
+        "$ref",
+    )
+)
+#: JSON types → the exact Python types `json.loads` gives (bool is not an integer).
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "integer": (int,),
+    "number": (int, float),
+}
+_NUMBERS = (int, float)
+
+Check = Callable[[Any], bool]
+
+
+def fits(schema: Any, value: Any) -> bool:
+    """True when `value` surely fits `schema`; False when it does not or we cannot tell."""
+    return checker(schema)(value)
+
+
+def checker(schema: Any) -> Check:
+    """`fits` for one schema, compiled once into closures: for values checked by the
+    thousand (the records of a notebook). The schema must not change afterwards."""
+    return _compile(schema, schema if isinstance(schema, dict) else {}, {})
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+def _compile(schema: Any, root: dict, refs: dict[str, Check]) -> Check:
+    if schema is True or schema == {}:
+        return _always
+    if not isinstance(schema, dict):
+        return _never
+    checks = []
+    for key, rule in schema.items():
+        if key in ANNOTATIONS:
+            continue
+        check = _keyword(key, rule, root, refs) if key in CHECKED else None
+        if check is None:
+            return _never
+        checks.append(check)
+    if len(checks) == 1:
+        return checks[0]
+
+    def all_of(value: Any) -> bool:
+        for check in checks:
+            if not check(value):
+                return False
+        return True
+
+    return all_of
+
+
+def _keyword(key: str, rule: Any, root: dict, refs: dict[str, Check]) -> Check | None:
+    """The check of one keyword, or None when its rule is not one we understand."""
+    if key == "type":
+        names = rule if isinstance(rule, list) else [rule]
+        if not all(isinstance(n, str) and n in _TYPES for n in names):
+            return None
+        types = frozenset(t for n in names for t in _TYPES[n])
+        return lambda value: type(value) in types
+    if key == "properties":
+        if not isinstance(rule, dict):
+            return None
+        props = [(name, _compile(sub, root, refs)) for name, sub in rule.items()]
+
+        def properties(value: Any) -> bool:
+            if type(value) is not dict:
+                return True
+            for name, check in props:
+                if name in value and not check(value[name]):
+                    return False
+            return True
+
+        return properties
+    if key == "required":
+        if not isinstance(rule, list):
+            return None
+        wanted = tuple(rule)
+        return lambda value: type(value) is not dict or all(n in value for n in wanted)
+    if key == "items":
+        item = _compile(rule, root, refs)
+        return lambda value: type(value) is not list or all(item(v) for v in value)
+    if key in ("enum", "const"):
+        options = rule if key == "enum" else [rule]
+        if not isinstance(options, list):
+            return None
+        return lambda value: any(_same(value, o) for o in options)
+    if key in ("minimum", "maximum"):
+        if type(rule) not in _NUMBERS:
+            return None
+        if key == "minimum":
+            return lambda value: type(value) not in _NUMBERS or value >= rule
+        return lambda value: type(value) not in _NUMBERS or value <= rule
+    if key in ("minLength", "maxLength"):
+        if type(rule) is not int:
+            return None
+        if key == "minLength":
+            return lambda value: type(value) is not str or len(value) >= rule
+        return lambda value: type(value) is not str or len(value) <= rule
+    if key == "pattern":
+        try:
+            search = re.compile(rule).search  # as jsonschema matches patterns
+        except (re.error, TypeError):
+            return None
+        return lambda value: type(value) is not str or search(value) is not None
+    if key == "anyOf":
+        if not isinstance(rule, list):
+            return None
+        options_ = [_compile(option, root, refs) for option in rule]
+        return lambda value: any(option(value) for option in options_)
+    if key == "$ref":
+        return _ref(rule, root, refs)
+    return None
+
+
+def _ref(ref: Any, root: dict, refs: dict[str, Check]) -> Check | None:
+    """The check of a local `#/$defs/name` reference (compiled once, recursion allowed)."""
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+        return None
+    target = (root.get("$defs") or {}).get(ref[len("#/$defs/") :])
+    if target is None:
+        return None
+    if ref not in refs:
+        slot: list[Check] = []
+        refs[ref] = lambda value: slot[0](value)  # a recursive reference sees the slot
+        slot.append(_compile(target, root, refs))
+        refs[ref] = slot[0]
+    return refs[ref]
+
+
+def _same(value: Any, option: Any) -> bool:
+    """JSON equality for scalars (True is not 1); containers are left to jsonschema."""
+    scalar = (str, int, float, bool, type(None))
+    return isinstance(value, scalar) and type(value) is type(option) and value == option

@@ -1,0 +1,111 @@
+"""Append a cell to a notebook this process wrote, without rewriting the whole file.
+
+`nbformat.write` lays a notebook out as sorted-key JSON with one-space indents, so its
+cells end at the first line that is exactly ` ],` and only the notebook's metadata follows.
+After a full write, `remember` notes where that is and what follows; while the file still
+has that size, mtime and ending, `append` writes the new cell's JSON (cut from
+`nbformat.writes` of a one-cell notebook, so it is the same bytes) and the old ending from
+there. The file is then byte for byte what a full rewrite would give. Anything else (the
+file changed, the cell id is taken, nothing remembered) means the caller rewrites in full.
+A write that fails (a full disk) puts the old ending back before the error goes on.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, NamedTuple
+
+#: Where the cells of an nbformat-written notebook end, and the separator between cells.
+_CELLS_END = b"\n ],\n"
+_BETWEEN = b",\n"
+#: Notebooks remembered at once (a process writes one or a few).
+_KEEP = 8
+
+
+class _Written(NamedTuple):
+    mtime_ns: int
+    size: int
+    cells_end: int  #: offset of the newline that ends the last cell
+    tail: bytes  #: the bytes from `cells_end` to the end of the file
+    elelem: bool  #: the notebook's cells are bare prompts (the Elelem kernel's)
+    ids: frozenset[str]
+
+
+_last: dict[str, _Written] = {}
+
+
+def remember(path: Path, notebook: Any, elelem: bool) -> None:
+    """Note the layout of the notebook just written in full to `path`."""
+    _last.pop(str(path), None)
+    data = Path(path).read_bytes()
+    end = data.find(_CELLS_END)
+    if end < 0 or not notebook.cells:  # no cells: the next one is written in full
+        return
+    ids = frozenset(str(cell.get("id")) for cell in notebook.cells if cell.get("id"))
+    _remember(path, end, data[end:], elelem, ids)
+
+
+def elelem_if_unchanged(path: Path, expected_mtime_ns: int | None) -> bool | None:
+    """The remembered `elelem` flag if `path` is as this process last wrote it, else None."""
+    written = _last.get(str(path))
+    if written is None or expected_mtime_ns != written.mtime_ns:
+        return None
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size != written.size:
+                return None
+            f.seek(written.cells_end)
+            if f.read(len(written.tail) + 1) != written.tail:
+                return None
+    except OSError:
+        return None
+    return written.elelem
+
+
+def append(path: Path, cell: Any) -> bool:
+    """Write `cell` after the last cell of `path` in place; False when it cannot.
+
+    Call only after `elelem_if_unchanged` said yes (and right after, with the same file).
+    """
+    written = _last.get(str(path))
+    if written is None or str(cell.get("id")) in written.ids:
+        return False
+    piece = _BETWEEN + cell_json(cell)
+    with open(path, "r+b") as f:
+        f.seek(written.cells_end)
+        try:
+            f.write(piece + written.tail)
+            f.truncate()
+            f.flush()
+        except OSError:  # a full disk: put the old ending back (a few bytes), then say so
+            _last.pop(str(path), None)
+            f.seek(written.cells_end)
+            f.write(written.tail)
+            f.truncate()
+            raise
+    ids = written.ids | {str(cell.get("id"))}
+    _remember(path, written.cells_end + len(piece), written.tail, written.elelem, ids)
+    return True
+
+
+def cell_json(cell: Any) -> bytes:
+    """`cell` as `nbformat.write` lays it out inside a notebook's cells list."""
+    import nbformat
+
+    text = nbformat.writes(nbformat.v4.new_notebook(cells=[cell])).encode("utf-8")
+    start = text.index(b'"cells": [\n') + len(b'"cells": [\n')
+    return text[start : text.index(_CELLS_END)]
+
+
+def forget(path: Path) -> None:
+    """Forget `path` (it was written some other way)."""
+    _last.pop(str(path), None)
+
+
+def _remember(path: Path, cells_end: int, tail: bytes, elelem: bool, ids: frozenset[str]) -> None:
+    stat = os.stat(path)
+    _last.pop(str(path), None)
+    while len(_last) >= _KEEP:
+        _last.pop(next(iter(_last)))
+    _last[str(path)] = _Written(stat.st_mtime_ns, stat.st_size, cells_end, tail, elelem, ids)
