@@ -6,8 +6,10 @@ cells; this module decides which records count.
 Rules:
 - cells are walked top to bottom; a cell holds at most one turn, the last valid record of
   the cell (a re-run cell's newest output wins);
-- a record must be version 1, match `record.schema.json` and stay under `MAX_RECORD_BYTES`;
-  anything else is skipped, all skips summed up in one warning;
+- a record must be version 1 or 2, match `record.schema.json` and stay under
+  `MAX_RECORD_BYTES`; anything else is skipped, all skips summed up in one warning;
+- migration: a version 1 record reads exactly as before version 2 existed (a `compaction`
+  key in it is not one: it is dropped); version 2 adds the turn's compaction;
 - two cells claiming the same turn id (a copied cell): the later cell keeps it, one warning;
 - conversations are ordered by their first turn in the notebook; the active one is the
   conversation of the bottom-most restored turn (where the person left off: a `--new`
@@ -30,8 +32,10 @@ from typing import Any
 #: Records above this (estimated serialized size) are skipped, not restored. A long agentic
 #: turn stays well under it: tool results are cut to 8,000 characters in the record.
 MAX_RECORD_BYTES = 4_000_000
-#: Record format version this code reads and writes.
-VERSION = 1
+#: Newest record format version this code reads and writes (2: a record with a compaction).
+VERSION = 2
+#: Versions restored; `migrate` brings the older ones up to date.
+VERSIONS = (1, 2)
 #: Skipped records named one by one in the warning; the rest are counted.
 _NAMED = 3
 
@@ -66,7 +70,7 @@ def rebuild(cells: list[Cell], *, max_bytes: int = MAX_RECORD_BYTES) -> Rebuilt:
             else:
                 chosen = candidate
         if chosen is not None:
-            kept.append((position, _with_cell(chosen, cell_id)))
+            kept.append((position, _with_cell(migrate(chosen), cell_id)))
 
     turns, duplicates = _dedupe(kept)
     result = Rebuilt()
@@ -87,7 +91,7 @@ def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
     version = record["v"]
     if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
         return f"written by a newer elelem-kernel (v{version}: upgrade to restore it)"
-    if version != VERSION or isinstance(version, bool):
+    if version not in VERSIONS or isinstance(version, bool):
         return f"unknown record version {_short(repr(version))}"
     if _larger_than(record, max_bytes):
         return f"too large (over the {_mb(max_bytes)} limit)"
@@ -95,6 +99,13 @@ def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
     if error:
         return f"malformed ({error})"
     return None
+
+
+def migrate(record: dict) -> dict:
+    """`record` as this version reads it: v1 records as they always read (no compaction)."""
+    if record.get("v") == 1 and "compaction" in record:
+        return {k: v for k, v in record.items() if k != "compaction"}
+    return record
 
 
 def _with_cell(record: dict, cell_id: str | None) -> dict:

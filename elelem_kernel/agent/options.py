@@ -71,11 +71,16 @@ def from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
 
 def create(name: str, model: str | None, chosen: Mapping[str, Any]) -> Any:
     """Provider `name` made with ELELEM_OPTIONS under `chosen`; errors say where options came from."""
+    from .context import OPTION, parse_window
     from .registry import create_provider
 
     env = from_env()
+    given = {**env, **chosen}
+    if given.get(OPTION) is not None:
+        parse_window(given[OPTION])  # the session reads it; the provider never sees it
+    given.pop(OPTION, None)
     try:
-        return create_provider(name, model=model, **{**env, **chosen})
+        return create_provider(name, model=model, **given)
     except ConfigError as error:
         if not set(env) - set(chosen):
             raise

@@ -17,6 +17,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 VERSION = 1
+#: Records that carry a compaction are version 2 (older readers skip them, saying so).
+COMPACTION_VERSION = 2
 RESULT_LIMIT = 8_000  #: characters of a tool result kept in the record
 USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
 

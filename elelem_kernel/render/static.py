@@ -32,6 +32,8 @@ def bundle(record: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
 def html(record: dict[str, Any]) -> str:
     """The turn as self-contained HTML: thinking, text and tool cards in order, footer."""
     parts: list[str] = []
+    if isinstance(record.get("compaction"), dict):
+        parts.append(cards.compaction_html(record["compaction"]))
     for round_ in _rounds(record):
         if round_.get("thinking"):
             parts.append(cards.thinking_html(round_["thinking"]))
@@ -47,7 +49,7 @@ def html(record: dict[str, Any]) -> str:
 
 def markdown(record: dict[str, Any]) -> str:
     """The turn as Markdown: the text with raw HTML made inert, calls as short lines."""
-    parts: list[str] = []
+    parts: list[str] = [f"*{neutralise(line)}*" for line in _compaction_line(record)]
     for round_ in _rounds(record):
         if round_.get("text"):
             parts.append(neutralise(round_["text"]))
@@ -64,7 +66,7 @@ def markdown(record: dict[str, Any]) -> str:
 
 def plain(record: dict[str, Any]) -> str:
     """The turn as plain text: reply, calls, ending, footer."""
-    parts: list[str] = []
+    parts: list[str] = [f"[{line}]" for line in _compaction_line(record)]
     for round_ in _rounds(record):
         if round_.get("text"):
             parts.append(round_["text"])
@@ -92,7 +94,16 @@ def footer(record: dict[str, Any]) -> str:
         record.get("provider"),
         record.get("model"),
         cost if isinstance(cost, (int, float, str)) else None,
+        record.get("context"),
     )
+
+
+def _compaction_line(record: dict[str, Any]) -> list[str]:
+    """The compaction note of the turn, if it made one (its summary is in the HTML)."""
+    from ..agent.compaction import note
+
+    entry = record.get("compaction")
+    return [note(entry)] if isinstance(entry, dict) else []
 
 
 def _rounds(record: dict[str, Any]) -> list[dict[str, Any]]:

@@ -92,6 +92,10 @@ class TerminalRenderer:
                 self.text_at_line_start = True
         elif kind == "tool_state" and event.get("state") == "declined":
             self._progress(self._paint(RED, "declined\n"))
+        elif kind == "compaction":
+            from ..agent.compaction import note
+
+            self._progress(self._paint(YELLOW if event.get("failed") else DIM, note(event) + "\n"))
         elif kind == "turn_end":
             self._end(event)
 
@@ -112,6 +116,7 @@ class TerminalRenderer:
             self.provider,
             self.model,
             "cost unknown" if dollars is None else format_cost(dollars),
+            event.get("context"),
         )
         self._progress(self._paint(DIM, footer + "\n"))
 

@@ -45,6 +45,7 @@ class TurnView:
         self.dirty: set[int] = set()
         self.status = ipywidgets.HTML(self._waiting_html(0))
         self.footer = ipywidgets.HTML("")
+        self.compaction = ipywidgets.HTML("")
         self.box = ipywidgets.VBox([self.status, self.footer])
         self.box.add_class("elelem-turn")
         self.started = time.monotonic()
@@ -93,6 +94,9 @@ class TurnView:
                 card = self.blocks.get(event.get("index"))
                 if isinstance(card, ToolCard):
                     card.set_state(str(event.get("state")), event.get("preview"))
+            elif kind == "compaction":
+                self.compaction.value = cards.compaction_html(event)
+                self._layout()
             elif kind == "turn_end":
                 self._end(event)
 
@@ -162,7 +166,7 @@ class TurnView:
             for block in self.blocks.values():
                 for child in descendants(block.widget):
                     child.close()
-            for widget in (self.status, self.footer, self.box):
+            for widget in (self.status, self.footer, self.compaction, self.box):
                 for part in descendants(widget):
                     part.close()
 
@@ -195,7 +199,8 @@ class TurnView:
         return None
 
     def _layout(self) -> None:
-        children = [self.blocks[i].widget for i in sorted(self.blocks)]
+        children = [self.compaction] if self.compaction.value else []
+        children += [self.blocks[i].widget for i in sorted(self.blocks)]
         if self.waiting_since is not None:
             children.append(self.status)
         children.append(self.footer)
@@ -237,6 +242,7 @@ class TurnView:
             event.get("stop"),
             self.provider,
             self.model,
+            context=event.get("context"),
         )
         self.footer.value = cards.footer_html(text)
 
