@@ -218,3 +218,19 @@ def test_counts_in_message_delta_update_only_what_they_carry(wire, make):
     assert fetch(make("anthropic")).of("usage") == [
         {"type": "usage", "input": 1242, "output": 52, "cache_read": 1200, "cache_write": 7}
     ]
+
+
+def test_cache_breakpoints_on_the_turns_prompt_and_the_last_message_four_at_most():
+    messages = [
+        *PROMPT,
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "t1", "name": "list"}]},
+        {"role": "tool", "tool_call_id": "t1", "content": '{"ok": true}'},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "t2", "name": "list"}]},
+        {"role": "tool", "tool_call_id": "t2", "content": '{"ok": true}'},
+    ]
+    body = AnthropicProvider().body(messages, TOOLS)
+    wire = body["messages"]
+    assert wire[0]["content"] == [{"type": "text", "text": "Hi", "cache_control": CACHE}]
+    assert wire[-1]["content"][-1]["cache_control"] == CACHE
+    marks = json.dumps(body).count('"cache_control"')
+    assert marks == 4  # system, tools, the turn's prompt, the last message
