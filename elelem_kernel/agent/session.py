@@ -349,6 +349,9 @@ class Session:
             recorder.event(event)
             layout.event(event)
 
+        tools = self.toolbox.specs(self.mode)
+        self._request = {"used": estimate(messages, tools), "window": self.window()[0]}
+        self._request["estimated"] = True
         out(
             {
                 "type": "status",
@@ -356,11 +359,9 @@ class Session:
                 "provider": self.provider_name,
                 "model": self.model,
                 "round": number,
+                "context": dict(self._request),
             }
         )
-        tools = self.toolbox.specs(self.mode)
-        self._request = {"used": estimate(messages, tools), "window": self.window()[0]}
-        self._request["estimated"] = True
         await _call_fetch(self.provider, messages, tools, emit)
 
         stop = map_stop_reason(ending.get("reason"), bool(calls), bool(ending.get("truncated")))

@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Any
 
+from ..agent.context import meter
 from . import cards
 from .block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
 from .markdown import escape
@@ -46,6 +47,7 @@ class TurnView:
         self.status = ipywidgets.HTML(self._waiting_html(0))
         self.footer = ipywidgets.HTML("")
         self.compaction = ipywidgets.HTML("")
+        self.context: dict[str, Any] | None = None  # the meter of the request being sent
         self.box = ipywidgets.VBox([self.status, self.footer])
         self.box.add_class("elelem-turn")
         self.started = time.monotonic()
@@ -89,6 +91,7 @@ class TurnView:
                 self._flush(event.get("index"))
             elif kind == "status" and event.get("state") == "waiting":
                 self.label = event.get("model") or event.get("provider") or self.label
+                self.context = event.get("context")
                 self._wait(True)
             elif kind == "tool_state":
                 card = self.blocks.get(event.get("index"))
@@ -280,7 +283,9 @@ class TurnView:
             self.status.value = self._waiting_html(now - self.waiting_since)
         elif not self.ended:
             names = "/".join(dict.fromkeys(str(n) for n in (self.provider, self.model) if n))
-            line = f"{names} · {cards.seconds((now - self.started) * 1000)} · working…"
+            gauge = meter(self.context)
+            clock = cards.seconds((now - self.started) * 1000)
+            line = f"{names} · {clock}{f' · {gauge}' if gauge else ''} · working…"
             self.footer.value = cards.footer_html(line.lstrip(" ·"))
         for block in self.blocks.values():
             if isinstance(block, ToolCard) and block.state == "running":

@@ -237,3 +237,23 @@ def test_freeze_closes_every_model_the_view_opened(view):
     view.freeze({"stop": "end_turn", "rounds": [], "usage": {}})
     closed = [m for m in CountingComm.sent if m["msg_type"] == "comm_close"]
     assert len(closed) == len(opened)
+
+
+def test_the_working_line_shows_the_estimated_meter_of_the_request_being_sent(view):
+    context = {"used": 2_100, "window": 6_000, "estimated": True}
+    view({"type": "status", "state": "waiting", "model": "demo-1", "context": context})
+    view({"type": "block_start", "index": 0, "block": "text"})
+    view.started -= 4
+    view._clocks(time.monotonic())
+    assert "demo/demo-1 · 4.0 s · ctx ~2.1k/6.0k · working…" in view.footer.value
+
+
+def test_the_meter_and_a_compaction_note_show_in_the_live_view(view):
+    entry = {"upto": "t1", "turns": 3, "summary": "SUMMARY-TEXT", "before": 5000, "after": 900}
+    view({"type": "compaction", **entry})
+    assert view.box.children[0] is view.compaction
+    assert "compacted 3 turns, 5.0k → 900 tokens" in values(view) and "SUMMARY-TEXT" in values(view)
+    context = {"used": 1_234, "window": 6_000, "estimated": False}
+    view({"type": "turn_end", "stop": "end_turn", "usage": {"input": 5}, "rounds": 1, "ms": 10,
+          "context": context})  # fmt: skip
+    assert "ctx 1.2k/6.0k" in view.footer.value
