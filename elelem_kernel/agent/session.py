@@ -254,12 +254,12 @@ class Session:
         )
         stop, error = "end_turn", None
         rounds = 0
-        compaction: Compaction | None = None
+        compactions: list[Compaction] = []
         self._request = None
         try:
             if not prompt.strip():
                 raise ConfigError("the prompt is empty: write a question or a task for the agent")
-            messages, compaction = await self._prepare(prompt, cell, out, recorder)
+            messages, head = await self._prepare(prompt, cell, out, recorder, compactions)
             while True:
                 if rounds == self.max_rounds:
                     stop = "max_rounds"
@@ -268,6 +268,11 @@ class Session:
                         "ask again to let the agent continue"
                     )
                     break
+                if rounds:  # this turn's tool results may push the request past the threshold
+                    tail = messages[head:]
+                    messages, head = await self._prepare(
+                        prompt, cell, out, recorder, compactions, messages, tail
+                    )
                 rounds += 1
                 stop = await self._round(messages, layout, recorder, out, rounds)
                 if stop != "tool_use":
@@ -281,7 +286,7 @@ class Session:
         finally:
             layout.close()
             record = recorder.finish(stop, error)
-            if compaction is not None:
+            for compaction in compactions:
                 add_usage(record["usage"], compaction.usage)
             if rounds and self._request is not None:
                 record["context"] = dict(self._request)
@@ -381,30 +386,46 @@ class Session:
         return stop
 
     async def _prepare(
-        self, prompt: str, cell: str | None, out: Renderer, recorder: TurnRecorder
-    ) -> tuple[list[dict[str, Any]], Compaction | None]:
-        """The first request's messages, the oldest turns compacted first when they would
-        pass the threshold of the window (or `/compact` asked for it)."""
+        self,
+        prompt: str,
+        cell: str | None,
+        out: Renderer,
+        recorder: TurnRecorder,
+        compactions: list[Compaction],
+        messages: list[dict[str, Any]] | None = None,
+        tail: list[dict[str, Any]] | None = None,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The next request's messages and where this turn's own rounds (`tail`) start in
+        them: the oldest turns are compacted first when the request would pass the
+        threshold of the window (or `/compact` asked for it). A second compaction in the
+        same turn supersedes the first in the record (its summary includes the first)."""
         from .compaction import TARGET, split, summarise
         from .context import THRESHOLD, short
         from .conversation import turn_messages
 
+        tail = tail or []
+        current = recorder.record.get("compaction")
         tools = self.toolbox.specs(self.mode)
-        messages = self.messages(prompt, cell)
+        if messages is None:
+            messages = self.messages(prompt, cell, current)
         before = estimate(messages, tools)
         window = await self._probe_window(before)
         focus = self.compact_next
         if focus is None and before <= THRESHOLD * window:
-            return messages, None
-        summary, turns = self.conversation.compacted(self.conversation.active(cell))
+            return messages, len(messages) - len(tail)
+        summary, turns = self.conversation.compacted(self.conversation.active(cell), current)
         if not turns:
-            return messages, None
+            return messages, len(messages) - len(tail)
         self.compact_next = None
         sizes = [estimate(turn_messages(t, self.history)) for t in turns]
         fixed = before - sum(sizes)
         keep = int(TARGET * window) - fixed - window // 10  # room for the summary
         old, _ = split(turns, sizes, keep, force=focus is not None)
         entry = Compaction(old[-1]["turn"], len(old), "", before, focus=focus or None)
+        if current:
+            entry.turns += int(current.get("turns") or 0)
+            entry.before = int(current.get("before") or before)
+            entry.focus = entry.focus or current.get("focus")
         out(
             {
                 "type": "status",
@@ -424,17 +445,18 @@ class Session:
             entry.failed = _reason(e)
         if entry.failed:
             entry.summary = summary
-        messages = self.messages(prompt, cell, entry.as_record())
+        messages = self.messages(prompt, cell, entry.as_record()) + tail
         entry.after = estimate(messages, tools)
         if not entry.failed and entry.after > THRESHOLD * window:
             entry.failed = f"the summary is still too large, ~{short(entry.after)} tokens"
             entry.summary = summary
-            messages = self.messages(prompt, cell, entry.as_record())
+            messages = self.messages(prompt, cell, entry.as_record()) + tail
             entry.after = estimate(messages, tools)
+        compactions.append(entry)
         recorder.record["compaction"] = entry.as_record()
         recorder.record["v"] = COMPACTION_VERSION
         out({"type": "compaction", **entry.as_record()})
-        return messages, entry
+        return messages, len(messages) - len(tail)
 
     async def _ask(self, messages: list[dict[str, Any]], usage: dict[str, int]) -> str:
         """One request without tools (a summary); its tokens are added to `usage`."""

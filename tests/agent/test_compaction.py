@@ -223,3 +223,38 @@ def test_an_interrupted_summary_interrupts_the_turn_without_a_compaction():
     turn(s, LONG)
     third = turn(s, LONG)
     assert third.stop == "interrupted" and "compaction" not in third.record
+
+
+def test_a_long_tool_loop_compacts_the_older_turns_between_rounds():
+    from elelem_kernel.agent.toolbox import Toolbox
+    from tests.scripted import call
+
+    box = Toolbox()
+
+    @box.add("big", "Returns a lot")
+    def big(args):
+        return {"text": "z" * 5_000}
+
+    p = Scripted(
+        say("one"),
+        say("two"),
+        call("big", id="a"),
+        call("big", id="b"),
+        say("SUMMARY-OLD"),
+        say("done"),
+    )
+    s = Session(p, box, provider_name="scripted")
+    s.context_window = 4_000
+    turn(s, "FACT-1 " + "x" * 3_000)
+    turn(s, "FACT-2 " + "x" * 3_000)
+    events: list = []
+    third = turn(s, "third", events=events)
+
+    assert third.stop == "end_turn" and third.reply == "done"
+    assert "You compact" in p.sent[4]["messages"][0]["content"]
+    last = p.sent[5]["messages"]
+    assert last[1]["content"].startswith(HEADER) and "FACT-1" not in texts(last)
+    assert [m["role"] for m in last[3:]] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert third.record["compaction"]["turns"] == 2 and third.record["v"] == 2
+    assert len(texts(last)) / 4 < 4_000
+    assert [e["type"] for e in events].count("compaction") == 1
