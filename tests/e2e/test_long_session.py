@@ -95,9 +95,9 @@ def test_eight_long_turns_with_the_cli_and_a_notebook(tmp_path):
     assert all(r["v"] == (2 if "compaction" in r else 1) for r in saved)
     notes = [line for text in shown for line in text.splitlines() if "compacted" in line]
     assert len(notes) == len(compactions)  # each compaction was said where it happened
-    for record in saved:
-        used, window = record["context"]["used"], record["context"]["window"]
-        assert window == WINDOW and 0 < used < WINDOW and not record["context"]["estimated"]
+    for record, request in zip(saved, turns, strict=True):  # the meter is what was sent
+        assert record["context"] == {"used": len(request.raw) // 4, "window": WINDOW,
+                                     "estimated": False}  # fmt: skip
     meters = [line for text in shown for line in text.splitlines() if " ctx " in line]
     assert len(meters) == 8 and f"/{WINDOW / 1000:.1f}k" in meters[-1]
 
