@@ -9,6 +9,10 @@ order (tools, system, messages), the order providers lay the prompt out for thei
 (without Anthropic's moving `cache_control` markers).
 Billing: tokens ≈ bytes / 4; a request's cached part is its longest common prefix with any
 earlier request; cache reads billed at 0.1× (Anthropic's price; OpenAI charges 0.25-0.5×).
+
+Each policy runs twice: with the model's usual window (nothing is compacted), and with a
+`WINDOW`-token window, so the session compacts (the server answers each summary request,
+the only requests without tools, with a short fixed summary; they are billed too).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .common import Round, WireServer, median, result
+from .common import Reply, Round, WireServer, median, reply, result
 
 FORMATS = ("anthropic", "openai", "responses", "ollama")
 LOOP_CALLS = [
@@ -31,6 +35,25 @@ LOOP_CALLS = [
     ("read", {"path": "src/b.py"}),
 ]
 CACHE_READ_PRICE = 0.1
+POLICIES = ("replies", "full")
+SHOW = "/api/show"
+#: The small window (tokens) of the compacting runs.
+WINDOW = 6_000
+SUMMARY = "Summary: a project of two modules, a.py and b.py, of small functions x * i."
+
+
+class SummaryServer(WireServer):
+    """Answers requests without tools (compaction summaries) itself, the rest from the queue."""
+
+    fmt = "openai"
+
+    def _next(self, method: str, path: str) -> Reply:
+        if path.endswith(SHOW):  # Ollama's window probe: not known here, the table's is used
+            return Reply(404, {"content-type": "application/json"}, [b"{}"], stream=False)
+        body = self.requests[-1].body if self.requests else None
+        if method == "POST" and isinstance(body, dict) and not body.get("tools"):
+            return reply(self.fmt, Round(text=SUMMARY))
+        return super()._next(method, path)
 
 
 def workspace(root: Path) -> Path:
@@ -58,12 +81,20 @@ def script(loop_rounds: int, more_turns: int) -> tuple[list[Round], list[str]]:
     return rounds, prompts
 
 
-def record(fmt: str, history: str, ws: Path, loop_rounds: int, more_turns: int) -> list[bytes]:
+def record(
+    fmt: str,
+    history: str,
+    ws: Path,
+    loop_rounds: int,
+    more_turns: int,
+    window: int | None = None,
+) -> list[bytes]:
     """Every request body the provider sent for the scripted conversation."""
     from elelem_kernel.agent.factory import new_session
 
     rounds, prompts = script(loop_rounds, more_turns)
-    with WireServer() as server:
+    with SummaryServer() as server:
+        server.fmt = fmt
         server.script(fmt, *rounds)
         session = new_session(
             provider=fmt,
@@ -74,6 +105,7 @@ def record(fmt: str, history: str, ws: Path, loop_rounds: int, more_turns: int) 
             history=history,
         )
         session.max_rounds = max(session.max_rounds, loop_rounds + 2)
+        session.context_window = window
 
         async def converse() -> None:
             try:
@@ -85,7 +117,7 @@ def record(fmt: str, history: str, ws: Path, loop_rounds: int, more_turns: int) 
                 await session.provider.aclose()
 
         asyncio.run(converse())
-        return [r.raw for r in server.requests if r.method == "POST"]
+        return [r.raw for r in server.requests if r.method == "POST" and r.path != SHOW]
 
 
 def prompt_order(raw: bytes) -> bytes:
@@ -144,13 +176,17 @@ def run(quick: bool = False, loop_rounds: int = 10, more_turns: int = 5) -> dict
     rows, data = [], {}
     try:
         ws = workspace(tmp / "ws")
-        for history in ("replies", "full"):
-            for fmt in FORMATS:
-                bodies = record(fmt, history, ws, loop_rounds, more_turns)
-                raw = measure(bodies)
-                ordered = measure([prompt_order(b) for b in bodies])
-                data[f"{fmt}/{history}"] = {"requests": len(bodies), "raw": raw, "prompt": ordered}
-                rows.append(row(f"{fmt}, history={history} ({len(bodies)} requests)", raw, ordered))
+        for window in (None, WINDOW):
+            for history in POLICIES:
+                for fmt in FORMATS:
+                    bodies = record(fmt, history, ws, loop_rounds, more_turns, window)
+                    raw = measure(bodies)
+                    ordered = measure([prompt_order(b) for b in bodies])
+                    name = f"{fmt}/{history}" + (f"/{window}" if window else "")
+                    data[name] = {"requests": len(bodies), "raw": raw, "prompt": ordered}
+                    where = f", {window:,}-token window" if window else ""
+                    label = f"{fmt}, history={history}{where} ({len(bodies)} requests)"
+                    rows.append(row(label, raw, ordered))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     title = f"4. Prompt-prefix stability ({loop_rounds}-round tool loop + {more_turns} turns)"
@@ -164,5 +200,5 @@ def row(label: str, raw: dict, ordered: dict) -> tuple[str, str, str]:
         f"{ordered['median_share']:.0%}",
         f"prefix kept, median (min {ordered['min_share']:.0%}; as sent "
         f"{raw['median_share']:.0%}/{raw['min_share']:.0%}); "
-        f"billed {billed:.0%} of {ordered['tokens']:,} tokens",
+        f"billed {ordered['billed_tokens']:,} tokens = {billed:.0%} of {ordered['tokens']:,}",
     )

@@ -247,3 +247,11 @@ def test_files_lists_git_files_without_running_the_repository_config(folder, tmp
     r = cli("files", cwd=folder, input="")
     assert r.returncode == 0 and "<source>sheep.py</source>" in r.stdout
     assert not marker.exists()
+
+
+def test_the_context_window_option_sets_the_meter_and_a_bad_one_is_refused(folder):
+    r = cli("ask", "-p", "echo", "-o", "context_window=6000", "hi", cwd=folder, input="")
+    assert r.returncode == 0, r.stderr
+    assert "ctx 163/6.0k" in r.stderr  # the input tokens echo reports, of the window given
+    r = cli("ask", "-p", "echo", "-o", "context_window=lots", "hi", cwd=folder, input="")
+    assert r.returncode == 1 and "bad context window 'lots'" in r.stderr

@@ -17,6 +17,7 @@ from ..options import ENV, check_name, describe, from_env, parse_value
 from . import trust
 from .pricing import format_cost
 from .toolbox import MODES
+from .window_commands import add_window_commands, window_line
 
 if TYPE_CHECKING:
     from .session import Session
@@ -109,6 +110,7 @@ def add_builtin_commands(commands: Commands) -> None:
     commands.add("tools", "list the tools the current mode offers", _tools)
     commands.add("clear", "start a new conversation", _clear)
     commands.add("context", "show what the next request would send", _context)
+    add_window_commands(commands)
     commands.add("usage", "tokens and cost so far in this session", _usage)
     commands.add("history", "list the turns of this conversation", _history)
     commands.add("forget", "leave turn N out of the model's context", _forget, usage="/forget N")
@@ -207,9 +209,9 @@ def _context(session: Session, args: str) -> str:
     total += size
     lines.append(f"| {len(tools)} tool schemas | {size} | {size // 4} |")
     lines.append(f"| **total** | {total} | **~{total // 4}** |")
-    left = session.conversation.left_out(session.history)
+    left = session.conversation.left_out(session.history, session.window()[0] * 4)
     note = f"\n\n{left} older turns are left out to fit the context budget." if left else ""
-    return "\n".join(lines) + note
+    return "\n".join(lines) + note + "\n\n" + window_line(session)
 
 
 def _usage(session: Session, args: str) -> str:

@@ -4,8 +4,10 @@ History policies:
 - `replies` (default, as in elelem): each past turn is sent as its prompt and final reply.
 - `full`: each past turn is sent with its rounds, tool calls and (recorded) results.
 
-Only the newest turns that fit `budget` characters are sent, so a long conversation
-never overflows the model's context; `/context` shows what is left out.
+Turns replaced by a compaction (`agent/compaction.py`, stored in the record of the turn
+that made it) are sent as its summary. Past that, only the newest turns that fit `budget`
+characters are sent; the session sets the budget above its compaction point, so this is a
+last guard, and `/context` shows what it leaves out.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .compaction import summary_messages
 from .record import new_id
 
 HISTORY_POLICIES = ("replies", "full")
@@ -62,25 +65,55 @@ class Conversation:
                 turns = turns[:place]
         return [t for t in turns if t.get("turn") not in self.forgotten]
 
+    def compacted(
+        self, turns: list[dict[str, Any]], pending: dict[str, Any] | None = None
+    ) -> tuple[str, list[dict[str, Any]]]:
+        """`(summary, turns still sent)`: the newest compaction among `turns` (or `pending`,
+        one being made now) replaces the turns up to the one it names."""
+        entries = [pending] if pending else []
+        entries += [
+            t["compaction"] for t in reversed(turns) if isinstance(t.get("compaction"), dict)
+        ]
+        order = {t.get("turn"): i for i, t in enumerate(self.turns)}
+        for entry in entries:
+            upto = order.get(entry.get("upto"))
+            if upto is None:
+                continue  # the turn it names is gone from the notebook: ignore it
+            kept = [t for t in turns if order.get(t.get("turn"), len(order)) > upto]
+            return str(entry.get("summary") or ""), kept
+        return "", turns
+
     def messages(
-        self, policy: str = "replies", budget: int = 400_000, cell: str | None = None
+        self,
+        policy: str = "replies",
+        budget: int = 400_000,
+        cell: str | None = None,
+        pending: dict[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
-        """The history as provider messages, newest turns first to fill `budget` characters."""
-        chosen: list[list[dict[str, Any]]] = []
-        size = 0
-        for record in reversed(self.active(cell)):
-            part = turn_messages(record, policy)
-            cost = sum(len(json.dumps(m, ensure_ascii=False)) for m in part)
-            if chosen and size + cost > budget:
-                break
-            chosen.append(part)
-            size += cost
-        return [m for part in reversed(chosen) for m in part]
+        """The history as provider messages: the summary of compacted turns, then the newest
+        turns that fill `budget` characters."""
+        summary, turns = self.compacted(self.active(cell), pending)
+        head = summary_messages(summary) if summary else []
+        return head + [m for part in _fit(turns, policy, budget) for m in part]
 
     def left_out(self, policy: str = "replies", budget: int = 400_000) -> int:
-        """How many active turns do not fit the budget."""
-        sent = sum(1 for m in self.messages(policy, budget) if m["role"] == "user")
-        return len(self.active()) - sent
+        """How many active turns are neither compacted nor sent: they do not fit the budget."""
+        _, turns = self.compacted(self.active())
+        return len(turns) - len(_fit(turns, policy, budget))
+
+
+def _fit(turns: list[dict[str, Any]], policy: str, budget: int) -> list[list[dict[str, Any]]]:
+    """The messages of the newest turns that fit `budget` characters (always the newest)."""
+    chosen: list[list[dict[str, Any]]] = []
+    size = 0
+    for record in reversed(turns):
+        part = turn_messages(record, policy)
+        cost = sum(len(json.dumps(m, ensure_ascii=False)) for m in part)
+        if chosen and size + cost > budget:
+            break
+        chosen.append(part)
+        size += cost
+    return chosen[::-1]
 
 
 def turn_messages(record: dict[str, Any], policy: str = "replies") -> list[dict[str, Any]]:

@@ -6,8 +6,10 @@ cells; this module decides which records count.
 Rules:
 - cells are walked top to bottom; a cell holds at most one turn, the last valid record of
   the cell (a re-run cell's newest output wins);
-- a record must be version 1, match `record.schema.json` and stay under `MAX_RECORD_BYTES`;
-  anything else is skipped, all skips summed up in one warning;
+- a record must be version 1 or 2, match `record.schema.json` and stay under
+  `MAX_RECORD_BYTES`; anything else is skipped, all skips summed up in one warning;
+- migration: a version 1 record reads exactly as before version 2 existed (a `compaction`
+  key in it is not one: it is dropped); version 2 adds the turn's compaction;
 - two cells claiming the same turn id (a copied cell): the later cell keeps it, one warning;
 - conversations are ordered by their first turn in the notebook; the active one is the
   conversation of the bottom-most restored turn (where the person left off: a `--new`
@@ -28,7 +30,7 @@ from importlib import resources
 from typing import Any
 
 from ..text import shorten
-from .record import MAX_RECORD_BYTES, VERSION, larger_than
+from .record import MAX_RECORD_BYTES, NEWEST, VERSIONS, larger_than
 from .shape import checker
 
 #: Skipped records named one by one in the warning; the rest are counted.
@@ -65,7 +67,7 @@ def rebuild(cells: list[Cell], *, max_bytes: int = MAX_RECORD_BYTES) -> Rebuilt:
             else:
                 chosen = candidate
         if chosen is not None:
-            kept.append((position, _with_cell(chosen, cell_id)))
+            kept.append((position, _with_cell(migrate(chosen), cell_id)))
 
     turns, duplicates = _dedupe(kept)
     result = Rebuilt()
@@ -84,9 +86,9 @@ def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
     if not isinstance(record, dict) or "v" not in record:
         return "not an elelem record"
     version = record["v"]
-    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
+    if isinstance(version, int) and not isinstance(version, bool) and version > NEWEST:
         return f"written by a newer elelem-kernel (v{version}: upgrade to restore it)"
-    if version != VERSION or isinstance(version, bool):
+    if version not in VERSIONS or isinstance(version, bool):
         return f"unknown record version {shorten(repr(version), 40)}"
     if larger_than(record, max_bytes):
         return f"too large (over the {_mb(max_bytes)} limit)"
@@ -94,6 +96,13 @@ def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
     if error:
         return f"malformed ({error})"
     return None
+
+
+def migrate(record: dict) -> dict:
+    """`record` as this version reads it: v1 records as they always read (no compaction)."""
+    if record.get("v") == 1 and "compaction" in record:
+        return {k: v for k, v in record.items() if k != "compaction"}
+    return record
 
 
 def _with_cell(record: dict, cell_id: str | None) -> dict:

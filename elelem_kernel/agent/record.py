@@ -28,6 +28,11 @@ VERSION = 1
 #: Records above this (estimated serialized size) are skipped, not restored. The session
 #: cuts every record it makes to fit (`fit`), so only foreign or edited records hit it.
 MAX_RECORD_BYTES = 4_000_000
+#: Records that carry a compaction are version 2 (older readers skip them, saying so).
+COMPACTION_VERSION = 2
+#: Newest version written, and every version restored (older ones are migrated on read).
+NEWEST = COMPACTION_VERSION
+VERSIONS = (VERSION, COMPACTION_VERSION)
 RESULT_LIMIT = 8_000  #: characters of a tool result kept in the record
 ARGUMENTS_LIMIT = 32_000  #: characters of a call's arguments (as JSON) kept in the record
 DEPTH_LIMIT = 20  #: levels of nesting kept in recorded arguments and results

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import options
 from ..errors import ConfigError
-from . import trust
+from . import context, trust
 from .builtins import register as register_builtins
 
 if TYPE_CHECKING:
@@ -255,8 +255,12 @@ def default_provider() -> tuple[str, str]:
 def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> Any:
     """Provider `name` made with ELELEM_OPTIONS under `chosen`; errors say where options came from."""
     env = options.from_env()
+    given = {**env, **chosen}
+    if given.get(context.OPTION) is not None:
+        context.parse_window(given[context.OPTION])  # the session reads it; not the provider
+    given.pop(context.OPTION, None)
     try:
-        return create_provider(name, model=model, **{**env, **chosen})
+        return create_provider(name, model=model, **given)
     except ConfigError as error:
         if not set(env) - set(chosen):
             raise

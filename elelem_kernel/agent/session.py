@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import json
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,15 +21,35 @@ from typing import Any
 
 from ..errors import ConfigError, ElelemError
 from ..events import map_stop_reason
+from ..options import from_env
 from ..visible import visible
 from . import registry, system_prompt
 from .approval import NO_CHANNEL, SENSITIVE_DECLINED, ApprovalRequest, Approver
 from .blocks import BlockLayout
 from .commands import Commands, add_builtin_commands
-from .conversation import HISTORY_POLICIES, Conversation
+from .compaction import TARGET, Compaction, split, summarise
+from .context import (
+    CHARS_PER_TOKEN,
+    ENV,
+    OPTION,
+    PROBE_FROM,
+    THRESHOLD,
+    estimate,
+    resolve_window,
+    short,
+)
+from .conversation import HISTORY_POLICIES, Conversation, turn_messages
 from .media import take_images
 from .pricing import cost
-from .record import DEPTH_LIMIT, TurnRecorder, add_usage, bounded, deeper_than, fit
+from .record import (
+    COMPACTION_VERSION,
+    DEPTH_LIMIT,
+    TurnRecorder,
+    add_usage,
+    bounded,
+    deeper_than,
+    fit,
+)
 from .secrets import redact
 from .sync import run_sync
 from .toolbox import Call, Tool, Toolbox, check_mode, finish
@@ -101,6 +122,12 @@ class Session:
         self.usage: dict[str, int] = {}
         self.cost: float | None = 0.0
         self.turns = 0
+        #: The window set with `/context-window` (tokens); None: see `agent/context.py`.
+        self.context_window: int | None = None
+        #: `/compact [what to keep]` asked for: the next turn compacts first ("" no focus).
+        self.compact_next: str | None = None
+        self._probed: tuple[Any, int | None] | None = None
+        self._request: dict[str, Any] | None = None  # the meter of the last request sent
 
     @property
     def mode(self) -> str:
@@ -135,10 +162,17 @@ class Session:
         else:
             self.new_conversation()
 
-    def messages(self, prompt: str, cell: str | None = None) -> list[dict[str, Any]]:
-        """What a request for `prompt` (from `cell`) sends: system prompt, history, prompt."""
+    def messages(
+        self, prompt: str, cell: str | None = None, pending: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """What a request for `prompt` (from `cell`) sends: system prompt, history, prompt.
+
+        `pending`: a compaction being made for this request, applied to the history.
+        """
+
         system = system_prompt.build(self.workspace, self.system_prompt)
-        history = self.conversation.messages(self.history, cell=cell)
+        budget = self.window()[0] * CHARS_PER_TOKEN  # compaction comes well before this
+        history = self.conversation.messages(self.history, budget, cell, pending)
         return [
             {"role": "system", "content": system},
             *history,
@@ -174,6 +208,18 @@ class Session:
         else:
             chosen[name] = value
         self.set_provider(self.provider_name, self.model, chosen)
+
+    def window(self) -> tuple[int, str]:
+        """The model's context window in tokens, and where that number comes from."""
+
+        reported = self._probed[1] if self._probed and self._probed[0] is self.provider else None
+        return resolve_window(
+            override=self.context_window,
+            options={**from_env(), **self.options},
+            provider_name=self.provider_name,
+            model=self.model,
+            reported=reported,
+        )
 
     def provider_names(self) -> list[str]:
         return registry.provider_names()
@@ -278,10 +324,12 @@ class Session:
         stop, error = "end_turn", None
         rounds = 0
         notices: list[str] = []
+        compactions: list[Compaction] = []
+        self._request = None
         try:
             if not prompt.strip():
                 raise ConfigError("the prompt is empty: write a question or a task for the agent")
-            messages = self.messages(prompt, cell)
+            messages, head = await self._prepare(prompt, cell, out, recorder, compactions)
             for notice in await self.toolbox.refresh():
                 notices.append(notice)
                 out({"type": "notice", "text": notice})
@@ -293,6 +341,11 @@ class Session:
                         "ask again to let the agent continue"
                     )
                     break
+                if rounds:  # this turn's tool results may push the request past the threshold
+                    tail = messages[head:]
+                    messages, head = await self._prepare(
+                        prompt, cell, out, recorder, compactions, messages, tail
+                    )
                 rounds += 1
                 stop = await self._round(messages, layout, recorder, out, rounds)
                 if stop != "tool_use":
@@ -306,6 +359,10 @@ class Session:
         finally:
             layout.close()
             record = recorder.finish(stop, error)
+            for compaction in compactions:
+                add_usage(record["usage"], compaction.usage)
+            if rounds and self._request is not None:
+                record["context"] = dict(self._request)
             record.update(self.turn_extras)
             if notices:
                 record["notices"] = notices
@@ -321,6 +378,8 @@ class Session:
             end = {"type": "turn_end", "stop": stop, "usage": record["usage"], "rounds": rounds}
             end["ms"] = record["ms"]
             end["cost"] = record["cost"]
+            if "context" in record:
+                end["context"] = record["context"]
             if error:
                 end["error"] = error
             out(end)
@@ -365,11 +424,18 @@ class Session:
                 )
             elif kind == "stop":
                 ending.update(event)
-            elif kind != "usage":
+            elif kind == "usage":
+                reported = event.get("input")
+                if isinstance(reported, int) and reported > 0 and self._request is not None:
+                    self._request.update(used=reported, estimated=False)
+            else:
                 return
             recorder.event(event)
             layout.event(event)
 
+        tools = self.toolbox.specs(self.mode)
+        self._request = {"used": estimate(messages, tools), "window": self.window()[0]}
+        self._request["estimated"] = True
         out(
             {
                 "type": "status",
@@ -377,9 +443,9 @@ class Session:
                 "provider": self.provider_name,
                 "model": self.model,
                 "round": number,
+                "context": dict(self._request),
             }
         )
-        tools = self.toolbox.specs(self.mode)
         await _call_fetch(self.provider, messages, tools, emit)
 
         stop = map_stop_reason(ending.get("reason"), bool(calls), bool(ending.get("truncated")))
@@ -398,6 +464,115 @@ class Session:
                 message["images"] = images
             messages.append(message)
         return stop
+
+    async def _prepare(
+        self,
+        prompt: str,
+        cell: str | None,
+        out: Renderer,
+        recorder: TurnRecorder,
+        compactions: list[Compaction],
+        messages: list[dict[str, Any]] | None = None,
+        tail: list[dict[str, Any]] | None = None,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The next request's messages and where this turn's own rounds (`tail`) start in
+        them: the oldest turns are compacted first when the request would pass the
+        threshold of the window (or `/compact` asked for it). A second compaction in the
+        same turn supersedes the first in the record (its summary includes the first)."""
+
+        tail = tail or []
+        current = recorder.record.get("compaction")
+        tools = self.toolbox.specs(self.mode)
+        if messages is None:
+            messages = self.messages(prompt, cell, current)
+        before = estimate(messages, tools)
+        window = await self._probe_window(before)
+        focus = self.compact_next
+        if focus is None and before <= THRESHOLD * window:
+            return messages, len(messages) - len(tail)
+        summary, turns = self.conversation.compacted(self.conversation.active(cell), current)
+        if not turns:
+            return messages, len(messages) - len(tail)
+        self.compact_next = None
+        sizes = [estimate(turn_messages(t, self.history)) for t in turns]
+        fixed = before - sum(sizes)
+        keep = int(TARGET * window) - fixed - window // 10  # room for the summary
+        old, _ = split(turns, sizes, keep, force=focus is not None)
+        entry = Compaction(old[-1]["turn"], len(old), "", before, focus=focus or None)
+        if current:
+            entry.turns += int(current.get("turns") or 0)
+            entry.before = int(current.get("before") or before)
+            entry.focus = entry.focus or current.get("focus")
+        out(
+            {
+                "type": "status",
+                "state": "compacting",
+                "turns": len(old),
+                "provider": self.provider_name,
+                "model": self.model,
+            }
+        )
+        try:
+            entry.summary = await summarise(
+                lambda request: self._ask(request, entry.usage), old, summary, window, focus
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            entry.failed = _reason(e)
+        if entry.failed:
+            entry.summary = summary
+        messages = self.messages(prompt, cell, entry.as_record()) + tail
+        entry.after = estimate(messages, tools)
+        if not entry.failed and entry.after > THRESHOLD * window:
+            entry.failed = f"the summary is still too large, ~{short(entry.after)} tokens"
+            entry.summary = summary
+            messages = self.messages(prompt, cell, entry.as_record()) + tail
+            entry.after = estimate(messages, tools)
+        compactions.append(entry)
+        recorder.record["compaction"] = entry.as_record()
+        recorder.record["v"] = COMPACTION_VERSION
+        out({"type": "compaction", **entry.as_record()})
+        return messages, len(messages) - len(tail)
+
+    async def _ask(self, messages: list[dict[str, Any]], usage: dict[str, int]) -> str:
+        """One request without tools (a summary); its tokens are added to `usage`."""
+        parts: list[str] = []
+        counted: dict[str, Any] = {}
+
+        def emit(event: dict[str, Any]) -> None:
+            if not isinstance(event, dict):
+                return
+            if event.get("type") == "saying":
+                parts.append(str(event.get("text", "")))
+            elif event.get("type") == "usage":
+                counted.update(event)
+
+        await _call_fetch(self.provider, messages, [], emit)
+        add_usage(usage, counted)
+        return "".join(parts)
+
+    async def _probe_window(self, tokens: int) -> int:
+        """The window; asks the provider for its own (once) when a request gets big enough
+        for it to matter and no setting names one."""
+
+        probe = getattr(self.provider, "context_window", None)
+        named = self.context_window or OPTION in {**from_env(), **self.options}
+        if (
+            callable(probe)
+            and tokens >= PROBE_FROM
+            and not named
+            and not os.environ.get(ENV, "").strip()
+            and not (self._probed and self._probed[0] is self.provider)
+        ):
+            try:
+                value = probe()
+                if inspect.isawaitable(value):
+                    value = await value
+            except Exception:
+                value = None
+            self._probed = (self.provider, value if isinstance(value, int) and value > 0 else None)
+        return self.window()[0]
 
     async def _run_call(
         self, call: Call, layout: Any, recorder: TurnRecorder, out: Renderer
@@ -473,6 +648,12 @@ class Session:
         if why is not None:
             return SENSITIVE_DECLINED.format(why=why), "declined"
         return "declined: the person did not allow this call", "declined"
+
+
+def _reason(error: BaseException) -> str:
+    """Why a summary failed, in one short line."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 160 else text[:159] + "…"
 
 
 async def _call_fetch(provider: Any, messages: list, tools: list, emit: Callable) -> None:

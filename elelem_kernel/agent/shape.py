@@ -76,8 +76,13 @@ def _compile(schema: Any, root: dict, refs: dict[str, Check]) -> Check:
     if not isinstance(schema, dict):
         return _never
     checks = []
+    if "if" in schema:
+        condition = _conditional(schema, root, refs)
+        if condition is None:
+            return _never
+        checks.append(condition)
     for key, rule in schema.items():
-        if key in ANNOTATIONS:
+        if key in ANNOTATIONS or key in ("if", "then", "else"):
             continue
         check = _keyword(key, rule, root, refs) if key in CHECKED else None
         if check is None:
@@ -93,6 +98,17 @@ def _compile(schema: Any, root: dict, refs: dict[str, Check]) -> Check:
         return True
 
     return all_of
+
+
+def _conditional(schema: dict, root: dict, refs: dict[str, Check]) -> Check | None:
+    """`if` / `then` / `else`; None when the condition is not one we understand (a condition
+    we cannot check must not pick a branch)."""
+    condition = _compile(schema["if"], root, refs)
+    if condition is _never:
+        return None
+    then = _compile(schema.get("then", True), root, refs)
+    otherwise = _compile(schema.get("else", True), root, refs)
+    return lambda value: then(value) if condition(value) else otherwise(value)
 
 
 def _keyword(key: str, rule: Any, root: dict, refs: dict[str, Check]) -> Check | None:

@@ -67,6 +67,7 @@ class AnthropicProvider(HTTPProvider):
             if budget >= max_tokens:
                 body["max_tokens"] = budget + 4096
             body["thinking"] = thinking
+        _mark_turn_start(wire)
         _mark_last(wire)
         body["stream"] = True
         return body
@@ -150,6 +151,22 @@ def _assistant_blocks(m: dict) -> list[dict]:
             {"type": "tool_use", "id": call["id"], "name": call["name"], "input": arguments}
         )
     return blocks
+
+
+def _mark_turn_start(wire: list[dict]) -> None:
+    """Cache breakpoint on the turn's prompt, the last text the person wrote.
+
+    Every request of the turn and of the later turns (until a compaction) repeats what
+    ends there, while the last-message breakpoint moves each round: with system, tools
+    and last message that makes Anthropic's four.
+    """
+    for message in reversed(wire[:-1]):
+        if message["role"] != "user":
+            continue
+        texts = [b for b in message["content"] if b.get("type") == "text"]
+        if texts:
+            texts[-1]["cache_control"] = CACHE
+            return
 
 
 def _mark_last(wire: list[dict]) -> None:

@@ -91,6 +91,41 @@ class OllamaProvider(HTTPProvider):
         body["stream"] = True
         return body
 
+    async def context_window(self) -> int | None:
+        """The window Ollama gives this model: the `num_ctx` option when set, else the
+        model's `num_ctx` parameter or trained context length from `/api/show`; None when
+        the server does not say. (Ollama's own default `num_ctx` may be smaller: set it.)"""
+        if self.options["num_ctx"] is not None:
+            return int(self.options["num_ctx"])
+        response = await self.client().post(
+            f"{self.base_url}/api/show",
+            json={"model": self.model},
+            headers=self.headers(self.api_key()),
+        )
+        if response.status_code != 200 or len(response.content) > SHOW_LIMIT:
+            return None
+        return show_window(response.json())
+
+
+#: Bytes of an `/api/show` answer read (it carries the model's licence and template).
+SHOW_LIMIT = 2_000_000
+
+
+def show_window(data: Any) -> int | None:
+    """The context window in an `/api/show` answer: `num_ctx`, else `*.context_length`."""
+    if not isinstance(data, dict):
+        return None
+    for line in str(data.get("parameters") or "").splitlines():
+        name, _, value = line.strip().partition(" ")
+        if name == "num_ctx" and value.strip().isdigit():
+            return int(value.strip())
+    info = data.get("model_info")
+    if isinstance(info, dict):
+        for key, value in info.items():
+            if str(key).endswith(".context_length") and isinstance(value, int) and value > 0:
+                return value
+    return None
+
 
 def to_wire(messages: list[dict]) -> list[dict]:
     """Neutral messages → Ollama messages."""

@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+from ..agent.compaction import note
+from ..agent.context import meter
 from ..agent.media import BASE64, TYPES
 from ..text import shorten
 from .markdown import escape, themed, to_html
@@ -222,11 +224,14 @@ def footer_text(
     provider: str | None = None,
     model: str | None = None,
     cost: float | str | None = None,
+    context: dict[str, Any] | None = None,
 ) -> str:
-    """`in 1,234 · out 56 · cached 7 · 2.3 s · 2 rounds · end_turn · openai/gpt-x · $0.0012`.
+    """`in 1,234 · out 56 · cached 7 · ctx 1.3k/200k · 2.3 s · 2 rounds · end_turn · openai/gpt-x · $0.0012`.
 
-    `cost` in dollars (0 or None: not shown), or a word such as "cost unknown".
+    `cost` in dollars (0 or None: not shown), or a word such as "cost unknown"; `context`
+    the record's meter of the last request (`agent/context.py`).
     """
+
     usage = usage or {}
     if stop in ("interrupted", "error") and not any(usage.values()):
         parts = ["tokens unknown"]  # the stream ended before the provider counted them
@@ -234,6 +239,9 @@ def footer_text(
         parts = [f"in {int(usage.get('input') or 0):,}", f"out {int(usage.get('output') or 0):,}"]
     if usage.get("cache_read"):
         parts.append(f"cached {int(usage['cache_read']):,}")
+    gauge = meter(context)
+    if gauge:
+        parts.append(gauge)
     parts.append(seconds(ms))
     if rounds is not None:
         parts.append(f"{rounds} round" + ("" if rounds == 1 else "s"))
@@ -247,6 +255,19 @@ def footer_text(
     elif cost:
         parts.append(f"${cost:.4f}")
     return " · ".join(parts)
+
+
+def compaction_html(entry: dict[str, Any]) -> str:
+    """The one-line note of a compaction, collapsed, with the summary inside."""
+
+    colour = STATE_COLOURS["declined"] + "; " if entry.get("failed") else ""
+    summary = str(entry.get("summary") or "") or "(no summary)"
+    return (
+        f'<details style="margin: 2px 0"><summary style="{SUMMARY}; {colour}{DIM}">'
+        f"{escape(note(entry))}</summary>"
+        f'<div style="{DIM}; white-space: pre-wrap; font-size: 0.92em">{escape(summary)}</div>'
+        "</details>"
+    )
 
 
 def footer_html(text: str) -> str:

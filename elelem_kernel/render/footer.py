@@ -1,7 +1,8 @@
 """The footer line under a turn, the same in every view: terminal, live widget and static.
 
 Every view hands it the same fields, from the `turn_end` event (live views) or the turn
-record (frozen output): usage, ms, rounds, stop, cost, and provider/model.
+record (frozen output): usage, ms, rounds, stop, cost, provider/model and the context
+meter (how much of the model's window the last request used).
 """
 
 from __future__ import annotations
@@ -35,4 +36,5 @@ def footer_line(
         provider or fields.get("provider"),
         model or fields.get("model"),
         cost if isinstance(cost, (int, float, str)) else None,
+        fields.get("context"),
     )

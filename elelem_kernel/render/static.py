@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..agent.compaction import note
 from ..visible import visible
 from . import cards
 from .findings import findings_html, findings_markdown, location
@@ -34,6 +35,8 @@ def bundle(record: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
 def html(record: dict[str, Any]) -> str:
     """The turn as self-contained HTML: thinking, text and tool cards in order, footer."""
     parts: list[str] = [notice_html(n) for n in _notices(record)]
+    if isinstance(record.get("compaction"), dict):
+        parts.append(cards.compaction_html(record["compaction"]))
     for round_ in _rounds(record):
         if round_.get("thinking"):
             parts.append(cards.thinking_html(round_["thinking"]))
@@ -50,6 +53,7 @@ def html(record: dict[str, Any]) -> str:
 def markdown(record: dict[str, Any]) -> str:
     """The turn as Markdown: the text with raw HTML made inert, calls as short lines."""
     parts: list[str] = [_notice(n) for n in _notices(record)]
+    parts += [f"*{neutralise(line)}*" for line in _compaction_line(record)]
     for round_ in _rounds(record):
         if round_.get("text"):
             parts.append(neutralise(round_["text"]))
@@ -67,6 +71,7 @@ def markdown(record: dict[str, Any]) -> str:
 def plain(record: dict[str, Any]) -> str:
     """The turn as plain text: reply, calls, ending, footer; control characters escaped."""
     parts: list[str] = [f"[{n}]" for n in _notices(record)]
+    parts += [f"[{line}]" for line in _compaction_line(record)]
     for round_ in _rounds(record):
         if round_.get("text"):
             parts.append(round_["text"])
@@ -78,6 +83,13 @@ def plain(record: dict[str, Any]) -> str:
         parts.append(f"[{ending}]")
     parts.append(f"-- {footer_line(record)}")
     return visible("\n\n".join(parts))  # a terminal (IPython, jupyter console) shows it
+
+
+def _compaction_line(record: dict[str, Any]) -> list[str]:
+    """The compaction note of the turn, if it made one (its summary is in the HTML)."""
+
+    entry = record.get("compaction")
+    return [note(entry)] if isinstance(entry, dict) else []
 
 
 def _rounds(record: dict[str, Any]) -> list[dict[str, Any]]:

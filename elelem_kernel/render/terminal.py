@@ -104,6 +104,10 @@ class TerminalRenderer:
             self._progress(self._paint(RED, f"{event.get('text', '')}\n"))
         elif kind == "tool_state" and event.get("state") == "declined":
             self._progress(self._paint(RED, "declined\n"))
+        elif kind == "compaction":
+            from ..agent.compaction import note
+
+            self._progress(self._paint(YELLOW if event.get("failed") else DIM, note(event) + "\n"))
         elif kind == "turn_end":
             self._end(event)
 

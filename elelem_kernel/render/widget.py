@@ -21,6 +21,7 @@ import threading
 import time
 from typing import Any
 
+from ..agent.context import meter
 from . import cards
 from .block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
 from .footer import footer_line
@@ -52,6 +53,8 @@ class TurnView:
         self.shared = {"layout": ipywidgets.Layout(), "style": HTMLStyle()}
         self.status = ipywidgets.HTML(self._waiting_html(0), **self.shared)
         self.footer = ipywidgets.HTML("", **self.shared)
+        self.compaction: Any = None  # the note of a compaction, made when one happens
+        self.context: dict[str, Any] | None = None  # the meter of the request being sent
         self.box = ipywidgets.VBox([self.status, self.footer], layout=self.shared["layout"])
         self.box.add_class("elelem-turn")
         self.started = time.monotonic()
@@ -99,6 +102,7 @@ class TurnView:
                 self._flush(event.get("index"))
             elif kind == "status" and event.get("state") == "waiting":
                 self.label = event.get("model") or event.get("provider") or self.label
+                self.context = event.get("context")
                 self._wait(True)
             elif kind == "tool_state":
                 card = self.blocks.get(_index(event.get("index")))
@@ -106,6 +110,11 @@ class TurnView:
                     card.set_state(str(event.get("state")), event.get("preview"))
             elif kind == "notice":
                 self._notice(str(event.get("text", "")))
+            elif kind == "compaction":
+                if self.compaction is None:
+                    self.compaction = self.widgets.HTML("", **self.shared)
+                self.compaction.value = cards.compaction_html(event)
+                self._layout()
             elif kind == "turn_end":
                 self._end(event)
 
@@ -175,7 +184,9 @@ class TurnView:
             for block in self.blocks.values():
                 for child in descendants(block.widget):
                     child.close()
-            for widget in (self.status, self.footer, self.box):
+            for widget in (self.status, self.footer, self.compaction, self.box):
+                if widget is None:
+                    continue
                 for part in descendants(widget):
                     part.close()
 
@@ -217,7 +228,8 @@ class TurnView:
         return None
 
     def _layout(self) -> None:
-        children = [self.blocks[i].widget for i in sorted(self.blocks)]
+        children = [self.compaction] if self.compaction is not None else []
+        children += [self.blocks[i].widget for i in sorted(self.blocks)]
         if self.waiting_since is not None:
             children.append(self.status)
         children.append(self.footer)
@@ -288,7 +300,9 @@ class TurnView:
             self.status.value = self._waiting_html(now - self.waiting_since)
         elif not self.ended:
             names = "/".join(dict.fromkeys(str(n) for n in (self.provider, self.model) if n))
-            line = f"{names} · {cards.seconds((now - self.started) * 1000)} · working…"
+            gauge = meter(self.context)
+            clock = cards.seconds((now - self.started) * 1000)
+            line = f"{names} · {clock}{f' · {gauge}' if gauge else ''} · working…"
             self.footer.value = cards.footer_html(line.lstrip(" ·"))
         for block in self.blocks.values():
             if isinstance(block, ToolCard) and block.state == "running":

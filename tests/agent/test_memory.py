@@ -59,10 +59,10 @@ def test_turns_come_back_in_cell_order_with_the_cell_ids():
 
 
 def test_the_last_valid_record_of_a_cell_wins():
-    cells = [("a", [record("old"), record("new"), {"v": 2}])]
+    cells = [("a", [record("old"), record("new"), {"v": 3}])]
     rebuilt = rebuild(cells)
     assert [r["turn"] for r in rebuilt.conversations["c1"]] == ["new"]
-    assert len(rebuilt.warnings) == 1 and "newer elelem-kernel (v2" in rebuilt.warnings[0]
+    assert len(rebuilt.warnings) == 1 and "newer elelem-kernel (v3" in rebuilt.warnings[0]
 
 
 def test_conversations_keep_start_order_and_the_bottom_one_is_active():
@@ -85,7 +85,7 @@ def test_nothing_to_restore():
 @pytest.mark.parametrize(
     ("bad", "reason"),
     [
-        ({"v": 2, "conversation": "c", "turn": "t"}, "newer elelem-kernel (v2"),
+        ({"v": 3, "conversation": "c", "turn": "t"}, "newer elelem-kernel (v3"),
         ({"v": "1"}, "unknown record version '1'"),
         ({"v": True}, "unknown record version True"),
         ("a string", "not an elelem record"),

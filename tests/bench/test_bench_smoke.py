@@ -92,3 +92,11 @@ def test_every_goal_names_a_row_its_benchmark_prints():
     for goal in goals.GOALS:
         row = goal.row.replace("%%ai, default (stream: false)", "{labels[name]}")
         assert row in sources[goal.benchmark] or goal.row in sources[goal.benchmark], goal
+
+
+def test_prefix_with_a_small_window_compacts_and_bills_the_summary(tmp_path):
+    ws = prefix.workspace(tmp_path / "ws")
+    bodies = prefix.record("openai", "full", ws, loop_rounds=8, more_turns=2, window=3_000)
+    summaries = [b for b in bodies if b"You compact" in b]
+    assert len(summaries) >= 1 and len(bodies) == 9 + 4 + len(summaries)
+    assert prefix.SUMMARY.encode() in bodies[-1]  # later requests carry the summary

@@ -218,7 +218,7 @@ def damaged(folder: Path, env: dict, kind: str) -> Path:
         }
     ]
     nb.cells[2].outputs[-1].metadata["elelem"] = smuggler
-    future = {**good[0], "v": 2, "turn": "future"}
+    future = {**good[0], "v": 3, "turn": "future"}
     extra = nbformat.v4.new_code_cell("%%elelem\nfrom the future")
     extra.outputs = [nbformat.v4.new_output("display_data", data={}, metadata={"elelem": future})]
     nb.cells.append(extra)

@@ -177,7 +177,7 @@ def with_bad_record(path: Path, bad) -> Path:
 @pytest.mark.parametrize(
     ("bad", "words"),
     [
-        (record("t2", v=2), "newer elelem-kernel (v2"),
+        (record("t2", v=3), "newer elelem-kernel (v3"),
         (record("t2", prompt=["not", "text"]), "prompt"),
         (record("t2", rounds=[{"text": 1}]), "rounds/0/text"),
         ("just a string", "not an elelem record"),

@@ -268,3 +268,19 @@ def test_a_tool_result_with_images_sends_them_as_image_blocks(wire, make):
         "type": "image",
         "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
     }
+
+
+def test_cache_breakpoints_on_the_turns_prompt_and_the_last_message_four_at_most():
+    messages = [
+        *PROMPT,
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "t1", "name": "list"}]},
+        {"role": "tool", "tool_call_id": "t1", "content": '{"ok": true}'},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "t2", "name": "list"}]},
+        {"role": "tool", "tool_call_id": "t2", "content": '{"ok": true}'},
+    ]
+    body = AnthropicProvider().body(messages, TOOLS)
+    wire = body["messages"]
+    assert wire[0]["content"] == [{"type": "text", "text": "Hi", "cache_control": CACHE}]
+    assert wire[-1]["content"][-1]["cache_control"] == CACHE
+    marks = json.dumps(body).count('"cache_control"')
+    assert marks == 4  # system, tools, the turn's prompt, the last message

@@ -94,3 +94,35 @@ def test_thinking_levels_pass_through():
     assert OllamaProvider(thinking="high").body(PROMPT, [])["think"] == "high"
     assert OllamaProvider(thinking="off").body(PROMPT, [])["think"] is False
     assert "think" not in OllamaProvider().body(PROMPT, [])
+
+
+def _show(body: dict):
+    import json
+
+    from tests.wire_servers import Reply
+
+    return Reply(
+        200, {"content-type": "application/json"}, [json.dumps(body).encode()], stream=False
+    )
+
+
+def test_the_window_comes_from_api_show(wire, monkeypatch):
+    import asyncio
+
+    monkeypatch.setenv("OLLAMA_HOST", wire.url)
+    wire.queue(_show({"parameters": "stop <end>\nnum_ctx 8192", "model_info": {}}))
+    wire.queue(_show({"model_info": {"qwen3.context_length": 40960, "qwen3.block_count": 36}}))
+    wire.queue(_show({"license": "..."}))
+    provider = OllamaProvider("qwen3")
+    assert asyncio.run(provider.context_window()) == 8192
+    assert asyncio.run(provider.context_window()) == 40960
+    assert asyncio.run(provider.context_window()) is None
+    assert [(r.path, r.body) for r in wire.requests] == [("/api/show", {"model": "qwen3"})] * 3
+
+
+def test_the_num_ctx_option_is_the_window_without_asking(wire, monkeypatch):
+    import asyncio
+
+    monkeypatch.setenv("OLLAMA_HOST", wire.url)
+    assert asyncio.run(OllamaProvider("qwen3", num_ctx=4096).context_window()) == 4096
+    assert wire.requests == []

@@ -304,3 +304,23 @@ def test_the_html_parts_share_one_layout_and_one_style(view):
     # two shared models + status, footer, box, text; the card: its box and its own
     # Layout (border, margin), extra, 3 HTML. Without sharing: 20.
     assert len(opened) == 12, [m["data"]["state"]["_model_name"] for m in opened]
+
+
+def test_the_working_line_shows_the_estimated_meter_of_the_request_being_sent(view):
+    context = {"used": 2_100, "window": 6_000, "estimated": True}
+    view({"type": "status", "state": "waiting", "model": "demo-1", "context": context})
+    view({"type": "block_start", "index": 0, "block": "text"})
+    view.started -= 4
+    view._clocks(time.monotonic())
+    assert "demo/demo-1 · 4.0 s · ctx ~2.1k/6.0k · working…" in view.footer.value
+
+
+def test_the_meter_and_a_compaction_note_show_in_the_live_view(view):
+    entry = {"upto": "t1", "turns": 3, "summary": "SUMMARY-TEXT", "before": 5000, "after": 900}
+    view({"type": "compaction", **entry})
+    assert view.box.children[0] is view.compaction
+    assert "compacted 3 turns, 5.0k → 900 tokens" in values(view) and "SUMMARY-TEXT" in values(view)
+    context = {"used": 1_234, "window": 6_000, "estimated": False}
+    view({"type": "turn_end", "stop": "end_turn", "usage": {"input": 5}, "rounds": 1, "ms": 10,
+          "context": context})  # fmt: skip
+    assert "ctx 1.2k/6.0k" in view.footer.value
