@@ -152,5 +152,9 @@ def _review(front: Any, targets: list[str], focus: str | None, args: Any) -> Non
 
 
 def load(ip: Any) -> None:
-    """Register the magics on shell `ip` (what `%load_ext elelem_kernel` does)."""
+    """Register the magics on shell `ip` (what `%load_ext elelem_kernel` does), and the
+    `elelem.restore` comm through which the notebook frontend sends its conversation."""
+    from .restore_comm import register
+
     ip.register_magics(ElelemMagics)
+    register(ip)
