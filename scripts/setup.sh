@@ -25,3 +25,6 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extra]"
+if [ -x .venv/bin/jupyter-labextension ]; then
+  bash scripts/build_labextension.sh .venv
+fi
