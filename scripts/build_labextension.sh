@@ -7,7 +7,7 @@
 # Usage: bash scripts/build_labextension.sh [VENV]   (default .venv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv="${1:-.venv}"
+venv="$(cd "${1:-.venv}" && pwd)"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "setup: node/npm not found: skipping the JupyterLab extension (install Node.js 20" \
     "and run 'bash scripts/build_labextension.sh'); restore works from saved notebooks only" >&2
@@ -17,7 +17,7 @@ echo "setup: building the JupyterLab extension (npm ci, tsc, jupyter labextensio
 (
   cd labextension
   npm ci --no-audit --no-fund --loglevel=error
-  PATH="$PWD/../$venv/bin:$PATH" npm run --silent build:prod >/dev/null
+  PATH="$venv/bin:$PATH" npm run --silent build:prod >/dev/null
 )
 target="$venv/share/jupyter/labextensions/elelem-kernel"
 mkdir -p "$(dirname "$target")"
