@@ -29,6 +29,14 @@ NO_AUTOSAVE = {"@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"
 
 def server(base: Path, root: Path, wire, shots: Path, *, enabled: bool) -> LabServer:
     """A JupyterLab of its own with the extension built from this tree, enabled or not."""
+    env = lab_env(base, wire, enabled=enabled)
+    log = shots / f"jupyterlab-{'with' if enabled else 'without'}-extension.log"
+    return LabServer(root, env, log).start()
+
+
+def lab_env(base: Path, wire, *, enabled: bool) -> dict[str, str]:
+    """A private Jupyter world (lab.py) where the extension built from this tree is
+    installed (a link, as scripts/build_labextension.sh makes), enabled or disabled."""
     if not (BUILT / "package.json").is_file():
         pytest.skip("the JupyterLab extension is not built: bash scripts/build_labextension.sh")
     env = jupyter_env(base, ELELEM_DEMO_DELAY="0", **wire.env("openai"))
@@ -44,8 +52,7 @@ def server(base: Path, root: Path, wire, shots: Path, *, enabled: bool) -> LabSe
     if not enabled:
         labextension(env, "disable", "--level=user", "elelem-kernel")
         assert "disabled" in labextension(env, "list").split("elelem-kernel", 1)[1][:80]
-    log = shots / f"jupyterlab-{'with' if enabled else 'without'}-extension.log"
-    return LabServer(root, env, log).start()
+    return env
 
 
 def labextension(env: dict[str, str], *args: str) -> str:
