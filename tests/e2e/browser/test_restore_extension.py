@@ -237,3 +237,64 @@ def test_without_the_extension_the_saved_file_still_restores(
         without_extension.shutdown_kernels()
     assert ("user", "remember the word papaya") in said(wire)
     assert ("assistant", "Noted: the word is papaya.") in said(wire)
+
+
+class NotebookServer(LabServer):
+    """Notebook 7 (`jupyter notebook`) instead of JupyterLab, in the same private world."""
+
+    def command(self) -> list[str]:
+        argv = super().command()
+        argv[argv.index("jupyterlab")] = "notebook"
+        argv[argv.index("--LabApp.expose_app_in_browser=True")] = (
+            "--JupyterNotebookApp.expose_app_in_browser=True"
+        )
+        return argv
+
+    def lab_url(self, notebook: str, workspace: str) -> str:
+        return f"{self.url}/notebooks/{notebook}?token={self.token}"
+
+
+@pytest.fixture(scope="module")
+def notebook7(shots, wire, ext_root, tmp_path_factory) -> Iterator[NotebookServer]:
+    pytest.importorskip("notebook", reason="Notebook 7 tests need `pip install notebook`")
+    env = lab_env(tmp_path_factory.mktemp("jupyter-nb7"), wire, enabled=True)
+    server = NotebookServer(ext_root, env, shots / "notebook7.log").start()
+    yield server
+    server.stop()
+
+
+def test_notebook_7_restores_an_unsaved_notebook_too(browser, notebook7, wire, ext_root, shots):
+    wire.requests.clear()
+    wire.queue(
+        reply("openai", Round(text="Noted: the word is mango.")),
+        reply("openai", Round(text="Noted: the day is Tuesday.")),
+        reply("openai", Round(text="Mango on Tuesday.")),
+    )
+    name = write_notebook(
+        ext_root / "nb7.ipynb",
+        [
+            "%load_ext elelem_kernel",
+            "%%elelem -p openai\nremember the word mango",
+            "%%elelem -p openai\nremember the day Tuesday",
+            "%%elelem -p openai\nwhich word and which day?",
+        ],
+    )
+    lab = open_page(browser, notebook7, shots).open(name, "nb7")
+    try:
+        assert has_plugin(lab)
+        lab.run("%load_ext elelem_kernel")
+        lab.run("remember the word mango").locator(FROZEN).wait_for()
+        lab.run("remember the day Tuesday").locator(FROZEN).wait_for()
+        lab.restart()
+        lab.run("%load_ext elelem_kernel")
+        third = lab.run("which word and which day?")
+        third.locator(FROZEN).wait_for()
+        shown = third.inner_text()
+        lab.shot("19-notebook7-restored", third)
+    finally:
+        lab.page.context.close()
+        notebook7.shutdown_kernels()
+    assert "restored 2 turns from nb7.ipynb" in shown
+    assert records_on_disk(ext_root / "nb7.ipynb") == 0
+    assert ("assistant", "Noted: the word is mango.") in said(wire)
+    assert said(wire)[-1] == ("user", "which word and which day?")
