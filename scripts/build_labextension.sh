@@ -13,12 +13,18 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     "and run 'bash scripts/build_labextension.sh'); restore works from saved notebooks only" >&2
   exit 0
 fi
-echo "setup: building the JupyterLab extension (npm ci, tsc, jupyter labextension build)" >&2
-(
-  cd labextension
-  npm ci --no-audit --no-fund --loglevel=error
-  PATH="$venv/bin:$PATH" npm run --silent build:prod >/dev/null
-)
+built=elelem_kernel/labextension/package.json
+sources=(labextension/src labextension/package.json labextension/package-lock.json labextension/tsconfig.json)
+if [ -f "$built" ] && [ -z "$(find "${sources[@]}" -newer "$built" -print -quit)" ]; then
+  echo "setup: the JupyterLab extension is up to date ($built)" >&2
+else
+  echo "setup: building the JupyterLab extension (npm ci, tsc, jupyter labextension build)" >&2
+  (
+    cd labextension
+    npm ci --no-audit --no-fund --loglevel=error >/dev/null
+    PATH="$venv/bin:$PATH" npm run --silent build:prod >/dev/null
+  )
+fi
 target="$venv/share/jupyter/labextensions/elelem-kernel"
 mkdir -p "$(dirname "$target")"
 if [ -L "$target" ] || [ ! -e "$target" ]; then
