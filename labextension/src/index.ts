@@ -101,7 +101,8 @@ function isElelemKernel(panel: NotebookPanel): boolean {
   return panel.sessionContext.session?.kernel?.name === ELELEM_KERNEL;
 }
 
-/** Each cell's id, type and the `metadata.elelem` of its outputs, in order. */
+/** Each cell's id, type and the `metadata.elelem` of its outputs, in order (read from
+ * the output models, so outputs' data such as images are never copied). */
 function cells(panel: NotebookPanel): any[] {
   const model = panel.content.model;
   if (!model) {
@@ -109,15 +110,15 @@ function cells(panel: NotebookPanel): any[] {
   }
   const found: any[] = [];
   for (const cell of model.cells) {
-    const json: any = cell.toJSON();
-    const outputs = Array.isArray(json.outputs) ? json.outputs : [];
-    found.push({
-      id: json.id,
-      cell_type: json.cell_type,
-      outputs: outputs
-        .filter((o: any) => o && o.metadata && 'elelem' in o.metadata)
-        .map((o: any) => ({ metadata: { elelem: o.metadata.elelem } }))
-    });
+    const outputs: any[] = [];
+    const area: any = cell.type === 'code' ? (cell as any).outputs : null;
+    for (let i = 0; area && i < area.length; i++) {
+      const metadata: any = area.get(i).metadata;
+      if (metadata && 'elelem' in metadata) {
+        outputs.push({ metadata: { elelem: metadata.elelem } });
+      }
+    }
+    found.push({ id: cell.id, cell_type: cell.type, outputs });
   }
   return found;
 }
