@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.browser.lab import LabServer, free_port, write_notebook
 from tests.e2e.browser.pages import FROZEN
@@ -136,6 +135,8 @@ def test_an_unsaved_notebook_restores_through_kernel_gateway(browser, gateway_la
             WORKSPACE,
         ],
     )
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     lab = open_page(browser, gateway_lab, shots)
     try:
         lab.open(name, "gateway")
