@@ -1,6 +1,6 @@
 """The `elelem-kernel` command: ask, chat, review, providers, mcp, files, trust, install.
 
-Everything printed from model, tool or provider text goes through `render.visible`, so a
+Everything printed from model, tool or provider text goes through `elelem_kernel.visible`, so a
 terminal shows escape sequences instead of obeying them. SIGTERM and SIGHUP end a running
 turn as Ctrl-C does (tools' process groups are killed) and exit with 128 + the signal.
 """

@@ -31,3 +31,8 @@ if [ "$extra" = test ] && command -v npm >/dev/null 2>&1; then
   (cd .cache/mcp-npm && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
     echo "setup: npm ci in .cache/mcp-npm failed; the MCP tests that need node will skip" >&2
 fi
+
+# The JupyterLab extension (labextension/), built from source when node is here.
+if [ -x .venv/bin/jupyter-labextension ]; then
+  bash scripts/build_labextension.sh .venv
+fi

@@ -69,7 +69,7 @@ def question(request: ApprovalRequest) -> str:
 
     A short one-line preview stays on the question's line; anything longer is shown line
     by line above it, so the end of a long command is not hidden. Control characters are
-    shown as escapes (see `render.visible`), so the preview cannot redraw itself.
+    shown as escapes (see `elelem_kernel.visible`), so the preview cannot redraw itself.
     """
 
     name = visible(request.name)

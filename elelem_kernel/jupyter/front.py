@@ -70,7 +70,9 @@ class NotebookFront:
 
                 previous = set_notify(self.untold.append)  # skipped project plugins
                 try:
-                    session = new_session(namespace=self.ip.user_ns)
+                    session = new_session(
+                        namespace=self.ip.user_ns, workspace=self._frontend_folder()
+                    )
                 finally:
                     set_notify(previous)
                 self._wire(session)
@@ -96,6 +98,14 @@ class NotebookFront:
                 store.register_commands(session, self.ip.user_ns, dict(os.environ))
             except Exception as error:
                 self.say(f"warning: notebook commands unavailable: {error}")
+
+    def _frontend_folder(self) -> Path | None:
+        """The notebook's folder as the frontend told it, when this kernel can see it."""
+        store = _store()
+        frontend = self.ip.user_ns.get(store.FRONTEND_KEY) if store else None
+        path = frontend.get("path") if isinstance(frontend, dict) else None
+        folder = Path(path).parent if path else None
+        return folder if folder is not None and folder.is_dir() else None
 
     def notebook_path(self) -> Path | None:
         """The notebook open in the frontend, when it can be known."""
@@ -288,6 +298,11 @@ class NotebookFront:
         notebook = self.notebook_path()
         if notebook is None:
             self.say(f"workspace: `{workspace}` (the notebook's folder is not known here)")
+        elif not notebook.parent.is_dir():
+            self.say(
+                f"workspace: `{workspace}`: this kernel cannot see the notebook's folder "
+                f"`{notebook.parent}` (it runs elsewhere), so the tools read and write there"
+            )
         elif not notebook.parent.resolve().is_relative_to(workspace.resolve()):
             self.say(
                 f"workspace: `{workspace}`, not the notebook's folder `{notebook.parent}`: "

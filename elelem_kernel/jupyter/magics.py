@@ -31,6 +31,7 @@ from IPython.utils.process import arg_split
 from ..errors import ElelemError
 from ..options import parse_pairs
 from .front import front_for
+from .restore_comm import register
 
 SUBCOMMANDS = ("ask", "review")
 _REVIEW_CELL = re.compile(r"%%elelem\s+review(\s|$)")
@@ -180,8 +181,10 @@ def empty_body(lines: list[str]) -> list[str]:
 
 
 def load(ip: Any) -> None:
-    """Register the magics on shell `ip` (what `%load_ext elelem_kernel` does)."""
+    """Register the magics on shell `ip` (what `%load_ext elelem_kernel` does), and the
+    `elelem.restore` comm through which the notebook frontend sends its conversation."""
     ip.register_magics(ElelemMagics)
     cleanup = getattr(ip, "input_transformers_cleanup", None)
     if cleanup is not None and empty_body not in cleanup:
         cleanup.append(empty_body)
+    register(ip)

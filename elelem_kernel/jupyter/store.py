@@ -31,6 +31,10 @@ from elelem_kernel.visible import visible
 
 #: `user_ns` key holding the notebook path set by `/load PATH`.
 NOTEBOOK_KEY = "__elelem_notebook__"
+#: `user_ns` key holding what the frontend sent over the `elelem.restore` comm: a dict with
+#: `path` (the notebook as the frontend sees it, or None), `name`, and, until a restore uses
+#: them, `cells` and `warnings` (see restore_comm.py).
+FRONTEND_KEY = "__elelem_frontend__"
 #: How to tell elelem which notebook it runs in, for messages.
 HOW_TO_SET = (
     "set ELELEM_NOTEBOOK=path/to/notebook.ipynb or run `%elelem /load path/to/notebook.ipynb` "
@@ -51,12 +55,14 @@ class _Cell(NamedTuple):
 def find_notebook(user_ns: dict, env: dict) -> tuple[Path | None, str]:
     """The notebook file this kernel runs for, and how it was found (or how to set it).
 
-    Order: `/load PATH` → `ELELEM_NOTEBOOK` → `JPY_SESSION_NAME` (jupyter_server) →
-    `__vsc_ipynb_file__` (VS Code) → none.
+    Order: `/load PATH` → `ELELEM_NOTEBOOK` → the frontend (the `elelem.restore` comm) →
+    `JPY_SESSION_NAME` (jupyter_server) → `__vsc_ipynb_file__` (VS Code) → none.
     """
+    frontend = user_ns.get(FRONTEND_KEY)
     candidates = [
         (user_ns.get(NOTEBOOK_KEY), "/load"),
         (env.get("ELELEM_NOTEBOOK"), "ELELEM_NOTEBOOK"),
+        (frontend.get("path") if isinstance(frontend, dict) else None, "the frontend"),
         (env.get("JPY_SESSION_NAME") or user_ns.get("__session__"), "JPY_SESSION_NAME"),
         (user_ns.get("__vsc_ipynb_file__"), "VS Code"),
     ]
@@ -110,6 +116,11 @@ def restore_into(
                 return None
             _restored.add(session)
         path, how = find_notebook(user_ns, env)
+        frontend = user_ns.get(FRONTEND_KEY)
+        if how != "from /load" and isinstance(frontend, dict) and "cells" in frontend:
+            cells, warnings = frontend.pop("cells"), frontend.pop("warnings", [])
+            name = frontend.get("name") or "the open notebook"
+            return restore_cells(session, cells, name, warnings, cell=cell, source=source)
         if path is None:
             return how
         return _restore(session, path, cell=cell, source=source)
@@ -122,6 +133,9 @@ def register_commands(session: Any, user_ns: dict, env: dict) -> None:
 
     def load(session: Any, args: str) -> str:
         text = args.strip().strip("'\"")
+        if not text and "cells" in (user_ns.get(FRONTEND_KEY) or {}):
+            line = restore_into(session, user_ns, env, force=True)
+            return line or "nothing to restore from the open notebook"
         if not text:
             path, how = find_notebook(user_ns, env)
             return f"notebook: `{path}` ({how})" if path else how
@@ -153,19 +167,41 @@ def register_commands(session: Any, user_ns: dict, env: dict) -> None:
 
 def _restore(session: Any, path: Path, *, cell: str | None, source: str | None) -> str | None:
     cells, warnings = _read(path)
+    return restore_cells(session, cells, path.name, warnings, cell=cell, source=source)
+
+
+def cells_of(notebook: Any, name: str) -> tuple[list[_Cell], list[str]]:
+    """The cells of a notebook's JSON (as read from a file or sent by the frontend) and
+    warnings; never raises. Each cell needs only `id` and `outputs[].metadata.elelem`."""
+    cells, problem = _walk(notebook)
+    return cells, [f"{name} {problem}; nothing restored"] if problem else []
+
+
+def restore_cells(
+    session: Any,
+    cells: list[_Cell],
+    name: str,
+    warnings: list[str],
+    *,
+    cell: str | None = None,
+    source: str | None = None,
+) -> str | None:
+    """Rebuild the conversations from `cells` into `session`: the one restore path, for the
+    file and for the frontend's records alike; the restored line and warnings, or None."""
     if cell is None and source is not None:
         cells = _above(cells, source)
     rebuilt = rebuild([(c.id, c.records) for c in cells])
     lines = []
     if rebuilt.turns:
         session.load(rebuilt.conversations, rebuilt.active)
-        lines.append(_restored_line(rebuilt.turns, len(rebuilt.conversations), path))
+        lines.append(_restored_line(rebuilt.turns, len(rebuilt.conversations), name))
     lines += [f"warning: {text}" for text in warnings + rebuilt.warnings]
     return "\n\n".join(lines) or None
 
 
-def _restored_line(turns: int, conversations: int, path: Path) -> str:
-    line = f"restored {turns} turn{'s' * (turns != 1)} from {path.name}"
+def _restored_line(turns: int, conversations: int, name: str | Path) -> str:
+    name = name.name if isinstance(name, Path) else name
+    line = f"restored {turns} turn{'s' * (turns != 1)} from {name}"
     if conversations > 1:
         line += f" ({conversations} conversations)"
     return line

@@ -1,0 +1,68 @@
+"""The `elelem.restore` comm: the open notebook hands its conversation to the kernel.
+
+The JupyterLab / Notebook 7 extension (`labextension/`) opens this comm after a kernel
+start or restart, before an elelem cell until the kernel has answered, and before a
+`/load` cell with no path. Its data:
+
+    {"v": 1, "reason": "start" | "cell" | "load",
+     "path": "folder/analysis.ipynb",   # relative to the server root
+     "root": "/home/me/work",           # the server root ("" or missing when unknown)
+     "notebook": {"cells": [{"id": ..., "outputs": [{"metadata": {"elelem": record}}]}]}}
+
+`receive` keeps the cells in `user_ns[store.FRONTEND_KEY]`; the next restore uses them
+instead of the file (store.restore_into), through the same validation and warnings. The
+kernel answers `{"received": number of cells}` and closes the comm, which tells the
+extension not to send again. Registering the target imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any
+
+TARGET = "elelem.restore"
+
+
+def register(ip: Any) -> None:
+    """Register the comm target on shell `ip`'s kernel (nothing outside a kernel)."""
+    manager = getattr(getattr(ip, "kernel", None), "comm_manager", None)
+    if manager is not None:
+        manager.register_target(TARGET, lambda comm, msg: _opened(ip, comm, msg))
+
+
+def receive(user_ns: dict, data: Any) -> int:
+    """Keep what the frontend sent for the next restore; the number of cells it holds."""
+    from . import store  # lazy: the store loads the agent; registering the comm must not
+
+    data = data if isinstance(data, dict) else {}
+    relative = data.get("path") if isinstance(data.get("path"), str) else ""
+    name = PurePosixPath(relative).name or "the open notebook"
+    cells, warnings = store.cells_of(data.get("notebook"), name)
+    user_ns[store.FRONTEND_KEY] = {
+        "path": notebook_path(relative, data.get("root")),
+        "name": name,
+        "cells": cells,
+        "warnings": warnings,
+    }
+    return len(cells)
+
+
+def notebook_path(relative: str, root: Any) -> str | None:
+    """The notebook's absolute path as the server sees it, or None when it cannot be told."""
+    from pathlib import Path
+
+    if not relative or not isinstance(root, str) or not root.strip():
+        return None
+    path = Path(root).expanduser() / relative
+    if not path.is_absolute() or ".." in path.parts:
+        return None
+    return str(path)
+
+
+def _opened(ip: Any, comm: Any, msg: dict) -> None:
+    try:
+        data = (msg.get("content") or {}).get("data")
+        count = receive(ip.user_ns, data)
+        comm.send({"received": count})
+    finally:
+        comm.close()

@@ -1,0 +1,208 @@
+/**
+ * elelem-kernel's frontend half: the open notebook tells its kernel its conversation.
+ *
+ * Each turn's frozen output carries its record in `metadata.elelem`. After a kernel
+ * (re)start, the kernel would otherwise read them from the saved `.ipynb` on its own disk,
+ * which fails for unsaved notebooks and for kernels that run elsewhere (gateways,
+ * containers). Here the frontend sends them over the `elelem.restore` comm instead: the
+ * records, the cell order and the notebook's path. It sends them when the kernel is ready
+ * after a start or restart, and again before each elelem cell until the kernel has
+ * acknowledged them (a Python kernel registers the comm target only at
+ * `%load_ext elelem_kernel`); and before a `/load` cell with no path. It also keeps the
+ * notebook-level `metadata.elelem` summary up to date after each run.
+ */
+
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { PageConfig } from '@jupyterlab/coreutils';
+import {
+  INotebookTracker,
+  Notebook,
+  NotebookActions,
+  NotebookPanel
+} from '@jupyterlab/notebook';
+import { Kernel, KernelMessage } from '@jupyterlab/services';
+
+/** The comm target the kernel registers (elelem_kernel/jupyter/restore_comm.py). */
+const TARGET = 'elelem.restore';
+/** Version of the comm message and of the notebook-level summary. */
+const VERSION = 1;
+/** Name of the Elelem kernel, whose every cell is a prompt. */
+const ELELEM_KERNEL = 'elelem';
+/** A cell that is `/load` alone (Elelem kernel) or `%elelem /load`. */
+const LOAD_LINE = /^\s*(%elelem\s+)?\/load\s*$/m;
+
+/** What the extension knows about one notebook's kernel. */
+interface IState {
+  delivered: boolean;
+  startPending: boolean;
+}
+
+type Reason = 'start' | 'cell' | 'load';
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'elelem-kernel:restore',
+  description: 'Sends the open notebook elelem records to its kernel',
+  autoStart: true,
+  requires: [INotebookTracker],
+  activate: (app: JupyterFrontEnd, tracker: INotebookTracker) => {
+    const states = new WeakMap<NotebookPanel, IState>();
+
+    const panelOf = (notebook: Notebook): NotebookPanel | null =>
+      tracker.find(panel => panel.content === notebook) ?? null;
+
+    tracker.widgetAdded.connect((_, panel) => {
+      const state: IState = { delivered: false, startPending: true };
+      states.set(panel, state);
+      const session = panel.sessionContext;
+      session.kernelChanged.connect(() => {
+        state.delivered = false;
+        state.startPending = true;
+      });
+      session.statusChanged.connect((_, status) => {
+        if (status === 'restarting' || status === 'autorestarting' || status === 'starting') {
+          state.delivered = false;
+          state.startPending = true;
+        } else if (status === 'idle' && state.startPending) {
+          state.startPending = false;
+          if (isElelemKernel(panel) || hasRecords(panel)) {
+            send(panel, state, 'start');
+          }
+        }
+      });
+    });
+
+    NotebookActions.executionScheduled.connect((_, { notebook, cell }) => {
+      const panel = panelOf(notebook);
+      const state = panel ? states.get(panel) : undefined;
+      if (!panel || !state || cell.model.type !== 'code') {
+        return;
+      }
+      const source = cell.model.sharedModel.getSource();
+      if (LOAD_LINE.test(source)) {
+        send(panel, state, 'load');
+      } else if (!state.delivered && (isElelemKernel(panel) || /elelem/.test(source))) {
+        send(panel, state, 'cell');
+      }
+    });
+
+    NotebookActions.executed.connect((_, { notebook }) => {
+      const panel = panelOf(notebook);
+      if (panel) {
+        summarize(panel);
+      }
+    });
+  }
+};
+
+function isElelemKernel(panel: NotebookPanel): boolean {
+  return panel.sessionContext.session?.kernel?.name === ELELEM_KERNEL;
+}
+
+/** Each cell's id, type and the `metadata.elelem` of its outputs, in order (read from
+ * the output models, so outputs' data such as images are never copied). */
+function cells(panel: NotebookPanel): any[] {
+  const model = panel.content.model;
+  if (!model) {
+    return [];
+  }
+  const found: any[] = [];
+  for (const cell of model.cells) {
+    const outputs: any[] = [];
+    const area: any = cell.type === 'code' ? (cell as any).outputs : null;
+    for (let i = 0; area && i < area.length; i++) {
+      const metadata: any = area.get(i).metadata;
+      if (metadata && 'elelem' in metadata) {
+        outputs.push({ metadata: { elelem: metadata.elelem } });
+      }
+    }
+    found.push({ id: cell.id, cell_type: cell.type, outputs });
+  }
+  return found;
+}
+
+function records(panel: NotebookPanel): any[] {
+  return cells(panel).flatMap(cell => cell.outputs.map((o: any) => o.metadata.elelem));
+}
+
+function hasRecords(panel: NotebookPanel): boolean {
+  return records(panel).length > 0;
+}
+
+/** Open the comm with the notebook's records; `delivered` once the kernel answers. */
+function send(panel: NotebookPanel, state: IState, reason: Reason): void {
+  const kernel = panel.sessionContext.session?.kernel;
+  if (!kernel || !kernel.handleComms) {
+    return;
+  }
+  const commId = `elelem-restore-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const listener = (_: Kernel.IKernelConnection, msg: KernelMessage.IIOPubMessage) => {
+    const content: any = msg.content;
+    if (!content || content.comm_id !== commId) {
+      return;
+    }
+    if (msg.header.msg_type === 'comm_msg') {
+      state.delivered = true;
+    } else if (msg.header.msg_type === 'comm_close') {
+      kernel.iopubMessage.disconnect(listener);
+    }
+  };
+  kernel.iopubMessage.connect(listener);
+  // A plain comm_open on the main shell channel: it reaches the kernel before the
+  // execute request that follows it (a comm subshell would not keep that order).
+  const message = KernelMessage.createMessage({
+    msgType: 'comm_open',
+    channel: 'shell',
+    username: kernel.username,
+    session: kernel.clientId,
+    content: {
+      comm_id: commId,
+      target_name: TARGET,
+      data: {
+        v: VERSION,
+        reason,
+        path: panel.context.path,
+        root: PageConfig.getOption('serverRoot'),
+        notebook: { cells: cells(panel) }
+      }
+    }
+  });
+  try {
+    kernel.sendShellMessage(message, false, true);
+  } catch (error) {
+    kernel.iopubMessage.disconnect(listener);
+    console.warn('elelem-kernel: could not send the conversation to the kernel', error);
+  }
+}
+
+/** Keep the notebook-level `metadata.elelem` summary in step with the records. */
+function summarize(panel: NotebookPanel): void {
+  const model = panel.content.model;
+  const found = records(panel).filter(r => r && typeof r === 'object');
+  if (!model || found.length === 0) {
+    return;
+  }
+  const conversations: string[] = [];
+  for (const record of found) {
+    if (typeof record.conversation === 'string' && !conversations.includes(record.conversation)) {
+      conversations.push(record.conversation);
+    }
+  }
+  const last = found[found.length - 1];
+  const summary = {
+    v: VERSION,
+    record_version: typeof last.v === 'number' ? last.v : null,
+    conversations,
+    active: typeof last.conversation === 'string' ? last.conversation : null,
+    provider: typeof last.provider === 'string' ? last.provider : null,
+    model: typeof last.model === 'string' ? last.model : null,
+    records: found.length
+  };
+  if (JSON.stringify(model.getMetadata('elelem')) !== JSON.stringify(summary)) {
+    model.setMetadata('elelem', summary);
+  }
+}
+
+export default plugin;
