@@ -70,6 +70,13 @@ class TurnResult:
     notices: list[str] = field(default_factory=list)
 
 
+#: Why the calls of a reply cut off at the output limit were not run, and what to do.
+CUT_OFF = (
+    "not run: the reply was cut off at max_tokens (the model's output limit); raise it with "
+    "-o max_tokens=N on the command line or in %%elelem, or /option max_tokens N"
+)
+
+
 class Session:
     """A provider, a toolbox and the conversations of one notebook or terminal."""
 
@@ -450,6 +457,9 @@ class Session:
 
         stop = map_stop_reason(ending.get("reason"), bool(calls), bool(ending.get("truncated")))
         messages.append(_assistant_message("".join(text), calls, thinking))
+        if stop == "max_tokens" and calls:
+            self._not_run(calls, layout, recorder, out)  # the round ends on their cards
+            return stop
         if stop != "tool_use":
             layout.end_round()
             return stop
@@ -573,6 +583,22 @@ class Session:
                 value = None
             self._probed = (self.provider, value if isinstance(value, int) and value > 0 else None)
         return self.window()[0]
+
+    def _not_run(
+        self, calls: list[Call], layout: Any, recorder: TurnRecorder, out: Renderer
+    ) -> None:
+        """The calls of a reply cut off at the output limit: shown, recorded, never run.
+
+        A call made before the cut may still be whole, but the model did not finish what
+        it meant to do; the one it was cut off in carries what arrived. Each gets a failed
+        result that says so and how to raise the limit.
+        """
+        for call in calls:
+            index = layout.tool_index(call.id)
+            call.result = finish({"error": CUT_OFF}, call.arguments)
+            out({"type": "tool_state", "index": index, "id": call.id, "state": "not run"})
+            recorder.result(call.id, call.result, 0)
+            layout.tool_result(call.id, False, json.dumps(call.result, ensure_ascii=False))
 
     async def _run_call(
         self, call: Call, layout: Any, recorder: TurnRecorder, out: Renderer

@@ -28,6 +28,7 @@ from elelem_kernel.events import TRUNCATED, Emit, Event
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT, TooLarge, Undecodable
+from elelem_kernel.text import clip
 
 #: Options every HTTP provider accepts, with their defaults.
 COMMON_OPTIONS: dict[str, Any] = {
@@ -434,8 +435,9 @@ class StreamParser:
         self.usage: dict[str, int] | None = None
         self.stop: str | None = None
         self.done = False
-        #: Calls emitted at `finish()`: (id, name, arguments or None when they did not parse).
-        self.buffered: list[tuple[str, str, dict | None]] = []
+        #: Calls emitted at `finish()`: (id, name, arguments or None when they did not
+        #: parse, the raw arguments as they arrived).
+        self.buffered: list[tuple[str, str, dict | None, str]] = []
 
     def feed(self, name: str, data: Any) -> None:
         raise NotImplementedError
@@ -444,7 +446,7 @@ class StreamParser:
         """A complete tool call: emitted now, or buffered when its arguments did not parse."""
         arguments = parse_arguments(raw)
         if arguments is None:
-            self.buffered.append((call_id, name, None))
+            self.buffered.append((call_id, name, None, raw if isinstance(raw, str) else ""))
         else:
             self.doing(call_id, name, arguments)
 
@@ -474,13 +476,20 @@ class StreamParser:
             )
         truncated = self.stop in TRUNCATED
         self.flush()
-        for call_id, name, arguments in self.buffered:
+        for call_id, name, arguments, raw in self.buffered:
             if arguments is not None or not truncated:
                 self.doing(call_id, name, arguments or {})
+            else:  # cut off mid-call: shown with what arrived, never run (the session says so)
+                self.doing(call_id, name, {PARTIAL: clip(raw, PARTIAL_CHARS)})
         usage = self.totals()
         if usage is not None:
             self.emit({"type": "usage", **usage})
         self.emit({"type": "stop", "reason": self.stop, "truncated": truncated})
+
+
+#: The argument key of a call the model was cut off in the middle of, with what arrived.
+PARTIAL = "partial (cut off)"
+PARTIAL_CHARS = 2_000
 
 
 def made_up_id() -> str:

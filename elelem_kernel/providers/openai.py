@@ -243,5 +243,5 @@ class _Stream(StreamParser):
         """The reasoning to echo, then every call in order (arguments arrive in fragments)."""
         self._end_reasoning()
         for call in self.calls:
-            arguments = parse_arguments("".join(call["arguments"]))
-            self.buffered.append((call["id"], call["name"], arguments))
+            raw = "".join(call["arguments"])
+            self.buffered.append((call["id"], call["name"], parse_arguments(raw), raw))

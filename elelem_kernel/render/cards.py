@@ -46,6 +46,7 @@ STATES = {
     "failed": ("✗", "failed"),
     "declined": ("⊘", "declined"),
     "interrupted": ("■", "interrupted"),
+    "not run": ("⊘", "not run: the reply was cut off at max_tokens"),
 }
 #: state → colour declarations, mid-tones readable on white and on near-black
 STATE_COLOURS = {
@@ -54,6 +55,7 @@ STATE_COLOURS = {
     "declined": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "interrupted": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "approval": themed("color", "#c77c00", "var(--jp-warn-color1)"),
+    "not run": themed("color", "#c77c00", "var(--jp-warn-color1)"),
 }
 
 
@@ -287,6 +289,8 @@ def _state_of(call: dict[str, Any]) -> str:
     text = str(call.get("result") or "")
     if "interrupted" in text:
         return "interrupted"
+    if "cut off at max_tokens" in text:
+        return "not run"
     if "declined" in text or "not run" in text or "denied" in text:
         return "declined"
     return "failed"

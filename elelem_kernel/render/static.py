@@ -126,7 +126,10 @@ def _ending(record: dict[str, Any]) -> str:
     if stop == "error":
         return f"Error: {record.get('error') or 'the turn failed'}"
     if stop == "max_tokens":
-        return "cut off: the model reached its output limit"
+        return (
+            "cut off: the model reached its output limit (max_tokens); raise it with "
+            "-o max_tokens=N, %%elelem -o max_tokens=N or /option max_tokens N"
+        )
     if stop == "max_rounds":
         return "stopped: too many rounds of tool calls in one turn"
     return ""

@@ -114,6 +114,9 @@ class TerminalRenderer:
     def _end(self, event: dict[str, Any]) -> None:
         if event.get("error"):
             self._progress(self._paint(RED, f"Error: {visible(str(event['error']))}\n"))
+        if event.get("stop") == "max_tokens":
+            hint = "cut off at max_tokens: raise the limit with -o max_tokens=N\n"
+            self._progress(self._paint(RED, hint))
         if event.get("stop") == "interrupted":
             self._progress(self._paint(RED, "interrupted\n"))
         if not event.get("rounds"):

@@ -52,7 +52,8 @@ def test_the_wheel_installs_the_extension_enabled(tmp_path):
     [wheel] = wheels.glob("elelem_kernel-*.whl")
     prefix = tmp_path / "prefix"
     subprocess.run(
-        [*pip, "install", "--no-deps", "--prefix", str(prefix), str(wheel)],
+        # --ignore-installed: without it pip uninstalls the running environment's own copy
+        [*pip, "install", "--no-deps", "--ignore-installed", "--prefix", str(prefix), str(wheel)],
         check=True,
         capture_output=True,
     )

@@ -150,10 +150,13 @@ def _cut_call_stream(stop: str) -> list[bytes]:
     ]  # fmt: skip
 
 
-def test_a_call_cut_off_by_max_tokens_is_not_emitted(wire, make):
+def test_a_call_cut_off_by_max_tokens_carries_what_arrived_and_is_never_whole(wire, make):
+    # issue 18 item 7: the half-generated call is shown (the session never runs it)
     wire.queue(stream_reply("anthropic", _cut_call_stream("max_tokens")))
     got = fetch(make("anthropic"))
-    assert got.error is None and got.of("doing") == []
+    [doing] = got.of("doing")
+    assert got.error is None and list(doing["arguments"]) == ["partial (cut off)"]
+    assert doing["name"] == "write" and doing["arguments"]["partial (cut off)"].startswith("{")
     assert got.of("stop") == [{"type": "stop", "reason": "max_tokens", "truncated": True}]
 
 
