@@ -14,7 +14,7 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import goals
+from bench import goals
 
 BENCHMARKS = {
     "streaming": "bench.streaming",

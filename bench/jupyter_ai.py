@@ -20,8 +20,8 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from . import aivenv
-from .common import (
+from bench import aivenv
+from bench.common import (
     MARKER,
     Reply,
     Round,
@@ -33,7 +33,7 @@ from .common import (
     reply,
     result,
 )
-from .kernels import Kernel, Kernels
+from bench.kernels import Kernel, Kernels
 
 MODEL = "openai-chat:gpt-4o-mini"
 LABELS = {

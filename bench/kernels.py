@@ -10,7 +10,7 @@ from pathlib import Path
 from queue import Empty
 from typing import Any
 
-from .common import clean_env
+from bench.common import clean_env
 
 
 class Kernels:

@@ -16,9 +16,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import aivenv
-from .common import clean_env, interleave, median, ms, paired, result
-from .kernels import Kernels
+from bench import aivenv
+from bench.common import clean_env, interleave, median, ms, paired, result
+from bench.kernels import Kernels
 
 PROBE = """
 import sys, time, json

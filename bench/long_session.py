@@ -15,8 +15,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .common import median, ms, result
-from .kernels import Kernels
+from bench.common import median, ms, result
+from bench.kernels import Kernels
 
 MODES = {"live": "live view (cell ids, as JupyterLab)", "headless": "headless (as nbclient)"}
 

@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from .common import interleave, median, ms, paired, ratio, result
+from bench.common import interleave, median, ms, paired, ratio, result
 
 ANSWER = " ".join(
     ["The README describes a small project with two modules; each has a few functions."] * 8

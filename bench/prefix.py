@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .common import Reply, Round, WireServer, median, reply, result
+from bench.common import Reply, Round, WireServer, median, reply, result
 
 FORMATS = ("anthropic", "openai", "responses", "ollama")
 LOOP_CALLS = [

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .common import (
+from bench.common import (
     MARKER,
     Round,
     TimedServer,
@@ -38,7 +38,7 @@ from .common import (
     result,
     with_bytecode,
 )
-from .kernels import Kernels
+from bench.kernels import Kernels
 
 SETTLE = 0.2
 #: In the footer the view shows at turn_end (and the frozen output), never in the reply.

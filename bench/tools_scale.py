@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .common import interleave, median, ms, paired, result
+from bench.common import interleave, median, ms, paired, result
 
 NEEDLE = "needle_7"
 CACHE = Path.home() / ".cache" / "elelem-bench"

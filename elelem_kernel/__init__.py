@@ -13,18 +13,18 @@ from __future__ import annotations
 import importlib as _importlib
 import typing as _typing
 
-from ._version import __version__ as __version__
-from .agent.registry import Config, configure
-from .errors import ConfigError, ElelemError, ProviderError, ToolError
+from elelem_kernel._version import __version__ as __version__
+from elelem_kernel.agent.registry import Config, configure
+from elelem_kernel.errors import ConfigError, ElelemError, ProviderError, ToolError
 
 if _typing.TYPE_CHECKING:
-    from . import review
-    from .agent.approval import ApprovalRequest, Approver
-    from .agent.factory import new_session
-    from .agent.session import Session, TurnResult
-    from .agent.toolbox import Call, Tool, Toolbox
-    from .events import Provider
-    from .review.report import ReviewResult
+    from elelem_kernel import review
+    from elelem_kernel.agent.approval import ApprovalRequest, Approver
+    from elelem_kernel.agent.factory import new_session
+    from elelem_kernel.agent.session import Session, TurnResult
+    from elelem_kernel.agent.toolbox import Call, Tool, Toolbox
+    from elelem_kernel.events import Provider
+    from elelem_kernel.review.report import ReviewResult
 
 #: Public names loaded on first use, and the module each comes from.
 _LAZY = {
@@ -86,8 +86,8 @@ def ask(
     a running event loop too (a notebook cell): the turn then runs on a private thread.
     The provider's connections are closed afterwards.
     """
-    from .agent.factory import new_session  # lazy: the face stays cheap to import
-    from .agent.sync import run_sync
+    from elelem_kernel.agent.factory import new_session  # lazy: the face stays cheap to import
+    from elelem_kernel.agent.sync import run_sync
 
     session = new_session(provider=provider, model=model, **options)
     return run_sync(lambda: session.turn(prompt), close=session.aclose)
@@ -95,6 +95,6 @@ def ask(
 
 def load_ipython_extension(ip: _typing.Any) -> None:
     """`%load_ext elelem_kernel`: register the %%elelem magic."""
-    from .jupyter.magics import load  # lazy: IPython only for %load_ext
+    from elelem_kernel.jupyter.magics import load  # lazy: IPython only for %load_ext
 
     load(ip)

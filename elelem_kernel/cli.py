@@ -17,15 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .agent.approval import Policy
-from .agent.toolbox import MODES
-from .cli_signals import Signals, Stopped
-from .errors import ElelemError
-from .visible import visible
+from elelem_kernel.agent.approval import Policy
+from elelem_kernel.agent.toolbox import MODES
+from elelem_kernel.cli_signals import Signals, Stopped
+from elelem_kernel.errors import ElelemError
+from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
-    from .agent.approval import Approver
-    from .agent.session import Session
+    from elelem_kernel.agent.approval import Approver
+    from elelem_kernel.agent.session import Session
 
 DESCRIPTION = """\
 An agent harness for Jupyter and the terminal. The agent calls a model, runs the tools it
@@ -184,17 +184,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    from .agent.registry import (
+    from elelem_kernel.agent.registry import (
         set_notify,  # lazy: the CLI starts fast; only a run loads the registry
     )
 
     set_notify(lambda line: print(line, file=sys.stderr))  # skipped project plugins
     if argv and argv[0] == "review":
-        from .review.run import main as review_main  # lazy: only this command needs it
+        from elelem_kernel.review.run import main as review_main  # lazy: only this command needs it
 
         return review_main(argv[1:])
     if argv and argv[0] == "install":
-        from .jupyter.install import main as install_main  # lazy: only this command needs it
+        from elelem_kernel.jupyter.install import (
+            main as install_main,  # lazy: only this command needs it
+        )
 
         return install_main(argv[1:])
     parser = build_parser()
@@ -239,15 +241,17 @@ def _run(args: argparse.Namespace, signals: Signals) -> int | None:
 
 
 def _new_session(args: argparse.Namespace) -> Session:
-    from .agent.factory import new_session  # lazy: only this command needs it
-    from .options import parse_pairs
+    from elelem_kernel.agent.factory import new_session  # lazy: only this command needs it
+    from elelem_kernel.options import parse_pairs
 
     options = parse_pairs(args.option)
     approver: Approver | None = None
     if args.yes:
         approver = Policy(yes=True)
     elif sys.stdin.isatty() and sys.stderr.isatty():
-        from .render.terminal_approval import TerminalApprover  # lazy: only this command needs it
+        from elelem_kernel.render.terminal_approval import (
+            TerminalApprover,  # lazy: only this command needs it
+        )
 
         approver = TerminalApprover()
     session = new_session(
@@ -290,8 +294,8 @@ def _ask(args: argparse.Namespace) -> int:
         if piped.strip():
             prompt = f"{prompt}\n\n```\n{piped.rstrip()}\n```" if prompt else piped
     if args.notebook:
-        from .jupyter.store import ask_in_notebook  # lazy: only this command needs it
-        from .render.terminal import JsonRenderer  # lazy: only this command needs it
+        from elelem_kernel.jupyter.store import ask_in_notebook  # lazy: only this command needs it
+        from elelem_kernel.render.terminal import JsonRenderer  # lazy: only this command needs it
 
         args.workspace = args.workspace or str(Path(args.notebook).resolve().parent)
         return ask_in_notebook(
@@ -301,7 +305,10 @@ def _ask(args: argparse.Namespace) -> int:
             renderer=JsonRenderer() if args.json else None,
         )
     session = _new_session(args)
-    from .render.terminal import JsonRenderer, TerminalRenderer  # lazy: only this command needs it
+    from elelem_kernel.render.terminal import (  # lazy: only this command needs it
+        JsonRenderer,
+        TerminalRenderer,
+    )
 
     renderer = JsonRenderer() if args.json else TerminalRenderer()
     result = session.run(prompt, renderer)
@@ -312,7 +319,7 @@ def _ask(args: argparse.Namespace) -> int:
 
 def _chat(args: argparse.Namespace, signals: Signals) -> int:
     session = _new_session(args)
-    from .render.terminal import TerminalRenderer  # lazy: only this command needs it
+    from elelem_kernel.render.terminal import TerminalRenderer  # lazy: only this command needs it
 
     renderer = TerminalRenderer()
     print(
@@ -347,10 +354,10 @@ def _mcp(workspace: str | None, start: bool) -> int:
 
     Exit code 1 when a server failed to start or a config file is bad, else 0.
     """
-    from .agent.factory import new_session  # lazy: only this command needs them
-    from .mcp import config as mcp_config
-    from .mcp.hub import shutdown
-    from .mcp.setup import report
+    from elelem_kernel.agent.factory import new_session  # lazy: only this command needs them
+    from elelem_kernel.mcp import config as mcp_config
+    from elelem_kernel.mcp.hub import shutdown
+    from elelem_kernel.mcp.setup import report
 
     session = new_session("echo", workspace=workspace, mode="auto")
     state = session.mcp  # type: ignore[attr-defined]
@@ -366,23 +373,19 @@ def _mcp(workspace: str | None, start: bool) -> int:
 
 
 def _providers() -> int:
-    from .agent.registry import (  # lazy: only this command needs it
-        default_provider,
-        describe_provider,
-        provider_names,
-    )
+    from elelem_kernel.agent import registry  # lazy: only this command needs it
 
-    default, why = default_provider()
-    for name in provider_names():
-        about = describe_provider(name)
+    default, why = registry.default_provider()
+    for name in registry.provider_names():
+        about = registry.describe_provider(name)
         mark = f"  (default: {why})" if name == default else ""
         print(f"{name}{f'  {about}' if about else ''}{mark}")
     return 0
 
 
 def _trust(args: argparse.Namespace) -> int:
-    from .agent import trust  # lazy: only this command needs it
-    from .agent.factory import find_workspace  # lazy: only this command needs it
+    from elelem_kernel.agent import trust  # lazy: only this command needs it
+    from elelem_kernel.agent.factory import find_workspace  # lazy: only this command needs it
 
     if args.list:
         print(trust.list_text())
@@ -406,7 +409,7 @@ def _files(paths: list[str]) -> int:
     if not paths and not sys.stdin.isatty():
         paths = [line.strip() for line in sys.stdin if line.strip()]
     if not paths:
-        from .tools import git_command
+        from elelem_kernel.tools import git_command
 
         try:
             listed = git_command.run(".", "ls-files", "-z")

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .errors import ConfigError
+from elelem_kernel.errors import ConfigError
 
 ENV = "ELELEM_OPTIONS"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .registry import Config
-    from .session import Session
+    from elelem_kernel.agent.registry import Config
+    from elelem_kernel.agent.session import Session
 
 #: name -> (module, class) of the providers that ship with the package.
 PROVIDERS = {
@@ -40,19 +40,21 @@ def _configured(name: str) -> Callable[[], bool]:
 
 
 def _llm_about() -> str:
-    from ..providers import llm  # lazy: llm is an optional extra and slow to import
+    from elelem_kernel.providers import llm  # lazy: llm is an optional extra and slow to import
 
     return llm.about()
 
 
 def _workspace_tools(session: Session) -> None:
-    from ..tools.setup import add_workspace_tools  # lazy: the tools load jsonschema and more
+    from elelem_kernel.tools.setup import (
+        add_workspace_tools,  # lazy: the tools load jsonschema and more
+    )
 
     add_workspace_tools(session)
 
 
 def _mcp_tools(session: Any) -> None:
-    from ..mcp.setup import (
+    from elelem_kernel.mcp.setup import (
         add_mcp_tools,  # lazy: MCP's modules load only for a session being set up
     )
 

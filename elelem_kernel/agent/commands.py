@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ElelemError
-from ..options import ENV, check_name, describe, from_env, parse_value
-from . import trust
-from .pricing import format_cost
-from .toolbox import MODES
-from .window_commands import add_window_commands, window_line
+from elelem_kernel.agent import trust
+from elelem_kernel.agent.pricing import format_cost
+from elelem_kernel.agent.toolbox import MODES
+from elelem_kernel.agent.window_commands import add_window_commands, window_line
+from elelem_kernel.errors import ElelemError
+from elelem_kernel.options import ENV, check_name, describe, from_env, parse_value
 
 if TYPE_CHECKING:
-    from .session import Session
+    from elelem_kernel.agent.session import Session
 
 CommandFn = Callable[["Session", str], str]
 Completer = Callable[["Session", str], list[str]]
@@ -282,7 +282,7 @@ def trust_command(args: str, workspace: Path, session: Session | None = None) ->
     """
     import shlex
 
-    from .registry import (
+    from elelem_kernel.agent.registry import (
         load_trusted_plugins,  # lazy: the registry imports the built-in commands (a cycle)
     )
 

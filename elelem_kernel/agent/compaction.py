@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .context import CHARS_PER_TOKEN, short
+from elelem_kernel.agent.context import CHARS_PER_TOKEN, short
 
 INSTRUCTION = (
     "You compact a long conversation between a person and a coding agent so that it fits "

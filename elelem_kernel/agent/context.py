@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ConfigError
+from elelem_kernel.errors import ConfigError
 
 ENV = "ELELEM_CONTEXT_WINDOW"
 OPTION = "context_window"

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .compaction import summary_messages
-from .record import new_id
+from elelem_kernel.agent.compaction import summary_messages
+from elelem_kernel.agent.record import new_id
 
 HISTORY_POLICIES = ("replies", "full")
 INTERRUPTED = "\n\n[interrupted by the person: this reply is incomplete]"

@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..tools.workspace import find_root
-from . import registry
-from .approval import Approver
-from .session import Session
+from elelem_kernel.agent import registry
+from elelem_kernel.agent.approval import Approver
+from elelem_kernel.agent.session import Session
+from elelem_kernel.tools.workspace import find_root
 
 
 def find_workspace(folder: Path | str | None = None) -> Path:

@@ -29,9 +29,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ..text import shorten
-from .record import MAX_RECORD_BYTES, NEWEST, VERSIONS, larger_than
-from .shape import checker
+from elelem_kernel.agent.record import MAX_RECORD_BYTES, NEWEST, VERSIONS, larger_than
+from elelem_kernel.agent.shape import checker
+from elelem_kernel.text import shorten
 
 #: Skipped records named one by one in the warning; the rest are counted.
 _NAMED = 3

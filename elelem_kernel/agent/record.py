@@ -21,7 +21,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from ..text import clip
+from elelem_kernel.text import clip
 
 #: Record format version this code writes (and agent/memory.py reads).
 VERSION = 1

@@ -26,13 +26,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import options
-from ..errors import ConfigError
-from . import context, trust
-from .builtins import register as register_builtins
+from elelem_kernel import options
+from elelem_kernel.agent import context, trust
+from elelem_kernel.agent.builtins import register as register_builtins
+from elelem_kernel.errors import ConfigError
 
 if TYPE_CHECKING:
-    from .session import Session
+    from elelem_kernel.agent.session import Session
 
 ProviderFactory = Callable[..., Any]
 Setup = Callable[["Session"], None]

@@ -19,16 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, ElelemError
-from ..events import map_stop_reason
-from ..options import from_env
-from ..visible import visible
-from . import registry, system_prompt
-from .approval import NO_CHANNEL, SENSITIVE_DECLINED, ApprovalRequest, Approver
-from .blocks import BlockLayout
-from .commands import Commands, add_builtin_commands
-from .compaction import TARGET, Compaction, split, summarise
-from .context import (
+from elelem_kernel.agent import registry, system_prompt
+from elelem_kernel.agent.approval import NO_CHANNEL, SENSITIVE_DECLINED, ApprovalRequest, Approver
+from elelem_kernel.agent.blocks import BlockLayout
+from elelem_kernel.agent.commands import Commands, add_builtin_commands
+from elelem_kernel.agent.compaction import TARGET, Compaction, split, summarise
+from elelem_kernel.agent.context import (
     CHARS_PER_TOKEN,
     ENV,
     OPTION,
@@ -38,10 +34,10 @@ from .context import (
     resolve_window,
     short,
 )
-from .conversation import HISTORY_POLICIES, Conversation, turn_messages
-from .media import take_images
-from .pricing import cost
-from .record import (
+from elelem_kernel.agent.conversation import HISTORY_POLICIES, Conversation, turn_messages
+from elelem_kernel.agent.media import take_images
+from elelem_kernel.agent.pricing import cost
+from elelem_kernel.agent.record import (
     COMPACTION_VERSION,
     DEPTH_LIMIT,
     TurnRecorder,
@@ -50,9 +46,13 @@ from .record import (
     deeper_than,
     fit,
 )
-from .secrets import redact
-from .sync import run_sync
-from .toolbox import Call, Tool, Toolbox, check_mode, finish
+from elelem_kernel.agent.secrets import redact
+from elelem_kernel.agent.sync import run_sync
+from elelem_kernel.agent.toolbox import Call, Tool, Toolbox, check_mode, finish
+from elelem_kernel.errors import ConfigError, ElelemError
+from elelem_kernel.events import map_stop_reason
+from elelem_kernel.options import from_env
+from elelem_kernel.visible import visible
 
 Renderer = Callable[[dict[str, Any]], None]
 

@@ -13,8 +13,8 @@ import warnings
 from datetime import date
 from pathlib import Path
 
-from ..errors import ToolError
-from ..tools.workspace import Workspace
+from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.workspace import Workspace
 
 DEFAULT = """\
 You are elelem, a coding and data agent working inside a Jupyter notebook or a terminal.

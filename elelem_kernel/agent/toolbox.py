@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
-from .shape import fits
+from elelem_kernel.agent.shape import fits
+from elelem_kernel.errors import ConfigError
 
 KINDS = ("read", "write", "execute")
 

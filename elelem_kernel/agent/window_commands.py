@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .context import THRESHOLD, estimate, parse_window, short
+from elelem_kernel.agent.context import THRESHOLD, estimate, parse_window, short
 
 if TYPE_CHECKING:
-    from .commands import Commands
-    from .session import Session
+    from elelem_kernel.agent.commands import Commands
+    from elelem_kernel.agent.session import Session
 
 
 def add_window_commands(commands: Commands) -> None:

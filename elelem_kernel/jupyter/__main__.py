@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ipykernel.kernelapp import IPKernelApp
 
-from .kernel import ElelemKernel
+from elelem_kernel.jupyter.kernel import ElelemKernel
 
 if __name__ == "__main__":
     IPKernelApp.launch_instance(kernel_class=ElelemKernel)

@@ -25,9 +25,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..agent.approval import ApprovalRequest, Decision, decision_for
-from ..render.terminal_approval import clip
-from ..visible import visible
+from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
+from elelem_kernel.render.terminal_approval import clip
+from elelem_kernel.visible import visible
 
 SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
 ONE_LINE = 100  #: a preview up to this long, on one line, is asked about on that line

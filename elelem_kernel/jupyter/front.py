@@ -16,15 +16,15 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..agent.record import unfinished
-from ..render.markdown import to_html
-from ..render.static import bundle
-from ..visible import visible
-from .approvals import approver_for, choose_channel
-from .runner import LoopThread
+from elelem_kernel.agent.record import unfinished
+from elelem_kernel.jupyter.approvals import approver_for, choose_channel
+from elelem_kernel.jupyter.runner import LoopThread
+from elelem_kernel.render.markdown import to_html
+from elelem_kernel.render.static import bundle
+from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
-    from ..agent.session import Session
+    from elelem_kernel.agent.session import Session
 
 _FRONTS: weakref.WeakKeyDictionary[Any, NotebookFront] = weakref.WeakKeyDictionary()
 
@@ -65,8 +65,10 @@ class NotebookFront:
         """The shell's session, created with the default provider on first use."""
         try:
             if self.session is None:
-                from ..agent.factory import new_session  # lazy: the agent loads at the first prompt
-                from ..agent.registry import set_notify
+                from elelem_kernel.agent.factory import (
+                    new_session,  # lazy: the agent loads at the first prompt
+                )
+                from elelem_kernel.agent.registry import set_notify
 
                 previous = set_notify(self.untold.append)  # skipped project plugins
                 try:
@@ -195,7 +197,10 @@ class NotebookFront:
         **options: Any,
     ) -> Any:
         """Review `target` (a diff) in one turn; None when there is nothing to review."""
-        from ..review.run import prepare, restore_mode  # lazy: only review cells need it
+        from elelem_kernel.review.run import (  # lazy: only review cells need it
+            prepare,
+            restore_mode,
+        )
 
         session = self.get_session()
         prompt = prepare(session, target, focus=focus, severity=severity)
@@ -229,8 +234,8 @@ class NotebookFront:
         name, _, args = line.strip().partition(" ")
         if name == "/trust" and self.session is None:
             # before any session: its default provider may come from the plugin to trust
-            from ..agent.commands import trust_command
-            from ..agent.factory import find_workspace
+            from elelem_kernel.agent.commands import trust_command
+            from elelem_kernel.agent.factory import find_workspace
 
             try:
                 return trust_command(args.strip(), find_workspace())
@@ -323,7 +328,9 @@ def _channel(ip: Any, parent: dict[str, Any]) -> str:
 def _new_view(session: Session, watcher: str) -> Any:
     if watcher == "widgets":
         try:
-            from ..render.widget import TurnView  # lazy: ipywidgets, only for a live view
+            from elelem_kernel.render.widget import (
+                TurnView,  # lazy: ipywidgets, only for a live view
+            )
 
             view = TurnView(provider=session.provider_name, model=session.model)
         except ImportError:  # no ipywidgets: the output still comes, at the end
@@ -358,7 +365,9 @@ class _TextView(_EndView):
     def __init__(self) -> None:
         import sys
 
-        from ..render.terminal import TerminalRenderer  # lazy: only text clients need it
+        from elelem_kernel.render.terminal import (
+            TerminalRenderer,  # lazy: only text clients need it
+        )
 
         out = sys.stdout  # the kernel's stream for this cell, also from the loop thread
         self.renderer = TerminalRenderer(out=out, err=out, color=False)
@@ -400,7 +409,9 @@ def _drop_deleted(session: Session, deleted: Any) -> None:
 
 def _store() -> Any:
     try:
-        from . import store  # lazy: nbformat and the agent, only once a session exists
+        from elelem_kernel.jupyter import (
+            store,  # lazy: nbformat and the agent, only once a session exists
+        )
     except ModuleNotFoundError as error:
         if error.name and error.name.endswith("jupyter.store"):
             return None

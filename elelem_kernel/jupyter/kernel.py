@@ -23,7 +23,7 @@ from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
 
-from .._version import __version__
+from elelem_kernel._version import __version__
 
 BANNER = (
     "Elelem: every cell is a prompt to the agent.\n"
@@ -74,7 +74,9 @@ class ElelemKernel(IPythonKernel):
     def __init__(self, **kwargs: Any):
         _enter_working_dir()
         super().__init__(**kwargs)
-        from .magics import load  # lazy: the magic needs the shell this kernel made
+        from elelem_kernel.jupyter.magics import (
+            load,  # lazy: the magic needs the shell this kernel made
+        )
 
         load(self.shell)
 
@@ -133,7 +135,9 @@ class ElelemKernel(IPythonKernel):
         return {"status": "complete" if not lines[-1].strip() else "incomplete", "indent": ""}
 
     def _complete_command(self, code: str, cursor_pos: int) -> dict:
-        from .front import front_for  # lazy: the agent loads only when a prompt needs it
+        from elelem_kernel.jupyter.front import (
+            front_for,  # lazy: the agent loads only when a prompt needs it
+        )
 
         start = code.rfind("\n", 0, cursor_pos) + 1
         line = code[start:cursor_pos]

@@ -28,10 +28,10 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.utils.process import arg_split
 
-from ..errors import ElelemError
-from ..options import parse_pairs
-from .front import front_for
-from .restore_comm import register
+from elelem_kernel.errors import ElelemError
+from elelem_kernel.jupyter.front import front_for
+from elelem_kernel.jupyter.restore_comm import register
+from elelem_kernel.options import parse_pairs
 
 SUBCOMMANDS = ("ask", "review")
 _REVIEW_CELL = re.compile(r"%%elelem\s+review(\s|$)")

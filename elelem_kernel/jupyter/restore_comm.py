@@ -32,7 +32,9 @@ def register(ip: Any) -> None:
 
 def receive(user_ns: dict, data: Any) -> int:
     """Keep what the frontend sent for the next restore; the number of cells it holds."""
-    from . import store  # lazy: the store loads the agent; registering the comm must not
+    from elelem_kernel.jupyter import (
+        store,  # lazy: the store loads the agent; registering the comm must not
+    )
 
     data = data if isinstance(data, dict) else {}
     relative = data.get("path") if isinstance(data.get("path"), str) else ""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agent.trust import how_to_trust, is_trusted
+from elelem_kernel.agent.trust import how_to_trust, is_trusted
 
 TRANSPORTS = ("stdio", "http", "sse")
 CALL_TIMEOUT = 60.0  #: seconds a tool call may take unless the server says otherwise

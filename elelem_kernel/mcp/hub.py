@@ -19,8 +19,8 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .config import ServerConfig
-from .link import INIT_TIMEOUT, Link, describe
+from elelem_kernel.mcp.config import ServerConfig
+from elelem_kernel.mcp.link import INIT_TIMEOUT, Link, describe
 
 T = TypeVar("T")
 CLOSE_TIMEOUT = 15.0  #: seconds `close` waits for every server to stop

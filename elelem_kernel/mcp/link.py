@@ -17,7 +17,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from .config import ServerConfig
+from elelem_kernel.mcp.config import ServerConfig
 
 INIT_TIMEOUT = 10.0  #: seconds for a server to start and answer `initialize`
 MAX_TOOLS = 500  #: tools kept per server

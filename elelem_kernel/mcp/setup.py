@@ -11,9 +11,9 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from . import config as mcp_config
-from .config import ServerConfig
-from .tools import PREFIX, convert, hide, make_tool
+from elelem_kernel.mcp import config as mcp_config
+from elelem_kernel.mcp.config import ServerConfig
+from elelem_kernel.mcp.tools import PREFIX, convert, hide, make_tool
 
 INSTALL_HINT = "pip install 'elelem-kernel[mcp]'"
 
@@ -49,7 +49,7 @@ class McpTools:
             )
             live = {}
         if live or self.hub is not None:
-            from .hub import hub
+            from elelem_kernel.mcp.hub import hub
 
             self.hub = hub()
             notices += await self.hub.run(self.hub.sync(configs if live else {}))

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent.media import KEY as IMAGES
-from ..agent.toolbox import Tool
-from .config import ServerConfig
+from elelem_kernel.agent.media import KEY as IMAGES
+from elelem_kernel.agent.toolbox import Tool
+from elelem_kernel.mcp.config import ServerConfig
 
 PREFIX = "mcp__"
 RESULT_CHARS = 50_000  #: characters of text a call hands the model

@@ -21,9 +21,9 @@ import os
 import re
 from typing import Any
 
-from ..events import Emit
-from ..options import unknown
-from . import demo_review
+from elelem_kernel.events import Emit
+from elelem_kernel.options import unknown
+from elelem_kernel.providers import demo_review
 
 HOW_TO = (
     "I am the **demo model**: offline and scripted, so my answers are canned around what the "

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..events import Emit
+from elelem_kernel.events import Emit
 
 MAX_FINDINGS = 8
 _COMMAND = re.compile(r"The diff: `git (diff[^`]*)`")

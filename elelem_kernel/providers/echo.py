@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Emit
-from ..options import unknown
+from elelem_kernel.events import Emit
+from elelem_kernel.options import unknown
 
 
 class EchoProvider:

@@ -27,9 +27,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ConfigError, ElelemError, ProviderError
-from ..events import TRUNCATED, Emit
-from ..options import unknown
+from elelem_kernel.errors import ConfigError, ElelemError, ProviderError
+from elelem_kernel.events import TRUNCATED, Emit
+from elelem_kernel.options import unknown
 
 INSTALL = "pip install 'elelem-kernel[llm]'"
 #: Options of this provider itself; every other option goes to the llm model's Options.

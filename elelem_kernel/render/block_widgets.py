@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import cards
-from .markdown import to_html
+from elelem_kernel.render import cards
+from elelem_kernel.render.markdown import to_html
 
 
 class TextBlock:

@@ -13,11 +13,11 @@ import json
 import re
 from typing import Any
 
-from ..agent.compaction import note
-from ..agent.context import meter
-from ..agent.media import BASE64, TYPES
-from ..text import shorten
-from .markdown import escape, themed, to_html
+from elelem_kernel.agent.compaction import note
+from elelem_kernel.agent.context import meter
+from elelem_kernel.agent.media import BASE64, TYPES
+from elelem_kernel.render.markdown import escape, themed, to_html
+from elelem_kernel.text import shorten
 
 RESULT_SHOWN = 2_000  #: characters of a tool result shown before "show all"
 TEXT_KEYS = ("content", "stdout", "output", "text", "stderr", "value", "diff")

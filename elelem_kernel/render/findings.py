@@ -11,9 +11,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..findings import SEVERITIES, rank
-from ..findings import location as where
-from .markdown import escape, neutralise, to_html
+from elelem_kernel.findings import SEVERITIES, rank
+from elelem_kernel.findings import location as where
+from elelem_kernel.render.markdown import escape, neutralise, to_html
 
 COLOURS = {"blocker": "#b91c1c", "major": "#c2410c", "minor": "#a16207", "nit": "#4b5563"}
 DIFF_STYLE = (

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..agent.compaction import note
-from ..visible import visible
-from . import cards
-from .findings import findings_html, findings_markdown, location
-from .footer import footer_line
-from .markdown import neutralise, to_html
+from elelem_kernel.agent.compaction import note
+from elelem_kernel.render import cards
+from elelem_kernel.render.findings import findings_html, findings_markdown, location
+from elelem_kernel.render.footer import footer_line
+from elelem_kernel.render.markdown import neutralise, to_html
+from elelem_kernel.visible import visible
 
 MIMETYPES = ("text/html", "text/markdown", "text/plain")
 TURN = "font-family: inherit; line-height: 1.5"

@@ -13,9 +13,9 @@ import os
 import sys
 from typing import IO, Any
 
-from ..text import shorten
-from ..visible import visible, visible_json
-from .footer import footer_line
+from elelem_kernel.render.footer import footer_line
+from elelem_kernel.text import shorten
+from elelem_kernel.visible import visible, visible_json
 
 DIM, BOLD, RED, GREEN, YELLOW, RESET = (
     "\033[2m",
@@ -105,7 +105,7 @@ class TerminalRenderer:
         elif kind == "tool_state" and event.get("state") == "declined":
             self._progress(self._paint(RED, "declined\n"))
         elif kind == "compaction":
-            from ..agent.compaction import note
+            from elelem_kernel.agent.compaction import note
 
             self._progress(self._paint(YELLOW if event.get("failed") else DIM, note(event) + "\n"))
         elif kind == "turn_end":

@@ -19,8 +19,7 @@ import sys
 from typing import TextIO
 
 from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
-
-from ..visible import visible
+from elelem_kernel.visible import visible
 
 #: Preview lines, and characters, shown before the rest is summarised.
 PREVIEW_LINES = 400

@@ -21,12 +21,12 @@ import threading
 import time
 from typing import Any
 
-from ..agent.context import meter
-from . import cards
-from .block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
-from .footer import footer_line
-from .markdown import escape
-from .static import bundle, notice_html
+from elelem_kernel.agent.context import meter
+from elelem_kernel.render import cards
+from elelem_kernel.render.block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
+from elelem_kernel.render.footer import footer_line
+from elelem_kernel.render.markdown import escape
+from elelem_kernel.render.static import bundle, notice_html
 
 INTERVAL = 0.08  #: seconds between refreshes of a streaming block
 CLOCK = 1.0  #: seconds between refreshes of the waiting and running clocks

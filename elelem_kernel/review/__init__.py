@@ -12,13 +12,15 @@ import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .report import ReviewResult
+    from elelem_kernel.review.report import ReviewResult
 
 
 class _CallablePackage(types.ModuleType):
     def __call__(self, *args: Any, **options: Any) -> ReviewResult:
         """Review a git change (see `review.run.review`); returns a ReviewResult."""
-        from .run import review  # lazy: the review loads the agent and git helpers
+        from elelem_kernel.review.run import (
+            review,  # lazy: the review loads the agent and git helpers
+        )
 
         return review(*args, **options)
 

@@ -12,8 +12,7 @@ import sys
 import pytest
 
 from elelem_kernel.jupyter import install
-
-from .kernels import isolated_env
+from tests.e2e.kernels import isolated_env
 
 pexpect = pytest.importorskip("pexpect")
 pytest.importorskip("jupyter_console")

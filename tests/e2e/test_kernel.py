@@ -12,8 +12,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import start_new_kernel
 
 from elelem_kernel.jupyter import install
-
-from .kernels import (
+from tests.e2e.kernels import (
     collect,
     frozen,
     idle,

@@ -9,8 +9,7 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 
 from elelem_kernel.jupyter import install
-
-from .kernels import frozen, isolated_env, run, texts, workspace
+from tests.e2e.kernels import frozen, isolated_env, run, texts, workspace
 
 pytestmark = pytest.mark.kernel
 pytest.importorskip("llm_echo")

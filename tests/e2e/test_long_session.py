@@ -15,9 +15,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.e2e.kernels import isolated_env
 from tests.wire_servers.summarising import FACT, SummarisingServer
-
-from .kernels import isolated_env
 
 pytestmark = pytest.mark.kernel
 

@@ -9,7 +9,7 @@ import time
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from .kernels import (
+from tests.e2e.kernels import (
     collect,
     frozen,
     idle,

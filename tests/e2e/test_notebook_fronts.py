@@ -8,8 +8,7 @@ from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
 from elelem_kernel.jupyter import install
-
-from .kernels import isolated_env, trusted, workspace
+from tests.e2e.kernels import isolated_env, trusted, workspace
 
 pytestmark = pytest.mark.kernel
 WIDGET = "application/vnd.jupyter.widget-view+json"

@@ -10,8 +10,7 @@ from jupyter_client.manager import start_new_kernel
 
 from elelem_kernel import cli
 from elelem_kernel.jupyter import install
-
-from .kernels import isolated_env, run, texts
+from tests.e2e.kernels import isolated_env, run, texts
 
 pytestmark = pytest.mark.kernel
 

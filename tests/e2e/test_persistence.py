@@ -12,7 +12,7 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
-from .kernels import isolated_env, run, texts, trusted
+from tests.e2e.kernels import isolated_env, run, texts, trusted
 
 pytestmark = pytest.mark.kernel
 

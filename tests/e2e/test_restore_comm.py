@@ -18,15 +18,12 @@ import nbformat
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from .kernels import run, texts
-from .test_persistence import (  # noqa: F401  (fixtures)
+from tests.e2e.kernels import run, texts
+from tests.e2e.test_persistence import (
     cell_source,
     client,
     damaged,
-    env,
-    folder,
     notebook,
-    records,
     sent,
 )
 

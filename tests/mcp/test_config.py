@@ -9,8 +9,7 @@ import sys
 
 from elelem_kernel.agent.trust import trust
 from elelem_kernel.mcp.config import expand, load
-
-from .servers import write_config
+from tests.mcp.servers import write_config
 
 
 def test_var_and_default_expansion(monkeypatch):

@@ -13,10 +13,9 @@ import pytest
 
 from elelem_kernel.agent.factory import new_session
 from tests.e2e.kernels import frozen, isolated_env, run
+from tests.mcp import servers
+from tests.mcp.servers import write_config
 from tests.scripted import Scripted, call, say
-
-from . import servers
-from .servers import write_config
 
 CALLER = '''
 import elelem_kernel

@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 
 from elelem_kernel.agent.factory import new_session
+from tests.mcp import servers
+from tests.mcp.servers import write_config
 from tests.scripted import Scripted, call, say
-
-from . import servers
-from .servers import write_config
 
 
 def session(ws: Path, *rounds, mode: str = "plan"):

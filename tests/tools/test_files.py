@@ -11,8 +11,7 @@ import pytest
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import files
 from elelem_kernel.tools.workspace import MAX_BYTES, Workspace
-
-from .conftest import git
+from tests.tools.conftest import git
 
 
 def test_read_numbers_lines_and_reports_the_total(ws: Workspace, root: Path) -> None:

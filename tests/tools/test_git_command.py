@@ -18,8 +18,7 @@ from elelem_kernel.review.tools import run_git
 from elelem_kernel.tools import git_command
 from elelem_kernel.tools.setup import add_workspace_tools
 from tests.scripted import Scripted, call, say
-
-from .conftest import git
+from tests.tools.conftest import git
 
 MISSING = "1234567890123456789012345678901234567890"
 

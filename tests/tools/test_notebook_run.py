@@ -13,8 +13,7 @@ import pytest
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.notebook_run import run_notebook
 from elelem_kernel.tools.workspace import Workspace
-
-from .test_shell import alive
+from tests.tools.test_shell import alive
 
 pytestmark = pytest.mark.kernel
 

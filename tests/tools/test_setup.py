@@ -10,8 +10,7 @@ import nbformat
 
 from elelem_kernel.agent.toolbox import Call, Toolbox
 from elelem_kernel.tools.setup import add_workspace_tools
-
-from .conftest import StandInSession
+from tests.tools.conftest import StandInSession
 
 EXPECTED = {
     "read": ("read", ("open",)),

@@ -15,8 +15,7 @@ from elelem_kernel.tools.workspace import (
     find_root,
     unified_diff,
 )
-
-from .conftest import git
+from tests.tools.conftest import git
 
 
 def test_resolve_keeps_paths_inside(ws: Workspace, root: Path) -> None:

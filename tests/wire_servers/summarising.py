@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from .formats import Round, reply
-from .server import Reply, WireServer
+from tests.wire_servers.formats import Round, reply
+from tests.wire_servers.server import Reply, WireServer
 
 FACT = re.compile(r"FACT-\d+-[A-Z]+")
 
