@@ -46,7 +46,7 @@ def _llm_about() -> str:
 
 
 def _workspace_tools(session: Session) -> None:
-    from elelem_kernel.tools.setup import (
+    from elelem_kernel.tools.register import (
         add_workspace_tools,  # lazy: the tools load jsonschema and more
     )
 

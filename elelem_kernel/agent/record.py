@@ -23,7 +23,7 @@ from typing import Any
 
 from elelem_kernel.text import clip
 
-#: Record format version this code writes (and agent/memory.py reads).
+#: Record format version this code writes (and agent/restore.py reads).
 VERSION = 1
 #: Records above this (estimated serialized size) are skipped, not restored. The session
 #: cuts every record it makes to fit (`fit`), so only foreign or edited records hit it.

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from elelem_kernel.agent.factory import new_session
-from elelem_kernel.agent.memory import Cell, rebuild
 from elelem_kernel.agent.record import new_id
+from elelem_kernel.agent.restore import Cell, rebuild
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.jupyter import append
 from elelem_kernel.render.static import bundle

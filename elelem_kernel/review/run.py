@@ -32,8 +32,8 @@ from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, collect
 from elelem_kernel.review.findings import SEVERITIES, at_least, check_severity, sort
 from elelem_kernel.review.report import FORMATS, ReviewResult, render
+from elelem_kernel.review.review_tools import FindingLog, add_review_tools
 from elelem_kernel.review.target import Target, resolve
-from elelem_kernel.review.tools import FindingLog, add_review_tools
 from elelem_kernel.visible import json_visible, visible
 
 if TYPE_CHECKING:

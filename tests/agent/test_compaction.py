@@ -6,7 +6,7 @@ import asyncio
 import json
 
 from elelem_kernel.agent.compaction import HEADER, note
-from elelem_kernel.agent.memory import check, rebuild
+from elelem_kernel.agent.restore import check, rebuild
 from elelem_kernel.agent.session import Session
 from elelem_kernel.errors import ProviderError
 from elelem_kernel.render.static import bundle

@@ -102,7 +102,7 @@ def test_a_valid_tool_call_and_a_restore_do_not_import_jsonschema(tmp_path, monk
     monkeypatch.setenv("HOME", str(tmp_path))
     code = f"""
 import sys
-from elelem_kernel.agent.memory import check
+from elelem_kernel.agent.restore import check
 from elelem_kernel.agent.factory import new_session
 from elelem_kernel.agent.toolbox import validation_error
 box = new_session(provider="echo", workspace={str(tmp_path)!r}).toolbox

@@ -6,7 +6,7 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from elelem_kernel.agent.memory import MAX_RECORD_BYTES, check, rebuild
+from elelem_kernel.agent.restore import MAX_RECORD_BYTES, check, rebuild
 
 
 def record(turn: str, conversation: str = "c1", **extra) -> dict:
