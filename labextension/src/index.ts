@@ -23,7 +23,7 @@ import {
   NotebookActions,
   NotebookPanel
 } from '@jupyterlab/notebook';
-import { Kernel, KernelMessage } from '@jupyterlab/services';
+import { KernelMessage } from '@jupyterlab/services';
 
 /** The comm target the kernel registers (elelem_kernel/jupyter/restore_comm.py). */
 const TARGET = 'elelem.restore';
@@ -138,18 +138,12 @@ function send(panel: NotebookPanel, state: IState, reason: Reason): void {
     return;
   }
   const commId = `elelem-restore-${Date.now()}-${Math.random().toString(36).slice(2)}`;
-  const listener = (_: Kernel.IKernelConnection, msg: KernelMessage.IIOPubMessage) => {
-    const content: any = msg.content;
-    if (!content || content.comm_id !== commId) {
-      return;
-    }
-    if (msg.header.msg_type === 'comm_msg') {
-      state.delivered = true;
-    } else if (msg.header.msg_type === 'comm_close') {
-      kernel.iopubMessage.disconnect(listener);
-    }
+  // Registered here so the kernel's answer (or its close, before `%load_ext`) finds it:
+  // an unknown comm id makes JupyterLab log "Comm not found" in the browser console.
+  const comm = kernel.createComm(TARGET, commId);
+  comm.onMsg = () => {
+    state.delivered = true;
   };
-  kernel.iopubMessage.connect(listener);
   // A plain comm_open on the main shell channel: it reaches the kernel before the
   // execute request that follows it (a comm subshell would not keep that order).
   const message = KernelMessage.createMessage({
@@ -172,7 +166,7 @@ function send(panel: NotebookPanel, state: IState, reason: Reason): void {
   try {
     kernel.sendShellMessage(message, false, true);
   } catch (error) {
-    kernel.iopubMessage.disconnect(listener);
+    comm.dispose();
     console.warn('elelem-kernel: could not send the conversation to the kernel', error);
   }
 }
