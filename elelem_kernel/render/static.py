@@ -15,7 +15,7 @@ from elelem_kernel.agent.compaction import note
 from elelem_kernel.render import cards
 from elelem_kernel.render.findings import findings_html, findings_markdown, location
 from elelem_kernel.render.footer import footer_line
-from elelem_kernel.render.markdown import neutralise, to_html
+from elelem_kernel.render.markdown import neutralise, no_blank_lines, to_html
 from elelem_kernel.visible import visible
 
 MIMETYPES = ("text/html", "text/markdown", "text/plain")
@@ -47,7 +47,8 @@ def html(record: dict[str, Any]) -> str:
         parts.append(findings_html(_findings(record)))
     parts.extend(_ending_html(record))
     parts.append(cards.footer_html(footer_line(record)))
-    return f'<div class="elelem-turn" style="{TURN}">{"".join(parts)}</div>'
+    turn = f'<div class="elelem-turn" style="{TURN}">{"".join(parts)}</div>'
+    return no_blank_lines(turn)  # one HTML block for nbconvert --to markdown and GitHub
 
 
 def markdown(record: dict[str, Any]) -> str:
