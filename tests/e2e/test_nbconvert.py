@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 from markdown_it import MarkdownIt
 
 from elelem_kernel.agent.session import Session
@@ -45,19 +46,23 @@ def html_blocks(markdown: str) -> list[str]:
     return [t.content for t in MarkdownIt("commonmark").parse(markdown) if t.type == "html_block"]
 
 
-def test_a_turn_with_a_blank_line_in_its_code_stays_one_html_block(tmp_path):
-    data, meta = bundle({"reply": REPLY, "stop": "end_turn"})
-    markdown = convert(tmp_path, [(data, meta)])
-    turn = [b for b in html_blocks(markdown) if "elelem-turn" in b]
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One conversion (nbconvert takes seconds to start): a turn, then the /help answer."""
+    folder = tmp_path_factory.mktemp("nbconvert")
+    help_ = Session(Scripted(), workspace=folder).command("/help")
+    turn = bundle({"reply": REPLY, "stop": "end_turn"})
+    return convert(folder, [turn, (say_bundle(help_), {})])
+
+
+def test_a_turn_with_a_blank_line_in_its_code_stays_one_html_block(converted):
+    turn = [b for b in html_blocks(converted) if "elelem-turn" in b]
     assert len(turn) == 1
     assert "return " in turn[0] and "end of reply" in turn[0]
     assert turn[0].rstrip().endswith("</div></div>")
 
 
-def test_the_help_table_is_one_html_block_aligned_left(tmp_path):
-    help_ = Session(Scripted(), workspace=tmp_path).command("/help")
-    data = say_bundle(help_)
-    markdown = convert(tmp_path, [(data, {})])
-    (table,) = [b for b in html_blocks(markdown) if "<table>" in b]
+def test_the_help_table_is_one_html_block_aligned_left(converted):
+    (table,) = [b for b in html_blocks(converted) if "<table>" in b]
     assert "</table>" in table and "/help" in table
     assert '<th style="text-align:left">command</th>' in table
