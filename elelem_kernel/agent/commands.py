@@ -137,7 +137,7 @@ def _help(session: Session, args: str) -> str:
         f"| `{c.usage.replace('|', ' / ')}` | {c.description.replace('|', '/')} |"
         for c in session.commands.commands.values()
     ]
-    return "| command | what it does |\n|---|---|\n" + "\n".join(sorted(rows))
+    return "| command | what it does |\n|:---|:---|\n" + "\n".join(sorted(rows))
 
 
 def _provider(session: Session, args: str) -> str:
@@ -185,7 +185,7 @@ def _tools(session: Session, args: str) -> str:
         return f"No tools in {session.mode} mode."
     rows = [f"| `{t.name}` | {t.kind} | {t.description.splitlines()[0]} |" for t in tools]
     return (
-        f"Tools in {session.mode} mode:\n\n| tool | kind | what it does |\n|---|---|---|\n"
+        f"Tools in {session.mode} mode:\n\n| tool | kind | what it does |\n|:---|:---|:---|\n"
         + "\n".join(rows)
     )
 
@@ -198,7 +198,7 @@ def _clear(session: Session, args: str) -> str:
 def _context(session: Session, args: str) -> str:
     messages = session.messages("")[:-1]
     tools = session.toolbox.specs(session.mode)
-    lines = ["| part | characters | ~tokens |", "|---|---|---|"]
+    lines = ["| part | characters | ~tokens |", "|:---|---:|---:|"]
     total = 0
     for m in messages:
         size = len(json.dumps(m, ensure_ascii=False))
@@ -238,7 +238,7 @@ def _history(session: Session, args: str) -> str:
         )
     return (
         f"Conversation {session.conversation.id}:\n\n| # | cell | prompt | tokens in/out |\n"
-        "|---|---|---|---|\n" + "\n".join(rows)
+        "|---:|:---|:---|---:|\n" + "\n".join(rows)
     )
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from elelem_kernel.agent.record import unfinished
 from elelem_kernel.jupyter.approvals import approver_for, choose_channel
 from elelem_kernel.jupyter.runner import LoopThread
-from elelem_kernel.render.markdown import to_html
+from elelem_kernel.render.markdown import no_blank_lines, to_html
 from elelem_kernel.render.static import bundle
 from elelem_kernel.visible import visible
 
@@ -261,13 +261,13 @@ class NotebookFront:
             ("approvals", channel),
             ("notebook", notebook),
         ]
-        return "| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
+        return "| | |\n|:---|:---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
 
     def say(self, markdown: str) -> None:
         """Show a Markdown message (safely rendered) in the cell's output."""
         from IPython.display import display
 
-        display({"text/html": to_html(markdown), "text/plain": visible(markdown)}, raw=True)
+        display(say_bundle(markdown), raw=True)
 
     def _approver(self, view: Any, parent: dict[str, Any]) -> Any:
         kernel = getattr(self.ip, "kernel", None)
@@ -417,3 +417,8 @@ def _store() -> Any:
             return None
         raise
     return store
+
+
+def say_bundle(markdown: str) -> dict[str, str]:
+    """The `data` of a message shown by `say`: safe HTML and the text as typed."""
+    return {"text/html": no_blank_lines(to_html(markdown)), "text/plain": visible(markdown)}

@@ -51,6 +51,9 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _INVISIBLE = re.compile(r"[\x00-\x20\x7f]+")
 
 
+_BLANK = re.compile(r"\n(?=[ \t]*\n)")
+
+
 def escape(text: str) -> str:
     """`text` escaped for HTML content and attribute values."""
     return html.escape(text, quote=True)
@@ -95,6 +98,16 @@ def to_html(text: str) -> str:
     if convert is None:
         return f'<div style="white-space: pre-wrap">{escape(text)}</div>'
     return convert(text)
+
+
+def no_blank_lines(html_text: str) -> str:
+    """`html_text` shown the same, with no blank line: a blank line ends a Markdown HTML block.
+
+    nbconvert's Markdown exporter (and GitHub) paste our HTML as a raw block; a blank line,
+    as in code with an empty line, would hand the rest to Markdown. A newline before a
+    blank line becomes `&#10;`, the same character once parsed, inside `<pre>` too.
+    """
+    return _BLANK.sub("&#10;", html_text)
 
 
 def neutralise(text: str) -> str:

@@ -15,11 +15,14 @@ from elelem_kernel.agent.compaction import note
 from elelem_kernel.render import cards
 from elelem_kernel.render.findings import findings_html, findings_markdown, location
 from elelem_kernel.render.footer import footer_line
-from elelem_kernel.render.markdown import neutralise, to_html
+from elelem_kernel.render.markdown import neutralise, no_blank_lines, to_html
+from elelem_kernel.text import shorten
 from elelem_kernel.visible import visible
 
 MIMETYPES = ("text/html", "text/markdown", "text/plain")
 TURN = "font-family: inherit; line-height: 1.5"
+CODE_LINES = 12  # lines of a call's code in the text/plain output
+CODE_WIDTH = 200  # characters of one such line
 
 
 def bundle(record: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
@@ -47,7 +50,8 @@ def html(record: dict[str, Any]) -> str:
         parts.append(findings_html(_findings(record)))
     parts.extend(_ending_html(record))
     parts.append(cards.footer_html(footer_line(record)))
-    return f'<div class="elelem-turn" style="{TURN}">{"".join(parts)}</div>'
+    turn = f'<div class="elelem-turn" style="{TURN}">{"".join(parts)}</div>'
+    return no_blank_lines(turn)  # one HTML block for nbconvert --to markdown and GitHub
 
 
 def markdown(record: dict[str, Any]) -> str:
@@ -75,8 +79,7 @@ def plain(record: dict[str, Any]) -> str:
     for round_ in _rounds(record):
         if round_.get("text"):
             parts.append(round_["text"])
-        for call in round_.get("calls") or []:
-            parts.append(f"[{_call_line(call)}]")
+        parts.extend(_plain_call(call) for call in round_.get("calls") or [])
     parts.extend(f"- {_finding_line(f)}" for f in _findings(record))
     ending = _ending(record)
     if ending:
@@ -152,9 +155,35 @@ def _finding_line(finding: dict[str, Any]) -> str:
     return f"**{finding.get('severity', '?')}** {location(finding)}: {finding.get('title', '')}"
 
 
-def _call_line(call: dict[str, Any]) -> str:
+def _plain_call(call: dict[str, Any]) -> str:
+    """A call as text: its line, then its code (a multi-line argument) kept line by line.
+
+    The one-line summary joins lines with spaces, which reads as different code; the
+    first `CODE_LINES` lines are shown indented (a code block once in Markdown).
+    """
+    lines = _code_lines(call.get("arguments"))
+    if not lines:
+        return f"[{_call_line(call)}]"
+    shown = [f"    {shorten(line, CODE_WIDTH)}" for line in lines[:CODE_LINES]]
+    if len(lines) > CODE_LINES:
+        shown.append(f"    … {len(lines) - CODE_LINES} more lines")
+    return f"[{_call_line(call, summary=False)}]\n" + "\n".join(shown)
+
+
+def _code_lines(arguments: Any) -> list[str]:
+    """The lines of the argument the summary would show, when it has more than one."""
+    if not isinstance(arguments, dict):
+        return []
+    for value in arguments.values():
+        if isinstance(value, str) and value.strip() not in ("", ".", "./"):
+            lines = value.strip("\n").splitlines()
+            return lines if len(lines) > 1 else []
+    return []
+
+
+def _call_line(call: dict[str, Any], *, summary: bool = True) -> str:
     state = call.get("state") or cards._state_of(call)
     symbol = cards.STATES.get(state, ("•", state))[0]
-    about = cards.short_arguments(call.get("arguments"))
+    about = cards.short_arguments(call.get("arguments")) if summary else ""
     about = f" `{about.replace('`', '')}`" if about else ""
     return f"{symbol} {call.get('name', '?')}{about} ({state}, {cards.seconds(call.get('ms'))})"

@@ -135,3 +135,14 @@ def test_safe_links_and_plain_text_stay_as_they_are():
     text = "See [docs](https://example.org/a_(b)) or [me](mailto:a@b.c) and [up](../x.md).\n"
     text += "Compare a < b, x <= y and 3 > 2; data: as a word; `code`."
     assert neutralise(text) == text
+
+
+def test_no_blank_lines_keeps_the_text_and_leaves_no_blank_line():
+    import html as html_lib
+
+    from elelem_kernel.render.markdown import no_blank_lines
+
+    source = '<pre><code>def f():\n\n  \n    return 1\n</code></pre>\n\n<p title="a\n\nb">x</p>'
+    out = no_blank_lines(source)
+    assert html_lib.unescape(out) == html_lib.unescape(source)
+    assert all(line.strip() for line in out.splitlines())

@@ -187,3 +187,19 @@ def test_the_markdown_bundle_of_hostile_findings_has_nothing_live():
         md = bundle(record(findings=[finding]))[0]["text/markdown"]
         for render in renderers():
             assert live_parts(render(md)) == [], (attack, md)
+
+
+def test_plain_keeps_the_lines_of_a_calls_code():
+    code = "import os\nfor name in os.listdir():\n    print(name)"
+    call = {"id": "p", "name": "python", "arguments": {"code": code}, "state": "done", "ms": 3}
+    text = bundle(record(rounds=[{"text": "Ran it.", "calls": [call]}]))[0]["text/plain"]
+    assert "import os for name" not in text
+    assert "    import os\n    for name in os.listdir():\n        print(name)\n" in text
+
+
+def test_plain_shows_a_long_code_argument_cut_with_the_count_of_lines_left():
+    code = "\n".join(f"x{i} = {i}" for i in range(40))
+    call = {"id": "p", "name": "python", "arguments": {"code": code}, "state": "done", "ms": 3}
+    text = bundle(record(rounds=[{"text": "", "calls": [call]}]))[0]["text/plain"]
+    assert "    x11 = 11" in text and "x12 = 12" not in text
+    assert "    … 28 more lines" in text
