@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from elelem_kernel.agent.record import cut
 from elelem_kernel.text import clip, more, shorten
-from elelem_kernel.tools.workspace import clip as tool_clip
+from elelem_kernel.tools.bounds import clip as tool_clip
 
 
 def test_content_is_cut_with_one_marker_everywhere():
