@@ -19,11 +19,14 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 
 from tests.e2e.kernels import run, texts
-from tests.e2e.test_persistence import (
+from tests.e2e.test_persistence import (  # noqa: F401  (env, folder, records: fixtures)
     cell_source,
     client,
     damaged,
+    env,
+    folder,
     notebook,
+    records,
     sent,
 )
 
