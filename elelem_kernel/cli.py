@@ -249,7 +249,7 @@ def _new_session(args: argparse.Namespace) -> Session:
     if args.yes:
         approver = Policy(yes=True)
     elif sys.stdin.isatty() and sys.stderr.isatty():
-        from elelem_kernel.render.terminal_approval import (
+        from elelem_kernel.cli_approval import (
             TerminalApprover,  # lazy: only this command needs it
         )
 
