@@ -249,7 +249,7 @@ def _new_session(args: argparse.Namespace) -> Session:
     if args.yes:
         approver = Policy(yes=True)
     elif sys.stdin.isatty() and sys.stderr.isatty():
-        from elelem_kernel.render.terminal_approval import (
+        from elelem_kernel.cli_approval import (
             TerminalApprover,  # lazy: only this command needs it
         )
 
@@ -294,7 +294,7 @@ def _ask(args: argparse.Namespace) -> int:
         if piped.strip():
             prompt = f"{prompt}\n\n```\n{piped.rstrip()}\n```" if prompt else piped
     if args.notebook:
-        from elelem_kernel.jupyter.store import ask_in_notebook  # lazy: only this command needs it
+        from elelem_kernel.cli_notebook import ask_in_notebook  # lazy: only this command needs it
         from elelem_kernel.render.terminal import JsonRenderer  # lazy: only this command needs it
 
         args.workspace = args.workspace or str(Path(args.notebook).resolve().parent)

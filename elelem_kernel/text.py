@@ -23,3 +23,27 @@ def clip(text: str, limit: int, sep: str = " ") -> str:
 def shorten(text: str, limit: int) -> str:
     """A one-line label of at most `limit` characters, ending in `…` when it was cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def clip_lines(text: str, max_lines: int, max_chars: int) -> list[str]:
+    """The lines of `text` within both bounds, then one saying how much was left out.
+
+    What an approval question shows of a preview, at a terminal and in a notebook alike.
+    """
+    lines = text.split("\n")
+    if len(lines) > 1 and not lines[-1]:
+        lines.pop()
+    shown: list[str] = []
+    budget = max_chars
+    for line in lines[:max_lines]:
+        if budget <= 0:
+            break
+        if len(line) > budget:
+            shown.append(line[:budget] + more(len(line) - budget))
+            break
+        shown.append(line)
+        budget -= len(line) + 1
+    left = len(lines) - len(shown)
+    if left > 0:
+        shown.append(more(left, "line" if left == 1 else "lines"))
+    return shown

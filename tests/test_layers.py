@@ -96,8 +96,14 @@ def test_imports_point_down_the_layers():
 #: may use each other, but no import cycle may form anywhere. A new package or top-level
 #: module must be declared here before it can be imported by anything.
 LAYERS: list[tuple[str, ...]] = [
-    ("__init__", "cli", "cli_signals"),  # the package face and the terminal front
-    ("jupyter",),  # magic, kernel, notebook store, approvals, kernelspec install
+    (
+        "__init__",
+        "cli",
+        "cli_approval",
+        "cli_notebook",
+        "cli_signals",
+    ),  # the package face and the terminal front
+    ("jupyter",),  # magic, kernel, restore, notebook files, approvals, kernelspec install
     ("review",),  # code review: targets, diffs, findings, reports
     ("render",),  # views of a turn: terminal, static, widget
     ("agent", "mcp"),  # session, turn loop, toolbox, registry; MCP servers as a tool source

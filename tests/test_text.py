@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from elelem_kernel.agent.record import cut
-from elelem_kernel.text import clip, more, shorten
-from elelem_kernel.tools.workspace import clip as tool_clip
+from elelem_kernel.text import clip, clip_lines, more, shorten
+from elelem_kernel.tools.bounds import clip as tool_clip
 
 
 def test_content_is_cut_with_one_marker_everywhere():
@@ -18,3 +18,9 @@ def test_content_is_cut_with_one_marker_everywhere():
 def test_labels_end_in_an_ellipsis_within_their_limit():
     assert shorten("abcdef", 4) == "abc…" and len(shorten("x" * 99, 40)) == 40
     assert shorten("abc", 4) == "abc"
+
+
+def test_previews_are_cut_by_lines_and_characters_with_the_same_marker():
+    assert clip_lines("a\nb\nc\n", 2, 100) == ["a", "b", "[... 1 more line]"]
+    assert clip_lines("abcdef\nxy", 5, 4) == ["abcd[... 2 more characters]", "[... 1 more line]"]
+    assert clip_lines("a\nb", 5, 100) == ["a", "b"]

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
-from elelem_kernel.render.terminal_approval import clip
+from elelem_kernel.text import clip_lines
 from elelem_kernel.visible import visible
 
 SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
@@ -79,7 +79,7 @@ def question(request: ApprovalRequest) -> str:
         return f"Allow {name}{ask}"
     if "\n" not in preview and len(preview) <= ONE_LINE:
         return f"Allow {name}: {preview}{ask}"
-    shown = "\n".join("  " + line for line in clip(preview, QUESTION_LINES, QUESTION_CHARS))
+    shown = "\n".join("  " + line for line in clip_lines(preview, QUESTION_LINES, QUESTION_CHARS))
     return f"{name} wants to run ({visible(request.kind)}):\n{shown}\nAllow {name}{ask}"
 
 

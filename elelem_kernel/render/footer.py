@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from elelem_kernel.render.cards import footer_text
+from elelem_kernel.render.plain import footer_text
 
 
 def footer_line(

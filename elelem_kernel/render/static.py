@@ -16,6 +16,7 @@ from elelem_kernel.render import cards
 from elelem_kernel.render.findings import findings_html, findings_markdown, location
 from elelem_kernel.render.footer import footer_line
 from elelem_kernel.render.markdown import neutralise, no_blank_lines, to_html
+from elelem_kernel.render.plain import STATES, seconds, short_arguments, state_of
 from elelem_kernel.text import shorten
 from elelem_kernel.visible import visible
 
@@ -182,8 +183,8 @@ def _code_lines(arguments: Any) -> list[str]:
 
 
 def _call_line(call: dict[str, Any], *, summary: bool = True) -> str:
-    state = call.get("state") or cards._state_of(call)
-    symbol = cards.STATES.get(state, ("•", state))[0]
-    about = cards.short_arguments(call.get("arguments")) if summary else ""
+    state = call.get("state") or state_of(call)
+    symbol = STATES.get(state, ("•", state))[0]
+    about = short_arguments(call.get("arguments")) if summary else ""
     about = f" `{about.replace('`', '')}`" if about else ""
-    return f"{symbol} {call.get('name', '?')}{about} ({state}, {cards.seconds(call.get('ms'))})"
+    return f"{symbol} {call.get('name', '?')}{about} ({state}, {seconds(call.get('ms'))})"

@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from elelem_kernel.agent.context import meter
-from elelem_kernel.render import cards
+from elelem_kernel.render import cards, plain
 from elelem_kernel.render.block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
 from elelem_kernel.render.footer import footer_line
 from elelem_kernel.render.markdown import escape
@@ -301,7 +301,7 @@ class TurnView:
         elif not self.ended:
             names = "/".join(dict.fromkeys(str(n) for n in (self.provider, self.model) if n))
             gauge = meter(self.context)
-            clock = cards.seconds((now - self.started) * 1000)
+            clock = plain.seconds((now - self.started) * 1000)
             line = f"{names} · {clock}{f' · {gauge}' if gauge else ''} · working…"
             self.footer.value = cards.footer_html(line.lstrip(" ·"))
         for block in self.blocks.values():

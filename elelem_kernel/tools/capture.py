@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from elelem_kernel.tools.workspace import MAX_BYTES, HeadTail
+from elelem_kernel.tools.bounds import MAX_BYTES, HeadTail
 
 
 class Capture(io.TextIOBase):

@@ -13,19 +13,12 @@ from pathlib import Path
 from typing import IO, BinaryIO
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, human_size, unified_diff
 from elelem_kernel.tools.globs import Glob
+from elelem_kernel.tools.listing import files_under, looks_binary
 from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.regular import check_regular, open_regular
-from elelem_kernel.tools.workspace import (
-    MAX_BYTES,
-    MAX_LINES,
-    Workspace,
-    atomic_write,
-    files_under,
-    human_size,
-    looks_binary,
-    unified_diff,
-)
+from elelem_kernel.tools.workspace import Workspace, atomic_write
 
 #: Longest line `read` shows; the rest of a longer line is cut with a note.
 LINE_CHARS = 2_000

@@ -18,8 +18,8 @@ import threading
 import traceback
 import types
 
+from elelem_kernel.tools.bounds import MAX_BYTES, clip
 from elelem_kernel.tools.capture import captured
-from elelem_kernel.tools.workspace import MAX_BYTES, clip
 
 #: Longest repr of a last expression's value.
 VALUE_CHARS = 10_000

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.cell_outputs import CellCuts, bounded_client
 from elelem_kernel.tools.notebooks import describe_cell, find_cell, load
-from elelem_kernel.tools.workspace import MAX_BYTES, Workspace
+from elelem_kernel.tools.workspace import Workspace
 
 DEFAULT_TIMEOUT = 120
 

@@ -16,16 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.bounds import MAX_BYTES, clip, human_size, unified_diff
 from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.regular import check_regular, open_regular
-from elelem_kernel.tools.workspace import (
-    MAX_BYTES,
-    Workspace,
-    atomic_write,
-    clip,
-    human_size,
-    unified_diff,
-)
+from elelem_kernel.tools.workspace import Workspace, atomic_write
 
 #: Longest text kept from one output (a stream, a result, a traceback).
 OUTPUT_CHARS = 2_000

@@ -24,7 +24,8 @@ from elelem_kernel.tools import (
     search,
     shell,
 )
-from elelem_kernel.tools.workspace import MAX_LINES, Workspace
+from elelem_kernel.tools.bounds import MAX_LINES
+from elelem_kernel.tools.workspace import Workspace
 
 _STR = {"type": "string"}
 _CELL = {"anyOf": [{"type": "integer"}, {"type": "string"}]}

@@ -26,6 +26,7 @@ from typing import BinaryIO
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import pyregex
+from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, clip
 from elelem_kernel.tools.children import Children, Stopped
 from elelem_kernel.tools.files import (
     LINE_BYTES,
@@ -34,16 +35,9 @@ from elelem_kernel.tools.files import (
     iter_lines,
     matching,
 )
+from elelem_kernel.tools.listing import SNIFF_BYTES, files_under, looks_binary
 from elelem_kernel.tools.regular import check_regular, open_regular
-from elelem_kernel.tools.workspace import (
-    MAX_BYTES,
-    MAX_LINES,
-    SNIFF_BYTES,
-    Workspace,
-    clip,
-    files_under,
-    looks_binary,
-)
+from elelem_kernel.tools.workspace import Workspace
 
 #: Longest matching line shown; longer ones are cut with a note.
 MATCH_CHARS = 500

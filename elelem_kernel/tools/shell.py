@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from elelem_kernel.tools.workspace import MAX_BYTES, HeadTail, human_size
+from elelem_kernel.tools.bounds import MAX_BYTES, HeadTail, human_size
 
 DEFAULT_TIMEOUT = 120
 #: How long pipes may stay open after the shell exits before the group is stopped.

@@ -16,7 +16,7 @@ from elelem_kernel.agent.context import (
 from elelem_kernel.agent.registry import create_with_env as create
 from elelem_kernel.agent.session import Session
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.render.cards import footer_text
+from elelem_kernel.render.plain import footer_text
 from elelem_kernel.render.static import bundle
 from tests.scripted import Scripted, say
 

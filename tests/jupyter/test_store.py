@@ -11,16 +11,10 @@ import nbformat
 import pytest
 
 from elelem_kernel.agent.session import Session
+from elelem_kernel.cli_notebook import append_turn, ask_in_notebook
 from elelem_kernel.errors import ElelemError
-from elelem_kernel.jupyter.store import (
-    NOTEBOOK_KEY,
-    append_turn,
-    ask_in_notebook,
-    find_notebook,
-    read_cells,
-    register_commands,
-    restore_into,
-)
+from elelem_kernel.jupyter.notebook_file import read_cells
+from elelem_kernel.jupyter.store import NOTEBOOK_KEY, find_notebook, register_commands, restore_into
 from elelem_kernel.render.static import bundle
 
 SMUGGLED = (

@@ -10,7 +10,8 @@ import pytest
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import files
-from elelem_kernel.tools.workspace import MAX_BYTES, Workspace
+from elelem_kernel.tools.bounds import MAX_BYTES
+from elelem_kernel.tools.workspace import Workspace
 from tests.tools.conftest import git
 
 

@@ -8,13 +8,8 @@ from pathlib import Path
 import pytest
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools.workspace import (
-    HeadTail,
-    Workspace,
-    atomic_write,
-    find_root,
-    unified_diff,
-)
+from elelem_kernel.tools.bounds import HeadTail, unified_diff
+from elelem_kernel.tools.workspace import Workspace, atomic_write, find_root
 from tests.tools.conftest import git
 
 
@@ -94,7 +89,7 @@ def test_unified_diff_marks_new_files_and_cuts() -> None:
 
 
 def test_human_size() -> None:
-    from elelem_kernel.tools.workspace import human_size
+    from elelem_kernel.tools.bounds import human_size
 
     assert [human_size(n) for n in (512, 12_345, 20_000_000, 3_000_000_000)] == [
         "512 B",

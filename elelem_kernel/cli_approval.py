@@ -19,6 +19,7 @@ import sys
 from typing import TextIO
 
 from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
+from elelem_kernel.text import clip_lines
 from elelem_kernel.visible import visible
 
 #: Preview lines, and characters, shown before the rest is summarised.
@@ -64,7 +65,7 @@ class TerminalApprover:
     @staticmethod
     def format(request: ApprovalRequest, color: bool = False) -> str:
         """The request as the person reads it: what tool, what kind, then the preview."""
-        shown = clip(visible(request.preview), PREVIEW_LINES, PREVIEW_CHARS)
+        shown = clip_lines(visible(request.preview), PREVIEW_LINES, PREVIEW_CHARS)
         if color:
             shown = [_paint(line) for line in shown]
         body = "\n".join("  " + line for line in shown)
@@ -87,27 +88,6 @@ class TerminalApprover:
             self._pending += chunk
         line, newline, self._pending = self._pending.partition(b"\n")
         return (line + newline).decode(errors="replace")
-
-
-def clip(text: str, max_lines: int, max_chars: int) -> list[str]:
-    """The lines of `text` within both bounds, then one saying how much was left out."""
-    lines = text.split("\n")
-    if len(lines) > 1 and not lines[-1]:
-        lines.pop()
-    shown: list[str] = []
-    budget = max_chars
-    for line in lines[:max_lines]:
-        if budget <= 0:
-            break
-        if len(line) > budget:
-            shown.append(f"{line[:budget]}[... {len(line) - budget} more characters]")
-            break
-        shown.append(line)
-        budget -= len(line) + 1
-    more = len(lines) - len(shown)
-    if more > 0:
-        shown.append(f"[... {more} more {'line' if more == 1 else 'lines'}]")
-    return shown
 
 
 async def _readable(fd: int) -> None:

@@ -1,0 +1,155 @@
+"""Plain-text pieces of a turn's views: tool states, arguments, results, durations, the footer.
+
+The terminal, the static text/plain and Markdown outputs and the HTML cards (`cards.py`)
+all say these the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from elelem_kernel.agent.context import meter
+from elelem_kernel.text import shorten
+
+TEXT_KEYS = ("content", "stdout", "output", "text", "stderr", "value", "diff")
+
+#: state → (symbol, words)
+STATES = {
+    "approval": ("?", "waiting for approval"),
+    "running": ("…", "running"),
+    "ok": ("✓", "ok"),
+    "failed": ("✗", "failed"),
+    "declined": ("⊘", "declined"),
+    "interrupted": ("■", "interrupted"),
+    "not run": ("⊘", "not run: the reply was cut off at max_tokens"),
+}
+
+
+def arguments_text(arguments: Any) -> str:
+    """Tool arguments as pretty JSON."""
+    try:
+        return json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(arguments)
+
+
+def short_arguments(arguments: Any, limit: int = 50) -> str:
+    """One line saying what a call is about: its first string argument, cut to `limit`."""
+    if isinstance(arguments, dict):
+        for value in arguments.values():
+            if isinstance(value, str) and value.strip() not in ("", ".", "./"):
+                line = re.sub(r"\b([0-9a-f]{10})[0-9a-f]{30}\b", r"\1", " ".join(value.split()))
+                return shorten(line, limit)
+    return ""
+
+
+def result_parts(result: Any) -> tuple[str, list[tuple[str, str]]]:
+    """A tool result as `(facts, texts)`: a short line of its small fields, and its text fields.
+
+    Multi-line strings (file contents, command output) show as text, not as JSON with
+    escapes; a result with no such field is pretty JSON (without the `ok` flag).
+    """
+    value = result
+    if isinstance(result, str):
+        try:
+            value = json.loads(result)
+        except ValueError:
+            return "", [("", result)]
+    if not isinstance(value, dict):
+        return "", [("", arguments_text(value))]
+    rest = {k: v for k, v in value.items() if k != "ok"}
+    if len(rest) == 1 and isinstance(next(iter(rest.values())), str):
+        return "", [("", next(iter(rest.values())))]
+    texts = [
+        (k, v)
+        for k, v in rest.items()
+        if isinstance(v, str) and ("\n" in v or k in TEXT_KEYS or len(v) > 80)
+    ]
+    if not texts:
+        return "", [("", arguments_text(rest))] if rest else []
+    others = {k: v for k, v in rest.items() if k not in dict(texts)}
+    small = {k: v for k, v in others.items() if isinstance(v, (str, int, float, bool)) or v is None}
+    facts = " · ".join(f"{k}: {v}" for k, v in small.items())
+    texts = [(k, v) for k, v in texts if v]
+    big = {k: v for k, v in others.items() if k not in small}
+    if big:
+        texts.append(("", arguments_text(big)))
+    if len(texts) == 1 and texts[0][0] in TEXT_KEYS:
+        texts = [("", texts[0][1])]
+    return facts, texts
+
+
+def result_text(result: Any) -> str:
+    """A tool result as readable plain text (see `result_parts`)."""
+    facts, texts = result_parts(result)
+    blocks = [facts] if facts else []
+    blocks += [f"{k}:\n{v}" if k else v for k, v in texts]
+    return "\n".join(blocks)
+
+
+def seconds(ms: float | None) -> str:
+    """A duration for people: `850 ms`, `2.3 s`, `1 min 05 s`."""
+    ms = ms or 0
+    if ms < 1000:
+        return f"{int(ms)} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    minutes, rest = divmod(int(ms / 1000), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+def footer_text(
+    usage: dict[str, Any] | None,
+    ms: float | None,
+    rounds: int | None,
+    stop: str | None,
+    provider: str | None = None,
+    model: str | None = None,
+    cost: float | str | None = None,
+    context: dict[str, Any] | None = None,
+) -> str:
+    """`in 1,234 · out 56 · cached 7 · ctx 1.3k/200k · 2.3 s · 2 rounds · end_turn · openai/gpt-x · $0.0012`.
+
+    `cost` in dollars (0 or None: not shown), or a word such as "cost unknown"; `context`
+    the record's meter of the last request (`agent/context.py`).
+    """
+
+    usage = usage or {}
+    if stop in ("interrupted", "error") and not any(usage.values()):
+        parts = ["tokens unknown"]  # the stream ended before the provider counted them
+    else:
+        parts = [f"in {int(usage.get('input') or 0):,}", f"out {int(usage.get('output') or 0):,}"]
+    if usage.get("cache_read"):
+        parts.append(f"cached {int(usage['cache_read']):,}")
+    gauge = meter(context)
+    if gauge:
+        parts.append(gauge)
+    parts.append(seconds(ms))
+    if rounds is not None:
+        parts.append(f"{rounds} round" + ("" if rounds == 1 else "s"))
+    if stop:
+        parts.append(stop)
+    if provider or model:
+        names = [str(p) for p in (provider, model) if p]
+        parts.append("/".join(dict.fromkeys(names)))  # "demo", not "demo/demo"
+    if isinstance(cost, str):
+        parts.append(cost)
+    elif cost:
+        parts.append(f"${cost:.4f}")
+    return " · ".join(parts)
+
+
+def state_of(call: dict[str, Any]) -> str:
+    """The state of a finished call of a turn record, from its `ok` flag and result."""
+    if call.get("ok"):
+        return "ok"
+    text = str(call.get("result") or "")
+    if "interrupted" in text:
+        return "interrupted"
+    if "cut off at max_tokens" in text:
+        return "not run"
+    if "declined" in text or "not run" in text or "denied" in text:
+        return "declined"
+    return "failed"

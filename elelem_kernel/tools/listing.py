@@ -1,0 +1,185 @@
+"""Listing the workspace: which files there are (git's view, else a walk) and which are text.
+
+Strings rather than `Path`s and one directory read per folder: this runs over tens of
+thousands of files. Every name listed is one the tools may open (confined to the root).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+from elelem_kernel.tools import git_command
+
+#: Bytes from a file's start that tell binary (a NUL among them) from text.
+SNIFF_BYTES = 8192
+
+
+#: Folders skipped when walking a tree outside git: caches and environments, never sources.
+NOISE_DIRS = frozenset(
+    {
+        ".git",
+        "__pycache__",
+        ".ipynb_checkpoints",
+        "node_modules",
+        ".venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+    }
+)
+
+
+def files_under(base: Path, root: Path) -> list[str]:
+    """Files under `base` as sorted `/`-separated names relative to `root`.
+
+    Inside a git repository this is git's view (.gitignore respected). Outside git, or when
+    git lists nothing there (an ignored folder asked for by name), the tree is walked
+    without following symlinked folders, skipping `NOISE_DIRS`. Names that lead out of
+    `root` through a symlink (the file or a folder above it) are left out: the list holds
+    only what the tools may open. Strings rather than `Path`s, and one directory read per
+    folder rather than a stat per file: this runs over tens of thousands of files.
+    """
+    if base.is_file():
+        return [base.relative_to(root).as_posix()]
+    prefix = "" if base == root else base.relative_to(root).as_posix() + "/"
+    folder, top = str(base), str(root)
+    found = _git_files(folder, top)
+    if found is None:
+        found = _walk_names(folder, top)
+    # git lists a conflicted file once per stage; its runs are sorted, so sorting is cheap
+    return [prefix + name for name in dict.fromkeys(sorted(found))]
+
+
+def _git_files(folder: str, top: str) -> list[str] | None:
+    """git's files under `folder`, confined (`_confined`); None outside git or if none.
+
+    Untracked files come from a second git process, which walks the tree while the
+    tracked ones are checked here.
+    """
+    try:
+        untracked = _git_ls(folder, "--others", "--exclude-standard")
+    except OSError:
+        return None
+    with untracked:
+        try:
+            tracked = _names(_git_ls(folder, "--cached"))
+        except OSError:
+            tracked = None
+        found = _confined(folder, top, tracked or [])
+        others = _names(untracked)
+    if tracked is None or others is None or not (tracked or others):
+        return None
+    return found + _confined(folder, top, others)
+
+
+def _git_ls(folder: str, *options: str) -> subprocess.Popen[bytes]:
+    return git_command.popen(folder, "ls-files", "-z", *options, "--", ".")
+
+
+def _names(proc: subprocess.Popen[bytes]) -> list[str] | None:
+    """The names a `_git_ls` process printed; None when it failed or hung."""
+    try:
+        out, _ = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    if proc.returncode != 0:
+        return None
+    return [n for n in out.decode("utf-8", "replace").split("\0") if n]
+
+
+def _confined(folder: str, top: str, names: list[str]) -> list[str]:
+    """The `names` (relative to `folder`) that are files, or links to files, inside `top`.
+
+    git's index may name files the work tree no longer has, or has behind a symlink, so
+    each folder is checked once (`_folder_inside`) and read once for its entries' types.
+    """
+    by_folder: dict[str, list[str]] = {}
+    for name in names:
+        parent, _, leaf = name.rpartition("/")
+        by_folder.setdefault(parent, []).append(leaf)
+    checked: dict[str, bool] = {"": True}
+    out = []
+    for parent, leaves in by_folder.items():
+        if not _folder_inside(folder, top, parent, checked):
+            continue
+        try:
+            with os.scandir(os.path.join(folder, parent)) as it:
+                entries = {e.name: e for e in it}
+        except OSError:
+            continue
+        for leaf in leaves:
+            entry = entries.get(leaf)
+            if entry is not None and _file_inside(entry, top):
+                out.append(f"{parent}/{leaf}" if parent else leaf)
+    return out
+
+
+def _folder_inside(folder: str, top: str, rel: str, checked: dict[str, bool]) -> bool:
+    """Whether folder `rel` below `folder` is inside `top`: its parent is, and it is a real
+    folder or a symlink resolving inside. Memoised in `checked`: one lstat per folder."""
+    if rel in checked:
+        return checked[rel]
+    parent = rel.rpartition("/")[0]
+    path = os.path.join(folder, rel)
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        mode = 0
+    ok = _folder_inside(folder, top, parent, checked) and (
+        stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and _under(os.path.realpath(path), top))
+    )
+    checked[rel] = ok
+    return ok
+
+
+def _file_inside(entry: os.DirEntry[str], top: str) -> bool:
+    """Whether the directory entry is a regular file, or a symlink to one inside `top`."""
+    if entry.is_file(follow_symlinks=False):
+        return True
+    if not entry.is_symlink():
+        return False
+    real = os.path.realpath(entry.path)
+    return _under(real, top) and os.path.isfile(real)
+
+
+def _under(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _walk_names(folder: str, top: str) -> list[str]:
+    """Files below `folder`, relative to it, without entering symlinked folders or noise."""
+    out = []
+    pending = [""]
+    while pending:
+        rel = pending.pop()
+        try:
+            with os.scandir(os.path.join(folder, rel)) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            name = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in NOISE_DIRS:
+                    pending.append(name)
+            elif _file_inside(entry, top):
+                out.append(name)
+    return out
+
+
+def looks_binary(path: str | os.PathLike[str], sample: int = SNIFF_BYTES) -> bool:
+    """True when the file's first bytes hold a NUL, as git and ripgrep decide.
+
+    Opened without blocking, so a FIFO (refused elsewhere: `regular`) cannot hang it.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        return b"\0" in os.read(fd, sample)
+    finally:
+        os.close(fd)
