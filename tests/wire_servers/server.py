@@ -149,6 +149,11 @@ class WireServer:
 
         return self.queue(*(reply(fmt, r) for r in rounds))
 
+    def clear(self) -> WireServer:
+        """Forget the replies still queued (a failed test must not answer the next one)."""
+        self._replies.clear()
+        return self
+
     def pending(self) -> int:
         """How many queued replies have not been used yet."""
         return len(self._replies)
