@@ -119,28 +119,11 @@ def reply_to(kc: Any, msg_id: str, timeout: float = 30) -> dict:
     raise AssertionError(f"no reply to {msg_id}")
 
 
-def send_in_cell(kc: Any, code: str, cell: str = "cell-1", allow_stdin: bool = True) -> str:
-    """Send `code` as JupyterLab does (with a cell id, so widgets are shown); its msg id."""
-    request = kc.session.msg(
-        "execute_request",
-        {
-            "code": code,
-            "silent": False,
-            "store_history": True,
-            "user_expressions": {},
-            "allow_stdin": allow_stdin,
-            "stop_on_error": True,
-        },
-    )
-    request["metadata"]["cellId"] = cell
-    kc.shell_channel.send(request)
-    return request["header"]["msg_id"]
-
-
-def run_in_cell(
-    kc: Any, code: str, cell: str, allow_stdin: bool = False, **metadata: Any
-) -> tuple[dict, list[dict]]:
-    """Execute `code` as JupyterLab does: with the cell's id (and more) in the metadata."""
+def send_in_cell(
+    kc: Any, code: str, cell: str = "cell-1", allow_stdin: bool = True, **metadata: Any
+) -> str:
+    """Send `code` as JupyterLab does (with the cell's id, and more, in the metadata, so
+    widgets are shown); its msg id."""
     request = kc.session.msg(
         "execute_request",
         {
@@ -154,6 +137,13 @@ def run_in_cell(
     )
     request["metadata"].update(cellId=cell, **metadata)
     kc.shell_channel.send(request)
-    msg_id = request["header"]["msg_id"]
+    return request["header"]["msg_id"]
+
+
+def run_in_cell(
+    kc: Any, code: str, cell: str, allow_stdin: bool = False, **metadata: Any
+) -> tuple[dict, list[dict]]:
+    """Execute `code` as JupyterLab does and wait for it: its reply and iopub messages."""
+    msg_id = send_in_cell(kc, code, cell, allow_stdin, **metadata)
     msgs = collect(kc, msg_id, idle, timeout=60)
     return reply_to(kc, msg_id), msgs
