@@ -55,7 +55,7 @@ def files_under(base: Path, root: Path) -> list[str]:
 
 
 def _git_files(folder: str, top: str) -> list[str] | None:
-    """git's files under `folder`, confined (`_confined`); None outside git or if none.
+    """git's files under `folder`, confined (`_Confinement`); None outside git or if none.
 
     Untracked files come from a second git process, which walks the tree while the
     tracked ones are checked here.
@@ -64,16 +64,17 @@ def _git_files(folder: str, top: str) -> list[str] | None:
         untracked = _git_ls(folder, "--others", "--exclude-standard")
     except OSError:
         return None
+    confine = _Confinement(folder, top)
     with untracked:
         try:
             tracked = _names(_git_ls(folder, "--cached"))
         except OSError:
             tracked = None
-        found = _confined(folder, top, tracked or [])
+        found = confine.keep(tracked or [])
         others = _names(untracked)
     if tracked is None or others is None or not (tracked or others):
         return None
-    return found + _confined(folder, top, others)
+    return found + confine.keep(others)
 
 
 def _git_ls(folder: str, *options: str) -> subprocess.Popen[bytes]:
@@ -93,31 +94,42 @@ def _names(proc: subprocess.Popen[bytes]) -> list[str] | None:
     return [n for n in out.decode("utf-8", "replace").split("\0") if n]
 
 
-def _confined(folder: str, top: str, names: list[str]) -> list[str]:
-    """The `names` (relative to `folder`) that are files, or links to files, inside `top`.
+class _Confinement:
+    """Which names (relative to `folder`) are files, or links to files, inside `top`.
 
     git's index may name files the work tree no longer has, or has behind a symlink, so
-    each folder is checked once (`_folder_inside`) and read once for its entries' types.
+    each folder holding listed names is checked once (`_folder_inside`) and read once.
+    The read keeps only what a check needs: the names of its regular files (one set, so
+    a listed name costs one lookup) and its other entries, which are rare.
     """
-    by_folder: dict[str, list[str]] = {}
-    for name in names:
-        parent, _, leaf = name.rpartition("/")
-        by_folder.setdefault(parent, []).append(leaf)
-    checked: dict[str, bool] = {"": True}
-    out = []
-    for parent, leaves in by_folder.items():
-        if not _folder_inside(folder, top, parent, checked):
-            continue
+
+    def __init__(self, folder: str, top: str):
+        self.folder, self.top = folder, top
+        self.checked: dict[str, bool] = {"": True}
+        self.read: set[str] = set()
+        self.regular: set[str] = set()
+        self.other: dict[str, os.DirEntry[str]] = {}
+
+    def keep(self, names: list[str]) -> list[str]:
+        """The `names` that are files inside `top`, in their order."""
+        for parent in {name.rpartition("/")[0] for name in names} - self.read:
+            self.read.add(parent)
+            if _folder_inside(self.folder, self.top, parent, self.checked):
+                self._read(parent)
+        regular, other, top = self.regular, self.other, self.top
+        return [n for n in names if n in regular or (n in other and _file_inside(other[n], top))]
+
+    def _read(self, parent: str) -> None:
+        prefix = parent + "/" if parent else ""
         try:
-            with os.scandir(os.path.join(folder, parent)) as it:
-                entries = {e.name: e for e in it}
+            with os.scandir(os.path.join(self.folder, parent)) as it:
+                for entry in it:
+                    if entry.is_file(follow_symlinks=False):
+                        self.regular.add(prefix + entry.name)
+                    else:
+                        self.other[prefix + entry.name] = entry
         except OSError:
-            continue
-        for leaf in leaves:
-            entry = entries.get(leaf)
-            if entry is not None and _file_inside(entry, top):
-                out.append(f"{parent}/{leaf}" if parent else leaf)
-    return out
+            pass
 
 
 def _folder_inside(folder: str, top: str, rel: str, checked: dict[str, bool]) -> bool:
