@@ -1,9 +1,10 @@
 """6. Tools at scale: grep and list on a 20,000-file tree, read of a 200 MB file.
 
-The tree is a git repository of generated text files (cached in ~/.cache/elelem-bench). References in the same run:
-`rg -n PATTERN` and `git ls-files` as processes. Ours: the `grep` tool (ripgrep engine when
-installed, and the pure-Python engine) and the `list` tool, called in-process through the
-same functions the agent's tools use. Ratio = ours / reference, median of paired runs.
+The tree is a git repository of generated text files (cached in ~/.cache/elelem-bench).
+References in the same run: `rg -n PATTERN`, `git ls-files`, and `git ls-files -c -o
+--exclude-standard` (the set `list` gives: tracked and untracked files) as processes. Ours:
+the `grep` tool (ripgrep engine when installed, and the pure-Python engine) and the `list`
+tool, called in-process through the same functions the agent's tools use. Ratio = ours / reference, median of paired runs.
 The 200 MB read runs in a fresh process: its peak RSS (VmHWM) after the reads minus before.
 """
 
@@ -78,6 +79,12 @@ def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
         "git_ls_files": lambda: subprocess.run(
             ["git", "ls-files"], cwd=root, check=True, capture_output=True
         ),
+        "git_ls_all": lambda: subprocess.run(
+            ["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        ),
         "list": lambda: list_files(ws),
         "grep": lambda: grep(ws, NEEDLE),
         "grep_python": lambda: grep(ws, NEEDLE, engine="python"),
@@ -92,6 +99,17 @@ def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
         ("git ls-files (reference)", ms(median(t["git_ls_files"])), "ms"),
         ("list tool", ms(median(t["list"])), "ms"),
         ("list ÷ git ls-files", paired(t["list"], t["git_ls_files"]), "×"),
+        (
+            "git ls-files -c -o --exclude-standard (the same set: tracked and untracked)",
+            ms(median(t["git_ls_all"])),
+            "ms",
+        ),
+        (
+            "  ÷ git ls-files (the untracked walk alone)",
+            paired(t["git_ls_all"], t["git_ls_files"]),
+            "×",
+        ),
+        ("list ÷ git ls-files -c -o", paired(t["list"], t["git_ls_all"]), "×"),
     ]
     if rg:
         rows += [

@@ -55,34 +55,23 @@ def files_under(base: Path, root: Path) -> list[str]:
 
 
 def _git_files(folder: str, top: str) -> list[str] | None:
-    """git's files under `folder`, confined (`_Confinement`); None outside git or if none.
-
-    Untracked files come from a second git process, which walks the tree while the
-    tracked ones are checked here.
-    """
+    """git's files under `folder`, tracked and untracked (.gitignore respected), confined
+    (`_confined`); None outside git, or when git lists none there."""
     try:
-        untracked = _git_ls(folder, "--others", "--exclude-standard")
+        proc = git_command.popen(
+            folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."
+        )
     except OSError:
         return None
-    confine = _Confinement(folder, top)
-    with untracked:
-        try:
-            tracked = _names(_git_ls(folder, "--cached"))
-        except OSError:
-            tracked = None
-        found = confine.keep(tracked or [])
-        others = _names(untracked)
-    if tracked is None or others is None or not (tracked or others):
+    with proc:
+        names = _names(proc)
+    if not names:
         return None
-    return found + confine.keep(others)
-
-
-def _git_ls(folder: str, *options: str) -> subprocess.Popen[bytes]:
-    return git_command.popen(folder, "ls-files", "-z", *options, "--", ".")
+    return _confined(folder, top, names)
 
 
 def _names(proc: subprocess.Popen[bytes]) -> list[str] | None:
-    """The names a `_git_ls` process printed; None when it failed or hung."""
+    """The names a git process printed; None when it failed or hung."""
     try:
         out, _ = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -94,42 +83,31 @@ def _names(proc: subprocess.Popen[bytes]) -> list[str] | None:
     return [n for n in out.decode("utf-8", "replace").split("\0") if n]
 
 
-class _Confinement:
-    """Which names (relative to `folder`) are files, or links to files, inside `top`.
+def _confined(folder: str, top: str, names: list[str]) -> list[str]:
+    """The `names` (relative to `folder`) that are files, or links to files, inside `top`.
 
     git's index may name files the work tree no longer has, or has behind a symlink, so
-    each folder holding listed names is checked once (`_folder_inside`) and read once.
-    The read keeps only what a check needs: the names of its regular files (one set, so
-    a listed name costs one lookup) and its other entries, which are rare.
+    each folder holding listed names is checked once (`_folder_inside`) and read once,
+    keeping its regular files as one set (a listed name costs one lookup) and its other
+    entries, which are rare, for a closer look.
     """
-
-    def __init__(self, folder: str, top: str):
-        self.folder, self.top = folder, top
-        self.checked: dict[str, bool] = {"": True}
-        self.read: set[str] = set()
-        self.regular: set[str] = set()
-        self.other: dict[str, os.DirEntry[str]] = {}
-
-    def keep(self, names: list[str]) -> list[str]:
-        """The `names` that are files inside `top`, in their order."""
-        for parent in {name.rpartition("/")[0] for name in names} - self.read:
-            self.read.add(parent)
-            if _folder_inside(self.folder, self.top, parent, self.checked):
-                self._read(parent)
-        regular, other, top = self.regular, self.other, self.top
-        return [n for n in names if n in regular or (n in other and _file_inside(other[n], top))]
-
-    def _read(self, parent: str) -> None:
+    checked: dict[str, bool] = {"": True}
+    regular: set[str] = set()
+    other: dict[str, os.DirEntry[str]] = {}
+    for parent in {name.rpartition("/")[0] for name in names}:
+        if not _folder_inside(folder, top, parent, checked):
+            continue
         prefix = parent + "/" if parent else ""
         try:
-            with os.scandir(os.path.join(self.folder, parent)) as it:
+            with os.scandir(os.path.join(folder, parent)) as it:
                 for entry in it:
                     if entry.is_file(follow_symlinks=False):
-                        self.regular.add(prefix + entry.name)
+                        regular.add(prefix + entry.name)
                     else:
-                        self.other[prefix + entry.name] = entry
+                        other[prefix + entry.name] = entry
         except OSError:
-            pass
+            continue
+    return [n for n in names if n in regular or (n in other and _file_inside(other[n], top))]
 
 
 def _folder_inside(folder: str, top: str, rel: str, checked: dict[str, bool]) -> bool:
