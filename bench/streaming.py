@@ -67,6 +67,51 @@ def cli_command() -> list[str]:
     return [sys.executable, "-m", "elelem_kernel.cli"]
 
 
+class AsyncFloor:
+    """The least an asyncio client that shows the reply must do, on its own event loop.
+
+    `raw` reads and discards the stream with `httpx.AsyncClient` (the session's transport);
+    `parsed` also cuts the server-sent events (the package's bounded reader) and decodes
+    each one's JSON to pick out its text, as any client showing the text has to.
+    """
+
+    def __init__(self, base: str):
+        import httpx
+
+        self.base = base
+        self.loop = asyncio.new_event_loop()
+        self.client = httpx.AsyncClient()
+
+    def raw(self) -> None:
+        async def go() -> None:
+            body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+            async with self.client.stream("POST", self.base + "/chat/completions", json=body) as r:
+                async for _ in r.aiter_raw():
+                    pass
+
+        self.loop.run_until_complete(go())
+
+    def parsed(self) -> None:
+        import json
+
+        from elelem_kernel.providers import stream
+
+        async def go() -> None:
+            body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+            async with self.client.stream("POST", self.base + "/chat/completions", json=body) as r:
+                text = []
+                async for _name, data in stream.events(r.aiter_raw(), 1 << 24):
+                    if data != "[DONE]":
+                        for choice in json.loads(data).get("choices") or []:
+                            text.append((choice.get("delta") or {}).get("content") or "")
+
+        self.loop.run_until_complete(go())
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.client.aclose())
+        self.loop.close()
+
+
 class WarmSession:
     """A session kept across turns on one event loop (its HTTP client stays open)."""
 
@@ -134,11 +179,25 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
                     raise RuntimeError(f"elelem-kernel ask failed: {out.stderr.decode()[-500:]}")
 
             warm = WarmSession(base, workspace)
+            floor_async = AsyncFloor(base)
+            tails: dict[str, list[float]] = {"async_parsed": [], "session": []}
+
+            def tail(name: str, fn: Callable[[], None]) -> Callable[[], None]:
+                """`fn`, noting how long after the server's last byte it ended."""
+
+                def go() -> None:
+                    fn()
+                    tails[name].append(time.perf_counter() - server.last_bytes[-1])
+
+                return go
+
             cases = {
                 "floor": lambda: bare_httpx(client, base),
+                "async_raw": floor_async.raw,
+                "async_parsed": tail("async_parsed", floor_async.parsed),
                 "process_floor": fresh,
                 "cli": cli,
-                "session": warm.turn,
+                "session": tail("session", warm.turn),
             }
             cases = {name: scripted(fn) for name, fn in cases.items()}
             try:
@@ -146,15 +205,38 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
                 t = interleave(cases, reps)
             finally:
                 warm.close()
+                floor_async.close()
             data.update(t)
+            data["tails"] = tails
             rows = [
                 ("(a) bare httpx, in-process (floor)", ms(median(t["floor"])), "ms"),
+                (
+                    "(a2) async httpx read ÷ (a)",
+                    paired(t["async_raw"], t["floor"]),
+                    "× (the session's transport, reading only)",
+                ),
+                (
+                    "(a3) async read + SSE + JSON ÷ (a)",
+                    paired(t["async_parsed"], t["floor"]),
+                    "× (the least a client showing the text does)",
+                ),
                 ("(a') bare httpx, fresh process", ms(median(t["process_floor"])), "ms"),
                 ("(b) elelem-kernel ask, process", ms(median(t["cli"])), "ms"),
                 ("(b) ÷ (a')", paired(t["cli"], t["process_floor"]), "× (both start a Python)"),
                 ("(b) ÷ (a)", paired(t["cli"], t["floor"]), "×"),
                 ("(b) same turn in-process", ms(median(t["session"])), "ms (warm session.turn)"),
                 ("(b in-process) ÷ (a)", paired(t["session"], t["floor"]), "×"),
+                ("(b in-process) ÷ (a3)", paired(t["session"], t["async_parsed"]), "×"),
+                (
+                    "(a3) server's last byte → parse done",
+                    ms(median(tails["async_parsed"][1:])),
+                    "ms (the parse floor's backlog)",
+                ),
+                (
+                    "(b in-process) server's last byte → turn done",
+                    ms(median(tails["session"][1:])),
+                    "ms",
+                ),
             ]
             rows += kernel_rows(
                 server, text, reps, tmp, scripted(lambda: bare_httpx(client, base)), data
