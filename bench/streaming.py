@@ -41,6 +41,8 @@ from bench.common import (
 from bench.kernels import Kernels
 
 SETTLE = 0.2
+#: The request every floor sends: the server's script decides the reply.
+BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 #: In the footer the view shows at turn_end (and the frozen output), never in the reply.
 END = "end_turn"
 BARE = """
@@ -54,8 +56,7 @@ with httpx.Client() as c:
 
 def bare_httpx(client: Any, base: str) -> None:
     """Read and discard one streamed reply with a plain, already open httpx client."""
-    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    with client.stream("POST", base + "/chat/completions", json=body) as r:
+    with client.stream("POST", base + "/chat/completions", json=BODY) as r:
         for _ in r.iter_raw():
             pass
 
@@ -84,8 +85,7 @@ class AsyncFloor:
 
     def raw(self) -> None:
         async def go() -> None:
-            body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-            async with self.client.stream("POST", self.base + "/chat/completions", json=body) as r:
+            async with self.client.stream("POST", self.base + "/chat/completions", json=BODY) as r:
                 async for _ in r.aiter_raw():
                     pass
 
@@ -97,8 +97,7 @@ class AsyncFloor:
         from elelem_kernel.providers import stream
 
         async def go() -> None:
-            body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-            async with self.client.stream("POST", self.base + "/chat/completions", json=body) as r:
+            async with self.client.stream("POST", self.base + "/chat/completions", json=BODY) as r:
                 text = []
                 async for _name, data in stream.events(r.aiter_raw(), 1 << 24):
                     if data != "[DONE]":
