@@ -13,8 +13,14 @@ def test_floor_and_warm_session_stream_a_reply(tmp_path):
     (tmp_path / "README.md").write_text("# x\n")
     with WireServer() as server, httpx.Client() as client:
         base = server.base_url("openai")
-        server.script("openai", Round(text=long_text(20)), Round(text=long_text(20)))
+        server.script("openai", *[Round(text=long_text(20))] * 4)
         streaming.bare_httpx(client, base)
+        floor = streaming.AsyncFloor(base)
+        try:
+            floor.raw()
+            floor.parsed()
+        finally:
+            floor.close()
         warm = streaming.WarmSession(base, tmp_path)
         try:
             warm.turn()
