@@ -14,6 +14,8 @@ Only nbconvert imports this module (through the `nbconvert.exporters` entry poin
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Any
 
 from jinja2 import DictLoader
 from nbconvert.exporters import MarkdownExporter
@@ -56,6 +58,6 @@ class ElelemMarkdownExporter(MarkdownExporter):
     def _template_file_default(self) -> str:
         return NAME
 
-    def default_filters(self):  # type: ignore[no-untyped-def]
+    def default_filters(self) -> Iterator[tuple[str, Any]]:
         yield from super().default_filters()
         yield ("elelem_fence", fence)
