@@ -107,26 +107,33 @@ def variables_result(turn: dict) -> str:
     return call["result"]
 
 
-def test_elelem_kernel_notebook_with_parameters(env, tmp_path):
-    source = write(
-        tmp_path / "ask.ipynb",
-        "elelem",
-        [
-            '%%py\ntopic = "fish"',
-            "/mode auto",
-            "which variables are in the namespace?",
-            "%%py\nprint(topic)",
-        ],
-        parameters=0,
-    )
+#: Per kernel: the cells (the "parameters" cell first), and the cell that holds the turn.
+WITH_PARAMETERS = {
+    "elelem": (
+        ['%%py\ntopic = "fish"', "/mode auto", "which variables are in the namespace?"],
+        "%%py\nprint(topic)",
+    ),
+    "python3": (
+        ['topic = "fish"', "%load_ext elelem_kernel", "%%elelem --mode auto\nwhich variables?"],
+        "print(topic)",
+    ),
+}
+
+
+@pytest.mark.parametrize("kernel", ["elelem", "python3"])
+def test_parameters_reach_python_and_the_agent_not_the_model(env, tmp_path, kernel):
+    cells, check = WITH_PARAMETERS[kernel]
+    source = write(tmp_path / "ask.ipynb", kernel, [*cells, check], parameters=0)
     nb = papermill(source, tmp_path / "out.ipynb", env, "-p", "topic", "birds")
 
     check_frozen(nb)
     cell = injected(nb)
-    assert cell.source.startswith("%%py\n") and 'topic = "birds"' in cell.source
+    assert 'topic = "birds"' in cell.source
+    assert cell.source.startswith("%%py\n") == (kernel == "elelem")
     assert not turns(cell), "the parameters ran as Python, not as a prompt"
-    assert "'birds'" in variables_result(record(nb.cells[3]))
-    assert nb.cells[4].outputs[0]["text"].strip() == "birds"
+    (turn,) = [record(c) for c in nb.cells if turns(c)]
+    assert "'birds'" in variables_result(turn), "the agent sees them"
+    assert nb.cells[-1].outputs[0]["text"].strip() == "birds"
     assert nb.metadata["papermill"]["parameters"] == {"topic": "birds"}
 
 
@@ -143,24 +150,6 @@ def test_help_notebook_lists_the_parameters_of_a_py_cell(env, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "topic" in done.stdout and "what to ask about" in done.stdout
-
-
-def test_magic_in_a_python_notebook_with_parameters(env, tmp_path):
-    source = write(
-        tmp_path / "ask.ipynb",
-        "python3",
-        [
-            "%load_ext elelem_kernel",
-            'topic = "fish"',
-            "%%elelem --mode auto\nwhich variables are in the namespace?",
-        ],
-        parameters=1,
-    )
-    nb = papermill(source, tmp_path / "out.ipynb", env, "-p", "topic", "birds")
-
-    check_frozen(nb)
-    assert injected(nb).source.endswith('topic = "birds"\n')
-    assert "'birds'" in variables_result(record(nb.cells[3]))
 
 
 @pytest.mark.parametrize("kernel", ["elelem", "python3"])
