@@ -156,7 +156,10 @@ def test_help_notebook_lists_the_parameters_of_a_py_cell(env, tmp_path):
 def test_running_the_output_again_continues_the_conversation(env, tmp_path, kernel):
     magic = "" if kernel == "elelem" else "%%elelem\n"
     first = [f"{magic}Remember the word PELICAN.", f"{magic}Second question."]
-    setup = [] if kernel == "elelem" else ["%load_ext elelem_kernel"]
+    # a slash command first, as headless notebooks often start (`/mode auto`)
+    setup = (
+        ["/mode plan"] if kernel == "elelem" else ["%load_ext elelem_kernel", "%elelem /mode plan"]
+    )
     out = papermill(write(tmp_path / "a.ipynb", kernel, setup + first), tmp_path / "b.ipynb", env)
 
     assert "no notebook file known" in text(out), "papermill does not tell the kernel"
