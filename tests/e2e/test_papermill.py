@@ -175,3 +175,11 @@ def test_running_the_output_again_continues_the_conversation(env, tmp_path, kern
     assert "Remember the word PELICAN." in last["reply"]
     assert "no notebook file known" not in text(again)
     assert "is not known here" not in text(again), "the workspace is the notebook's folder"
+
+
+def test_the_elelem_engine_runs_as_papermills_default(env, tmp_path):
+    """The engine entry point exists so papermill loads the translator; it must also run."""
+    source = write(tmp_path / "ask.ipynb", "elelem", ["hello there"])
+    nb = papermill(source, tmp_path / "out.ipynb", env, "--engine", "elelem")
+    check_frozen(nb)
+    assert record(nb.cells[0])["prompt"] == "hello there"
