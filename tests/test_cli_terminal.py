@@ -203,10 +203,13 @@ def _gone(pid: int, timeout: float = 10) -> bool:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
-def test_a_signal_ends_the_turn_and_the_tools_processes(folder: Path, sig, code) -> None:
+def signal_the_sleeper(
+    folder: Path, sig: signal.Signals, *args: str
+) -> tuple[subprocess.Popen, bytes, bytes, int]:
+    """Run `elelem-kernel ARGS` (a turn of the sleeper provider) on pipes and send `sig` once
+    its bash tool runs: the ended process, its stdout and stderr, and the tool's pid."""
     proc = subprocess.Popen(
-        command("ask", "-p", "sleeper", "--mode", "auto", "sleep"),
+        command(*args),
         cwd=folder,
         env=environment(folder),
         stdin=subprocess.DEVNULL,
@@ -220,6 +223,14 @@ def test_a_signal_ends_the_turn_and_the_tools_processes(folder: Path, sig, code)
     finally:
         if proc.poll() is None:
             proc.kill()
+    return proc, out, err, pid
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_ends_the_turn_and_the_tools_processes(folder: Path, sig, code) -> None:
+    proc, out, err, pid = signal_the_sleeper(
+        folder, sig, "ask", "-p", "sleeper", "--mode", "auto", "sleep"
+    )
     try:
         assert _gone(pid), "the bash tool's sleep is still running"
     finally:
@@ -264,21 +275,8 @@ def test_chat_ends_on_a_signal_during_a_turn_and_at_its_prompt(folder: Path) -> 
 
 def test_sigterm_during_ask_notebook_keeps_the_turn_in_the_notebook(folder: Path) -> None:
     notebook = folder / "talk.ipynb"
-    proc = subprocess.Popen(
-        command("ask", "--notebook", str(notebook), "-p", "sleeper", "--mode", "auto", "sleep"),
-        cwd=folder,
-        env=environment(folder),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        pid = _wait_for_pid(folder / "sleeper.pid", proc)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    args = ("ask", "--notebook", str(notebook), "-p", "sleeper", "--mode", "auto", "sleep")
+    proc, _, err, pid = signal_the_sleeper(folder, signal.SIGTERM, *args)
     assert _gone(pid), "the bash tool's sleep is still running"
     assert proc.returncode == 143, err
     cells = json.loads(notebook.read_text())["cells"]

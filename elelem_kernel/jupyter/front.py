@@ -242,7 +242,10 @@ class NotebookFront:
             except ValueError as error:
                 return f"`/trust`: {error}"
         session = self.get_session()
-        self._restore(session, None, None)
+        parent = self.parent()
+        # as for prompts: a headless run from the top restores only the turns above this cell
+        cell = (parent.get("metadata") or {}).get("cellId")
+        self._restore(session, cell, (parent.get("content") or {}).get("code"))
         self._announce(session)
         return session.command(line)
 

@@ -64,7 +64,7 @@ class ElelemKernel(IPythonKernel):
         "file_extension": ".md",
         "codemirror_mode": "markdown",
         "pygments_lexer": "markdown",
-        "nbconvert_exporter": "markdown",
+        "nbconvert_exporter": "elelem-markdown",  # markdown_export.py: fences fit prompts
     }
     help_links = [
         {"text": "Python", "url": "https://docs.python.org/3/"},

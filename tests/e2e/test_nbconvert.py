@@ -1,4 +1,5 @@
-"""The saved turn and slash answers read well after the real `jupyter nbconvert --to markdown`.
+"""The saved turn and slash answers read well after the real `jupyter nbconvert --to markdown`,
+and prompts holding code fences after `--to elelem-markdown`.
 
 nbconvert's Markdown exporter prefers `text/html` and pastes it as a raw HTML block; a
 blank line ends such a block in CommonMark, so the rest of our HTML would be read as
@@ -18,9 +19,11 @@ from markdown_it import MarkdownIt
 
 from elelem_kernel.agent.session import Session
 from elelem_kernel.jupyter.front import say_bundle
+from elelem_kernel.jupyter.kernel import ElelemKernel
 from elelem_kernel.render.static import bundle
 from tests.scripted import Scripted
 
+PROMPT = "explain this:\n\n```python\ndef f():\n    return 1\n```\n\nand a ````` run"
 REPLY = "Here:\n\n```python\ndef f():\n\n    return 1\n```\n\nend of reply"
 
 
@@ -34,12 +37,18 @@ def convert(tmp_path: Path, outputs: list[dict]) -> str:
     nb.cells = [cell]
     path = tmp_path / "turn.ipynb"
     nbformat.write(nb, path)
-    subprocess.run(
-        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "markdown", str(path)],
-        check=True,
+    return nbconvert(path, "--to", "markdown")
+
+
+def nbconvert(path: Path, *args: str) -> str:
+    """`jupyter nbconvert ARGS... PATH`, as a person runs it; the Markdown it wrote."""
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", *args, str(path)],
         capture_output=True,
+        text=True,
     )
-    return (tmp_path / "turn.md").read_text()
+    assert done.returncode == 0, done.stderr[-3000:]
+    return path.with_suffix(".md").read_text()
 
 
 def html_blocks(markdown: str) -> list[str]:
@@ -66,3 +75,44 @@ def test_the_help_table_is_one_html_block_aligned_left(converted):
     (table,) = [b for b in html_blocks(converted) if "<table>" in b]
     assert "</table>" in table and "/help" in table
     assert '<th style="text-align:left">command</th>' in table
+
+
+def elelem_notebook(path: Path) -> Path:
+    """An Elelem-kernel notebook, as the kernel saves it: a prompt with fences, its turn, and a
+    plain prompt."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "elelem", "display_name": "Elelem", "language": "elelem"}
+    nb.metadata["language_info"] = dict(ElelemKernel.language_info)
+    asked = nbformat.v4.new_code_cell(PROMPT)
+    data, meta = bundle({"prompt": PROMPT, "reply": REPLY, "stop": "end_turn"})
+    asked.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=meta)]
+    nb.cells = [asked, nbformat.v4.new_code_cell("and now a plain prompt")]
+    nbformat.write(nb, path)
+    return path
+
+
+def check_fences(markdown: str) -> None:
+    """Each prompt is one fenced block holding its source whole; the turn stays one HTML block."""
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    fences = [(t.info, t.content) for t in tokens if t.type == "fence"]
+    assert fences == [("elelem", PROMPT + "\n"), ("elelem", "and now a plain prompt\n")]
+    turn = [t.content for t in tokens if t.type == "html_block" and "elelem-turn" in t.content]
+    assert len(turn) == 1 and "end of reply" in turn[0]
+
+
+def test_a_prompt_holding_fences_stays_one_block_in_elelem_markdown(tmp_path):
+    import importlib.metadata
+
+    exporters = importlib.metadata.entry_points(group="nbconvert.exporters")
+    assert "elelem-markdown" in exporters.names, (
+        "the installed elelem-kernel predates its nbconvert entry point: "
+        "reinstall it (bash scripts/setup.sh test)"
+    )
+    check_fences(nbconvert(elelem_notebook(tmp_path / "ask.ipynb"), "--to", "elelem-markdown"))
+
+
+def test_to_script_of_an_elelem_notebook_writes_the_same_markdown(tmp_path):
+    path = elelem_notebook(tmp_path / "ask.ipynb")
+    script = nbconvert(path, "--to", "script")
+    assert script == nbconvert(path, "--to", "elelem-markdown")
+    check_fences(script)

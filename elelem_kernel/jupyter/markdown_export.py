@@ -1,0 +1,63 @@
+"""nbconvert's `--to elelem-markdown`: Markdown whose code fences hold any prompt.
+
+nbconvert's Markdown template fences every input cell with exactly three backticks, so a
+prompt holding a ```` ``` ```` block ends that fence early and the rest of the page turns
+into code. CommonMark closes a fence only with a backtick run at least as long as the one
+that opened it, so this exporter opens each input with one backtick more than the longest
+run in the cell (three at least). The rest is nbconvert's own Markdown template.
+
+`--to markdown` stays nbconvert's for every notebook. The Elelem kernel names this exporter
+in its `language_info`, so `--to script` of an Elelem-kernel notebook writes this Markdown.
+Only nbconvert imports this module (through the `nbconvert.exporters` entry point).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from jinja2 import DictLoader
+from nbconvert.exporters import MarkdownExporter
+from traitlets import default
+
+#: The template's name; it extends the Markdown template (`index.md.j2`) it sits beside.
+NAME = "elelem-markdown.md.j2"
+
+TEMPLATE = """{%- extends 'index.md.j2' -%}
+{% block input %}
+{%- set fence = cell.source | elelem_fence -%}
+{{ fence }}
+{%- if 'magics_language' in cell.metadata  -%}
+    {{ cell.metadata.magics_language}}
+{%- elif 'name' in nb.metadata.get('language_info', {}) -%}
+    {{ nb.metadata.language_info.name }}
+{%- endif %}
+{{ cell.source}}
+{{ fence }}
+{% endblock input %}
+"""
+
+
+def fence(source: str) -> str:
+    """A backtick fence longer than every backtick run in `source` (three at least)."""
+    longest = max((len(run) for run in re.findall(r"`+", source)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+class ElelemMarkdownExporter(MarkdownExporter):
+    """nbconvert's Markdown, with input fences that a cell's own backticks cannot close."""
+
+    export_from_notebook = "Markdown (Elelem)"
+
+    @default("extra_loaders")
+    def _extra_loaders_default(self) -> list:
+        return [DictLoader({NAME: TEMPLATE})]
+
+    @default("template_file")
+    def _template_file_default(self) -> str:
+        return NAME
+
+    def default_filters(self) -> Iterator[tuple[str, Any]]:
+        yield from super().default_filters()
+        yield ("elelem_fence", fence)
