@@ -64,7 +64,9 @@ class ElelemKernel(IPythonKernel):
         "file_extension": ".md",
         "codemirror_mode": "markdown",
         "pygments_lexer": "markdown",
-        "nbconvert_exporter": "elelem-markdown",  # markdown_export.py: fences fit prompts
+        # nbconvert's own: a notebook shared with someone without elelem-kernel must still
+        # convert with --to script (--to elelem-markdown is the one whose fences fit prompts)
+        "nbconvert_exporter": "markdown",
     }
     help_links = [
         {"text": "Python", "url": "https://docs.python.org/3/"},
