@@ -55,7 +55,9 @@ class ClosingGatewayConnection(GatewayWebSocketConnection):
         finally:
             waiting.set_result(None)
 
-    def disconnect(self) -> None:
+    # Synchronous like the gateway class's own, which the handler calls without awaiting,
+    # though the base class declares it async.
+    def disconnect(self) -> None:  # type: ignore[override]
         """The browser left: close the gateway websocket, now or once its handshake ends."""
         self.disconnected = True
         if self.ws is not None:
