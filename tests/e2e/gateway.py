@@ -1,0 +1,102 @@
+"""Kernel Gateway and a Jupyter server in front of it, as processes on 127.0.0.1, for tests.
+
+`Gateway` runs `jupyter kernelgateway` in a folder of its own (so its kernels start
+elsewhere than the server's root); `GatewayServer` runs Jupyter Server (or, subclassed,
+JupyterLab) with `--gateway-url` and elelem's `ClosingGatewayConnection` as its websocket
+proxy to the gateway (elelem_kernel/jupyter/gateway.py says why).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from tests.e2e.browser.lab import LabServer, free_port
+
+CLOSING = "elelem_kernel.jupyter.gateway.ClosingGatewayConnection"
+
+
+class Gateway:
+    """`jupyter kernelgateway` on 127.0.0.1, started in `folder`, passing `env` to kernels."""
+
+    def __init__(self, folder: Path, env: dict[str, str], log: Path):
+        self.folder, self.log, self.port = folder, log, free_port()
+        self.env = {**env, "KG_ENV_PROCESS_WHITELIST": ",".join(env)}
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60) -> Gateway:
+        argv = [
+            sys.executable,
+            "-m",
+            "kernel_gateway",
+            "--KernelGatewayApp.ip=127.0.0.1",
+            f"--KernelGatewayApp.port={self.port}",
+            "--KernelGatewayApp.port_retries=0",
+            "--JupyterWebsocketPersonality.list_kernels=True",
+        ]
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        out = self.log.open("wb")
+        self.process = subprocess.Popen(
+            argv, env=self.env, cwd=self.folder, stdout=out, stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"kernel gateway exited: see {self.log}")
+            try:
+                urllib.request.urlopen(f"{self.url}/api/kernelspecs", timeout=5).read()
+                return self
+            except OSError:
+                time.sleep(0.2)  # polling a starting server, not waiting on a page
+        raise RuntimeError(f"kernel gateway did not answer within {timeout} s: see {self.log}")
+
+    def kernel(self, kernel_id: str) -> dict:
+        """The gateway's model of one kernel (its `connections` count included)."""
+        with urllib.request.urlopen(f"{self.url}/api/kernels/{kernel_id}", timeout=10) as answer:
+            return json.loads(answer.read())
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+
+class GatewayServer(LabServer):
+    """Jupyter Server whose kernels run on `gateway`, proxied by `connection` (a dotted name)."""
+
+    app = "jupyter_server"
+
+    def __init__(
+        self,
+        root: Path,
+        env: dict[str, str],
+        log: Path,
+        gateway: Gateway,
+        connection: str = CLOSING,
+    ):
+        super().__init__(root, env, log)
+        self.gateway = gateway
+        self.connection = connection
+
+    def command(self) -> list[str]:
+        argv = super().command()
+        argv[argv.index("jupyterlab")] = self.app
+        if self.app != "jupyterlab":
+            argv.remove("--LabApp.expose_app_in_browser=True")
+        return [
+            *argv,
+            f"--gateway-url={self.gateway.url}",
+            f"--ServerApp.kernel_websocket_connection_class={self.connection}",
+        ]
