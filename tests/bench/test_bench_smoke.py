@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import httpx
 
 from bench import notebook_memory, prefix, streaming, tools_scale
@@ -13,7 +16,7 @@ def test_floor_and_warm_session_stream_a_reply(tmp_path):
     (tmp_path / "README.md").write_text("# x\n")
     with WireServer() as server, httpx.Client() as client:
         base = server.base_url("openai")
-        server.script("openai", *[Round(text=long_text(20))] * 4)
+        server.script("openai", *[Round(text=long_text(20))] * 5)
         streaming.bare_httpx(client, base)
         floor = streaming.AsyncFloor(base)
         try:
@@ -21,6 +24,13 @@ def test_floor_and_warm_session_stream_a_reply(tmp_path):
             floor.parsed()
         finally:
             floor.close()
+        parsed = subprocess.run(
+            [sys.executable, "-c", streaming.PARSED, base],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert float(parsed.stdout.split()[-1]) > 0  # when it ended, on the shared clock
         warm = streaming.WarmSession(base, tmp_path)
         try:
             warm.turn()
