@@ -51,6 +51,18 @@ CELLS = {
 }
 
 
+#: The floor of any cell that streams this reply: a python3 cell of the same kernel that
+#: only reads the 2,000-event stream with httpx and shows nothing.
+READ_ONLY = """import httpx, os
+with httpx.Client() as client:
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    url = os.environ["OPENAI_BASE_URL"] + "/chat/completions"
+    with client.stream("POST", url, json=body) as r:
+        for _ in r.iter_raw():
+            pass
+"""
+
+
 def completion(text: str) -> Reply:
     """A non-streaming Chat Completions answer carrying `text`."""
     body = {
@@ -101,6 +113,7 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
                     if not cell.ok:
                         raise RuntimeError("; ".join(cell.errors()))
                 kernel_of = {"elelem": ours, "ai": ai, "ai_stream": ai}
+                read_only: list[dict] = []
                 for i in range(reps + 1):
                     for name, code in CELLS.items():
                         server.queue(answer(name, text))
@@ -109,6 +122,11 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
                             runs[name].append(one)
                         else:  # the first turn pays lazy imports (langchain, our session)
                             data["first_turn"][name] = one["wall"]
+                    server.queue(answer("read_only", text))
+                    read = turn(server, ours, READ_ONLY)
+                    if i:
+                        read_only.append(read)
+                data["read_only"] = read_only
                 for _ in range(paced_reps):
                     for name, code in CELLS.items():
                         server.queue(answer(name, paced_text, PACE))
@@ -193,4 +211,13 @@ def rows(runs: dict[str, list[dict]], data: dict) -> list[tuple]:
                 "×",
             )
         )
+    floor = [r["wall"] for r in data["read_only"]]
+    out += [
+        ("a python3 cell only reading the stream (httpx)", ms(median(floor)), "ms: the floor"),
+        (
+            "  ÷ %%ai, default (stream: false), wall",
+            paired(floor, col("ai", "wall")),
+            "× (any cell that streams this reply pays it)",
+        ),
+    ]
     return out

@@ -85,13 +85,26 @@ def test_goals_read_their_figures_and_say_which_are_met():
     results = [
         {"name": "tools", "rows": [["list ÷ git ls-files", 1.2, "×"]]},
         {"name": "notebook", "rows": [["restore ÷ nbformat.read", 1.8, "×"]]},
+        {
+            "name": "streaming",
+            "rows": [
+                ["(c) server's last byte → idle", 70, "ms"],
+                ["(a3') server's last byte → parse done, own process", 40, "ms"],
+                ["(c) ÷ (a)", 2.0, "×"],
+                ["(a3) async read + SSE + JSON ÷ (a)", 1.4, "×"],
+            ],
+        },
     ]
     checked = {c["figure"]: c for c in goals.check(results)}
     assert checked["list tool ÷ git ls-files, 20,000 files"]["met"] is True
     assert checked["restore 1,000 turns ÷ nbformat.read"]["met"] is False
     assert checked["elelem-kernel ask process ÷ a fresh python + httpx drain"]["met"] is None
+    tail = "server's last byte → idle (last refresh + freeze), 2,000-word reply"
+    assert checked[tail]["floor"] == 40
     text = goals.table(list(checked.values()))
-    assert "NOT met" in text and "not run" in text and "1 of 2 measured goals met" in text
+    assert "NOT met" in text and "not run" in text and "1 of 4 measured goals met" in text
+    # a goal under its floor says so; one above its floor (1.5 over 1.4) does not
+    assert text.count("under this run's floor") == 1 and "floor, 40 ms" in text
 
 
 def test_every_goal_names_a_row_its_benchmark_prints():
@@ -108,6 +121,7 @@ def test_every_goal_names_a_row_its_benchmark_prints():
     for goal in goals.GOALS:
         row = goal.row.replace("%%ai, default (stream: false)", "{labels[name]}")
         assert row in sources[goal.benchmark] or goal.row in sources[goal.benchmark], goal
+        assert goal.floor is None or goal.floor in sources[goal.benchmark], goal
 
 
 def test_prefix_with_a_small_window_compacts_and_bills_the_summary(tmp_path):
