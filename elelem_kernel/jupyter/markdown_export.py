@@ -6,9 +6,10 @@ into code. CommonMark closes a fence only with a backtick run at least as long a
 that opened it, so this exporter opens each input with one backtick more than the longest
 run in the cell (three at least). The rest is nbconvert's own Markdown template.
 
-`--to markdown` stays nbconvert's for every notebook. The Elelem kernel names this exporter
-in its `language_info`, so `--to script` of an Elelem-kernel notebook writes this Markdown.
-Only nbconvert imports this module (through the `nbconvert.exporters` entry point).
+`--to markdown` stays nbconvert's for every notebook, and so does `--to script` (the Elelem
+kernel names nbconvert's own exporter in its `language_info`, so a shared notebook converts
+where elelem-kernel is not installed). Only nbconvert imports this module (through the
+`nbconvert.exporters` entry point).
 """
 
 from __future__ import annotations
