@@ -12,9 +12,11 @@ until the gateway's ping timeout closes the forgotten websocket 90 s later ("Web
 ping timeout" in the gateway's log).
 
 `ClosingGatewayConnection` lets such a handshake finish, closes that websocket, and opens
-the next one for the same kernel and session only after it closed. Use it with
-`--ServerApp.kernel_websocket_connection_class=elelem_kernel.jupyter.gateway.ClosingGatewayConnection`
-(README, "Restoring"). Only Jupyter Server imports this module.
+the next one for the same kernel and session only after it closed. This module is also a
+Jupyter Server extension, enabled by the config file the package installs
+(`etc/jupyter/jupyter_server_config.d/elelem_kernel.json`): behind `--gateway-url` it makes
+the server use that class, unless the person configured another one; without a gateway it
+does nothing. Only Jupyter Server imports this module.
 """
 
 from __future__ import annotations
@@ -72,6 +74,29 @@ class ClosingGatewayConnection(GatewayWebSocketConnection):
     def forget(cls, key: str, closing: asyncio.Future[None]) -> None:
         if cls.closing.get(key) is closing:
             del cls.closing[key]
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    """Jupyter Server's entry point: this module is the extension."""
+    return [{"module": "elelem_kernel.jupyter.gateway"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    """Behind `--gateway-url`, proxy kernel websockets with `ClosingGatewayConnection`.
+
+    Only where the server would use jupyter_server's own gateway proxy: a class the person
+    set (`ServerApp.kernel_websocket_connection_class`) is left alone, and so is a server
+    without a gateway. The handlers read the class from the settings at each connection.
+    """
+    settings = serverapp.web_app.settings
+    if not serverapp.gateway_config.gateway_enabled:
+        return
+    if "kernel_websocket_connection_class" in serverapp.config.get("ServerApp", {}):
+        return
+    if settings.get("kernel_websocket_connection_class") is not GatewayWebSocketConnection:
+        return
+    settings["kernel_websocket_connection_class"] = ClosingGatewayConnection
+    serverapp.log.info("elelem-kernel: gateway websockets proxied by ClosingGatewayConnection")
 
 
 async def close_when_open(handshake: asyncio.Future[Any]) -> None:

@@ -2,8 +2,9 @@
 
 `Gateway` runs `jupyter kernelgateway` in a folder of its own (so its kernels start
 elsewhere than the server's root); `GatewayServer` runs Jupyter Server (or, subclassed,
-JupyterLab) with `--gateway-url` and elelem's `ClosingGatewayConnection` as its websocket
-proxy to the gateway (elelem_kernel/jupyter/gateway.py says why).
+JupyterLab) with `--gateway-url`, configured as the package installs it: the config file
+that enables elelem's server extension, which proxies gateway websockets with
+`ClosingGatewayConnection` (elelem_kernel/jupyter/gateway.py says why).
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from pathlib import Path
 
 from tests.e2e.browser.lab import LabServer, free_port
 
-CLOSING = "elelem_kernel.jupyter.gateway.ClosingGatewayConnection"
+#: The Jupyter Server config file the wheel installs (pyproject.toml, shared-data).
+SERVER_CONFIG = (
+    Path(__file__).parents[2] / "jupyter-config" / "jupyter_server_config.d" / "elelem_kernel.json"
+)
 
 
 class Gateway:
@@ -74,7 +78,11 @@ class Gateway:
 
 
 class GatewayServer(LabServer):
-    """Jupyter Server whose kernels run on `gateway`, proxied by `connection` (a dotted name)."""
+    """Jupyter Server whose kernels run on `gateway`.
+
+    Its config holds the file the package installs, so elelem's server extension picks the
+    websocket proxy; `connection` (a dotted class name) sets one on the command line instead.
+    """
 
     app = "jupyter_server"
 
@@ -84,19 +92,21 @@ class GatewayServer(LabServer):
         env: dict[str, str],
         log: Path,
         gateway: Gateway,
-        connection: str = CLOSING,
+        connection: str | None = None,
     ):
         super().__init__(root, env, log)
         self.gateway = gateway
         self.connection = connection
+        config = Path(env["JUPYTER_CONFIG_DIR"]) / "jupyter_server_config.d"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / SERVER_CONFIG.name).write_text(SERVER_CONFIG.read_text())
 
     def command(self) -> list[str]:
         argv = super().command()
         argv[argv.index("jupyterlab")] = self.app
         if self.app != "jupyterlab":
             argv.remove("--LabApp.expose_app_in_browser=True")
-        return [
-            *argv,
-            f"--gateway-url={self.gateway.url}",
-            f"--ServerApp.kernel_websocket_connection_class={self.connection}",
-        ]
+        argv.append(f"--gateway-url={self.gateway.url}")
+        if self.connection is not None:
+            argv.append(f"--ServerApp.kernel_websocket_connection_class={self.connection}")
+        return argv

@@ -4,9 +4,10 @@
 `JPY_SESSION_NAME`), and JupyterLab talks to it with `--gateway-url`. Without the
 extension the kernel knows no notebook ("no notebook file known"); with it, an unsaved
 notebook's two turns come back after a restart, and the workspace is the notebook's folder.
-JupyterLab reaches the gateway through elelem's `ClosingGatewayConnection`, as README
-advises: with jupyter_server's own proxy the notebook now and then waits for its kernel
-after the restart (tests/e2e/test_gateway.py shows why).
+JupyterLab is configured as the installed package configures it: elelem's server extension
+proxies the gateway's websockets with `ClosingGatewayConnection` (with jupyter_server's own
+proxy the notebook now and then waits for its kernel after the restart; see
+tests/e2e/test_gateway.py).
 """
 
 from __future__ import annotations
