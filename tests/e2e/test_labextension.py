@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -116,6 +117,35 @@ def test_a_tree_with_the_extension_built_makes_the_wheel_without_node(tmp_path):
     shutil.copytree(BUILT.parent, source / "elelem_kernel" / "labextension")
     wheel = build_wheel(source, tmp_path / "wheels", VENV_BIN)  # no node, no npm here
     assert_enabled(labextensions(wheel, tmp_path))
+
+
+@pytest.mark.skipif(
+    not BUILT.is_file() and not os.environ.get("CI"),
+    reason="the JupyterLab extension is not built: run `bash scripts/build_labextension.sh`",
+)
+def test_the_sdist_carries_the_built_extension_so_its_wheel_needs_no_node(tmp_path):
+    source = clean_copy(tmp_path / "src")
+    shutil.copytree(BUILT.parent, source / "elelem_kernel" / "labextension")
+    sdists = tmp_path / "sdist"
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"from hatchling.build import build_sdist; build_sdist({str(sdists)!r})",
+        ],
+        cwd=source,
+        env={**os.environ, "PATH": VENV_BIN},
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stdout + made.stderr
+    [sdist] = sdists.glob("elelem_kernel-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(tmp_path / "unpacked", filter="data")
+        names = archive.getnames()
+    assert not any("node_modules" in name for name in names)
+    [unpacked] = (tmp_path / "unpacked").iterdir()
+    assert_enabled(labextensions(build_wheel(unpacked, tmp_path / "wheels", VENV_BIN), tmp_path))
 
 
 def test_an_editable_install_needs_no_node(tmp_path):
