@@ -31,6 +31,11 @@ needs_node = pytest.mark.skipif(
     reason="node and npm build the JupyterLab extension",
 )
 
+needs_built = pytest.mark.skipif(
+    not BUILT.is_file() and not os.environ.get("CI"),
+    reason="the JupyterLab extension is not built: run `bash scripts/build_labextension.sh`",
+)
+
 
 def clean_copy(dest: Path) -> Path:
     """The source tree as a fresh clone has it: tracked files and new ones git would add."""
@@ -50,17 +55,33 @@ def clean_copy(dest: Path) -> Path:
     return dest
 
 
+def built_copy(dest: Path) -> Path:
+    """A clean copy with this tree's built extension in it, as after a first build."""
+    shutil.copytree(BUILT.parent, clean_copy(dest) / "elelem_kernel" / "labextension")
+    return dest
+
+
+def build(argv: list[str], out: Path, path: str, cwd: Path | None = None) -> Path:
+    """Run a build command with `path` as PATH; the one distribution it wrote into `out`."""
+    made = subprocess.run(
+        argv, cwd=cwd, env={**os.environ, "PATH": path}, capture_output=True, text=True
+    )
+    assert made.returncode == 0, made.stdout + made.stderr
+    [built] = out.glob("elelem_kernel-*")
+    return built
+
+
 def build_wheel(source: Path, out: Path, path: str) -> Path:
     """`pip wheel` of `source` with `path` as PATH (the venv's own tools, node or not)."""
-    built = subprocess.run(
-        [*PIP, "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(source)],
-        env={**os.environ, "PATH": path},
-        capture_output=True,
-        text=True,
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    [wheel] = out.glob("elelem_kernel-*.whl")
-    return wheel
+    argv = [*PIP, "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(source)]
+    return build(argv, out, path)
+
+
+def build_without_node(source: Path, kind: str, out: Path) -> Path:
+    """hatchling's PEP 517 `build_{kind}` ("sdist", "editable") of `source`, with only the
+    venv's own tools on PATH (no node, no npm), as pip or `python -m build` calls it."""
+    call = f"from hatchling.build import build_{kind}; build_{kind}({str(out)!r})"
+    return build([sys.executable, "-c", call], out, VENV_BIN, cwd=source)
 
 
 def labextensions(wheel: Path, tmp_path: Path) -> str:
@@ -108,38 +129,17 @@ def test_a_wheel_from_a_clean_tree_builds_and_ships_the_extension(tmp_path):
     assert_enabled(labextensions(wheel, tmp_path))
 
 
-@pytest.mark.skipif(
-    not BUILT.is_file() and not os.environ.get("CI"),
-    reason="the JupyterLab extension is not built: run `bash scripts/build_labextension.sh`",
-)
+@needs_built
 def test_a_tree_with_the_extension_built_makes_the_wheel_without_node(tmp_path):
-    source = clean_copy(tmp_path / "src")
-    shutil.copytree(BUILT.parent, source / "elelem_kernel" / "labextension")
+    source = built_copy(tmp_path / "src")
     wheel = build_wheel(source, tmp_path / "wheels", VENV_BIN)  # no node, no npm here
     assert_enabled(labextensions(wheel, tmp_path))
 
 
-@pytest.mark.skipif(
-    not BUILT.is_file() and not os.environ.get("CI"),
-    reason="the JupyterLab extension is not built: run `bash scripts/build_labextension.sh`",
-)
+@needs_built
 def test_the_sdist_carries_the_built_extension_so_its_wheel_needs_no_node(tmp_path):
-    source = clean_copy(tmp_path / "src")
-    shutil.copytree(BUILT.parent, source / "elelem_kernel" / "labextension")
-    sdists = tmp_path / "sdist"
-    made = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"from hatchling.build import build_sdist; build_sdist({str(sdists)!r})",
-        ],
-        cwd=source,
-        env={**os.environ, "PATH": VENV_BIN},
-        capture_output=True,
-        text=True,
-    )
-    assert made.returncode == 0, made.stdout + made.stderr
-    [sdist] = sdists.glob("elelem_kernel-*.tar.gz")
+    source = built_copy(tmp_path / "src")
+    sdist = build_without_node(source, "sdist", tmp_path / "sdist")
     with tarfile.open(sdist) as archive:
         archive.extractall(tmp_path / "unpacked", filter="data")
         names = archive.getnames()
@@ -151,20 +151,7 @@ def test_the_sdist_carries_the_built_extension_so_its_wheel_needs_no_node(tmp_pa
 def test_an_editable_install_needs_no_node(tmp_path):
     source = clean_copy(tmp_path / "src")
     (source / "labextension" / "node_modules").unlink(missing_ok=True)
-    out = tmp_path / "editable"
-    built = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"from hatchling.build import build_editable; build_editable({str(out)!r})",
-        ],
-        cwd=source,
-        env={**os.environ, "PATH": VENV_BIN},
-        capture_output=True,
-        text=True,
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    [wheel] = out.glob("elelem_kernel-*.whl")
+    wheel = build_without_node(source, "editable", tmp_path / "editable")
     with zipfile.ZipFile(wheel) as archive:
         assert any(name.endswith(".pth") for name in archive.namelist())
     assert not (source / "elelem_kernel" / "labextension").exists()
