@@ -2,6 +2,9 @@
 # Build the JupyterLab / Notebook 7 extension (labextension/, TypeScript) into
 # elelem_kernel/labextension/ and make the venv's JupyterLab find it there, as
 # `jupyter labextension develop` would (a link, so an editable install sees rebuilds).
+# Wheels build it themselves (the jupyter-builder hook in pyproject.toml); `pip install -e`
+# builds it too when node is here, but copies it into the venv: this replaces the copy
+# with the link.
 # Needs node >= 18 and npm; without them it says so and changes nothing: elelem then
 # restores conversations from the saved notebook file only (README, "Restoring").
 # Usage: bash scripts/build_labextension.sh [VENV]   (default .venv)
@@ -27,6 +30,7 @@ else
 fi
 target="$venv/share/jupyter/labextensions/elelem-kernel"
 mkdir -p "$(dirname "$target")"
-if [ -L "$target" ] || [ ! -e "$target" ]; then
-  ln -sfn "$PWD/elelem_kernel/labextension" "$target"
+if [ -d "$target" ] && [ ! -L "$target" ]; then
+  rm -rf "$target"  # the copy an editable install's shared-data made
 fi
+ln -sfn "$PWD/elelem_kernel/labextension" "$target"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.browser.lab import ARTIFACTS, LabServer, copy_notebooks, jupyter_env
-from tests.e2e.browser.pages import VIEWPORT, Lab
+from tests.e2e.browser.pages import Lab
 
 CHROMIUM = os.environ.get("ELELEM_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -108,14 +108,12 @@ def browser(chromium: str) -> Iterator[object]:
 @pytest.fixture
 def page(browser, lab: LabServer, shots: Path, request: pytest.FixtureRequest) -> Iterator[Lab]:
     """A fresh browser context on the session's JupyterLab; kernels stop afterwards."""
-    context = browser.new_context(viewport=VIEWPORT)
-    context.set_default_timeout(30_000)
-    lab_page = Lab(context.new_page(), lab, shots)
+    lab_page = Lab.in_new_context(browser, lab, shots)
     yield lab_page
     report = getattr(request.node, "rep_call", None)
     if report is not None and report.failed:
         lab_page.shot(f"{request.node.name}-FAILED")
-    context.close()
+    lab_page.page.context.close()
     lab.shutdown_kernels()
 
 

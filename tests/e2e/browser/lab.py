@@ -2,8 +2,11 @@
 
 `jupyter_env(base)` makes a private HOME, Jupyter config/data/runtime dirs, IPYTHONDIR and
 JupyterLab settings under `base`, installs the Elelem kernelspec there, and returns the
-environment to run kernels or a server in. `LabServer` runs `jupyter lab` in it on
-127.0.0.1 with a token, on a free port, and knows the URLs and REST calls tests need.
+environment to run kernels or a server in; `extension_env` adds the JupyterLab extension
+built from this tree. `LabServer` runs `jupyter lab` in it on 127.0.0.1 with a token, on a
+free port, and knows the URLs and REST calls tests need. `write_turns` writes the notebook
+of an elelem conversation, `answer` scripts the wire server's model and `said` tells what
+the model was last sent.
 """
 
 from __future__ import annotations
@@ -18,13 +21,19 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_notebook
+
+from tests.wire_servers import Round, reply
 
 REPO = Path(__file__).resolve().parents[3]
 NOTEBOOKS = REPO / "notebooks"
 ARTIFACTS = REPO / "test-artifacts"
+EXTENSION = REPO / "elelem_kernel" / "labextension"  # built by scripts/build_labextension.sh
+NO_AUTOSAVE = {"@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False}}
 DROPPED = ("ANTHROPIC_", "OPENAI_", "OLLAMA_", "ELELEM_", "JPY_")  # the outer world's settings
 SETTINGS = {
     # no toasts asking about news or updates over the screenshots, and no network
@@ -60,12 +69,48 @@ def jupyter_env(base: Path, **extra: str) -> dict[str, str]:
         }
     )
     env.update(extra)
-    for name, value in SETTINGS.items():
-        target = dirs["JUPYTERLAB_SETTINGS_DIR"] / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(value))
+    write_settings(env, SETTINGS)
     install_elelem_kernel(base / "prefix", env)
     return env
+
+
+def write_settings(env: dict[str, str], settings: dict[str, dict]) -> None:
+    """Write JupyterLab user settings (file name: values) into env's settings dir."""
+    for name, value in settings.items():
+        target = Path(env["JUPYTERLAB_SETTINGS_DIR"]) / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(value))
+
+
+def extension_env(base: Path, wire: Any, *, enabled: bool) -> dict[str, str]:
+    """`jupyter_env` with the extension built from this tree installed (a link, as
+    scripts/build_labextension.sh makes), enabled or disabled, the model on `wire`, and
+    autosave off, so a notebook's turns reach the file only when the test saves it."""
+    if not (EXTENSION / "package.json").is_file():
+        pytest.skip("the JupyterLab extension is not built: bash scripts/build_labextension.sh")
+    env = jupyter_env(base, ELELEM_DEMO_DELAY="0", **wire.env("openai"))
+    link = Path(env["JUPYTER_PATH"]) / "labextensions" / "elelem-kernel"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(EXTENSION, target_is_directory=True)
+    write_settings(env, NO_AUTOSAVE)
+    listed = labextension(env, "list")
+    assert "elelem-kernel" in listed and "enabled" in listed, listed
+    if not enabled:
+        labextension(env, "disable", "--level=user", "elelem-kernel")
+        assert "disabled" in labextension(env, "list").split("elelem-kernel", 1)[1][:80]
+    return env
+
+
+def labextension(env: dict[str, str], *args: str) -> str:
+    """`jupyter labextension ARGS` in `env`; what it printed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter", "labextension", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout + done.stderr
 
 
 def install_elelem_kernel(prefix: Path, env: dict[str, str]) -> Path:
@@ -100,6 +145,24 @@ def write_notebook(path: Path, sources: list[str], kernel: str = "python3") -> s
     metadata = {"kernelspec": KERNELS[kernel], "language_info": {"name": "python"}}
     nbformat.write(new_notebook(cells=[new_code_cell(s) for s in sources], metadata=metadata), path)
     return path.name
+
+
+def write_turns(path: Path, prompts: list[str], *more: str) -> str:
+    """A notebook that loads elelem, then one `%%elelem -p openai` cell per prompt, then
+    the cells in `more`; its name relative to the server root."""
+    cells = [f"%%elelem -p openai\n{prompt}" for prompt in prompts]
+    return write_notebook(path, ["%load_ext elelem_kernel", *cells, *more])
+
+
+def answer(wire: Any, *texts: str) -> None:
+    """Forget the wire server's past requests and queue one plain reply per text."""
+    wire.requests.clear()
+    wire.queue(*(reply("openai", Round(text=text)) for text in texts))
+
+
+def said(wire: Any) -> list[tuple[str, str]]:
+    """(role, content) of every message in the model's last request."""
+    return [(m["role"], str(m.get("content"))) for m in wire.requests[-1].body["messages"]]
 
 
 def free_port() -> int:

@@ -9,6 +9,8 @@ the frozen output), never on a sleep.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +82,13 @@ class Lab:
         if message.type == "error":
             self.console_errors.append(message.text)
 
+    @classmethod
+    def in_new_context(cls, browser: Any, server: Any, shots: Path) -> Lab:
+        """A page of its own (fresh cookies and storage) on `server`."""
+        context = browser.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(30_000)
+        return cls(context.new_page(), server, shots)
+
     # -- opening --------------------------------------------------------------------
 
     def open(self, notebook: str, workspace: str) -> Lab:
@@ -133,6 +142,17 @@ class Lab:
             timeout=BUSY_WAIT,
         )
         self.page.locator(IDLE).first.wait_for(timeout=BUSY_WAIT)
+
+    def turn(self, text: str) -> Any:
+        """Run the elelem cell containing `text` and wait for its finished turn."""
+        cell = self.run(text)
+        cell.locator(FROZEN).wait_for()
+        return cell
+
+    def resume(self, text: str) -> Any:
+        """After a restart: load elelem again, then the turn in the cell containing `text`."""
+        self.run("%load_ext elelem_kernel")
+        return self.turn(text)
 
     def seen(self) -> dict[str, Any]:
         """What the live view showed during the last watched run."""
@@ -197,6 +217,29 @@ class Lab:
             )
         target.scroll_into_view_if_needed()
 
+    def has_plugin(self, plugin: str) -> bool:
+        """Whether JupyterLab (or Notebook 7) loaded the frontend plugin `plugin`."""
+        return self.page.evaluate(f"() => window.jupyterapp.hasPlugin({plugin!r})")
+
+    def notebook_metadata(self, key: str) -> dict:
+        """The open notebook's notebook-level metadata under `key` ({} when unset)."""
+        return self.page.evaluate(
+            "(key) => window.jupyterapp.shell.currentWidget.content.model.getMetadata(key) || {}",
+            key,
+        )
+
     def widget_errors(self) -> int:
         """How many "Error displaying widget" placeholders the page shows."""
         return self.page.get_by_text("Error displaying widget").count()
+
+
+@contextmanager
+def opened(browser: Any, server: Any, shots: Path, notebook: str, workspace: str) -> Iterator[Lab]:
+    """`notebook` open on a page of its own; the page closes and the server's kernels stop
+    after (a module's server outlives the test)."""
+    lab = Lab.in_new_context(browser, server, shots)
+    try:
+        yield lab.open(notebook, workspace)
+    finally:
+        lab.page.context.close()
+        server.shutdown_kernels()

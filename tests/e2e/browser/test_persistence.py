@@ -9,31 +9,21 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.browser.lab import write_notebook
+from tests.e2e.browser.lab import answer, said, write_turns
 from tests.e2e.browser.pages import FROZEN, Lab
-from tests.wire_servers import Round, reply
 
 pytestmark = pytest.mark.browser
 
 
 def test_save_restart_reload_then_continue(page: Lab, wire, lab_root):
-    wire.requests.clear()
-    wire.queue(
-        reply("openai", Round(text="Noted: the word is avocado.")),
-        reply("openai", Round(text="You asked me to remember avocado.")),
-    )
-    name = write_notebook(
+    answer(wire, "Noted: the word is avocado.", "You asked me to remember avocado.")
+    name = write_turns(
         lab_root / "persist.ipynb",
-        [
-            "%load_ext elelem_kernel",
-            "%%elelem -p openai\nremember the word avocado",
-            "%%elelem -p openai\nwhich word did I ask you to remember?",
-        ],
+        ["remember the word avocado", "which word did I ask you to remember?"],
     )
     lab = page.open(name, "persist")
     lab.run("%load_ext elelem_kernel")
-    first = lab.run("remember the word avocado")
-    first.locator(FROZEN).wait_for()
+    lab.turn("remember the word avocado")
     lab.save()
     lab.restart()
     lab.reload()
@@ -44,12 +34,8 @@ def test_save_restart_reload_then_continue(page: Lab, wire, lab_root):
     assert lab.widget_errors() == 0
     lab.shot("5-persist-after-reload", first)
 
-    lab.run("%load_ext elelem_kernel")
-    second = lab.run("which word did I ask you to remember?")
-    second.locator(FROZEN).wait_for()
+    second = lab.resume("which word did I ask you to remember?")
     assert "You asked me to remember avocado." in second.locator(FROZEN).inner_text()
-    messages = wire.requests[-1].body["messages"]
-    said = [(m["role"], str(m.get("content"))) for m in messages]
-    assert ("user", "remember the word avocado") in said
-    assert ("assistant", "Noted: the word is avocado.") in said
+    assert ("user", "remember the word avocado") in said(wire)
+    assert ("assistant", "Noted: the word is avocado.") in said(wire)
     lab.shot("5-persist-continued", second)

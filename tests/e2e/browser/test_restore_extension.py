@@ -8,62 +8,24 @@ extension disabled, the file route still restores a saved notebook.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.browser.lab import REPO, LabServer, jupyter_env, write_notebook
-from tests.e2e.browser.pages import FROZEN, VIEWPORT, Lab
-from tests.wire_servers import Round, reply
+from tests.e2e.browser.lab import LabServer, answer, extension_env, said, write_turns
+from tests.e2e.browser.pages import opened
 
 pytestmark = pytest.mark.browser
 
-BUILT = REPO / "elelem_kernel" / "labextension"
 PLUGIN = "elelem-kernel:restore"
-NO_AUTOSAVE = {"@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False}}
 
 
 def server(base: Path, root: Path, wire, shots: Path, *, enabled: bool) -> LabServer:
     """A JupyterLab of its own with the extension built from this tree, enabled or not."""
-    env = lab_env(base, wire, enabled=enabled)
+    env = extension_env(base, wire, enabled=enabled)
     log = shots / f"jupyterlab-{'with' if enabled else 'without'}-extension.log"
     return LabServer(root, env, log).start()
-
-
-def lab_env(base: Path, wire, *, enabled: bool) -> dict[str, str]:
-    """A private Jupyter world (lab.py) where the extension built from this tree is
-    installed (a link, as scripts/build_labextension.sh makes), enabled or disabled."""
-    if not (BUILT / "package.json").is_file():
-        pytest.skip("the JupyterLab extension is not built: bash scripts/build_labextension.sh")
-    env = jupyter_env(base, ELELEM_DEMO_DELAY="0", **wire.env("openai"))
-    link = Path(env["JUPYTER_PATH"]) / "labextensions" / "elelem-kernel"
-    link.parent.mkdir(parents=True, exist_ok=True)
-    link.symlink_to(BUILT, target_is_directory=True)
-    for name, value in NO_AUTOSAVE.items():
-        target = Path(env["JUPYTERLAB_SETTINGS_DIR"]) / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(value))
-    listed = labextension(env, "list")
-    assert "elelem-kernel" in listed and "enabled" in listed, listed
-    if not enabled:
-        labextension(env, "disable", "--level=user", "elelem-kernel")
-        assert "disabled" in labextension(env, "list").split("elelem-kernel", 1)[1][:80]
-    return env
-
-
-def labextension(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "jupyter", "labextension", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout + done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -85,68 +47,41 @@ def without_extension(shots, wire, ext_root, tmp_path_factory) -> Iterator[LabSe
     lab.stop()
 
 
-def open_page(browser, lab: LabServer, shots: Path) -> Lab:
-    context = browser.new_context(viewport=VIEWPORT)
-    context.set_default_timeout(30_000)
-    return Lab(context.new_page(), lab, shots)
-
-
-def has_plugin(lab: Lab) -> bool:
-    return lab.page.evaluate(f"() => window.jupyterapp.hasPlugin({PLUGIN!r})")
-
-
-def notebook_metadata(lab: Lab) -> dict:
-    return lab.page.evaluate(
-        "() => window.jupyterapp.shell.currentWidget.content.model.getMetadata('elelem') || {}"
-    )
-
-
 def records_on_disk(path: Path) -> int:
     return path.read_text().count('"elelem": {')
-
-
-def said(wire) -> list[tuple[str, str]]:
-    return [(m["role"], str(m.get("content"))) for m in wire.requests[-1].body["messages"]]
 
 
 def test_an_unsaved_notebook_keeps_its_conversation_across_a_restart(
     browser, with_extension, wire, ext_root, shots
 ):
-    wire.requests.clear()
-    wire.queue(
-        reply("openai", Round(text="Noted: the word is avocado.")),
-        reply("openai", Round(text="Noted: the number is 42.")),
-        reply("openai", Round(text="Avocado and 42.")),
+    answer(
+        wire,
+        "Noted: the word is avocado.",
+        "Noted: the number is 42.",
+        "Avocado and 42.",
     )
-    name = write_notebook(
+    name = write_turns(
         ext_root / "unsaved.ipynb",
         [
-            "%load_ext elelem_kernel",
-            "%%elelem -p openai\nremember the word avocado",
-            "%%elelem -p openai\nremember the number 42",
-            "%%elelem -p openai\nwhich word and which number?",
+            "remember the word avocado",
+            "remember the number 42",
+            "which word and which number?",
         ],
     )
-    lab = open_page(browser, with_extension, shots).open(name, "unsaved")
-    try:
-        assert has_plugin(lab)
+    with opened(browser, with_extension, shots, name, "unsaved") as lab:
+        assert lab.has_plugin(PLUGIN)
         lab.run("%load_ext elelem_kernel")
-        lab.run("remember the word avocado").locator(FROZEN).wait_for()
-        lab.run("remember the number 42").locator(FROZEN).wait_for()
-        summary = notebook_metadata(lab)
+        lab.turn("remember the word avocado")
+        lab.turn("remember the number 42")
+        summary = lab.notebook_metadata("elelem")
         assert summary["provider"] == "openai" and summary["record_version"] == 1
         assert len(summary["conversations"]) == 1
         assert summary["active"] == summary["conversations"][0]
         lab.restart()
 
-        lab.run("%load_ext elelem_kernel")
-        third = lab.run("which word and which number?")
-        third.locator(FROZEN).wait_for()
+        third = lab.resume("which word and which number?")
         assert "restored 2 turns from unsaved.ipynb" in third.inner_text()
         lab.shot("19-unsaved-restored", third)
-    finally:
-        lab.page.context.close()
-        with_extension.shutdown_kernels()
     assert records_on_disk(ext_root / "unsaved.ipynb") == 0  # never saved: not the file route
     assert ("user", "remember the word avocado") in said(wire)
     assert ("assistant", "Noted: the word is avocado.") in said(wire)
@@ -157,26 +92,24 @@ def test_an_unsaved_notebook_keeps_its_conversation_across_a_restart(
 def test_damaged_records_from_the_open_notebook_warn_as_from_the_file(
     browser, with_extension, wire, ext_root, shots
 ):
-    wire.requests.clear()
-    wire.queue(
-        reply("openai", Round(text="First answer.")),
-        reply("openai", Round(text="Second answer.")),
-        reply("openai", Round(text="Third answer.")),
+    answer(
+        wire,
+        "First answer.",
+        "Second answer.",
+        "Third answer.",
     )
-    name = write_notebook(
+    name = write_turns(
         ext_root / "damaged.ipynb",
         [
-            "%load_ext elelem_kernel",
-            "%%elelem -p openai\nfirst question",
-            "%%elelem -p openai\nsecond question",
-            "%%elelem -p openai\nthird question",
+            "first question",
+            "second question",
+            "third question",
         ],
     )
-    lab = open_page(browser, with_extension, shots).open(name, "damaged")
-    try:
+    with opened(browser, with_extension, shots, name, "damaged") as lab:
         lab.run("%load_ext elelem_kernel")
-        lab.run("first question").locator(FROZEN).wait_for()
-        lab.run("second question").locator(FROZEN).wait_for()
+        lab.turn("first question")
+        lab.turn("second question")
         damage = """() => {
           const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
           const outputs = cells.get(2).outputs;
@@ -190,14 +123,9 @@ def test_damaged_records_from_the_open_notebook_warn_as_from_the_file(
         }"""
         lab.page.evaluate(damage)
         lab.restart()
-        lab.run("%load_ext elelem_kernel")
-        third = lab.run("third question")
-        third.locator(FROZEN).wait_for()
+        third = lab.resume("third question")
         shown = third.inner_text()
         lab.shot("19-damaged-warned", third)
-    finally:
-        lab.page.context.close()
-        with_extension.shutdown_kernels()
     assert "restored 1 turn from damaged.ipynb" in shown
     assert "newer elelem-kernel" in shown
     users = [text for role, text in said(wire) if role == "user"]
@@ -207,34 +135,29 @@ def test_damaged_records_from_the_open_notebook_warn_as_from_the_file(
 def test_without_the_extension_the_saved_file_still_restores(
     browser, without_extension, wire, ext_root, shots
 ):
-    wire.requests.clear()
-    wire.queue(
-        reply("openai", Round(text="Noted: the word is papaya.")),
-        reply("openai", Round(text="You asked me to remember papaya.")),
+    answer(
+        wire,
+        "Noted: the word is papaya.",
+        "You asked me to remember papaya.",
     )
-    name = write_notebook(
+    name = write_turns(
         ext_root / "saved.ipynb",
         [
-            "%load_ext elelem_kernel",
-            "%%elelem -p openai\nremember the word papaya",
-            "%%elelem -p openai\nwhich word did I ask you to remember?",
+            "remember the word papaya",
+            "which word did I ask you to remember?",
         ],
     )
-    lab = open_page(browser, without_extension, shots).open(name, "saved")
-    try:
-        assert not has_plugin(lab)
+    with opened(browser, without_extension, shots, name, "saved") as lab:
+        assert not lab.has_plugin(PLUGIN)
         lab.run("%load_ext elelem_kernel")
-        lab.run("remember the word papaya").locator(FROZEN).wait_for()
+        lab.turn("remember the word papaya")
         lab.save()
         lab.restart()
-        lab.run("%load_ext elelem_kernel")
-        second = lab.run("which word did I ask you to remember?")
-        second.locator(FROZEN).wait_for()
+        second = lab.resume("which word did I ask you to remember?")
         assert "restored 1 turn from saved.ipynb" in second.inner_text()
-        assert notebook_metadata(lab) == {}  # nobody keeps the summary without the extension
-    finally:
-        lab.page.context.close()
-        without_extension.shutdown_kernels()
+        assert (
+            lab.notebook_metadata("elelem") == {}
+        )  # nobody keeps the summary without the extension
     assert ("user", "remember the word papaya") in said(wire)
     assert ("assistant", "Noted: the word is papaya.") in said(wire)
 
@@ -257,43 +180,36 @@ class NotebookServer(LabServer):
 @pytest.fixture(scope="module")
 def notebook7(shots, wire, ext_root, tmp_path_factory) -> Iterator[NotebookServer]:
     pytest.importorskip("notebook", reason="Notebook 7 tests need `pip install notebook`")
-    env = lab_env(tmp_path_factory.mktemp("jupyter-nb7"), wire, enabled=True)
+    env = extension_env(tmp_path_factory.mktemp("jupyter-nb7"), wire, enabled=True)
     server = NotebookServer(ext_root, env, shots / "notebook7.log").start()
     yield server
     server.stop()
 
 
 def test_notebook_7_restores_an_unsaved_notebook_too(browser, notebook7, wire, ext_root, shots):
-    wire.requests.clear()
-    wire.queue(
-        reply("openai", Round(text="Noted: the word is mango.")),
-        reply("openai", Round(text="Noted: the day is Tuesday.")),
-        reply("openai", Round(text="Mango on Tuesday.")),
+    answer(
+        wire,
+        "Noted: the word is mango.",
+        "Noted: the day is Tuesday.",
+        "Mango on Tuesday.",
     )
-    name = write_notebook(
+    name = write_turns(
         ext_root / "nb7.ipynb",
         [
-            "%load_ext elelem_kernel",
-            "%%elelem -p openai\nremember the word mango",
-            "%%elelem -p openai\nremember the day Tuesday",
-            "%%elelem -p openai\nwhich word and which day?",
+            "remember the word mango",
+            "remember the day Tuesday",
+            "which word and which day?",
         ],
     )
-    lab = open_page(browser, notebook7, shots).open(name, "nb7")
-    try:
-        assert has_plugin(lab)
+    with opened(browser, notebook7, shots, name, "nb7") as lab:
+        assert lab.has_plugin(PLUGIN)
         lab.run("%load_ext elelem_kernel")
-        lab.run("remember the word mango").locator(FROZEN).wait_for()
-        lab.run("remember the day Tuesday").locator(FROZEN).wait_for()
+        lab.turn("remember the word mango")
+        lab.turn("remember the day Tuesday")
         lab.restart()
-        lab.run("%load_ext elelem_kernel")
-        third = lab.run("which word and which day?")
-        third.locator(FROZEN).wait_for()
+        third = lab.resume("which word and which day?")
         shown = third.inner_text()
         lab.shot("19-notebook7-restored", third)
-    finally:
-        lab.page.context.close()
-        notebook7.shutdown_kernels()
     assert "restored 2 turns from nb7.ipynb" in shown
     assert records_on_disk(ext_root / "nb7.ipynb") == 0
     assert ("assistant", "Noted: the word is mango.") in said(wire)

@@ -16,11 +16,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.browser.lab import write_notebook
-from tests.e2e.browser.pages import FROZEN
-from tests.e2e.browser.test_restore_extension import lab_env, notebook_metadata, open_page, said
+from tests.e2e.browser.lab import answer, extension_env, said, write_turns
+from tests.e2e.browser.pages import opened
 from tests.e2e.gateway import Gateway, GatewayServer
-from tests.wire_servers import Round, reply
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +38,7 @@ class GatewayLab(GatewayServer):
 def gateway_lab(shots, wire, tmp_path_factory) -> Iterator[GatewayLab]:
     root = tmp_path_factory.mktemp("gateway-lab-root")
     elsewhere = tmp_path_factory.mktemp("gateway-kernels")
-    env = lab_env(tmp_path_factory.mktemp("jupyter-gw"), wire, enabled=True)
+    env = extension_env(tmp_path_factory.mktemp("jupyter-gw"), wire, enabled=True)
     gateway = Gateway(elsewhere, env, shots / "kernelgateway.log").start()
     lab = GatewayLab(root, env, shots / "jupyterlab-gateway.log", gateway).start()
     yield lab
@@ -59,38 +57,27 @@ def test_an_unsaved_notebook_restores_through_kernel_gateway(
     browser, gateway_lab, wire_cleared, shots
 ):
     wire = wire_cleared
-    wire.requests.clear()
-    wire.queue(
-        reply("openai", Round(text="Noted: the word is quince.")),
-        reply("openai", Round(text="Noted: the colour is teal.")),
-        reply("openai", Round(text="Quince and teal.")),
+    answer(
+        wire,
+        "Noted: the word is quince.",
+        "Noted: the colour is teal.",
+        "Quince and teal.",
     )
-    name = write_notebook(
+    name = write_turns(
         gateway_lab.root / "gateway.ipynb",
-        [
-            "%load_ext elelem_kernel",
-            "%%elelem -p openai\nremember the word quince",
-            "%%elelem -p openai\nremember the colour teal",
-            "%%elelem -p openai\nwhich word and which colour?",
-            WORKSPACE,
-        ],
+        ["remember the word quince", "remember the colour teal", "which word and which colour?"],
+        WORKSPACE,
     )
-    lab = open_page(browser, gateway_lab, shots).open(name, "gateway")
-    try:
+    with opened(browser, gateway_lab, shots, name, "gateway") as lab:
         lab.run("%load_ext elelem_kernel")
-        lab.run("remember the word quince").locator(FROZEN).wait_for()
-        lab.run("remember the colour teal").locator(FROZEN).wait_for()
-        assert len(notebook_metadata(lab)["conversations"]) == 1
+        lab.turn("remember the word quince")
+        lab.turn("remember the colour teal")
+        assert len(lab.notebook_metadata("elelem")["conversations"]) == 1
         lab.restart()
-        lab.run("%load_ext elelem_kernel")
-        third = lab.run("which word and which colour?")
-        third.locator(FROZEN).wait_for()
+        third = lab.resume("which word and which colour?")
         shown = third.inner_text()
         where = lab.run("print('workspace:'").locator(".jp-OutputArea-output").inner_text()
         lab.shot("19-gateway-restored", third)
-    finally:
-        lab.page.context.close()
-        gateway_lab.shutdown_kernels()
     assert "restored 2 turns from gateway.ipynb" in shown
     assert "no notebook file known" not in shown
     assert f"workspace: {gateway_lab.root}" in where
