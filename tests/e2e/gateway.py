@@ -16,7 +16,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.e2e.browser.lab import LabServer, free_port
+from tests.e2e.browser.lab import LabServer, free_port, stop_process
 
 #: The Jupyter Server config file the wheel installs (pyproject.toml, shared-data).
 SERVER_CONFIG = (
@@ -68,13 +68,7 @@ class Gateway:
             return json.loads(answer.read())
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        stop_process(self.process)
 
 
 class GatewayServer(LabServer):

@@ -225,13 +225,7 @@ class LabServer:
         raise RuntimeError(f"jupyter lab did not answer within {timeout} s: see {self.log}")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        stop_process(self.process)
 
     def api(self, method: str, path: str, body: dict | None = None) -> object:
         """One REST call to the server; the parsed JSON answer (None when empty)."""
@@ -254,3 +248,14 @@ class LabServer:
         """Stop every kernel the server runs (between tests, to spare the machine)."""
         for session in self.api("GET", "/api/sessions") or []:
             self.api("DELETE", f"/api/sessions/{session['id']}")
+
+
+def stop_process(process: subprocess.Popen | None) -> None:
+    """Terminate a server process and wait for it; kill it when it does not go in 15 s."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
