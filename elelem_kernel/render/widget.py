@@ -30,6 +30,7 @@ from elelem_kernel.render.static import bundle, notice_html
 
 INTERVAL = 0.08  #: seconds between refreshes of a streaming block
 CLOCK = 1.0  #: seconds between refreshes of the waiting and running clocks
+HIDDEN = "lm-mod-hidden"  #: Lumino's class for a hidden widget, in JupyterLab and Notebook 7
 
 
 class TurnView:
@@ -55,7 +56,16 @@ class TurnView:
         self.footer = ipywidgets.HTML("", **self.shared)
         self.compaction: Any = None  # the note of a compaction, made when one happens
         self.context: dict[str, Any] | None = None  # the meter of the request being sent
-        self.box = ipywidgets.VBox([self.status, self.footer], layout=self.shared["layout"])
+        #: The blocks (and notes above them) go in `body`; the box's own children never
+        #: change and the status line is hidden, not removed. A box's children only grow at
+        #: the end, because ipywidgets' BoxView posts a resize to every child view once a
+        #: children update's views exist, also to a view a later update already disposed
+        #: while it was being created: "Cannot read properties of null (reading
+        #: 'processLuminoMessage')" in the browser console (issue 18 item 9).
+        self.body = ipywidgets.VBox([], layout=self.shared["layout"])
+        self.box = ipywidgets.VBox(
+            [self.body, self.status, self.footer], layout=self.shared["layout"]
+        )
         self.box.add_class("elelem-turn")
         self.started = time.monotonic()
         self.ended = False
@@ -184,7 +194,7 @@ class TurnView:
             for block in self.blocks.values():
                 for child in descendants(block.widget):
                     child.close()
-            for widget in (self.status, self.footer, self.compaction, self.box):
+            for widget in (self.status, self.footer, self.compaction, self.body, self.box):
                 if widget is None:
                     continue
                 for part in descendants(widget):
@@ -228,22 +238,21 @@ class TurnView:
         return None
 
     def _layout(self) -> None:
+        """Put the blocks in order: new blocks come last, so the children only grow."""
         children = [self.compaction] if self.compaction is not None else []
         children += [self.blocks[i].widget for i in sorted(self.blocks)]
-        if self.waiting_since is not None:
-            children.append(self.status)
-        children.append(self.footer)
-        if tuple(children) != self.box.children:
-            self.box.children = children
+        if tuple(children) != self.body.children:
+            self.body.children = children
 
     def _wait(self, waiting: bool) -> None:
+        """Show the waiting line, or hide it (Lumino's hidden class: display none)."""
         if waiting and self.waiting_since is None:
             self.waiting_since = time.monotonic()
             self.status.value = self._waiting_html(0)
-            self._layout()
+            self.status.remove_class(HIDDEN)
         elif not waiting and self.waiting_since is not None:
             self.waiting_since = None
-            self._layout()
+            self.status.add_class(HIDDEN)
 
     def _waiting_html(self, seconds: float) -> str:
         dots = "." * (1 + int(seconds) % 3)

@@ -7,7 +7,7 @@ import comm
 import pytest
 from comm.base_comm import BaseComm
 
-from elelem_kernel.render.widget import TurnView
+from elelem_kernel.render.widget import HIDDEN, TurnView
 
 
 class CountingComm(BaseComm):
@@ -193,7 +193,7 @@ def test_clocks_tick_while_waiting_and_running(view):
     view.blocks[0].started -= 2.5
     view._clocks(time.monotonic())
     assert "running" in view.blocks[0].header.value and "2.5 s" in view.blocks[0].header.value
-    assert view.status not in view.box.children  # the first block ended the wait
+    assert HIDDEN in view.status._dom_classes  # the first block ended the wait
 
 
 def test_footer_at_turn_end(view):
@@ -273,7 +273,7 @@ def test_a_notice_shows_above_the_blocks_and_an_image_in_its_card(view):
     view({"type": "block_delta", "index": 0, "text": "hello"})
     view({"type": "block_stop", "index": 0})
     view({"type": "notice", "text": "MCP server 'x' failed: command not found: x\nstderr line"})
-    first = view.box.children[0]
+    first = view.body.children[0]
     assert "command not found" in first.value and "stderr line" in first.value
     call = {"type": "block_start", "index": 1, "block": "tool_use", "id": "c", "name": "t"}
     view({**call, "arguments": {}})
@@ -301,9 +301,9 @@ def test_the_html_parts_share_one_layout_and_one_style(view):
     assert len({id(w.layout) for w in htmls}) == 1
     assert len({id(w.style) for w in htmls}) == 1
     opened = [m for m in CountingComm.sent if m["msg_type"] == "comm_open"]
-    # two shared models + status, footer, box, text; the card: its box and its own
-    # Layout (border, margin), extra, 3 HTML. Without sharing: 20.
-    assert len(opened) == 12, [m["data"]["state"]["_model_name"] for m in opened]
+    # two shared models + status, footer, box, body, text; the card: its box and its own
+    # Layout (border, margin), extra, 3 HTML. Without sharing: 21.
+    assert len(opened) == 13, [m["data"]["state"]["_model_name"] for m in opened]
 
 
 def test_the_working_line_shows_the_estimated_meter_of_the_request_being_sent(view):
@@ -318,9 +318,56 @@ def test_the_working_line_shows_the_estimated_meter_of_the_request_being_sent(vi
 def test_the_meter_and_a_compaction_note_show_in_the_live_view(view):
     entry = {"upto": "t1", "turns": 3, "summary": "SUMMARY-TEXT", "before": 5000, "after": 900}
     view({"type": "compaction", **entry})
-    assert view.box.children[0] is view.compaction
+    assert view.body.children[0] is view.compaction
     assert "compacted 3 turns, 5.0k → 900 tokens" in values(view) and "SUMMARY-TEXT" in values(view)
     context = {"used": 1_234, "window": 6_000, "estimated": False}
     view({"type": "turn_end", "stop": "end_turn", "usage": {"input": 5}, "rounds": 1, "ms": 10,
           "context": context})  # fmt: skip
     assert "ctx 1.2k/6.0k" in view.footer.value
+
+
+def test_a_box_s_children_only_grow_during_a_turn(view):
+    """No child view is removed while the turn streams (issue 18 item 9).
+
+    ipywidgets' BoxView posts a resize to each child view of a children update once they
+    exist; a view a later update removed meanwhile is disposed, and the browser logs
+    "Cannot read properties of null (reading 'processLuminoMessage')".
+    """
+    import ipywidgets
+
+    shrunk = []
+
+    def watch(widget):
+        def changed(change):
+            old, new = tuple(change["old"]), tuple(change["new"])
+            if new[: len(old)] != old:
+                shrunk.append((widget, old, new))
+            for child in new:
+                if isinstance(child, ipywidgets.Box) and child not in boxes:
+                    boxes.add(child)
+                    watch(child)
+
+        widget.observe(changed, names="children")
+
+    boxes = {view.box, view.body}
+    watch(view.box)
+    watch(view.body)
+    view({"type": "status", "state": "waiting", "model": "demo-1", "round": 1})
+    view({"type": "block_start", "index": 0, "block": "thinking"})
+    view({"type": "block_delta", "index": 0, "text": "hmm"})
+    view({"type": "block_stop", "index": 0})
+    for i, name in ((1, "list"), (2, "read")):
+        call = {"type": "block_start", "index": i, "block": "tool_use", "id": name, "name": name}
+        view({**call, "arguments": {}})
+        view({"type": "block_stop", "index": i})
+    for i, name in ((3, "list"), (4, "read")):
+        result = {"type": "block_start", "index": i, "block": "tool_result", "id": name}
+        view({**result, "ok": True, "content": "{}"})
+    view({"type": "status", "state": "waiting", "model": "demo-1", "round": 2})
+    view({"type": "block_start", "index": 5, "block": "text"})
+    view({"type": "block_delta", "index": 5, "text": "done"})
+    view({"type": "block_stop", "index": 5})
+    view({"type": "turn_end", "stop": "end_turn", "usage": {}, "rounds": 2, "ms": 10})
+    assert len(view.body.children) == 4  # thinking, text, two cards: the view did fill
+    assert shrunk == []
+    assert HIDDEN in view.status._dom_classes

@@ -38,11 +38,8 @@ def check_turn(lab: Lab, cell, name: str, before: int) -> None:
     assert frozen.get_by_text("thinking").count() >= 1
     assert "demo model" in frozen.inner_text()
     lab.shot(f"{name}-frozen", cell)
-    # The page is shared: errors logged before this turn are earlier tests'. ipywidgets'
-    # "processLuminoMessage" race is left out: this turn's freeze no longer causes it (a
-    # turn on a fresh page logs none), but a view frozen just before, in an earlier test,
-    # can still log it late (issue 18 item 9, see the closing note).
-    during = [e for e in lab.console_errors[before:] if "processLuminoMessage" not in e]
+    # No console error during the turn: not even ipywidgets' "processLuminoMessage" (issue 18).
+    during = lab.console_errors[before:]
     assert during == [], during
 
 
