@@ -149,15 +149,20 @@ def test_json_lines_stay_json_and_carry_no_raw_control_characters(folder: Path) 
     assert b"\x1b" not in r.stderr and b"\\x1b]52" in r.stderr  # the proposed cell
 
 
-def test_propose_cell_with_json_keeps_every_stdout_line_a_json_object(folder: Path) -> None:
-    r = subprocess.run(
-        command("ask", "--json", "-p", "proposer", "--mode", "plan", "offer a cell"),
+def propose(folder: Path, *flags: str) -> subprocess.CompletedProcess:
+    """`ask` with the proposer model (it proposes one cell), plan mode, `flags` added."""
+    return subprocess.run(
+        command("ask", *flags, "-p", "proposer", "--mode", "plan", "offer a cell"),
         cwd=folder,
         env=environment(folder),
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def test_propose_cell_with_json_keeps_every_stdout_line_a_json_object(folder: Path) -> None:
+    r = propose(folder, "--json")
     assert r.returncode == 0, r.stderr
     events = [json.loads(line) for line in r.stdout.splitlines()]
     assert all(isinstance(e, dict) for e in events) and events[-1]["type"] == "turn_end"
@@ -167,14 +172,7 @@ def test_propose_cell_with_json_keeps_every_stdout_line_a_json_object(folder: Pa
 
 
 def test_propose_cell_without_json_prints_the_source(folder: Path) -> None:
-    r = subprocess.run(
-        command("ask", "-p", "proposer", "--mode", "plan", "offer a cell"),
-        cwd=folder,
-        env=environment(folder),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    r = propose(folder)
     assert r.returncode == 0, r.stderr
     assert "import math\nprint(math.pi)" in r.stdout and "proposed" in r.stdout
 

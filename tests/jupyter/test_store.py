@@ -440,19 +440,24 @@ def test_ask_in_notebook_refuses_a_damaged_file_before_calling_the_model(tmp_pat
     assert provider.sent == [] and path.read_text() == '{"cells": ['
 
 
+def cli_ask(folder: Path, env: dict, prompt: str) -> subprocess.CompletedProcess:
+    """`elelem-kernel ask --notebook nb.ipynb PROMPT` run in `folder`, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "elelem_kernel.cli", "ask", "--notebook", "nb.ipynb", prompt],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
 def test_the_cli_appends_to_a_new_notebook_and_keeps_keys_out(tmp_path):
     env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-SECRET-cli-123", "ELELEM_PROVIDER": "echo"}
     env.pop("ELELEM_NOTEBOOK", None)
     for prompt in ("first question", "second question"):
-        done = subprocess.run(
-            [sys.executable, "-m", "elelem_kernel.cli", "ask", "--notebook", "nb.ipynb", prompt],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=120,
-        )
+        done = cli_ask(tmp_path, env, prompt)
         assert done.returncode == 0, done.stderr
     assert "restored 1 turn from nb.ipynb" in done.stderr
     text = (tmp_path / "nb.ipynb").read_text()
@@ -487,18 +492,7 @@ def test_the_cli_saves_a_turn_with_arguments_nested_900_deep_and_restores_it(tmp
         env = {**os.environ, **wire.env("openai"), "HOME": str(tmp_path)}
         env.update(ELELEM_PROVIDER="openai", PYTHONPATH=str(Path(__file__).parents[2]))
         env.pop("ELELEM_NOTEBOOK", None)
-        runs = [
-            subprocess.run(
-                [sys.executable, "-m", "elelem_kernel.cli", "ask", "--notebook", "nb.ipynb", p],
-                cwd=tmp_path,
-                env=env,
-                capture_output=True,
-                text=True,
-                stdin=subprocess.DEVNULL,
-                timeout=120,
-            )
-            for p in ("first", "second")
-        ]
+        runs = [cli_ask(tmp_path, env, p) for p in ("first", "second")]
     assert [r.returncode for r in runs] == [0, 0], runs[0].stderr[-2000:]
     assert "restored 1 turn from nb.ipynb" in runs[1].stderr
     assert "skipped" not in runs[1].stderr
