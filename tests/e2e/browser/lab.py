@@ -154,6 +154,13 @@ def write_turns(path: Path, prompts: list[str], *more: str) -> str:
     return write_notebook(path, ["%load_ext elelem_kernel", *cells, *more])
 
 
+def scripted_turns(wire: Any, path: Path, exchanges: list[tuple[str, str]], *more: str) -> str:
+    """A notebook of one prompt cell per (prompt, reply) exchange (then the cells in `more`),
+    with the wire server queued to give those replies in turn; its name (`write_turns`)."""
+    answer(wire, *(reply for _, reply in exchanges))
+    return write_turns(path, [prompt for prompt, _ in exchanges], *more)
+
+
 def answer(wire: Any, *texts: str) -> None:
     """Forget the wire server's past requests and queue one plain reply per text."""
     wire.requests.clear()

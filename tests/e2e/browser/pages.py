@@ -149,6 +149,12 @@ class Lab:
         cell.locator(FROZEN).wait_for()
         return cell
 
+    def turns(self, *texts: str) -> None:
+        """Load elelem, then run the turn in the cell containing each of `texts`, in order."""
+        self.run("%load_ext elelem_kernel")
+        for text in texts:
+            self.turn(text)
+
     def resume(self, text: str) -> Any:
         """After a restart: load elelem again, then the turn in the cell containing `text`."""
         self.run("%load_ext elelem_kernel")

@@ -9,21 +9,20 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.browser.lab import answer, said, write_turns
+from tests.e2e.browser.lab import said, scripted_turns
 from tests.e2e.browser.pages import FROZEN, Lab
 
 pytestmark = pytest.mark.browser
 
 
 def test_save_restart_reload_then_continue(page: Lab, wire, lab_root):
-    answer(wire, "Noted: the word is avocado.", "You asked me to remember avocado.")
-    name = write_turns(
-        lab_root / "persist.ipynb",
-        ["remember the word avocado", "which word did I ask you to remember?"],
-    )
+    exchanges = [
+        ("remember the word avocado", "Noted: the word is avocado."),
+        ("which word did I ask you to remember?", "You asked me to remember avocado."),
+    ]
+    name = scripted_turns(wire, lab_root / "persist.ipynb", exchanges)
     lab = page.open(name, "persist")
-    lab.run("%load_ext elelem_kernel")
-    lab.turn("remember the word avocado")
+    lab.turns("remember the word avocado")
     lab.save()
     lab.restart()
     lab.reload()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.browser.lab import LabServer, answer, extension_env, said, write_turns
+from tests.e2e.browser.lab import LabServer, extension_env, said, scripted_turns
 from tests.e2e.browser.pages import opened
 
 pytestmark = pytest.mark.browser
@@ -54,25 +54,15 @@ def records_on_disk(path: Path) -> int:
 def test_an_unsaved_notebook_keeps_its_conversation_across_a_restart(
     browser, with_extension, wire, ext_root, shots
 ):
-    answer(
-        wire,
-        "Noted: the word is avocado.",
-        "Noted: the number is 42.",
-        "Avocado and 42.",
-    )
-    name = write_turns(
-        ext_root / "unsaved.ipynb",
-        [
-            "remember the word avocado",
-            "remember the number 42",
-            "which word and which number?",
-        ],
-    )
+    exchanges = [
+        ("remember the word avocado", "Noted: the word is avocado."),
+        ("remember the number 42", "Noted: the number is 42."),
+        ("which word and which number?", "Avocado and 42."),
+    ]
+    name = scripted_turns(wire, ext_root / "unsaved.ipynb", exchanges)
     with opened(browser, with_extension, shots, name, "unsaved") as lab:
         assert lab.has_plugin(PLUGIN)
-        lab.run("%load_ext elelem_kernel")
-        lab.turn("remember the word avocado")
-        lab.turn("remember the number 42")
+        lab.turns("remember the word avocado", "remember the number 42")
         summary = lab.notebook_metadata("elelem")
         assert summary["provider"] == "openai" and summary["record_version"] == 1
         assert len(summary["conversations"]) == 1
@@ -92,24 +82,14 @@ def test_an_unsaved_notebook_keeps_its_conversation_across_a_restart(
 def test_damaged_records_from_the_open_notebook_warn_as_from_the_file(
     browser, with_extension, wire, ext_root, shots
 ):
-    answer(
-        wire,
-        "First answer.",
-        "Second answer.",
-        "Third answer.",
-    )
-    name = write_turns(
-        ext_root / "damaged.ipynb",
-        [
-            "first question",
-            "second question",
-            "third question",
-        ],
-    )
+    exchanges = [
+        ("first question", "First answer."),
+        ("second question", "Second answer."),
+        ("third question", "Third answer."),
+    ]
+    name = scripted_turns(wire, ext_root / "damaged.ipynb", exchanges)
     with opened(browser, with_extension, shots, name, "damaged") as lab:
-        lab.run("%load_ext elelem_kernel")
-        lab.turn("first question")
-        lab.turn("second question")
+        lab.turns("first question", "second question")
         damage = """() => {
           const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
           const outputs = cells.get(2).outputs;
@@ -135,22 +115,14 @@ def test_damaged_records_from_the_open_notebook_warn_as_from_the_file(
 def test_without_the_extension_the_saved_file_still_restores(
     browser, without_extension, wire, ext_root, shots
 ):
-    answer(
-        wire,
-        "Noted: the word is papaya.",
-        "You asked me to remember papaya.",
-    )
-    name = write_turns(
-        ext_root / "saved.ipynb",
-        [
-            "remember the word papaya",
-            "which word did I ask you to remember?",
-        ],
-    )
+    exchanges = [
+        ("remember the word papaya", "Noted: the word is papaya."),
+        ("which word did I ask you to remember?", "You asked me to remember papaya."),
+    ]
+    name = scripted_turns(wire, ext_root / "saved.ipynb", exchanges)
     with opened(browser, without_extension, shots, name, "saved") as lab:
         assert not lab.has_plugin(PLUGIN)
-        lab.run("%load_ext elelem_kernel")
-        lab.turn("remember the word papaya")
+        lab.turns("remember the word papaya")
         lab.save()
         lab.restart()
         second = lab.resume("which word did I ask you to remember?")
@@ -187,25 +159,15 @@ def notebook7(shots, wire, ext_root, tmp_path_factory) -> Iterator[NotebookServe
 
 
 def test_notebook_7_restores_an_unsaved_notebook_too(browser, notebook7, wire, ext_root, shots):
-    answer(
-        wire,
-        "Noted: the word is mango.",
-        "Noted: the day is Tuesday.",
-        "Mango on Tuesday.",
-    )
-    name = write_turns(
-        ext_root / "nb7.ipynb",
-        [
-            "remember the word mango",
-            "remember the day Tuesday",
-            "which word and which day?",
-        ],
-    )
+    exchanges = [
+        ("remember the word mango", "Noted: the word is mango."),
+        ("remember the day Tuesday", "Noted: the day is Tuesday."),
+        ("which word and which day?", "Mango on Tuesday."),
+    ]
+    name = scripted_turns(wire, ext_root / "nb7.ipynb", exchanges)
     with opened(browser, notebook7, shots, name, "nb7") as lab:
         assert lab.has_plugin(PLUGIN)
-        lab.run("%load_ext elelem_kernel")
-        lab.turn("remember the word mango")
-        lab.turn("remember the day Tuesday")
+        lab.turns("remember the word mango", "remember the day Tuesday")
         lab.restart()
         third = lab.resume("which word and which day?")
         shown = third.inner_text()

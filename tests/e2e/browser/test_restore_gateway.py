@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.browser.lab import answer, extension_env, said, write_turns
+from tests.e2e.browser.lab import extension_env, said, scripted_turns
 from tests.e2e.browser.pages import opened
 from tests.e2e.gateway import Gateway, GatewayServer
 
@@ -57,21 +57,14 @@ def test_an_unsaved_notebook_restores_through_kernel_gateway(
     browser, gateway_lab, wire_cleared, shots
 ):
     wire = wire_cleared
-    answer(
-        wire,
-        "Noted: the word is quince.",
-        "Noted: the colour is teal.",
-        "Quince and teal.",
-    )
-    name = write_turns(
-        gateway_lab.root / "gateway.ipynb",
-        ["remember the word quince", "remember the colour teal", "which word and which colour?"],
-        WORKSPACE,
-    )
+    exchanges = [
+        ("remember the word quince", "Noted: the word is quince."),
+        ("remember the colour teal", "Noted: the colour is teal."),
+        ("which word and which colour?", "Quince and teal."),
+    ]
+    name = scripted_turns(wire, gateway_lab.root / "gateway.ipynb", exchanges, WORKSPACE)
     with opened(browser, gateway_lab, shots, name, "gateway") as lab:
-        lab.run("%load_ext elelem_kernel")
-        lab.turn("remember the word quince")
-        lab.turn("remember the colour teal")
+        lab.turns("remember the word quince", "remember the colour teal")
         assert len(lab.notebook_metadata("elelem")["conversations"]) == 1
         lab.restart()
         third = lab.resume("which word and which colour?")
