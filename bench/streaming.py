@@ -47,21 +47,16 @@ BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "
 END = "end_turn"
 #: (a3') in its own process: read, cut and decode the stream; print when it ended.
 PARSED = """
-import asyncio, json, sys, time
-import httpx
-from elelem_kernel.providers import stream
+import sys, time
+from bench.streaming import AsyncFloor
 
-async def main():
-    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    async with httpx.AsyncClient() as c:
-        async with c.stream("POST", sys.argv[1] + "/chat/completions", json=body) as r:
-            async for _name, data in stream.events(r.aiter_raw(), 1 << 24):
-                if data != "[DONE]":
-                    json.loads(data)
-    print(time.perf_counter())
-
-asyncio.run(main())
+floor = AsyncFloor(sys.argv[1])
+floor.parsed()
+print(time.perf_counter())
+floor.close()
 """
+#: The repository's root: where `bench` imports from in the processes started here.
+ROOT = Path(__file__).resolve().parents[1]
 BARE = """
 import httpx, sys
 with httpx.Client() as c:
@@ -203,6 +198,7 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
                 the server's last byte to the end of its parse (both clocks monotonic)."""
                 out = subprocess.run(
                     [sys.executable, "-c", PARSED, base],
+                    cwd=ROOT,
                     env=env,
                     check=True,
                     capture_output=True,

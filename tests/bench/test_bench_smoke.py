@@ -26,6 +26,7 @@ def test_floor_and_warm_session_stream_a_reply(tmp_path):
             floor.close()
         parsed = subprocess.run(
             [sys.executable, "-c", streaming.PARSED, base],
+            cwd=streaming.ROOT,
             capture_output=True,
             text=True,
             check=True,
