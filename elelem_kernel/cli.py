@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elelem_kernel.agent.approval import Policy
+from elelem_kernel.agent.budget import budget_argument, parse
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.cli_signals import Signals, Stopped
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.events import EXIT_CODES
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
@@ -40,6 +42,9 @@ examples:
   elelem-kernel chat --mode verify
   elelem-kernel install --sys-prefix       # the Elelem kernel for JupyterLab
   elelem-kernel trust                      # let this repository's plugins load
+  elelem-kernel ask --budget 0.50 "fix the failing test"     # stops before passing $0.50
+exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by --budget (or ELELEM_BUDGET) before
+passing it, 130 interrupted
 providers and keys: ANTHROPIC_API_KEY, OPENAI_API_KEY (+ OPENAI_BASE_URL for any
 OpenAI-compatible server), OLLAMA_HOST; ELELEM_PROVIDER, ELELEM_MODEL and ELELEM_OPTIONS
 (name=value,name=value) set defaults; -p llm --model ID runs any model of simonw/llm."""
@@ -104,6 +109,14 @@ def _session_options(parser: argparse.ArgumentParser) -> None:
         choices=["replies", "full"],
         help="what past turns send: replies (default) or full",
     )
+    budget_argument(parser)
+
+
+def set_budget(session: Session, text: str | None, hint: str) -> None:
+    """Put the `--budget` given (if any) in force; `hint` is how this command raises it."""
+    session.ledger.hint = hint
+    if text is not None:
+        session.ledger.set(parse(text), session)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -265,6 +278,8 @@ def _new_session(args: argparse.Namespace) -> Session:
         **options,
     )
     session.allow |= set(args.allow)
+    hint = "/budget {amount}" if args.command == "chat" else "--budget {quoted}"
+    set_budget(session, args.budget, hint)
     session.propose_cell = _proposer(to_stderr=getattr(args, "json", False))
     if session.notice:
         print(f"elelem: {visible(session.notice)}", file=sys.stderr)
@@ -312,9 +327,7 @@ def _ask(args: argparse.Namespace) -> int:
 
     renderer = JsonRenderer() if args.json else TerminalRenderer()
     result = session.run(prompt, renderer)
-    if result.stop == "interrupted":
-        return 130
-    return 1 if result.stop == "error" else 0
+    return EXIT_CODES.get(result.stop, 0)
 
 
 def _chat(args: argparse.Namespace, signals: Signals) -> int:

@@ -17,6 +17,7 @@ from elelem_kernel.agent.factory import new_session
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.restore import rebuild
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.events import EXIT_CODES
 from elelem_kernel.jupyter import append
 from elelem_kernel.jupyter.notebook_file import read_notebook
 from elelem_kernel.jupyter.store import restored_line
@@ -42,7 +43,8 @@ def ask_in_notebook(
     Restores from the file, runs one turn with the terminal renderer (or `renderer`) on
     `session` (default: `new_session(**session_options)`, workspace = the notebook's
     folder) and appends the turn as a cell. Returns the exit code: 0 done, 1 error (the
-    turn failed, or the file could not be read or changed meanwhile), 130 interrupted.
+    turn failed, or the file could not be read or changed meanwhile), 3 stopped by its
+    budget, 130 interrupted.
     """
 
     err = err or sys.stderr
@@ -70,9 +72,7 @@ def ask_in_notebook(
         print(f"Error: {visible(str(error))}", file=err)
         return 1
     print(f"elelem: added the turn to {path.name}", file=err)
-    if result.stop == "interrupted":
-        return 130
-    return 1 if result.stop == "error" else 0
+    return EXIT_CODES.get(result.stop, 0)
 
 
 def _session(path: Path, options: dict[str, Any], err: IO[str]) -> Any:

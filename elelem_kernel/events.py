@@ -28,7 +28,18 @@ TRUNCATED = frozenset(
 ERRORS = frozenset({"refusal", "content_filter", "error", "failed", "SAFETY"})
 
 #: Stop reasons a turn can end with.
-STOP_REASONS = ("end_turn", "tool_use", "max_tokens", "max_rounds", "error", "interrupted")
+STOP_REASONS = (
+    "end_turn",
+    "tool_use",
+    "max_tokens",
+    "max_rounds",
+    "error",
+    "interrupted",
+    "budget",
+)
+#: The exit code of a command line turn by its stop reason (any other: 0). A budget stop is
+#: neither success nor failure: the line says how to raise the budget and go on.
+EXIT_CODES = {"error": 1, "budget": 3, "interrupted": 130}
 
 
 class Provider(Protocol):

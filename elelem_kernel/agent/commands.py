@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent import trust
+from elelem_kernel.agent import budget, trust
 from elelem_kernel.agent.pricing import format_cost
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.agent.window_commands import add_window_commands, window_line
@@ -112,6 +112,13 @@ def add_builtin_commands(commands: Commands) -> None:
     commands.add("context", "show what the next request would send", _context)
     add_window_commands(commands)
     commands.add("usage", "tokens and cost so far in this session", _usage)
+    commands.add(
+        "budget",
+        "show the budget, spent and left; set one (dollars or tokens, /turn) or turn it off",
+        _budget,
+        lambda s, a: ["off", "2", "0.50/turn", "200k tokens"],
+        "/budget [AMOUNT[/turn] | off]",
+    )
     commands.add("history", "list the turns of this conversation", _history)
     commands.add("forget", "leave turn N out of the model's context", _forget, usage="/forget N")
     commands.add(
@@ -221,6 +228,12 @@ def _usage(session: Session, args: str) -> str:
         f"({u.get('cache_read', 0)} cached), {u.get('output', 0)} out, "
         f"cost {format_cost(session.cost)}"
     )
+
+
+def _budget(session: Session, args: str) -> str:
+    if args:
+        session.ledger.set(budget.parse(args), session)
+    return session.ledger.describe()
 
 
 def _history(session: Session, args: str) -> str:

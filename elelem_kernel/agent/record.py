@@ -218,6 +218,10 @@ class TurnRecorder:
             # A provider may report usage more than once a round; the last report wins.
             self._round_usage = dict(event)
 
+    def usage_so_far(self) -> dict[str, int]:
+        """The tokens of the rounds so far, the current one's last report included."""
+        return add_usage(dict(self.record["usage"]), self._round_usage)
+
     def result(
         self,
         call_id: str,

@@ -22,6 +22,7 @@ from typing import Any
 from elelem_kernel.agent import registry, system_prompt
 from elelem_kernel.agent.approval import NO_CHANNEL, SENSITIVE_DECLINED, ApprovalRequest, Approver
 from elelem_kernel.agent.blocks import BlockLayout
+from elelem_kernel.agent.budget import Ledger, OverBudget
 from elelem_kernel.agent.commands import Commands, add_builtin_commands
 from elelem_kernel.agent.compaction import TARGET, Compaction, split, summarise
 from elelem_kernel.agent.context import (
@@ -128,6 +129,8 @@ class Session:
         self.conversations: dict[str, Conversation] = {self.conversation.id: self.conversation}
         self.usage: dict[str, int] = {}
         self.cost: float | None = 0.0
+        #: The budgets in force and what they count (`agent/budget.py`).
+        self.ledger = Ledger.from_env()
         self.turns = 0
         #: The window set with `/context-window` (tokens); None: see `agent/context.py`.
         self.context_window: int | None = None
@@ -162,6 +165,7 @@ class Session:
     def load(self, conversations: dict[str, list[dict[str, Any]]], active: str | None) -> None:
         """Replace the conversations with restored records; nothing is executed."""
         self.conversations = {cid: Conversation(cid, turns) for cid, turns in conversations.items()}
+        self.ledger.restore(conversations)
         if active in self.conversations:
             self.conversation = self.conversations[active]
         elif self.conversations:
@@ -333,6 +337,7 @@ class Session:
         notices: list[str] = []
         compactions: list[Compaction] = []
         self._request = None
+        self.ledger.start(recorder, compactions)
         try:
             if not prompt.strip():
                 raise ConfigError("the prompt is empty: write a question or a task for the agent")
@@ -353,12 +358,15 @@ class Session:
                     messages, head = await self._prepare(
                         prompt, cell, out, recorder, compactions, messages, tail
                     )
+                self.ledger.check(self, messages, self.toolbox.specs(self.mode))
                 rounds += 1
                 stop = await self._round(messages, layout, recorder, out, rounds)
                 if stop != "tool_use":
                     break
         except asyncio.CancelledError:
             stop = "interrupted"
+        except OverBudget as e:
+            stop, error = "budget", str(e)
         except ElelemError as e:
             stop, error = "error", str(e)
         except Exception as e:
@@ -375,6 +383,7 @@ class Session:
                 record["notices"] = notices
             fit(record)
             record["cost"] = cost(self.provider_name, self.model, record["usage"])
+            self.ledger.settle(self, record)
             self.turn_extras = {}
             if prompt.strip():
                 self.conversation.add(record)
@@ -385,8 +394,9 @@ class Session:
             end = {"type": "turn_end", "stop": stop, "usage": record["usage"], "rounds": rounds}
             end["ms"] = record["ms"]
             end["cost"] = record["cost"]
-            if "context" in record:
-                end["context"] = record["context"]
+            for key in ("context", "budget"):
+                if key in record:
+                    end[key] = record[key]
             if error:
                 end["error"] = error
             out(end)
@@ -460,6 +470,10 @@ class Session:
         if stop == "max_tokens" and calls:
             self._not_run(calls, layout, recorder, out)  # the round ends on their cards
             return stop
+        over = self.ledger.over(self, messages, tools) if stop == "tool_use" else None
+        if over:  # their results could not be sent: the calls are not run
+            self._not_run(calls, layout, recorder, out, f"not run: over the {over}")
+            raise OverBudget(over)
         if stop != "tool_use":
             layout.end_round()
             return stop
@@ -558,6 +572,7 @@ class Session:
             elif event.get("type") == "usage":
                 counted.update(event)
 
+        self.ledger.check(self, messages, [])
         await _call_fetch(self.provider, messages, [], emit)
         add_usage(usage, counted)
         return "".join(parts)
@@ -585,18 +600,25 @@ class Session:
         return self.window()[0]
 
     def _not_run(
-        self, calls: list[Call], layout: Any, recorder: TurnRecorder, out: Renderer
+        self,
+        calls: list[Call],
+        layout: Any,
+        recorder: TurnRecorder,
+        out: Renderer,
+        why: str = CUT_OFF,
     ) -> None:
-        """The calls of a reply cut off at the output limit: shown, recorded, never run.
+        """Calls shown and recorded but never run: a reply cut off at the output limit
+        (`CUT_OFF`), or results the budget could not pay to send (`why` says which).
 
         A call made before the cut may still be whole, but the model did not finish what
         it meant to do; the one it was cut off in carries what arrived. Each gets a failed
         result that says so and how to raise the limit.
         """
+        state = "not run" if why == CUT_OFF else "over budget"
         for call in calls:
             index = layout.tool_index(call.id)
-            call.result = finish({"error": CUT_OFF}, call.arguments)
-            out({"type": "tool_state", "index": index, "id": call.id, "state": "not run"})
+            call.result = finish({"error": why}, call.arguments)
+            out({"type": "tool_state", "index": index, "id": call.id, "state": state})
             recorder.result(call.id, call.result, 0)
             layout.tool_result(call.id, False, json.dumps(call.result, ensure_ascii=False))
 

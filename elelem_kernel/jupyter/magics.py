@@ -3,6 +3,7 @@
     %load_ext elelem_kernel
 
     %%elelem [ask] [-p NAME] [--model M] [-o NAME=VALUE] [--mode MODE] [--new] [--system-prompt TEXT]
+             [--budget AMOUNT]
     the prompt, as the cell body
 
     %%elelem review [TARGET ...] [--focus TEXT] [--severity S]
@@ -11,7 +12,8 @@
     %elelem /command args      a slash command (/help lists them)
     %elelem                    the status: provider, model, mode, turns, tokens
 
-Options apply to the cell's turn only; `/provider`, `/model` and `/mode` change the
+Options apply to the cell's turn only (`--budget 0.50/turn` caps this turn, `--budget 2`
+stops it before the session's spending passes $2; `/budget` sets one for every turn); `/provider`, `/model` and `/mode` change the
 session. A `%%elelem` cell with nothing under its first line reaches the magic (IPython
 would stop it with "cell body is empty"): a review needs no body, so Run All goes on. Loading the extension imports nothing heavy: the session, the providers and the
 widgets are imported on the first turn.
@@ -20,6 +22,8 @@ widgets are imported on the first turn.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
@@ -64,6 +68,11 @@ class ElelemMagics(Magics):
     @argument("--mode", help="plan, build, verify or auto, for this turn")
     @argument("--new", action="store_true", help="start a fresh conversation first")
     @argument("--system-prompt", dest="system_prompt", help="system prompt for this turn")
+    @argument(
+        "--budget",
+        help="stop this turn before spending passes AMOUNT: dollars (0.50, $2) or tokens "
+        "('200k tokens'), of the session or per turn (0.50/turn)",
+    )
     @line_cell_magic
     def elelem(self, line: str, cell: str | None = None) -> None:
         """Ask the agent: the cell body is the prompt. `%elelem /cmd` runs a slash command."""
@@ -129,6 +138,7 @@ def argparse_defaults() -> Any:
         severity=None,
         option=[],
         focus=None,
+        budget=None,
     )
 
 
@@ -138,32 +148,58 @@ def _options(args: Any) -> dict[str, Any]:
 
 
 def _ask(front: Any, prompt: str, args: Any) -> None:
-    front.run_prompt(
-        prompt,
-        provider=args.provider,
-        model=args.model,
-        options=_options(args),
-        mode=args.mode,
-        system_prompt=args.system_prompt,
-        new=args.new,
-    )
+    with _budget(front, args):
+        front.run_prompt(
+            prompt,
+            provider=args.provider,
+            model=args.model,
+            options=_options(args),
+            mode=args.mode,
+            system_prompt=args.system_prompt,
+            new=args.new,
+        )
+
+
+@contextmanager
+def _budget(front: Any, args: Any) -> Iterator[None]:
+    """The cell's `--budget` in force for its turn; the budget lines in this front's words.
+
+    A dollar budget for a model of unknown price is refused before the turn (UsageError).
+    """
+    session = _in_words(front)
+    with session.ledger.applied(getattr(args, "budget", None), session):
+        yield
+
+
+def _in_words(front: Any) -> Any:
+    """The front's session, its budget lines saying what to type here."""
+    session = front.get_session()
+    kernel = getattr(front.ip, "kernel", None)
+    if getattr(kernel, "implementation", None) == "elelem":
+        session.ledger.hint = "/budget {amount}"
+    else:
+        session.ledger.hint = "%%elelem --budget {quoted} (this cell) or %elelem /budget {amount}"
+    return session
 
 
 def _command(front: Any, line: str) -> None:
+    if line.split()[0] == "/budget":
+        _in_words(front)
     front.say(front.command(line))
 
 
 def _review(front: Any, targets: list[str], focus: str | None, args: Any) -> None:
     try:
-        front.run_review(
-            targets or None,
-            focus=focus,
-            severity=args.severity,
-            provider=args.provider,
-            model=args.model,
-            options=_options(args),
-            new=args.new,
-        )
+        with _budget(front, args):
+            front.run_review(
+                targets or None,
+                focus=focus,
+                severity=args.severity,
+                provider=args.provider,
+                model=args.model,
+                options=_options(args),
+                new=args.new,
+            )
     except ValueError as error:  # a bad --severity
         raise UsageError(str(error)) from None
 

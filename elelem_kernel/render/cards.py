@@ -51,6 +51,7 @@ STATE_COLOURS = {
     "interrupted": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "approval": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "not run": themed("color", "#c77c00", "var(--jp-warn-color1)"),
+    "over budget": themed("color", "#c77c00", "var(--jp-warn-color1)"),
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from elelem_kernel.agent.budget import gauge
 from elelem_kernel.render.plain import footer_text
 
 
@@ -20,6 +21,8 @@ def footer_line(
 
     `cost` present but None means the session could not price the model ("cost unknown");
     absent or 0, no cost is shown. `rounds` is a count (event) or the list of rounds (record).
+    `budget` (while one is set) adds `$0.42 of $2.00` or `41k of 200k tokens` for each
+    budget in force, what its scope had spent at the end of the turn.
     """
     usage = fields.get("usage") or {}
     cost = fields.get("cost", usage.get("cost"))
@@ -28,7 +31,7 @@ def footer_line(
     rounds = fields.get("rounds")
     if isinstance(rounds, list):
         rounds = len(rounds)
-    return footer_text(
+    line = footer_text(
         usage,
         fields.get("ms"),
         rounds if isinstance(rounds, int) else None,
@@ -38,3 +41,4 @@ def footer_line(
         cost if isinstance(cost, (int, float, str)) else None,
         fields.get("context"),
     )
+    return " · ".join([line, *gauge(fields.get("budget"))])

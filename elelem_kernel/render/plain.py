@@ -24,6 +24,7 @@ STATES = {
     "declined": ("⊘", "declined"),
     "interrupted": ("■", "interrupted"),
     "not run": ("⊘", "not run: the reply was cut off at max_tokens"),
+    "over budget": ("⊘", "not run: over the budget"),
 }
 
 
@@ -150,6 +151,8 @@ def state_of(call: dict[str, Any]) -> str:
         return "interrupted"
     if "cut off at max_tokens" in text:
         return "not run"
+    if "not run: over the budget" in text:
+        return "over budget"
     if "declined" in text or "not run" in text or "denied" in text:
         return "declined"
     return "failed"

@@ -136,6 +136,8 @@ def _ending(record: dict[str, Any]) -> str:
         )
     if stop == "max_rounds":
         return "stopped: too many rounds of tool calls in one turn"
+    if stop == "budget":
+        return str(record.get("error") or "budget: stopped before passing the budget")
     return ""
 
 

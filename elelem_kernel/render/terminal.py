@@ -27,7 +27,7 @@ DIM, BOLD, RED, GREEN, YELLOW, RESET = (
 )
 JSON_TYPES = ("block_start", "block_delta", "block_stop", "turn_end")
 #: The keys of `turn_end` that `--json` prints (live views get more, such as the cost).
-JSON_END_KEYS = ("type", "stop", "usage", "rounds", "ms", "error")
+JSON_END_KEYS = ("type", "stop", "usage", "rounds", "ms", "error", "budget")
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -112,14 +112,16 @@ class TerminalRenderer:
             self._end(event)
 
     def _end(self, event: dict[str, Any]) -> None:
-        if event.get("error"):
+        if event.get("stop") == "budget":  # not an error: the line says how to go on
+            self._progress(self._paint(YELLOW, f"{visible(str(event.get('error')))}\n"))
+        elif event.get("error"):
             self._progress(self._paint(RED, f"Error: {visible(str(event['error']))}\n"))
         if event.get("stop") == "max_tokens":
             hint = "cut off at max_tokens: raise the limit with -o max_tokens=N\n"
             self._progress(self._paint(RED, hint))
         if event.get("stop") == "interrupted":
             self._progress(self._paint(RED, "interrupted\n"))
-        if not event.get("rounds"):
+        if not event.get("rounds") and not event.get("budget"):
             return  # nothing was asked of the model: no figures to give
         line = footer_line(event, self.provider, self.model)
         self._progress(self._paint(DIM, visible(line) + "\n"))

@@ -40,6 +40,8 @@ class ReviewResult:
     usage: dict = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     empty: bool = False
+    #: `budget` when a budget stopped the review before a request (the rest not reviewed).
+    stop: str | None = None
 
     def failed(self, threshold: str | None) -> bool:
         """Whether a finding at or above `threshold` exists (never, without a threshold)."""
@@ -63,6 +65,7 @@ class ReviewResult:
             "skipped": self.skipped,
             "usage": self.usage,
             "errors": self.errors,
+            "stop": self.stop,
         }
 
 

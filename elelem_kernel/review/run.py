@@ -22,6 +22,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from elelem_kernel.agent.budget import EXIT_CODE, budget_argument, parse
 from elelem_kernel.agent.factory import new_session
 from elelem_kernel.agent.sync import run_sync
 from elelem_kernel.agent.toolbox import Toolbox
@@ -128,8 +129,13 @@ async def areview(
     renderer: Callable[[dict], None] | None = None,
     session: Session | None = None,
     options: dict[str, Any] | None = None,
+    spend: str | None = None,
 ) -> ReviewResult:
-    """Review TARGET with a new session (or `session`), one turn per part of the diff."""
+    """Review TARGET with a new session (or `session`), one turn per part of the diff.
+
+    `budget` bounds the diff (characters a part); `spend` is the budget of money or tokens
+    (`--budget`: `2`, `200k tokens`, `0.50/turn`): parts after a stop are not reviewed.
+    """
     severity = check_severity(severity)
     t: Target = resolve(target, Path(workspace or Path.cwd()))
     diff = collect(t, budget=budget)
@@ -140,6 +146,9 @@ async def areview(
         session = new_session(
             provider=provider, model=model, mode="plan", workspace=t.root, **(options or {})
         )
+        session.ledger.hint = "--budget {quoted}"
+    if spend is not None:
+        session.ledger.set(parse(spend), session)
     scope, log = reviewing(session, diff)
     result = ReviewResult(t.label, t.command(), reviewed=diff.reviewed, skipped=diff.skipped)
     result.provider, result.model = (
@@ -160,6 +169,9 @@ async def areview(
             for key, value in (turn.usage or {}).items():
                 if isinstance(value, (int, float)):
                     result.usage[key] = result.usage.get(key, 0) + value
+            if turn.stop == "budget":
+                result.stop = "budget"
+                break
     finally:
         scope.close()
         if own:
@@ -181,7 +193,8 @@ def parser() -> argparse.ArgumentParser:
         description="Review a git change with an agent. TARGET: a range (main..HEAD), a revision "
         "(HEAD~3: changes since it), paths, or nothing (uncommitted changes, else the last commit).",
         epilog="Exit codes: 0 done (or nothing to review), 1 a finding at or above --fail-on, "
-        "2 error (not a git repository, unknown revision, provider failure).",
+        "2 error (not a git repository, unknown revision, provider failure), "
+        f"{EXIT_CODE} stopped by --budget (or ELELEM_BUDGET) before passing it.",
     )
     p.add_argument("target", nargs="*", metavar="TARGET")
     p.add_argument(
@@ -211,7 +224,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--severity", choices=SEVERITIES, help="report only findings this bad or worse")
     p.add_argument("--focus", metavar="TEXT", help="what to look at most (security, tests, ...)")
     p.add_argument("--workspace", "-C", metavar="DIR", help="the repository folder (default: here)")
-    p.add_argument("--budget", type=int, default=BUDGET, help=argparse.SUPPRESS)
+    p.add_argument("--diff-budget", type=int, default=BUDGET, help=argparse.SUPPRESS)
+    budget_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     return p
 
@@ -232,7 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             focus=args.focus,
             severity=args.severity,
             workspace=args.workspace,
-            budget=args.budget,
+            budget=args.diff_budget,
+            spend=args.budget,
             renderer=renderer,
         )
     except ElelemError as e:  # ReviewError, ConfigError (unknown provider), ...
@@ -249,6 +264,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if not args.output:
         sys.stdout.write(_shown(report, args.format))
+    if result.stop == "budget":
+        return EXIT_CODE  # the stop's line is on stderr already, with how to raise it
     for error in result.errors:
         print(f"elelem-kernel review: error: {visible(str(error))}", file=sys.stderr)
     if result.errors:

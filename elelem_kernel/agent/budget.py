@@ -1,0 +1,413 @@
+"""Budgets the person sets: a turn or a session stops before a request could pass one.
+
+    --budget 0.50               dollars for the session (also `$2`)
+    --budget '200k tokens'      tokens, input + output (also `1.5M tokens`, `5000 tokens`)
+    --budget 0.50/turn          per turn instead (`200k tokens/turn`); `/session` is the default
+    ELELEM_BUDGET=2             the budget every session starts with; `off` or empty: none
+
+At most one session budget and one per-turn budget are in force; setting one replaces
+the one of its kind, `off` removes both. A session budget counts what the session spent,
+and a restored conversation counts what its records already spent.
+
+Before each request the session asks `Ledger.check` what the request could cost at most:
+its input tokens (the estimate of `agent/context.py`, priced at the full input price)
+plus `max_tokens` of output at the output price (`ASSUMED_OUTPUT` when the provider sets
+no limit). If that would pass a budget, the request is not sent: the turn ends with stop
+reason `budget` and a line saying what was spent, what is left and how to raise it. A
+stream already running is never cut for a budget.
+
+Prices come from `agent/pricing.py`. A model whose price is unknown cannot be held to a
+dollar budget: the turn is refused with a message naming the token form.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from elelem_kernel.agent.context import estimate, short
+from elelem_kernel.agent.pricing import cost
+from elelem_kernel.agent.record import add_usage
+from elelem_kernel.errors import ConfigError, ElelemError
+from elelem_kernel.events import EXIT_CODES
+
+if TYPE_CHECKING:
+    from elelem_kernel.agent.session import Session
+
+ENV = "ELELEM_BUDGET"
+#: Output tokens a request is assumed to use at most when the provider sets no max_tokens.
+ASSUMED_OUTPUT = 8_192
+#: How a front says "raise it": `{amount}` as typed after `/budget`, `{quoted}` for a shell.
+DEFAULT_HINT = "--budget {quoted} (command line, %%elelem) or /budget {amount}"
+#: The exit code of a command line turn stopped before it passed its budget.
+EXIT_CODE = EXIT_CODES["budget"]
+EXAMPLES = "give dollars (0.50, $2) or tokens (200k tokens, 1.5M tokens), optionally /turn"
+
+_FORM = re.compile(
+    r"(?P<dollar>\$)?\s*(?P<number>\d+(?:\.\d*)?|\.\d+)\s*(?P<scale>[km])?"
+    r"\s*(?P<tokens>tokens?)?\s*(?:/\s*(?P<per>turn|session))?",
+    re.IGNORECASE,
+)
+
+
+class OverBudget(ElelemError):
+    """The next request could pass a budget: the turn ends before sending it."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A limit: `amount` dollars (`unit` "usd") or tokens (`unit` "tokens"), per `per`."""
+
+    amount: float
+    unit: str = "usd"
+    per: str = "session"
+
+    def show(self, value: float) -> str:
+        """`value` in this budget's unit: `$0.42`, `$0.0012`, `41k tokens`."""
+        if self.unit == "tokens":
+            return f"{short(int(value))} tokens"
+        return dollars(value)
+
+    def __str__(self) -> str:
+        """The budget as the person can type it back: `$2.00`, `200k tokens/turn`."""
+        text = self.show(self.amount)
+        return f"{text}/turn" if self.per == "turn" else text
+
+    def as_record(self, spent: float) -> dict[str, Any]:
+        """The record's entry: this budget and what its scope had spent at the turn's end."""
+        return {"amount": self.amount, "unit": self.unit, "per": self.per, "spent": spent}
+
+
+def dollars(value: float) -> str:
+    """`$2.00`, `$0.42`, and `$0.0012` for amounts under ten cents (still worth reading)."""
+    if value and abs(value) < 0.1:
+        return f"${value:.4f}"
+    return f"${value:.2f}"
+
+
+def parse(text: str) -> Budget | None:
+    """A budget from `0.50`, `$2`, `200k tokens`, `1.5M tokens/turn`; None for `off`/empty.
+
+    Raises ConfigError saying the accepted forms for anything else.
+    """
+    words = " ".join(str(text).split())
+    if words.lower() in ("", "off", "none", "no"):
+        return None
+    match = _FORM.fullmatch(words)
+    if match is None:
+        raise ConfigError(f"bad budget {words!r}: {EXAMPLES}")
+    number = float(match["number"])
+    scale = (match["scale"] or "").lower()
+    if match["tokens"]:
+        if match["dollar"]:
+            raise ConfigError(f"bad budget {words!r}: dollars or tokens, not both")
+        number *= {"": 1, "k": 1_000, "m": 1_000_000}[scale]
+        unit = "tokens"
+    elif scale:
+        raise ConfigError(
+            f"bad budget {words!r}: write {match['number']}{scale} tokens for tokens, "
+            "or a dollar amount such as 2 or $2"
+        )
+    else:
+        unit = "usd"
+    if unit == "tokens":
+        number = math.floor(number)
+    if not number > 0 or not math.isfinite(number):
+        raise ConfigError(f"bad budget {words!r}: it must be more than zero ({EXAMPLES})")
+    return Budget(number, unit, (match["per"] or "session").lower())
+
+
+def budget_argument(parser: argparse.ArgumentParser) -> None:
+    """`--budget AMOUNT` for `ask`, `chat` and `review`, checked as it is parsed."""
+    parser.add_argument(
+        "--budget",
+        type=_checked,
+        metavar="AMOUNT",
+        help="stop before spending more: dollars (0.50, '$2') or tokens ('200k tokens'), for "
+        f"the session or per turn (0.50/turn); off: none; {ENV} sets a default; "
+        f"a stop exits with {EXIT_CODE}",
+    )
+
+
+def _checked(text: str) -> str:
+    try:
+        parse(text)
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+@dataclass
+class Spent:
+    """Dollars and tokens spent; `unpriced` counts turns whose dollars are unknown."""
+
+    usd: float = 0.0
+    tokens: int = 0
+    unpriced: int = 0
+
+    def __add__(self, other: Spent) -> Spent:
+        return Spent(
+            self.usd + other.usd, self.tokens + other.tokens, self.unpriced + other.unpriced
+        )
+
+    def of(self, unit: str) -> float:
+        return self.tokens if unit == "tokens" else self.usd
+
+
+def tokens_of(usage: Mapping[str, Any]) -> int:
+    """Tokens a usage counts against a budget: every input token (cached too) and output."""
+    return sum(int(usage.get(k) or 0) for k in ("input", "output"))
+
+
+def spent_by(record: Mapping[str, Any]) -> Spent:
+    """What one turn record spent: its recorded cost, else its usage priced now."""
+    usage = record.get("usage") if isinstance(record.get("usage"), Mapping) else {}
+    assert isinstance(usage, Mapping)
+    price = record.get("cost")
+    if not isinstance(price, (int, float)) or isinstance(price, bool):
+        price = cost(str(record.get("provider") or ""), record.get("model"), dict(usage))
+    if price is None:
+        return Spent(0.0, tokens_of(usage), 1)
+    return Spent(float(price), tokens_of(usage))
+
+
+def priced(session: Session, usage: dict[str, Any]) -> float | None:
+    """Dollars for `usage` with the session's provider and model; None when unknown.
+
+    The same question the session asks for its footer's cost.
+    """
+    return cost(session.provider_name, session.model, usage)
+
+
+def output_limit(provider: Any) -> int:
+    """The most output tokens one request to `provider` can return, as far as known."""
+    limit = getattr(provider, "max_tokens", None)
+    try:
+        value = (
+            limit()
+            if callable(limit)
+            else (getattr(provider, "options", None) or {}).get("max_tokens")
+        )
+        tokens = int(value) if value is not None else 0
+    except (TypeError, ValueError, ElelemError):
+        tokens = 0
+    return tokens if tokens > 0 else ASSUMED_OUTPUT
+
+
+@dataclass
+class Ledger:
+    """The budgets in force for one session and what the session has spent."""
+
+    budgets: dict[str, Budget] = field(default_factory=dict)
+    #: What the restored records spent (turns not run in this process).
+    earlier: Spent = field(default_factory=Spent)
+    #: What each turn run here spent, by turn id (a restore of them is not counted twice).
+    live: dict[str, Spent] = field(default_factory=dict)
+    #: How the front tells the person to raise the budget (see DEFAULT_HINT).
+    hint: str = DEFAULT_HINT
+    _turn: tuple[Any, list[Any]] | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Ledger:
+        """A ledger with ELELEM_BUDGET's budget; ConfigError naming the variable if bad."""
+        text = (os.environ if environ is None else environ).get(ENV, "")
+        try:
+            budget = parse(text)
+        except ConfigError as error:
+            raise ConfigError(f"{ENV}: {error}") from None
+        return cls({budget.per: budget} if budget else {})
+
+    # -- setting -------------------------------------------------------------------
+
+    def set(self, budget: Budget | None, session: Session | None = None) -> None:
+        """Put `budget` in force (replacing the one of its kind); None removes all.
+
+        A dollar budget for a model of unknown price is refused (ConfigError).
+        """
+        if budget is None:
+            self.budgets.clear()
+            return
+        if session is not None:
+            self.refuse_unpriced(budget, session)
+        self.budgets[budget.per] = budget
+
+    @contextmanager
+    def applied(self, text: str | None, session: Session | None = None) -> Iterator[None]:
+        """The budget typed as `text` in force for the `with` block only (one cell's turn):
+        None changes nothing, `off` lifts every budget for the block."""
+        saved = dict(self.budgets)
+        if text is not None:
+            self.set(parse(text), session)
+        try:
+            yield
+        finally:
+            self.budgets = saved
+
+    def refuse_unpriced(self, budget: Budget, session: Session) -> None:
+        if budget.unit == "usd" and priced(session, {"input": 1, "output": 1}) is None:
+            model = "/".join(
+                dict.fromkeys(str(n) for n in (session.provider_name, session.model) if n)
+            )
+            raise ConfigError(
+                f"a dollar budget ({budget}) cannot be kept for {model}: its price is unknown. "
+                f"Give the budget in tokens instead, e.g. {self.raise_with('200k tokens')}"
+            )
+
+    def raise_with(self, amount: str) -> str:
+        """The front's words for setting the budget to `amount`."""
+        return self.hint.format(amount=amount, quoted=shlex.quote(amount))
+
+    # -- spending ------------------------------------------------------------------
+
+    def restore(self, conversations: Mapping[str, list[dict[str, Any]]]) -> None:
+        """Count what the restored records spent (turns run here are counted already)."""
+        self.earlier = Spent()
+        for turns in conversations.values():
+            for record in turns:
+                if record.get("turn") not in self.live:
+                    self.earlier += spent_by(record)
+
+    def total(self) -> Spent:
+        """What the session has spent: restored turns and the turns run here."""
+        spent = self.earlier
+        for turn in self.live.values():
+            spent += turn
+        return spent
+
+    def start(self, recorder: Any, compactions: list[Any]) -> None:
+        """A turn begins: its spending so far is read from `recorder` and `compactions`."""
+        self._turn = (recorder, compactions)
+
+    def _turn_usage(self) -> dict[str, int]:
+        usage: dict[str, int] = {}
+        if self._turn is not None:
+            recorder, compactions = self._turn
+            add_usage(usage, recorder.usage_so_far())
+            for compaction in compactions:
+                add_usage(usage, compaction.usage)
+        return usage
+
+    def check(
+        self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> None:
+        """Raise OverBudget when a request of `messages` could pass a budget in force."""
+        why = self.over(session, messages, tools)
+        if why:
+            raise OverBudget(why)
+
+    def over(
+        self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> str | None:
+        """Why a request of `messages` (at least) could pass a budget, or None if it fits."""
+        if not self.budgets:
+            return None
+        turn = self._turn_usage()
+        request = {"input": estimate(messages, tools), "output": output_limit(session.provider)}
+        for budget in self.budgets.values():
+            self.refuse_unpriced(budget, session)
+            spent, need = float(tokens_of(turn)), float(tokens_of(request))
+            if budget.unit == "usd":
+                spent, need = priced(session, turn) or 0.0, priced(session, request) or 0.0
+            if budget.per == "session":
+                spent += self.total().of(budget.unit)
+            if spent + need > budget.amount:
+                return self._message(budget, spent, need)
+        return None
+
+    def _message(self, budget: Budget, spent: float, need: float) -> str:
+        left = max(budget.amount - spent, 0)
+        scope = "this turn" if budget.per == "turn" else "this session"
+        verb = "use" if budget.unit == "tokens" else "cost"
+        suggestion = Budget(
+            _nice_up(max(2 * budget.amount, spent + need), budget.unit), budget.unit, budget.per
+        )
+        return (
+            f"budget: {scope} spent {budget.show(spent)} of {budget}, {budget.show(left)} left; "
+            f"the next request could {verb} up to {budget.show(need)}, so it was not sent. "
+            f"To go on, raise it: {self.raise_with(_typed(suggestion))}"
+        )
+
+    def settle(self, session: Session, record: dict[str, Any]) -> None:
+        """The turn ended: count what it spent; `record["budget"]` says what applied."""
+        self._turn = None
+        spent = spent_by(record)
+        self.live[str(record.get("turn"))] = spent
+        if self.budgets:
+            total = self.total()
+            record["budget"] = [
+                b.as_record(spent.of(b.unit) if b.per == "turn" else total.of(b.unit))
+                for b in self.budgets.values()
+            ]
+
+    # -- showing -------------------------------------------------------------------
+
+    def describe(self) -> str:
+        """What `/budget` alone says: the budgets, spent and left."""
+        total = self.total()
+        spent = f"{dollars(total.usd)} and {short(total.tokens)} tokens"
+        unknown = (
+            f" ({total.unpriced} turn{'s' * (total.unpriced != 1)} of unknown price not in "
+            "the dollars)"
+            if total.unpriced
+            else ""
+        )
+        if not self.budgets:
+            return (
+                f"No budget set. This session spent {spent}{unknown}. "
+                f"Set one with {self.raise_with('2')} or {self.raise_with('200k tokens')}."
+            )
+        lines = []
+        for budget in self.budgets.values():
+            if budget.per == "turn":
+                lines.append(f"per turn: **{budget}** (each turn stops before it could pass it)")
+            else:
+                used = total.of(budget.unit)
+                left = budget.show(max(budget.amount - used, 0))
+                lines.append(
+                    f"session: **{budget}**, spent {budget.show(used)}, {left} left{unknown}"
+                )
+        lines.append(f"`/budget off` removes {'them' if len(lines) > 1 else 'it'}.")
+        return "\n\n".join(lines)
+
+
+def gauge(entries: Any) -> list[str]:
+    """Footer parts for a record's `budget`: `$0.42 of $2.00`, `41k of 200k tokens/turn`."""
+    parts = []
+    for entry in entries if isinstance(entries, list) else []:
+        try:
+            budget = Budget(float(entry["amount"]), str(entry["unit"]), str(entry["per"]))
+            spent = float(entry["spent"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if budget.unit == "tokens":
+            text = f"{short(int(spent))} of {short(int(budget.amount))} tokens"
+        else:
+            text = f"{dollars(spent)} of {dollars(budget.amount)}"
+        parts.append(f"{text}/turn" if budget.per == "turn" else text)
+    return parts
+
+
+def _nice_up(value: float, unit: str) -> float:
+    """`value` rounded up to two significant digits (a budget worth typing)."""
+    if value <= 0:
+        return value
+    step = 10 ** (math.floor(math.log10(value)) - 1)
+    nice = math.ceil(value / step - 1e-9) * step
+    return float(math.ceil(nice)) if unit == "tokens" else round(nice, 6)
+
+
+def _typed(budget: Budget) -> str:
+    """`budget` as the person would type it: `4`, `0.25`, `400k tokens`, `2/turn`."""
+    if budget.unit == "tokens":
+        amount = int(budget.amount)
+        text = f"{amount / 1000:g}k tokens" if amount >= 1000 else f"{amount} tokens"
+    else:
+        text = f"{budget.amount:g}"
+    return f"{text}/turn" if budget.per == "turn" else text
