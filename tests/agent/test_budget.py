@@ -260,3 +260,23 @@ def test_a_budget_for_one_turn_is_put_back_after_it(server, tmp_path):
     with s.ledger.applied("off", s):
         assert s.ledger.budgets == {}
     assert set(s.ledger.budgets) == {"session"}
+
+
+def test_records_with_a_budget_restore_and_old_ones_still_do(server, tmp_path):
+    from elelem_kernel.agent.restore import _fits_schema, check, rebuild
+
+    server.script("openai", Round(text="ok", usage=BIG))
+    s = session(server, tmp_path)
+    s.command("/budget 0.30")
+    done, stopped = run(s, "one").record, run(s, "two").record
+    for record in (done, stopped):
+        record = json.loads(json.dumps(record))
+        assert check(record) is None and _fits_schema()(record)  # no jsonschema import
+    old = {k: v for k, v in done.items() if k != "budget"}
+    bad = {**done, "turn": "t-bad", "budget": [{"amount": "lots"}]}
+    rebuilt = rebuild([("a", [old]), ("b", [bad]), ("c", [stopped])])
+    assert [r["turn"] for r in rebuilt.conversations[done["conversation"]]] == [
+        done["turn"],
+        stopped["turn"],
+    ]
+    assert "cell 2: malformed (budget/0" in rebuilt.warnings[0]

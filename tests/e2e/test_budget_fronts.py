@@ -1,0 +1,87 @@
+"""Budgets in notebooks: `%%elelem --budget` and `/budget` in a python3 kernel and in the
+Elelem kernel, each stop saying how to raise it in that front's words. The model is a
+loopback server speaking the OpenAI format, its model priced (gpt-4.1)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+from elelem_kernel.jupyter import install
+from tests.e2e.kernels import frozen, isolated_env, run, texts, trusted, workspace
+from tests.wire_servers import Round, WireServer
+
+pytestmark = pytest.mark.kernel
+USAGE = {"input": 100_000, "output": 10_000}  # $0.28 with gpt-4.1
+
+
+@pytest.fixture
+def wire():
+    with WireServer() as server:
+        yield server
+
+
+@contextmanager
+def kernel(name, folder, wire, **extra):
+    env = isolated_env(
+        folder,
+        **wire.env("openai"),
+        ELELEM_PROVIDER="openai",
+        ELELEM_MODEL="gpt-4.1",
+        ELELEM_OPTIONS="max_tokens=1000",
+        **extra,
+    )
+    km, kc = start_new_kernel(kernel_name=name, env=trusted(env, folder), cwd=str(folder))
+    try:
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_the_magic_takes_a_budget_per_cell_and_per_session(tmp_path, wire):
+    folder = workspace(tmp_path / "magic")
+    wire.script("openai", Round(text="Hello.", usage=USAGE), Round(text="Again.", usage=USAGE))
+    with kernel("python3", folder, wire) as kc:
+        assert run(kc, "%load_ext elelem_kernel")[0]["content"]["status"] == "ok"
+        _, msgs = run(kc, "%%elelem --budget '500 tokens'\nhi")
+        record = frozen(msgs)["metadata"]["elelem"]
+        assert record["stop"] == "budget" and wire.requests == []
+        text = frozen(msgs)["data"]["text/plain"]
+        assert "%%elelem --budget '" in text and "(this cell) or %elelem /budget" in text
+        # the cell's budget was for that cell only
+        _, msgs = run(kc, "%%elelem\nhi")
+        record = frozen(msgs)["metadata"]["elelem"]
+        assert record["stop"] == "end_turn" and "budget" not in record
+        _, msgs = run(kc, "%elelem /budget 0.50")
+        assert "session: **$0.50**, spent $0.28, $0.22 left" in texts(msgs)
+        _, msgs = run(kc, "%%elelem\nagain")
+        assert "$0.56 of $0.50" in frozen(msgs)["data"]["text/plain"]
+        _, msgs = run(kc, "%%elelem\nonce more")
+        record = frozen(msgs)["metadata"]["elelem"]
+        assert record["stop"] == "budget" and len(wire.requests) == 2
+        assert "spent $0.56 of $0.50" in record["error"]
+        reply, msgs = run(kc, "%%elelem --budget 200k\nhi")
+        assert reply["content"]["status"] == "error"
+        assert "write 200k tokens for tokens" in str(reply["content"]) + texts(msgs)
+
+
+def test_the_elelem_kernel_says_slash_budget(tmp_path, wire):
+    prefix = tmp_path / "prefix"
+    assert install.main(["--prefix", str(prefix)]) == 0
+    folder = workspace(tmp_path / "elelem")
+    jupyter_path = str(prefix / "share" / "jupyter")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_PATH", jupyter_path)
+        with kernel(
+            "elelem", folder, wire, JUPYTER_PATH=jupyter_path, ELELEM_BUDGET="500 tokens"
+        ) as kc:
+            _, msgs = run(kc, "/budget")
+            assert "session: **500 tokens**, spent 0 tokens" in texts(msgs)
+            _, msgs = run(kc, "hi")
+            record = frozen(msgs)["metadata"]["elelem"]
+            assert record["stop"] == "budget" and wire.requests == []
+            assert "To go on, raise it: /budget " in record["error"]
+            assert "%%elelem" not in record["error"]
