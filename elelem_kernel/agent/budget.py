@@ -168,14 +168,14 @@ def tokens_of(usage: Mapping[str, Any]) -> int:
 
 def spent_by(record: Mapping[str, Any]) -> Spent:
     """What one turn record spent: its recorded cost, else its usage priced now."""
-    usage = record.get("usage") if isinstance(record.get("usage"), Mapping) else {}
-    assert isinstance(usage, Mapping)
+    usage = record.get("usage")
+    usage = dict(usage) if isinstance(usage, Mapping) else {}
     price = record.get("cost")
     if not isinstance(price, (int, float)) or isinstance(price, bool):
-        price = cost(str(record.get("provider") or ""), record.get("model"), dict(usage))
+        price = cost(str(record.get("provider") or ""), record.get("model"), usage)
     if price is None:
         return Spent(0.0, tokens_of(usage), 1)
-    return Spent(float(price), tokens_of(usage))
+    return Spent(max(float(price), 0.0), tokens_of(usage))
 
 
 def priced(session: Session, usage: dict[str, Any]) -> float | None:
@@ -212,7 +212,8 @@ class Ledger:
     live: dict[str, Spent] = field(default_factory=dict)
     #: How the front tells the person to raise the budget (see DEFAULT_HINT).
     hint: str = DEFAULT_HINT
-    _turn: tuple[Any, list[Any]] | None = None
+    #: The running turn's recorder and compactions, where its spending so far is read.
+    _turn: tuple[Any, list[Any]] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Ledger:
@@ -251,6 +252,7 @@ class Ledger:
             self.budgets = saved
 
     def refuse_unpriced(self, budget: Budget, session: Session) -> None:
+        """ConfigError when `budget` is in dollars and the session's model has no price."""
         if budget.unit == "usd" and priced(session, {"input": 1, "output": 1}) is None:
             model = "/".join(
                 dict.fromkeys(str(n) for n in (session.provider_name, session.model) if n)

@@ -164,10 +164,12 @@ def _ask(front: Any, prompt: str, args: Any) -> None:
 def _budget(front: Any, args: Any) -> Iterator[None]:
     """The cell's `--budget` in force for its turn; the budget lines in this front's words.
 
-    A dollar budget for a model of unknown price is refused before the turn (UsageError).
+    A bad value is a UsageError before the turn. Whether the model has a price is asked
+    before each request (the cell's `-p`/`--model` apply only inside the turn), so a
+    dollar budget for an unpriced model ends the turn with the message naming tokens.
     """
     session = _in_words(front)
-    with session.ledger.applied(getattr(args, "budget", None), session):
+    with session.ledger.applied(getattr(args, "budget", None)):
         yield
 
 

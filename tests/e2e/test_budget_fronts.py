@@ -63,6 +63,11 @@ def test_the_magic_takes_a_budget_per_cell_and_per_session(tmp_path, wire):
         record = frozen(msgs)["metadata"]["elelem"]
         assert record["stop"] == "budget" and len(wire.requests) == 2
         assert "spent $0.56 of $0.50" in record["error"]
+        _, msgs = run(kc, "%%elelem --model mystery-model --budget 2\nhi")
+        record = frozen(msgs)["metadata"]["elelem"]
+        assert record["stop"] == "error" and len(wire.requests) == 2
+        assert "openai/mystery-model: its price is unknown" in record["error"]
+        assert "%%elelem --budget '200k tokens' (this cell)" in record["error"]
         reply, msgs = run(kc, "%%elelem --budget 200k\nhi")
         assert reply["content"]["status"] == "error"
         assert "write 200k tokens for tokens" in str(reply["content"]) + texts(msgs)
