@@ -94,3 +94,16 @@ def test_chat_says_to_raise_it_with_the_command(wire, folder):  # noqa: F811
     assert re.search(r"To go on, raise it: /budget \d+(\.\d)?k tokens\n", r.stderr)
     assert "session: **500 tokens**, spent 0 tokens, 500 tokens left" in r.stdout
     assert "No budget set. This session spent $0.00 and 0 tokens" in r.stdout
+
+
+def test_ask_in_a_notebook_counts_what_its_turns_already_spent(wire, folder):  # noqa: F811
+    wire.script("openai", *(Round(text=f"answer {i}", usage=USAGE) for i in range(2)))
+    for prompt in ("one", "two"):
+        assert ask(wire, folder, "--notebook", "nb.ipynb", prompt).returncode == 0
+    r = ask(wire, folder, "--notebook", "nb.ipynb", "--budget", "0.50", "three")
+    assert r.returncode == 3 and len(wire.requests) == 2, r.stderr
+    assert "restored 2 turns from nb.ipynb" in r.stderr
+    assert "this session spent $0.56 of $0.50" in r.stderr
+    cells = json.loads((folder / "nb.ipynb").read_text())["cells"]
+    record = cells[-1]["outputs"][-1]["metadata"]["elelem"]
+    assert record["stop"] == "budget" and record["budget"][0]["spent"] == pytest.approx(0.56)

@@ -113,7 +113,7 @@ class ToolCard:
 
     def set_result(self, ok: bool, content: Any, images: list[dict] | None = None) -> None:
         self.has_result = True
-        if self.state not in ("ok", "failed", "declined"):
+        if self.state not in ("ok", "failed", "declined", "not run", "over budget"):
             self.set_state("ok" if ok else "failed")
         self.result.value = (
             f'<div style="{cards.LABEL}">result</div>'

@@ -107,3 +107,13 @@ def test_footer_forms(budget, shown):
 def test_a_garbage_budget_in_a_record_shows_nothing(garbage):
     line = footer_line({"usage": {"input": 1}, "stop": "end_turn", "budget": garbage})
     assert line.endswith("end_turn")
+
+
+def test_a_call_left_unrun_by_the_budget_says_so_in_the_live_card(view):  # noqa: F811
+    view({"type": "block_start", "index": 0, "block": "tool_use", "id": "c1", "name": "count"})
+    view({"type": "block_stop", "index": 0})
+    view({"type": "tool_state", "index": 0, "id": "c1", "state": "over budget"})
+    result = {"type": "block_start", "index": 1, "block": "tool_result", "id": "c1"}
+    view({**result, "ok": False, "content": '{"ok": false, "error": "not run: over the budget"}'})
+    card = view.blocks[0]
+    assert card.state == "over budget" and "not run: over the budget" in card.header.value
