@@ -181,9 +181,20 @@ def spent_by(record: Mapping[str, Any]) -> Spent:
 def priced(session: Session, usage: dict[str, Any]) -> float | None:
     """Dollars for `usage` with the session's provider and model; None when unknown.
 
-    The same question the session asks for its footer's cost.
+    The same question the session asks for its footer's cost: of the model it prices
+    (`Session.price_model`, where the session has one: none away from the official
+    endpoint, so a local server's model is unknown, never guessed from its name).
     """
-    return cost(session.provider_name, session.model, usage)
+    price_model = getattr(session, "price_model", None)
+    model = price_model() if callable(price_model) else session.model
+    return cost(session.provider_name, model, usage)
+
+
+def request_tokens(session: Session, messages: list[dict[str, Any]], tools: list) -> int:
+    """The estimated input tokens of a request: the session's own (calibrated) estimate
+    where it has one, else `agent/context.py`'s."""
+    own = getattr(session, "estimate", None)
+    return int(own(messages, tools)) if callable(own) else estimate(messages, tools)
 
 
 def output_limit(provider: Any) -> int:
@@ -311,7 +322,10 @@ class Ledger:
         if not self.budgets:
             return None
         turn = self._turn_usage()
-        request = {"input": estimate(messages, tools), "output": output_limit(session.provider)}
+        request = {
+            "input": request_tokens(session, messages, tools),
+            "output": output_limit(session.provider),
+        }
         for budget in self.budgets.values():
             self.refuse_unpriced(budget, session)
             spent, need = float(tokens_of(turn)), float(tokens_of(request))

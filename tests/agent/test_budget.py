@@ -41,8 +41,15 @@ def no_env_budget(monkeypatch):
     monkeypatch.delenv("ELELEM_BUDGET", raising=False)
 
 
+class Official(OpenAIProvider):
+    """The OpenAI provider as if at api.openai.com, where gpt-4.1 has its price; it talks to
+    the loopback server (a local server's models are not priced)."""
+
+    official = True
+
+
 def session(server, tmp_path, model="gpt-4.1", toolbox=None):
-    provider = OpenAIProvider(
+    provider = Official(
         model=model, base_url=server.base_url("openai"), api_key="k", max_tokens=1000
     )
     return Session(provider, toolbox, provider_name="openai", model=model, workspace=tmp_path)

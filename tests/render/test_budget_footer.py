@@ -9,10 +9,10 @@ import io
 import pytest
 
 from elelem_kernel.agent.session import Session
-from elelem_kernel.providers.openai import OpenAIProvider
 from elelem_kernel.render.footer import footer_line
 from elelem_kernel.render.static import bundle
 from elelem_kernel.render.terminal import JsonRenderer, TerminalRenderer
+from tests.agent.test_budget import Official
 from tests.render.test_widget import view  # noqa: F401  (the widget fixture)
 from tests.wire_servers import Round, WireServer
 
@@ -26,7 +26,7 @@ def turns(tmp_path, monkeypatch):
     monkeypatch.delenv("ELELEM_BUDGET", raising=False)
     with WireServer() as server:
         server.script("openai", Round(text="Hello.", usage=USAGE), Round(text="x", usage=USAGE))
-        provider = OpenAIProvider(
+        provider = Official(
             model="gpt-4.1", base_url=server.base_url("openai"), api_key="k", max_tokens=1000
         )
         s = Session(provider, provider_name="openai", model="gpt-4.1", workspace=tmp_path)
