@@ -43,7 +43,8 @@ def test_the_footer_shows_spent_of_budget_in_the_live_widget(view, turns):  # no
     events, _ = turns[0]
     for event in events:
         view(event)
-    assert "end_turn · demo/demo-1 · $0.2800 · $0.28 of $0.50" in view.footer.value
+    footer = view.footer.value
+    assert " end_turn · " in footer and "· $0.2800 · $0.28 of $0.50</div>" in footer, footer
 
 
 def test_the_frozen_outputs_show_the_budget_and_the_stop(turns):
