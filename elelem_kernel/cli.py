@@ -46,8 +46,8 @@ examples:
 exit codes: 0 done, 1 error, 2 bad usage, 3 stopped by --budget (or ELELEM_BUDGET) before
 passing it, 130 interrupted
 providers and keys: ANTHROPIC_API_KEY, OPENAI_API_KEY (+ OPENAI_BASE_URL for any
-OpenAI-compatible server), OLLAMA_HOST; ELELEM_PROVIDER, ELELEM_MODEL and ELELEM_OPTIONS
-(name=value,name=value) set defaults; -p llm --model ID runs any model of simonw/llm."""
+OpenAI-compatible server), OLLAMA_HOST; ELELEM_PROVIDER, ELELEM_MODEL, ELELEM_OPTIONS
+(name=value,name=value) and ELELEM_BUDGET set defaults; -p llm --model ID runs any model of simonw/llm."""
 
 
 TRUST_DESCRIPTION = """\

@@ -108,3 +108,10 @@ def test_ask_in_a_notebook_counts_what_its_turns_already_spent(wire, folder):  #
     cells = json.loads((folder / "nb.ipynb").read_text())["cells"]
     record = cells[-1]["outputs"][-1]["metadata"]["elelem"]
     assert record["stop"] == "budget" and record["budget"][0]["spent"] == 220_000
+
+
+def test_help_documents_the_option_and_the_exit_code(folder):  # noqa: F811
+    assert "3 stopped by --budget" in cli("--help", cwd=folder).stdout
+    for command in ("ask", "chat", "review"):
+        text = " ".join(cli(command, "--help", cwd=folder).stdout.split())
+        assert "--budget AMOUNT" in text and "a stop exits with 3" in text, command
