@@ -13,8 +13,8 @@
     %elelem                    the status: provider, model, mode, turns, tokens
 
 Options apply to the cell's turn only (`--budget 0.50/turn` caps this turn, `--budget 2`
-stops it before the session's spending passes $2; `/budget` sets one for every turn); `/provider`, `/model` and `/mode` change the
-session. A `%%elelem` cell with nothing under its first line reaches the magic (IPython
+stops it before the session's spending passes $2; `/budget` sets one for every turn);
+`/provider`, `/model` and `/mode` change the session. A `%%elelem` cell with nothing under its first line reaches the magic (IPython
 would stop it with "cell body is empty"): a review needs no body, so Run All goes on. Loading the extension imports nothing heavy: the session, the providers and the
 widgets are imported on the first turn.
 """
