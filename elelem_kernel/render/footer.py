@@ -20,6 +20,7 @@ def footer_line(
 
     `cost` present but None means the session could not price the model ("cost unknown");
     absent or 0, no cost is shown. `rounds` is a count (event) or the list of rounds (record).
+    The model is the one the server said answered (`served_model`) when it named another.
     """
     usage = fields.get("usage") or {}
     cost = fields.get("cost", usage.get("cost"))
@@ -34,7 +35,7 @@ def footer_line(
         rounds if isinstance(rounds, int) else None,
         fields.get("stop"),
         provider or fields.get("provider"),
-        model or fields.get("model"),
+        fields.get("served_model") or model or fields.get("model"),
         cost if isinstance(cost, (int, float, str)) else None,
         fields.get("context"),
     )

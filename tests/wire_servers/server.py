@@ -104,8 +104,10 @@ class WireServer:
     """HTTP/1.1 on 127.0.0.1 in a background thread, answering from a queue of replies.
 
     When the queue is empty it answers with `default` if set, else a 400 that says so.
-    GET requests (health checks such as Ollama's `/api/version`) get a small JSON answer
-    without using the queue.
+    A path in `info` (model-info endpoints such as llama.cpp's `/v1/models` and `/props`,
+    `local_servers.py`) is answered with its JSON, any method, without using the queue;
+    a path `info` maps to a `Reply` gets that reply. Other GET requests (health checks
+    such as Ollama's `/api/version`) get a small JSON answer.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0):
@@ -113,6 +115,7 @@ class WireServer:
         self.port = port
         self.requests: list[Request] = []
         self.default: Reply | None = None
+        self.info: dict[str, Any] = {}
         self._replies: collections.deque[Reply] = collections.deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -235,6 +238,12 @@ class WireServer:
         return await self._send(self._next(method, path), reader, writer)
 
     def _next(self, method: str, path: str) -> Reply:
+        if path in self.info:
+            answer = self.info[path]
+            if isinstance(answer, Reply):
+                return answer
+            body = json.dumps(answer).encode()
+            return Reply(200, {"content-type": "application/json"}, [body], stream=False)
         if method == "GET":
             body = json.dumps({"version": "0.0.0-wire", "models": []}).encode()
             return Reply(200, {"content-type": "application/json"}, [body], stream=False)
