@@ -181,12 +181,15 @@ def _mode(session: Session, args: str) -> str:
 
 def _tools(session: Session, args: str) -> str:
     tools = session.toolbox.offered(session.mode)
+    note = getattr(getattr(session, "mcp", None), "tools_note", lambda: None)()
+    after = f"\n\n{note}" if note else ""
     if not tools:
-        return f"No tools in {session.mode} mode."
+        return f"No tools in {session.mode} mode.{after}"
     rows = [f"| `{t.name}` | {t.kind} | {t.description.splitlines()[0]} |" for t in tools]
     return (
         f"Tools in {session.mode} mode:\n\n| tool | kind | what it does |\n|:---|:---|:---|\n"
         + "\n".join(rows)
+        + after
     )
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import os
+import signal
 import tempfile
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -145,14 +147,41 @@ class Hub:
         loop, thread = self._loop, self._thread
         if loop is None or thread is None or not thread.is_alive():
             return
-        try:
-            self.wait(self.stop_all(), CLOSE_TIMEOUT)
-        except Exception:
-            pass
-        finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(5)
-            self._loop = self._thread = None
+        with _signals_held():
+            try:
+                self.wait(self.stop_all(), CLOSE_TIMEOUT)
+            except Exception:
+                pass
+            finally:
+                loop.call_soon_threadsafe(loop.stop)
+                thread.join(5)
+                self._loop = self._thread = None
+
+
+#: Signals that end a program (`kill`, a closed terminal): held while the servers stop.
+HELD = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGTERM and SIGHUP wait until the servers are stopped, then take effect.
+
+    A signal that ended the program mid-clean-up (the CLI's exit, a second `kill`) would
+    leave a stdio server and its children running. Only the main thread can set handlers;
+    elsewhere the clean-up runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in HELD}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        if held:
+            signal.raise_signal(held[0])
 
 
 def _closed(error: BaseException) -> bool:

@@ -95,6 +95,20 @@ class McpTools:
             return f"restarted MCP server **{name}**: {len(link.tools)} tools"
         return f"MCP server **{name}**: {link.state}" + (f" ({link.why})" if link.why else "")
 
+    def tools_note(self) -> str | None:
+        """Why `/tools` lists no MCP tools yet: configured servers start with the first
+        turn (None when there are none, or they ran)."""
+        if self.hub is not None:
+            return None
+        configs, _ = mcp_config.load(self.session.workspace)
+        names = [n for n, c in configs.items() if not c.disabled and not c.skipped]
+        if not names:
+            return None
+        return (
+            f"MCP servers {', '.join(names)} start with the first turn; their tools are "
+            "listed after it (`/mcp` shows the servers)."
+        )
+
     def command(self, session: Any, args: str) -> str:
         """`/mcp` shows the servers; `/mcp restart NAME` restarts one."""
         words = args.split()
@@ -136,7 +150,7 @@ def report(state: McpTools) -> str:
             tools = [make_tool(config, t, state.call) for t in link.tools]
             listed = ", ".join(f"`{t.name}` ({t.kind})" for t in tools) or "(no tools)"
             lines.append(f"  tools: {listed}")
-        if link is not None:
+        if link is not None and link.log.exists():  # a server that never ran has none
             lines.append(f"  log: `{link.log}`")
     lines += [f"warning: {p}" for p in problems]
     return "\n".join(f"  - {line[2:]}" if line.startswith("  ") else f"- {line}" for line in lines)
