@@ -66,11 +66,14 @@ class Hub:
 
     # -- servers ----------------------------------------------------------------------
 
-    async def sync(self, configs: dict[str, ServerConfig]) -> list[str]:
+    async def sync(
+        self, configs: dict[str, ServerConfig], lazy: frozenset[str] = frozenset()
+    ) -> list[str]:
         """Bring the servers in line with `configs`; notices of new failures, once each.
 
         Changed or removed servers stop; servers not running start, in parallel, except
-        disabled, untrusted and ones that failed to start (they wait for `restart`).
+        disabled, untrusted and ones that failed to start (they wait for `restart`), and
+        the `lazy` ones that never ran: their tools are known, they start when called.
         """
         stale = [link for name, link in self.links.items() if configs.get(name) != link.config]
         await asyncio.gather(*(link.stop() for link in stale))
@@ -86,6 +89,7 @@ class Hub:
             if not link.config.disabled
             and not link.config.skipped
             and link.state in ("stopped", "crashed")
+            and not (link.state == "stopped" and link.name in lazy)
         ]
         await asyncio.gather(*(self._start_link(link) for link in starting))
         await asyncio.gather(*(self._relist(link) for link in self.links.values() if link.stale))
@@ -106,6 +110,18 @@ class Hub:
         except Exception as e:
             link.crashed(f"listing its tools again failed: {describe(e, link.config)}")
             link.reported = False
+
+    async def ensure(self, name: str) -> Link | None:
+        """Server `name` started if it is configured to run but is not running yet."""
+        link = self.links.get(name)
+        if (
+            link is not None
+            and link.state in ("stopped", "crashed")
+            and not link.config.disabled
+            and not link.config.skipped
+        ):
+            await self._start_link(link)
+        return link
 
     async def restart(self, name: str) -> Link:
         """Stop and start server `name` again (after a failure or a config change)."""
