@@ -180,8 +180,11 @@ def report(state: McpTools) -> str:
         if config.env or config.headers:
             keys = [k for k, _ in (*config.env, *config.headers)]
             lines.append(f"  env/headers set (values hidden): {', '.join(keys)}")
-        if link is not None and link.state == "running":
-            tools = [make_tool(config, t, state.call) for t in link.tools]
+        known = link.tools if link is not None and link.state == "running" else None
+        if known is None and link is not None and link.state == "stopped":
+            known = state.cached.get(name)
+        if known is not None:
+            tools = [make_tool(config, t, state.call) for t in known]
             listed = ", ".join(f"`{t.name}` ({t.kind})" for t in tools) or "(no tools)"
             lines.append(f"  tools: {listed}")
         if link is not None and link.log.exists():  # a server that never ran has none

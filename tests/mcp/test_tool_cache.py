@@ -46,7 +46,8 @@ def test_the_next_session_offers_cached_tools_and_starts_the_server_only_when_ca
     assert "mcp__flaky__ping" in offered(second)
     assert hub.links["flaky"].state == "stopped"  # offered, not started
     assert not (tmp_path / "logs-2" / "flaky.log").exists()
-    assert "known from an earlier session" in second.command("/mcp")
+    listing = second.command("/mcp")
+    assert "known from an earlier session" in listing and "`mcp__flaky__ping`" in listing
     called = second.run("ping it")
     [record] = [c for r in called.record["rounds"] for c in r["calls"]]
     assert record["ok"] and "pong" in record["result"]
