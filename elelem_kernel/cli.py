@@ -375,7 +375,7 @@ def _mcp(workspace: str | None, start: bool) -> int:
     session = new_session("echo", workspace=workspace, mode="auto")
     state = session.mcp  # type: ignore[attr-defined]
     try:
-        notices = asyncio.run(state.refresh()) if start else []
+        notices = asyncio.run(state.refresh(start_all=True)) if start else []
         for notice in notices:
             print(f"elelem: {visible(notice)}", file=sys.stderr)
         print(visible(report(state)))

@@ -3,6 +3,7 @@
 ElelemError            root: every message says what to do about it
 ├── ConfigError        unknown provider, missing key, bad option
 ├── ProviderError      the model's API failed (HTTP status, stream cut, bad JSON)
+│   └── ContextOverflow   the request did not fit the model's context window
 └── ToolError          a tool refused its input (bad path, missing file)
 """
 
@@ -24,6 +25,26 @@ class ProviderError(ElelemError):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+
+
+class ContextOverflow(ProviderError):
+    """The server refused a request too big for its context window.
+
+    `limit`: the window the server stated (tokens), None when it did not say;
+    `requested`: the request's size it counted, when it said.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: int | None = None,
+        requested: int | None = None,
+        status: int | None = None,
+    ):
+        super().__init__(message, status=status)
+        self.limit = limit
+        self.requested = requested
 
 
 class ToolError(ElelemError):

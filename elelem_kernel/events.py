@@ -10,6 +10,7 @@ string `type`:
 | `doing`    | id, name, arguments (dict), metadata?       |
 | `usage`    | input, output, cache_read?, cache_write?    |
 | `stop`     | reason (raw provider value), truncated      |
+| `model`    | name: the model the server says answered    |
 
 Any other type is ignored by the session.
 """

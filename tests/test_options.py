@@ -81,7 +81,7 @@ def test_an_unknown_option_is_refused_and_nothing_changes():
     before = session.provider
     answer = session.command("/option tempreature 0.2")
     assert "unknown option for openai: tempreature" in answer
-    assert "Known options: api_key, backoff, base_url, max_event_bytes, max_tokens" in answer
+    assert "Known options: api_key, backoff, base_url, extra, max_event_bytes, max_tokens" in answer
     assert session.provider is before and "tempreature" not in session.options
 
 

@@ -188,12 +188,15 @@ def _mode(session: Session, args: str) -> str:
 
 def _tools(session: Session, args: str) -> str:
     tools = session.toolbox.offered(session.mode)
+    note = getattr(getattr(session, "mcp", None), "tools_note", lambda: None)()
+    after = f"\n\n{note}" if note else ""
     if not tools:
-        return f"No tools in {session.mode} mode."
+        return f"No tools in {session.mode} mode.{after}"
     rows = [f"| `{t.name}` | {t.kind} | {t.description.splitlines()[0]} |" for t in tools]
     return (
         f"Tools in {session.mode} mode:\n\n| tool | kind | what it does |\n|:---|:---|:---|\n"
         + "\n".join(rows)
+        + after
     )
 
 
@@ -211,11 +214,11 @@ def _context(session: Session, args: str) -> str:
         size = len(json.dumps(m, ensure_ascii=False))
         total += size
         head = str(m.get("content", ""))[:60].replace("\n", " ").replace("|", "\\|")
-        lines.append(f"| {m['role']}: {head} | {size} | {size // 4} |")
+        lines.append(f"| {m['role']}: {head} | {size} | {session.estimate([m])} |")
     size = len(json.dumps(tools))
     total += size
-    lines.append(f"| {len(tools)} tool schemas | {size} | {size // 4} |")
-    lines.append(f"| **total** | {total} | **~{total // 4}** |")
+    lines.append(f"| {len(tools)} tool schemas | {size} | {session.estimate([], tools)} |")
+    lines.append(f"| **total** | {total} | **~{session.estimate(messages, tools)}** |")
     left = session.conversation.left_out(session.history, session.window()[0] * 4)
     note = f"\n\n{left} older turns are left out to fit the context budget." if left else ""
     return "\n".join(lines) + note + "\n\n" + window_line(session)

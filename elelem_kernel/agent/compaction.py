@@ -9,8 +9,10 @@ requests between two compactions share their prefix (what prompt caches bill lea
 A compaction is stored in the record of the turn that made it (`record["compaction"]`,
 record version 2): `upto` is the id of the newest turn it replaces, `summary` replaces that
 turn and every turn before it. If the model cannot summarise (an error, an empty answer, a
-summary still too large), the turns are left out instead, `failed` says why, and the note
-in the turn's output says so: a turn is never dropped without saying.
+summary cut off at its output limit, a summary still too large), the turns are left out
+instead, `failed` says why, and the note in the turn's output says so: a turn is never
+dropped without saying. A `/compact` whose summary would make the request larger than the
+turns it replaces changes nothing, and says so.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ TARGET = 0.5
 REQUEST_SHARE = 0.75
 #: Characters of one tool result kept in the transcript.
 RESULT_CHARS = 1_500
+#: A summary's reply limit (tokens): its own, never the person's `max_tokens`, which may be
+#: too small for it; at most a quarter of the window.
+SUMMARY_TOKENS = 4_096
 
 Ask = Callable[[list[dict[str, Any]]], Awaitable[str]]
 
@@ -129,6 +134,16 @@ def transcript(turns: list[dict[str, Any]], limit: int) -> str:
     return "\n\n".join(parts)
 
 
+def words(window: int) -> int:
+    """How many words a summary may have for a window of `window` tokens."""
+    return max(min(window // 20, 1_500), 100)
+
+
+def summary_limit(window: int) -> int:
+    """The reply limit of a summary request (tokens): room for `words(window)` words."""
+    return max(min(SUMMARY_TOKENS, window // 4), words(window) * 2)
+
+
 async def summarise(
     ask: Ask,
     turns: list[dict[str, Any]],
@@ -142,8 +157,7 @@ async def summarise(
     on its own is cut. Raises on errors and on an empty answer.
     """
     limit = int(window * REQUEST_SHARE) * CHARS_PER_TOKEN
-    words = max(min(window // 20, 1_500), 100)
-    instruction = INSTRUCTION.format(words=words)
+    instruction = INSTRUCTION.format(words=words(window))
     if focus:
         instruction += f" The person asked to keep in particular: {focus}"
     summary = previous

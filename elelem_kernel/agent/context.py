@@ -4,12 +4,21 @@ Window, first that applies (tokens):
 1. `/context-window N` in the session (`Session.context_window`);
 2. the provider option `context_window` (`-o context_window=N`, `/option`, ELELEM_OPTIONS);
 3. `ELELEM_CONTEXT_WINDOW` in the environment;
-4. what the provider reports (`provider.context_window()`, e.g. Ollama's `/api/show`);
-5. the table below for the model (longest matching prefix), else the provider's default.
+4. what the server said when it refused a request as too big (its context-overflow error);
+5. what the server reports (`provider.context_window()`: llama.cpp's `/v1/models` and
+   `/props`, vLLM's `max_model_len`, LM Studio's `/api/v0/models`, Ollama's `/api/show`);
+6. at a provider's official endpoint, the table below for the model (longest matching
+   prefix), else the provider's default;
+7. anywhere else the window is unknown: `UNKNOWN_WINDOW`, small on purpose, so that
+   compaction starts early rather than the server refusing the request. (A local server
+   may serve any model under any name: `gpt-4.1` there is not OpenAI's.)
 
-Token counts before the provider reports any are estimates: 4 characters of the request's
-JSON a token, the same rule `/context` uses. The footer's meter shows the provider's count
-for the last request when it gave one (`ctx 41k/200k`), else the estimate (`ctx ~41k/200k`).
+Token counts before the provider reports any are estimates (`estimate`): conservative,
+since a tokenizer splits digits and non-Latin text finer than prose. Once the server
+counted a request's input tokens, the session scales its estimates for that conversation
+by the ratio (`calibrated`). The footer's meter shows the provider's count for the last
+request when it gave one (`ctx 41k/200k`), else the estimate (`ctx ~41k/200k`); a window
+that is only assumed ends in `?` (`ctx 1.2k/8.2k?`).
 """
 
 from __future__ import annotations
@@ -26,10 +35,17 @@ ENV = "ELELEM_CONTEXT_WINDOW"
 OPTION = "context_window"
 #: Compaction starts when the next request would pass this share of the window.
 THRESHOLD = 0.8
-#: A provider is asked for its window (Ollama: `/api/show`) once a request is this big.
-PROBE_FROM = 2_000
-#: Characters of JSON per estimated token.
+#: Characters per token of prose, for budgets in characters (the history sent, a summary
+#: request's transcript); token counts use the conservative `estimate`.
 CHARS_PER_TOKEN = 4
+#: Characters per estimated token: prose and code; digits (tokenizers split numbers into
+#: single digits or groups of up to three); anything outside ASCII counts as a token.
+TEXT_CHARS, DIGIT_CHARS = 3.5, 1.5
+#: How far a server's own count may move the estimate (reported / estimated): up to 4
+#: times, never below the conservative estimate itself.
+CALIBRATION_RANGE = (1.0, 4.0)
+#: The window assumed when nothing says how big it is (tokens).
+UNKNOWN_WINDOW = 8_192
 #: Windows of common models, tokens, by name prefix (the longest prefix wins).
 MODEL_WINDOWS: dict[str, int] = {
     "claude-": 200_000,
@@ -101,9 +117,16 @@ def resolve_window(
     provider_name: str | None,
     model: str | None,
     reported: int | None = None,
+    learned: int | None = None,
+    official: bool = True,
     environ: Mapping[str, str] | None = None,
 ) -> tuple[int, str]:
-    """The window in tokens and where it came from (for `/context`)."""
+    """The window in tokens and where it came from (for `/context`).
+
+    `learned`: stated by the server in a context-overflow error; `reported`: by its
+    model-info endpoint; `official`: the provider talks to its vendor's own endpoint,
+    where the model names in the table mean what they say.
+    """
     env = os.environ if environ is None else environ
     if override:
         return override, "/context-window"
@@ -111,17 +134,44 @@ def resolve_window(
         return parse_window(options[OPTION]), f"the option {OPTION}"
     if env.get(ENV, "").strip():
         return parse_window(env[ENV]), ENV
+    if learned:
+        return int(learned), "stated by the server when it refused a request"
     if reported:
-        return int(reported), f"reported by {provider_name}"
-    return known_window(provider_name, model), "known for this model"
+        return int(reported), f"reported by the {provider_name} server"
+    if official:
+        return known_window(provider_name, model), "known for this model"
+    return UNKNOWN_WINDOW, (
+        "unknown: the server does not say, so a small window is assumed; set it with "
+        "/context-window N or -o context_window=N"
+    )
+
+
+def known(source: str) -> bool:
+    """Whether a window from `source` (`resolve_window`'s second value) is more than assumed."""
+    return not source.startswith("unknown")
 
 
 def estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
-    """Estimated tokens of a request: its messages' and tools' JSON, 4 characters a token."""
-    size = sum(len(json.dumps(m, ensure_ascii=False, default=str)) for m in messages)
+    """Estimated tokens of a request: its messages' and tools' JSON, counted conservatively
+    (`TEXT_CHARS` characters a token, digits `DIGIT_CHARS`, other scripts one each)."""
+    texts = [json.dumps(m, ensure_ascii=False, default=str) for m in messages]
     if tools:
-        size += len(json.dumps(tools, ensure_ascii=False))
-    return -(-size // CHARS_PER_TOKEN)
+        texts.append(json.dumps(tools, ensure_ascii=False))
+    tokens = 0.0
+    for text in texts:
+        digits = sum(text.count(d) for d in "0123456789")
+        wide = len(text) - len(text.encode("ascii", "ignore"))
+        tokens += (len(text) - digits - wide) / TEXT_CHARS + digits / DIGIT_CHARS + wide
+    return int(-(-tokens // 1))
+
+
+def calibration(reported: int, estimated: int) -> float | None:
+    """The factor that turns `estimated` into the server's `reported` count, bounded by
+    `CALIBRATION_RANGE`; None when either is not a positive count."""
+    if reported <= 0 or estimated <= 0:
+        return None
+    low, high = CALIBRATION_RANGE
+    return min(max(reported / estimated, low), high)
 
 
 def short(tokens: int) -> str:
@@ -143,4 +193,5 @@ def meter(context: Mapping[str, Any] | None) -> str | None:
     if not isinstance(used, int) or not isinstance(window, int) or window <= 0:
         return None
     mark = "~" if context.get("estimated") else ""
-    return f"ctx {mark}{short(used)}/{short(window)}"
+    assumed = "?" if context.get("assumed") else ""
+    return f"ctx {mark}{short(used)}/{short(window)}{assumed}"

@@ -24,14 +24,15 @@ from elelem_kernel.agent.approval import NO_CHANNEL, SENSITIVE_DECLINED, Approva
 from elelem_kernel.agent.blocks import BlockLayout
 from elelem_kernel.agent.budget import Ledger, OverBudget
 from elelem_kernel.agent.commands import Commands, add_builtin_commands
-from elelem_kernel.agent.compaction import TARGET, Compaction, split, summarise
+from elelem_kernel.agent.compaction import TARGET, Compaction, split, summarise, summary_limit
 from elelem_kernel.agent.context import (
     CHARS_PER_TOKEN,
     ENV,
     OPTION,
-    PROBE_FROM,
     THRESHOLD,
+    calibration,
     estimate,
+    known,
     resolve_window,
     short,
 )
@@ -50,7 +51,7 @@ from elelem_kernel.agent.record import (
 from elelem_kernel.agent.secrets import redact
 from elelem_kernel.agent.sync import run_sync
 from elelem_kernel.agent.toolbox import Call, Tool, Toolbox, check_mode, finish
-from elelem_kernel.errors import ConfigError, ElelemError
+from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError
 from elelem_kernel.events import map_stop_reason
 from elelem_kernel.options import from_env
 from elelem_kernel.visible import visible
@@ -137,7 +138,13 @@ class Session:
         #: `/compact [what to keep]` asked for: the next turn compacts first ("" no focus).
         self.compact_next: str | None = None
         self._probed: tuple[Any, int | None] | None = None
+        #: The window a server stated when it refused a request as too big, by provider.
+        self._learned: tuple[Any, int] | None = None
+        #: The server's count / the estimate, by conversation id (`context.calibration`).
+        self.calibration: dict[str, float] = {}
         self._request: dict[str, Any] | None = None  # the meter of the last request sent
+        self._raw = 0  # the uncalibrated estimate of the last request sent
+        self._served: str | None = None  # the model the server said answered this turn
 
     @property
     def mode(self) -> str:
@@ -224,13 +231,33 @@ class Session:
         """The model's context window in tokens, and where that number comes from."""
 
         reported = self._probed[1] if self._probed and self._probed[0] is self.provider else None
+        learned = self._learned[1] if self._learned and self._learned[0] is self.provider else None
         return resolve_window(
             override=self.context_window,
             options={**from_env(), **self.options},
             provider_name=self.provider_name,
             model=self.model,
             reported=reported,
+            learned=learned,
+            official=self.official,
         )
+
+    @property
+    def official(self) -> bool:
+        """Whether the provider talks to its vendor's own endpoint, where a model's name
+        has a known window and price (providers that do not say are taken at their word)."""
+        return bool(getattr(self.provider, "official", True))
+
+    def estimate(self, messages: list[dict[str, Any]], tools: list | None = None) -> int:
+        """The estimated tokens of a request, scaled by what the server counted for this
+        conversation's earlier requests."""
+        factor = self.calibration.get(self.conversation.id, 1.0)
+        return int(estimate(messages, tools) * factor + 0.5)
+
+    def price_model(self) -> str | None:
+        """The model name to price (`agent/pricing.py`): None away from the official
+        endpoint, where a name such as `gpt-4.1` says nothing about what it costs."""
+        return self.model if self.official else None
 
     def provider_names(self) -> list[str]:
         return registry.provider_names()
@@ -338,6 +365,8 @@ class Session:
         compactions: list[Compaction] = []
         self._request = None
         self.ledger.start(recorder, compactions)
+        self._served = None
+        retried = False
         try:
             if not prompt.strip():
                 raise ConfigError("the prompt is empty: write a question or a task for the agent")
@@ -360,7 +389,24 @@ class Session:
                     )
                 self.ledger.check(self, messages, self.toolbox.specs(self.mode))
                 rounds += 1
-                stop = await self._round(messages, layout, recorder, out, rounds)
+                try:
+                    stop = await self._round(messages, layout, recorder, out, rounds)
+                except ContextOverflow as e:
+                    if retried or recorder.rounds[-1] != _EMPTY_ROUND:
+                        raise
+                    retried, rounds = True, rounds - 1
+                    recorder.rounds.pop()  # refused before a word: not a round
+                    notice = self._overflowed(e)
+                    notices.append(notice)
+                    out({"type": "notice", "text": notice})
+                    made = len(compactions)
+                    tail = messages[head:]
+                    messages, head = await self._prepare(
+                        prompt, cell, out, recorder, compactions, messages, tail, force=True
+                    )
+                    if len(compactions) == made or compactions[-1].failed:
+                        raise
+                    continue
                 if stop != "tool_use":
                     break
         except asyncio.CancelledError:
@@ -381,8 +427,10 @@ class Session:
             record.update(self.turn_extras)
             if notices:
                 record["notices"] = notices
+            if self._served and self._served != self.model:
+                record["served_model"] = self._served
             fit(record)
-            record["cost"] = cost(self.provider_name, self.model, record["usage"])
+            record["cost"] = cost(self.provider_name, self.price_model(), record["usage"])
             self.ledger.settle(self, record)
             self.turn_extras = {}
             if prompt.strip():
@@ -394,7 +442,7 @@ class Session:
             end = {"type": "turn_end", "stop": stop, "usage": record["usage"], "rounds": rounds}
             end["ms"] = record["ms"]
             end["cost"] = record["cost"]
-            for key in ("context", "budget"):
+            for key in ("context", "served_model", "budget"):
                 if key in record:
                     end[key] = record[key]
             if error:
@@ -445,14 +493,25 @@ class Session:
                 reported = event.get("input")
                 if isinstance(reported, int) and reported > 0 and self._request is not None:
                     self._request.update(used=reported, estimated=False)
+                    factor = calibration(reported, raw)
+                    if factor is not None:
+                        self.calibration[self.conversation.id] = factor
+            elif kind == "model":
+                self._served = str(event.get("name") or "") or None
+                return
             else:
                 return
             recorder.event(event)
             layout.event(event)
 
         tools = self.toolbox.specs(self.mode)
-        self._request = {"used": estimate(messages, tools), "window": self.window()[0]}
+        raw = estimate(messages, tools)
+        self._raw = raw
+        window, source = self.window()
+        self._request = {"used": self.estimate(messages, tools), "window": window}
         self._request["estimated"] = True
+        if not known(source):
+            self._request["assumed"] = True
         out(
             {
                 "type": "status",
@@ -498,33 +557,39 @@ class Session:
         compactions: list[Compaction],
         messages: list[dict[str, Any]] | None = None,
         tail: list[dict[str, Any]] | None = None,
+        force: bool = False,
     ) -> tuple[list[dict[str, Any]], int]:
         """The next request's messages and where this turn's own rounds (`tail`) start in
         them: the oldest turns are compacted first when the request would pass the
         threshold of the window (or `/compact` asked for it). A second compaction in the
-        same turn supersedes the first in the record (its summary includes the first)."""
+        same turn supersedes the first in the record (its summary includes the first).
+        `force`: compact now (the server refused the request as too big)."""
 
         tail = tail or []
         current = recorder.record.get("compaction")
         tools = self.toolbox.specs(self.mode)
         if messages is None:
             messages = self.messages(prompt, cell, current)
-        before = estimate(messages, tools)
-        window = await self._probe_window(before)
-        focus = self.compact_next
+        before = self.estimate(messages, tools)
+        window = await self._probe_window()
+        asked = self.compact_next is not None
+        focus = self.compact_next if asked or not force else ""
         if focus is None and before <= THRESHOLD * window:
             return messages, len(messages) - len(tail)
-        summary, turns = self.conversation.compacted(self.conversation.active(cell), current)
+        active = self.conversation.active(cell)
+        summary, turns = self.conversation.compacted(active, current)
         if not turns:
             return messages, len(messages) - len(tail)
         self.compact_next = None
-        sizes = [estimate(turn_messages(t, self.history)) for t in turns]
+        sizes = [self.estimate(turn_messages(t, self.history)) for t in turns]
         fixed = before - sum(sizes)
         keep = int(TARGET * window) - fixed - window // 10  # room for the summary
-        old, _ = split(turns, sizes, keep, force=focus is not None)
-        entry = Compaction(old[-1]["turn"], len(old), "", before, focus=focus or None)
+        old, kept = split(turns, sizes, keep, force=focus is not None)
+        # The summary replaces every active turn up to the newest one it covers, the ones
+        # an earlier summary covered included: that is the count a person reads.
+        covered = len(active) - len(kept)
+        entry = Compaction(old[-1]["turn"], covered, "", before, focus=focus or None)
         if current:
-            entry.turns += int(current.get("turns") or 0)
             entry.before = int(current.get("before") or before)
             entry.focus = entry.focus or current.get("focus")
         out(
@@ -537,8 +602,9 @@ class Session:
             }
         )
         try:
+            limit = summary_limit(window)
             entry.summary = await summarise(
-                lambda request: self._ask(request, entry.usage), old, summary, window, focus
+                lambda request: self._ask(request, entry.usage, limit), old, summary, window, focus
             )
         except asyncio.CancelledError:
             raise
@@ -546,23 +612,30 @@ class Session:
             entry.failed = _reason(e)
         if entry.failed:
             entry.summary = summary
-        messages = self.messages(prompt, cell, entry.as_record()) + tail
-        entry.after = estimate(messages, tools)
+        compacted = self.messages(prompt, cell, entry.as_record()) + tail
+        entry.after = self.estimate(compacted, tools)
+        if asked and not entry.failed and entry.after >= before:
+            out({"type": "notice", "text": _LARGER.format(after=entry.after, before=before)})
+            return messages, len(messages) - len(tail)
+        messages = compacted
         if not entry.failed and entry.after > THRESHOLD * window:
             entry.failed = f"the summary is still too large, ~{short(entry.after)} tokens"
             entry.summary = summary
             messages = self.messages(prompt, cell, entry.as_record()) + tail
-            entry.after = estimate(messages, tools)
+            entry.after = self.estimate(messages, tools)
         compactions.append(entry)
         recorder.record["compaction"] = entry.as_record()
         recorder.record["v"] = COMPACTION_VERSION
         out({"type": "compaction", **entry.as_record()})
         return messages, len(messages) - len(tail)
 
-    async def _ask(self, messages: list[dict[str, Any]], usage: dict[str, int]) -> str:
-        """One request without tools (a summary); its tokens are added to `usage`."""
+    async def _ask(self, messages: list[dict[str, Any]], usage: dict[str, int], limit: int) -> str:
+        """One request without tools (a summary), its reply limited to `limit` tokens when
+        the provider can be (not the person's max_tokens); its tokens are added to `usage`.
+        A reply cut off at the limit is an error: a truncated summary would lose the rest."""
         parts: list[str] = []
         counted: dict[str, Any] = {}
+        ending: dict[str, Any] = {}
 
         def emit(event: dict[str, Any]) -> None:
             if not isinstance(event, dict):
@@ -571,21 +644,50 @@ class Session:
                 parts.append(str(event.get("text", "")))
             elif event.get("type") == "usage":
                 counted.update(event)
+            elif event.get("type") == "stop":
+                ending.update(event)
 
         self.ledger.check(self, messages, [])
-        await _call_fetch(self.provider, messages, [], emit)
+        limited = getattr(self.provider, "limited", None)
+        provider = limited(limit) if callable(limited) else self.provider
+        await _call_fetch(provider, messages, [], emit)
         add_usage(usage, counted)
+        if map_stop_reason(ending.get("reason"), False, bool(ending.get("truncated"))) == (
+            "max_tokens"
+        ):
+            raise ValueError(
+                f"the model's summary was cut off at its output limit ({limit:,} tokens)"
+            )
         return "".join(parts)
 
-    async def _probe_window(self, tokens: int) -> int:
-        """The window; asks the provider for its own (once) when a request gets big enough
-        for it to matter and no setting names one."""
+    def _overflowed(self, error: ContextOverflow) -> str:
+        """Learn from a server's context-overflow refusal: the window it stated, and its
+        count of the request for this conversation's estimates. The notice to show."""
+        if error.limit:
+            self._learned = (self.provider, error.limit)
+        if error.requested:
+            factor = calibration(error.requested, self._raw)
+            if factor is not None:
+                self.calibration[self.conversation.id] = factor
+        counted = f" of {error.requested:,} tokens" if error.requested else ""
+        window = (
+            f"its context window is {error.limit:,} tokens"
+            if error.limit
+            else "it does not fit the model's context window"
+        )
+        return (
+            f"the server refused the request{counted}: {window}; compacting the older turns "
+            "and sending it once more"
+        )
+
+    async def _probe_window(self) -> int:
+        """The window; asks the provider for its own (once per provider) when no setting
+        names one: a local server's window is only known by asking it."""
 
         probe = getattr(self.provider, "context_window", None)
         named = self.context_window or OPTION in {**from_env(), **self.options}
         if (
             callable(probe)
-            and tokens >= PROBE_FROM
             and not named
             and not os.environ.get(ENV, "").strip()
             and not (self._probed and self._probed[0] is self.provider)
@@ -696,6 +798,15 @@ class Session:
         if why is not None:
             return SENSITIVE_DECLINED.format(why=why), "declined"
         return "declined: the person did not allow this call", "declined"
+
+
+#: A round as the recorder starts it, before any event.
+_EMPTY_ROUND: dict[str, Any] = {"thinking": "", "text": "", "calls": []}
+#: The notice of a `/compact` whose summary would not make the request smaller.
+_LARGER = (
+    "/compact: kept the conversation as it was: the summary would make the request larger "
+    "(~{after:,} tokens) than the turns it replaces (~{before:,} tokens)"
+)
 
 
 def _reason(error: BaseException) -> str:

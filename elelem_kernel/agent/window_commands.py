@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from elelem_kernel.agent.context import THRESHOLD, estimate, parse_window, short
+from elelem_kernel.agent.context import THRESHOLD, parse_window, short
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.commands import Commands
@@ -30,7 +30,7 @@ def add_window_commands(commands: Commands) -> None:
 def window_line(session: Session) -> str:
     """`Window: 6.0k tokens (the option context_window); the next request ~3.1k (52%) ...`."""
     window, source = session.window()
-    used = estimate(session.messages(""), session.toolbox.specs(session.mode))
+    used = session.estimate(session.messages(""), session.toolbox.specs(session.mode))
     return (
         f"Window: {short(window)} tokens ({source}); the next request ~{short(used)} tokens "
         f"({used / window:.0%}); older turns are compacted past {THRESHOLD:.0%}."

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,8 +59,18 @@ class ServerConfig:
         if self.shown:
             return self.shown
         if self.transport == "stdio":
-            return " ".join([self.command, *self.args])
+            return shell_words([self.command, *self.args])
         return self.url
+
+
+#: A word a shell reads as it is, `${VAR}` and `${VAR:-default}` included.
+_PLAIN = re.compile(r"[\w@%+=:,./${}-]+")
+
+
+def shell_words(words: list[str]) -> str:
+    """`words` as one command line a person can paste: quoted where a shell would split
+    or change them, `${VAR}` as written."""
+    return " ".join(w if _PLAIN.fullmatch(w) else shlex.quote(w) for w in words)
 
 
 def expand(text: str, environ: Mapping[str, str] | None = None) -> str:
@@ -175,7 +186,7 @@ def parse(
         cwd = _text(entry, "cwd")
         return ServerConfig(
             **common,
-            shown=" ".join([command, *args]),
+            shown=shell_words([command, *args]),
             command=expand(command),
             args=tuple(expand(a) for a in args),
             env=_pairs(entry, "env"),

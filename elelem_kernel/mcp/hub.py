@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import os
+import signal
 import tempfile
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -64,11 +66,14 @@ class Hub:
 
     # -- servers ----------------------------------------------------------------------
 
-    async def sync(self, configs: dict[str, ServerConfig]) -> list[str]:
+    async def sync(
+        self, configs: dict[str, ServerConfig], lazy: frozenset[str] = frozenset()
+    ) -> list[str]:
         """Bring the servers in line with `configs`; notices of new failures, once each.
 
         Changed or removed servers stop; servers not running start, in parallel, except
-        disabled, untrusted and ones that failed to start (they wait for `restart`).
+        disabled, untrusted and ones that failed to start (they wait for `restart`), and
+        the `lazy` ones that never ran: their tools are known, they start when called.
         """
         stale = [link for name, link in self.links.items() if configs.get(name) != link.config]
         await asyncio.gather(*(link.stop() for link in stale))
@@ -84,6 +89,7 @@ class Hub:
             if not link.config.disabled
             and not link.config.skipped
             and link.state in ("stopped", "crashed")
+            and not (link.state == "stopped" and link.name in lazy)
         ]
         await asyncio.gather(*(self._start_link(link) for link in starting))
         await asyncio.gather(*(self._relist(link) for link in self.links.values() if link.stale))
@@ -104,6 +110,18 @@ class Hub:
         except Exception as e:
             link.crashed(f"listing its tools again failed: {describe(e, link.config)}")
             link.reported = False
+
+    async def ensure(self, name: str) -> Link | None:
+        """Server `name` started if it is configured to run but is not running yet."""
+        link = self.links.get(name)
+        if (
+            link is not None
+            and link.state in ("stopped", "crashed")
+            and not link.config.disabled
+            and not link.config.skipped
+        ):
+            await self._start_link(link)
+        return link
 
     async def restart(self, name: str) -> Link:
         """Stop and start server `name` again (after a failure or a config change)."""
@@ -145,14 +163,41 @@ class Hub:
         loop, thread = self._loop, self._thread
         if loop is None or thread is None or not thread.is_alive():
             return
-        try:
-            self.wait(self.stop_all(), CLOSE_TIMEOUT)
-        except Exception:
-            pass
-        finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(5)
-            self._loop = self._thread = None
+        with _signals_held():
+            try:
+                self.wait(self.stop_all(), CLOSE_TIMEOUT)
+            except Exception:
+                pass
+            finally:
+                loop.call_soon_threadsafe(loop.stop)
+                thread.join(5)
+                self._loop = self._thread = None
+
+
+#: Signals that end a program (`kill`, a closed terminal): held while the servers stop.
+HELD = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGTERM and SIGHUP wait until the servers are stopped, then take effect.
+
+    A signal that ended the program mid-clean-up (the CLI's exit, a second `kill`) would
+    leave a stdio server and its children running. Only the main thread can set handlers;
+    elsewhere the clean-up runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in HELD}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        if held:
+            signal.raise_signal(held[0])
 
 
 def _closed(error: BaseException) -> bool:

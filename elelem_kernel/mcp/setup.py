@@ -12,6 +12,7 @@ import importlib.util
 from typing import Any
 
 from elelem_kernel.mcp import config as mcp_config
+from elelem_kernel.mcp import tool_cache
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.tools import PREFIX, convert, hide, make_tool
 
@@ -34,9 +35,17 @@ class McpTools:
         self.configs: dict[str, ServerConfig] = {}
         self.shown: set[str] = set()  #: warnings already given, so each is said once
         self.hub: Any = None
+        #: Tool lists of servers not started yet, from the last session (`tool_cache`).
+        self.cached: dict[str, list[Any]] = {}
+        self._saved: dict[str, int] = {}  #: id of the tool list last cached, by server
 
-    async def refresh(self) -> list[str]:
-        """Load configs, start what should run, install the tools; notices to show."""
+    async def refresh(self, start_all: bool = False) -> list[str]:
+        """Load configs, start what should run, install the tools; notices to show.
+
+        A server whose tool list is cached from an earlier session is not started: its
+        tools are offered at once and it starts when one of them is called (`start_all`:
+        start every server anyway, as `elelem-kernel mcp` does).
+        """
         configs, problems = mcp_config.load(self.session.workspace)
         self.configs = configs
         notices = [p for p in problems if p not in self.shown]
@@ -52,7 +61,16 @@ class McpTools:
             from elelem_kernel.mcp.hub import hub
 
             self.hub = hub()
-            notices += await self.hub.run(self.hub.sync(configs if live else {}))
+            self.cached = {}
+            for name, config in live.items():
+                link = self.hub.links.get(name)
+                started = link is not None and link.config == config and link.state != "stopped"
+                if not start_all and not started:
+                    tools = tool_cache.load(config)
+                    if tools is not None:
+                        self.cached[name] = tools
+            lazy = frozenset(self.cached)
+            notices += await self.hub.run(self.hub.sync(configs if live else {}, lazy))
         self.install()
         fresh = [n for n in notices if n not in self.shown]
         self.shown.update(fresh)
@@ -66,16 +84,30 @@ class McpTools:
         if self.hub is None:
             return
         for link in list(self.hub.links.values()):
-            if link.state != "running":
+            if link.state == "running" and self._saved.get(link.name) != id(link.tools):
+                tool_cache.save(link.config, link.tools)
+                self._saved[link.name] = id(link.tools)
+            if link.state == "running":
+                tools = link.tools
+            elif link.state == "stopped" and link.name in self.cached:
+                tools = self.cached[link.name]
+            else:
                 continue
-            for remote in list(link.tools):
+            for remote in list(tools):
                 tool = make_tool(link.config, remote, self.call)
                 toolbox.remove(tool.name)
                 toolbox.tools[tool.name] = tool
 
     async def call(self, config: ServerConfig, tool: str, arguments: dict) -> dict:
-        """Run `tool` on its server through the hub; failures become error results."""
+        """Run `tool` on its server through the hub (starting the server first if it was
+        offered from the cache); failures become error results."""
         try:
+            link = await self.hub.run(self.hub.ensure(config.name))
+            if link is not None and link.state == "running":
+                self.cached.pop(config.name, None)
+                if self._saved.get(link.name) != id(link.tools):
+                    tool_cache.save(link.config, link.tools)
+                    self._saved[link.name] = id(link.tools)
             result = await self.hub.run(self.hub.call(config.name, tool, arguments, config.timeout))
         except (TimeoutError, RuntimeError) as e:
             return {"error": hide(str(e), config.secrets)}
@@ -94,6 +126,20 @@ class McpTools:
         if link.state == "running":
             return f"restarted MCP server **{name}**: {len(link.tools)} tools"
         return f"MCP server **{name}**: {link.state}" + (f" ({link.why})" if link.why else "")
+
+    def tools_note(self) -> str | None:
+        """Why `/tools` lists no MCP tools yet: configured servers start with the first
+        turn (None when there are none, or they ran)."""
+        if self.hub is not None:
+            return None
+        configs, _ = mcp_config.load(self.session.workspace)
+        names = [n for n, c in configs.items() if not c.disabled and not c.skipped]
+        if not names:
+            return None
+        return (
+            f"MCP servers {', '.join(names)} start with the first turn; their tools are "
+            "listed after it (`/mcp` shows the servers)."
+        )
 
     def command(self, session: Any, args: str) -> str:
         """`/mcp` shows the servers; `/mcp restart NAME` restarts one."""
@@ -123,6 +169,8 @@ def report(state: McpTools) -> str:
             status = f"skipped: {config.skipped}"
         elif link is None:
             status = "not started (starts with the next turn)"
+        elif link.state == "stopped" and name in state.cached:
+            status = "not started: its tools are known from an earlier session; it starts when one is called"
         elif link.state in ("failed", "crashed"):
             status = f"{link.state}: {link.why}"
         else:
@@ -132,11 +180,14 @@ def report(state: McpTools) -> str:
         if config.env or config.headers:
             keys = [k for k, _ in (*config.env, *config.headers)]
             lines.append(f"  env/headers set (values hidden): {', '.join(keys)}")
-        if link is not None and link.state == "running":
-            tools = [make_tool(config, t, state.call) for t in link.tools]
+        known = link.tools if link is not None and link.state == "running" else None
+        if known is None and link is not None and link.state == "stopped":
+            known = state.cached.get(name)
+        if known is not None:
+            tools = [make_tool(config, t, state.call) for t in known]
             listed = ", ".join(f"`{t.name}` ({t.kind})" for t in tools) or "(no tools)"
             lines.append(f"  tools: {listed}")
-        if link is not None:
+        if link is not None and link.log.exists():  # a server that never ran has none
             lines.append(f"  log: `{link.log}`")
     lines += [f"warning: {p}" for p in problems]
     return "\n".join(f"  - {line[2:]}" if line.startswith("  ") else f"- {line}" for line in lines)

@@ -15,11 +15,14 @@ from typing import Any
 
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import Emit
+from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 
 CACHE = {"type": "ephemeral"}
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 THINKING_LEVELS = {"low": 2048, "medium": 8192, "high": 16000}
+#: The sampling options the Messages API takes (`providers/sampling.py`).
+SAMPLING = ("temperature", "top_p", "top_k", "stop")
 
 
 def configured() -> bool:
@@ -36,12 +39,27 @@ class AnthropicProvider(HTTPProvider):
     key_env = "ANTHROPIC_API_KEY"
     base_env = "ANTHROPIC_BASE_URL"
     default_base = "https://api.anthropic.com"
-    extra_options = {"max_tokens": 8192, "thinking": None}
+    official_base = default_base
+    extra_options = {"max_tokens": 8192, "thinking": None, **sampling.defaults(SAMPLING)}
     not_found_hint = "check the model name (--model) and ANTHROPIC_BASE_URL"
 
     def normalize_base(self, base: str) -> str:
         base = base.rstrip("/")
         return base[: -len("/v1")] if base.endswith("/v1") else base
+
+    def __init__(self, model: str | None = None, **options: Any):
+        super().__init__(model, **options)
+        sampling.chosen(self.options, SAMPLING)  # a bad value is refused now
+        thinking = _thinking(self.options["thinking"])
+        budget = (thinking or {}).get("budget_tokens", 0)
+        if options.get("max_tokens") is not None and budget >= int(self.options["max_tokens"]):
+            raise ConfigError(
+                f"thinking={self.options['thinking']} thinks for up to {budget:,} tokens, "
+                f"more than max_tokens={self.options['max_tokens']} leaves room for: raise "
+                f"max_tokens above {budget:,} (e.g. {budget + 4096}), or leave max_tokens "
+                "unset to have it raised for you, or choose a smaller thinking budget "
+                "(thinking=1024)"
+            )
 
     def headers(self, key: str | None) -> dict[str, str]:
         return {"x-api-key": key or "", "anthropic-version": "2023-06-01"}
@@ -64,9 +82,13 @@ class AnthropicProvider(HTTPProvider):
         thinking = _thinking(self.options["thinking"])
         if thinking is not None:
             budget = thinking.get("budget_tokens", 0)
-            if budget >= max_tokens:
+            if budget >= max_tokens:  # only the default: a chosen max_tokens was checked
                 body["max_tokens"] = budget + 4096
             body["thinking"] = thinking
+        chosen = sampling.chosen(self.options, SAMPLING)
+        if "stop" in chosen:
+            chosen["stop_sequences"] = chosen.pop("stop")
+        body.update(chosen)
         _mark_turn_start(wire)
         _mark_last(wire)
         body["stream"] = True
@@ -227,7 +249,10 @@ class _Stream(StreamParser):
     def feed(self, name: str, data: Any) -> None:
         kind = data.get("type") if isinstance(data, dict) else None
         if kind == "message_start":
-            self._usage(data.get("message", {}).get("usage") or {})
+            message = data.get("message") or {}
+            self._usage(message.get("usage") or {})
+            if isinstance(message.get("model"), str) and message["model"]:
+                self.served = message["model"]
         elif kind == "content_block_start":
             self._start(data.get("index", 0), data.get("content_block") or {})
         elif kind == "content_block_delta":

@@ -23,10 +23,10 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from contextlib import aclosing, asynccontextmanager, contextmanager
 from typing import Any
 
-from elelem_kernel.errors import ConfigError, ProviderError
+from elelem_kernel.errors import ConfigError, ContextOverflow, ProviderError
 from elelem_kernel.events import TRUNCATED, Emit, Event
 from elelem_kernel.options import unknown
-from elelem_kernel.providers import stream
+from elelem_kernel.providers import server_window, stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT, TooLarge, Undecodable
 from elelem_kernel.text import clip
 
@@ -41,6 +41,8 @@ COMMON_OPTIONS: dict[str, Any] = {
     "max_event_bytes": DEFAULT_LIMIT,
 }
 MAX_BACKOFF = 30.0
+#: Seconds a model-info request (`get_json`) may take in all.
+INFO_TIMEOUT = 10.0
 MAX_RETRY_AFTER = 60.0
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 
@@ -73,6 +75,8 @@ class HTTPProvider:
     key_env: str | None = None
     base_env = ""
     default_base = ""
+    #: The vendor's own endpoint, where model names mean what they say (prices, windows).
+    official_base: str | None = None
     key_required = True
     extra_options: Mapping[str, Any] = {}
     not_found_hint = "check the model name and the base URL"  # may use {model}
@@ -116,6 +120,57 @@ class HTTPProvider:
     def normalize_base(self, base: str) -> str:
         """The base URL without a trailing slash; providers may be more lenient."""
         return base.rstrip("/")
+
+    @property
+    def official(self) -> bool:
+        """Whether the provider talks to its vendor's own endpoint (not a local server
+        that borrowed the wire format): only there a model name has a known window and
+        price."""
+        return bool(self.official_base) and self.base_url == self.normalize_base(
+            self.official_base or ""
+        )
+
+    async def context_window(self) -> int | None:
+        """The context window the server gives the model, asked from its model-info
+        endpoints (`server_window.ask`); None at the official endpoint (its models are
+        known) or when the server does not say."""
+        if self.official:
+            return None
+        return await server_window.ask(self)
+
+    def limited(self, max_tokens: int) -> HTTPProvider:
+        """A copy of this provider whose replies stop at `max_tokens` (a compaction's
+        summary gets its own limit, not the person's); it shares the connections."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.options = {**self.options, "max_tokens": max_tokens}
+        return copy
+
+    async def get_json(self, url: str, body: dict[str, Any] | None = None) -> Any:
+        """The JSON answer of `GET url` (`POST body` when given), or None on any failure:
+        a model-info request is a hint, never a reason for a turn to fail."""
+        import httpx
+
+        async def fetch() -> Any:
+            method = "POST" if body is not None else "GET"
+            headers = {"accept-encoding": "identity", **self.headers(self.api_key())}
+            request = self.client().stream(method, url, json=body, headers=headers)
+            async with request as response:
+                if response.status_code != 200:
+                    return None
+                return json.loads(await self._body_text(response))
+
+        try:
+            return await asyncio.wait_for(fetch(), INFO_TIMEOUT)
+        except (
+            httpx.HTTPError,
+            ValueError,
+            RecursionError,
+            ConfigError,
+            ProviderError,
+            TimeoutError,
+        ):
+            return None
 
     def headers(self, key: str | None) -> dict[str, str]:
         """Request headers carrying the key: a bearer token unless a provider says otherwise."""
@@ -385,9 +440,17 @@ class HTTPProvider:
         except RecursionError:
             raise self.error(f"{self.name} sent an event nested too deeply to read") from None
 
-    def status_error(self, status: int, text: str, headers: Mapping[str, str]) -> StatusError:
-        """The `ProviderError` for an HTTP error status, saying what to do about it."""
+    def status_error(
+        self, status: int, text: str, headers: Mapping[str, str]
+    ) -> StatusError | ContextOverflow:
+        """The `ProviderError` for an HTTP error status, saying what to do about it; a
+        `ContextOverflow` (with the window the server stated) for a request too big."""
         detail = _detail(text)
+        too_big = server_window.overflow(status, text)
+        if too_big is not None:
+            limit, requested = too_big
+            message = self.redact(f"{status} from {self.name}: the request is too big ({detail})")
+            return ContextOverflow(message, limit=limit, requested=requested, status=status)
         kind = _error_type(text)
         overloaded = status == 529 or kind == "overloaded_error"
         retryable = status in RETRYABLE_STATUS or status >= 500 or overloaded
@@ -435,6 +498,8 @@ class StreamParser:
         self.usage: dict[str, int] | None = None
         self.stop: str | None = None
         self.done = False
+        #: The model the server says answered (a local server names its own).
+        self.served: str | None = None
         #: Calls emitted at `finish()`: (id, name, arguments or None when they did not
         #: parse, the raw arguments as they arrived).
         self.buffered: list[tuple[str, str, dict | None, str]] = []
@@ -481,6 +546,8 @@ class StreamParser:
                 self.doing(call_id, name, arguments or {})
             else:  # cut off mid-call: shown with what arrived, never run (the session says so)
                 self.doing(call_id, name, {PARTIAL: clip(raw, PARTIAL_CHARS)})
+        if self.served:
+            self.emit({"type": "model", "name": self.served})
         usage = self.totals()
         if usage is not None:
             self.emit({"type": "usage", **usage})

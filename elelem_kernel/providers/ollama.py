@@ -14,9 +14,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from elelem_kernel.events import Emit
+from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
+from elelem_kernel.providers.server_window import show_window
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
+#: The sampling options `/api/chat` takes in its `options` (`providers/sampling.py`).
+SAMPLING = ("temperature", "top_p", "top_k", "seed", "stop")
 
 
 def host_url(host: str | None) -> str:
@@ -61,9 +65,14 @@ class OllamaProvider(HTTPProvider):
         "num_ctx": None,
         "keep_alive": None,
         "read_timeout": 300.0,
+        **sampling.defaults(SAMPLING),
     }
     not_found_hint = "run `ollama pull {model}`"
     unreachable_hint = "is `ollama serve` running?"
+
+    def __init__(self, model: str | None = None, **options: Any):
+        super().__init__(model, **options)
+        sampling.chosen(self.options, SAMPLING)  # a bad value is refused now
 
     def normalize_base(self, base: str) -> str:
         return host_url(base)
@@ -79,11 +88,12 @@ class OllamaProvider(HTTPProvider):
         think = switch(self.options["thinking"])
         if think is not None:
             body["think"] = think
-        options = {}
+        options: dict[str, Any] = {}
         if self.options["max_tokens"] is not None:
             options["num_predict"] = int(self.options["max_tokens"])
         if self.options["num_ctx"] is not None:
             options["num_ctx"] = int(self.options["num_ctx"])
+        options.update(sampling.chosen(self.options, SAMPLING))
         if options:
             body["options"] = options
         if self.options["keep_alive"] is not None:
@@ -109,22 +119,6 @@ class OllamaProvider(HTTPProvider):
 
 #: Bytes of an `/api/show` answer read (it carries the model's licence and template).
 SHOW_LIMIT = 2_000_000
-
-
-def show_window(data: Any) -> int | None:
-    """The context window in an `/api/show` answer: `num_ctx`, else `*.context_length`."""
-    if not isinstance(data, dict):
-        return None
-    for line in str(data.get("parameters") or "").splitlines():
-        name, _, value = line.strip().partition(" ")
-        if name == "num_ctx" and value.strip().isdigit():
-            return int(value.strip())
-    info = data.get("model_info")
-    if isinstance(info, dict):
-        for key, value in info.items():
-            if str(key).endswith(".context_length") and isinstance(value, int) and value > 0:
-                return value
-    return None
 
 
 def to_wire(messages: list[dict]) -> list[dict]:
@@ -182,6 +176,8 @@ class _Stream(StreamParser):
             return
         if data.get("error"):
             raise self.provider.error(f"ollama error: {data['error']}")
+        if isinstance(data.get("model"), str) and data["model"]:
+            self.served = data["model"]
         message = data.get("message") or {}
         if message.get("thinking"):
             self.emit({"type": "thinking", "text": message["thinking"]})

@@ -16,12 +16,15 @@ from typing import Any
 
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import Emit
+from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 
 OPENAI_BASE = "https://api.openai.com/v1"
 #: The default reply limit for servers other than api.openai.com.
 LOCAL_MAX_TOKENS = 8192
 REASONING_FIELDS = ("reasoning_content", "reasoning")
+#: The sampling options Chat Completions takes (`providers/sampling.py`).
+SAMPLING = ("temperature", "top_p", "seed", "stop", "extra")
 RETRYABLE_ERRORS = frozenset(
     {
         "server_error",
@@ -50,13 +53,19 @@ class OpenAIProvider(HTTPProvider):
     key_env = "OPENAI_API_KEY"
     base_env = "OPENAI_BASE_URL"
     default_base = OPENAI_BASE
-    extra_options = {"max_tokens": None, "thinking": None}
+    official_base = OPENAI_BASE
+    extra_options = {"max_tokens": None, "thinking": None, **sampling.defaults(SAMPLING)}
+    sampling_options: tuple[str, ...] = SAMPLING
     not_found_hint = "check the model name (--model) and OPENAI_BASE_URL (it usually ends in /v1)"
 
     @property
     def key_required(self) -> bool:  # type: ignore[override]
         """A key is needed for api.openai.com; other servers decide for themselves."""
         return self.base_url == OPENAI_BASE
+
+    def __init__(self, model: str | None = None, **options: Any):
+        super().__init__(model, **options)
+        sampling.chosen(self.options, self.sampling_options)  # a bad value is refused now
 
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)
@@ -87,8 +96,12 @@ class OpenAIProvider(HTTPProvider):
         effort = reasoning_effort(self.options["thinking"])
         if effort:
             body["reasoning_effort"] = effort
+        chosen = sampling.chosen(self.options, self.sampling_options)
+        extra = chosen.pop("extra", {})
+        body.update(chosen)
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
+        body.update(extra)
         return body
 
 
@@ -171,6 +184,8 @@ class _Stream(StreamParser):
             return
         if data.get("error") or name == "error":
             self._error(data.get("error", data))
+        if isinstance(data.get("model"), str) and data["model"]:
+            self.served = data["model"]
         if data.get("usage"):
             self._usage(data["usage"])
         for choice in data.get("choices") or []:

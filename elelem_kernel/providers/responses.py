@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from elelem_kernel.events import Emit
+from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import StreamParser
 from elelem_kernel.providers.openai import OpenAIProvider, dump_arguments, reasoning_effort
 
@@ -39,7 +40,12 @@ class ResponsesProvider(OpenAIProvider):
     name = "responses"
     path = "/responses"
     default_model = "gpt-5"
-    extra_options = {"max_tokens": None, "thinking": "auto"}
+    extra_options = {
+        "max_tokens": None,
+        "thinking": "auto",
+        **sampling.defaults(("temperature", "top_p", "extra")),
+    }
+    sampling_options = ("temperature", "top_p", "extra")
 
     def parser(self, emit: Emit) -> _Stream:  # type: ignore[override]
         return _Stream(self, emit)
@@ -63,8 +69,12 @@ class ResponsesProvider(OpenAIProvider):
                 body["include"] = ["reasoning.encrypted_content"]
         if self.options["max_tokens"] is not None:
             body["max_output_tokens"] = int(self.options["max_tokens"])
+        chosen = sampling.chosen(self.options, self.sampling_options)
+        extra = chosen.pop("extra", {})
+        body.update(chosen)
         body["store"] = False
         body["stream"] = True
+        body.update(extra)
         return body
 
 
@@ -129,6 +139,9 @@ class _Stream(StreamParser):
         if not isinstance(data, dict):
             return
         kind = data.get("type") or name
+        response = data.get("response")
+        if isinstance(response, dict) and isinstance(response.get("model"), str):
+            self.served = response["model"] or self.served
         if kind == "response.output_text.delta":
             self._say(data)
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):

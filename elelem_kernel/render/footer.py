@@ -23,6 +23,7 @@ def footer_line(
     absent or 0, no cost is shown. `rounds` is a count (event) or the list of rounds (record).
     `budget` (while one is set) adds `$0.42 of $2.00` or `41k of 200k tokens` for each
     budget in force, what its scope had spent at the end of the turn.
+    The model is the one the server said answered (`served_model`) when it named another.
     """
     usage = fields.get("usage") or {}
     cost = fields.get("cost", usage.get("cost"))
@@ -37,7 +38,7 @@ def footer_line(
         rounds if isinstance(rounds, int) else None,
         fields.get("stop"),
         provider or fields.get("provider"),
-        model or fields.get("model"),
+        fields.get("served_model") or model or fields.get("model"),
         cost if isinstance(cost, (int, float, str)) else None,
         fields.get("context"),
     )

@@ -25,7 +25,7 @@ DIM, BOLD, RED, GREEN, YELLOW, RESET = (
     "\033[33m",
     "\033[0m",
 )
-JSON_TYPES = ("block_start", "block_delta", "block_stop", "turn_end")
+JSON_TYPES = ("block_start", "block_delta", "block_stop", "notice", "turn_end")
 #: The keys of `turn_end` that `--json` prints (live views get more, such as the cost).
 JSON_END_KEYS = ("type", "stop", "usage", "rounds", "ms", "error", "budget")
 

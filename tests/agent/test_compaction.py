@@ -12,7 +12,7 @@ from elelem_kernel.errors import ProviderError
 from elelem_kernel.render.static import bundle
 from tests.scripted import Scripted, say
 
-LONG = "x" * 4_000  # about 1,000 tokens
+LONG = "x" * 3_500  # about 1,000 tokens (3.5 characters a token)
 
 
 def session(*rounds, window: int = 3_000) -> tuple[Session, Scripted]:
@@ -134,7 +134,7 @@ def test_a_summary_still_too_large_falls_back_and_keeps_the_earlier_summary():
 
 def test_compact_command_compacts_before_the_next_turn_with_what_to_keep():
     s, p = session(say("one"), say("two"), say("SUMMARY"), say("three"), window=200_000)
-    turn(s, "first")
+    turn(s, "first " + LONG)
     turn(s, "second")
     answer = s.command("/compact the file names")
     assert "next turn" in answer and "the file names" in answer
@@ -233,7 +233,7 @@ def test_a_long_tool_loop_compacts_the_older_turns_between_rounds():
 
     @box.add("big", "Returns a lot")
     def big(args):
-        return {"text": "z" * 5_000}
+        return {"text": "z" * 4_400}
 
     p = Scripted(
         say("one"),
@@ -245,8 +245,8 @@ def test_a_long_tool_loop_compacts_the_older_turns_between_rounds():
     )
     s = Session(p, box, provider_name="scripted")
     s.context_window = 4_000
-    turn(s, "FACT-1 " + "x" * 3_000)
-    turn(s, "FACT-2 " + "x" * 3_000)
+    turn(s, "FACT-1 " + "x" * 2_600)
+    turn(s, "FACT-2 " + "x" * 2_600)
     events: list = []
     third = turn(s, "third", events=events)
 

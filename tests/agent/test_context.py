@@ -141,13 +141,13 @@ class Probed:
         emit({"type": "stop", "reason": "end_turn"})
 
 
-def test_a_provider_is_asked_for_its_window_once_when_requests_get_big(monkeypatch):
+def test_a_provider_is_asked_for_its_window_once_before_the_first_request(monkeypatch):
     monkeypatch.delenv("ELELEM_CONTEXT_WINDOW", raising=False)
     monkeypatch.delenv("ELELEM_OPTIONS", raising=False)
     provider = Probed()
     s = Session(provider, provider_name="probed")
-    asyncio.run(s.turn("small"))
-    assert provider.asked == 0 and s.window()[0] == 128_000
-    asyncio.run(s.turn("x" * 10_000))
+    assert s.window()[0] == 128_000
+    first = asyncio.run(s.turn("small"))
     asyncio.run(s.turn("more"))
-    assert provider.asked == 1 and s.window() == (5_000, "reported by probed")
+    assert provider.asked == 1 and s.window() == (5_000, "reported by the probed server")
+    assert first.record["context"]["window"] == 5_000

@@ -44,6 +44,7 @@ def isolated_env(root: Path, **extra: str) -> dict[str, str]:
         JUPYTER_DATA_DIR=str(state / "jupyter" / "data"),
         JUPYTER_RUNTIME_DIR=str(state / "jupyter" / "runtime"),
         IPYTHONDIR=str(state / "ipython"),
+        XDG_CACHE_HOME=str(state / "cache"),  # MCP tool lists: this kernel's own
         ELELEM_PROVIDER="echo",
         OLLAMA_HOST="http://127.0.0.1:9",
     )

@@ -14,6 +14,7 @@ def home(tmp_path, monkeypatch) -> Path:
     home = tmp_path / "home"
     (home / ".agents").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))  # tool lists: this test's own
     return home
 
 

@@ -186,7 +186,7 @@ def test_base_url_comes_from_the_environment_with_or_without_v1(wire, monkeypatc
     ],
 )
 def test_thinking_option(option, field, max_tokens):
-    body = AnthropicProvider(thinking=option, max_tokens=8192).body(PROMPT, TOOLS)
+    body = AnthropicProvider(thinking=option).body(PROMPT, TOOLS)  # max_tokens: the default
     assert body.get("thinking") == field and body["max_tokens"] == max_tokens
 
 

@@ -110,14 +110,17 @@ def test_the_window_comes_from_api_show(wire, monkeypatch):
     import asyncio
 
     monkeypatch.setenv("OLLAMA_HOST", wire.url)
-    wire.queue(_show({"parameters": "stop <end>\nnum_ctx 8192", "model_info": {}}))
-    wire.queue(_show({"model_info": {"qwen3.context_length": 40960, "qwen3.block_count": 36}}))
-    wire.queue(_show({"license": "..."}))
     provider = OllamaProvider("qwen3")
-    assert asyncio.run(provider.context_window()) == 8192
-    assert asyncio.run(provider.context_window()) == 40960
-    assert asyncio.run(provider.context_window()) is None
-    assert [(r.path, r.body) for r in wire.requests] == [("/api/show", {"model": "qwen3"})] * 3
+    answers = [
+        ({"parameters": "stop <end>\nnum_ctx 8192", "model_info": {}}, 8192),
+        ({"model_info": {"qwen3.context_length": 40960, "qwen3.block_count": 36}}, 40960),
+        ({"license": "..."}, None),
+    ]
+    for answer, window in answers:
+        wire.info["/api/show"] = _show(answer)
+        assert asyncio.run(provider.context_window()) == window
+    shows = [(r.path, r.body) for r in wire.info_requests]
+    assert shows == [("/api/show", {"model": "qwen3"})] * 3
 
 
 def test_the_num_ctx_option_is_the_window_without_asking(wire, monkeypatch):

@@ -34,6 +34,7 @@ class Round:
     encrypted: str = "ZW5jcnlwdGVkLTE="
     reasoning_field: str = "reasoning_content"
     ids: bool = True
+    model: str = "wire"  # the model the server says answered
 
     def usage_or_default(self) -> dict[str, int]:
         return {"input": 12, "output": 7, "cache_read": 0, "cache_write": 0, **(self.usage or {})}
@@ -161,7 +162,7 @@ def _anthropic(r: Round) -> Reply:
         "id": "msg_wire",
         "type": "message",
         "role": "assistant",
-        "model": "wire",
+        "model": r.model,
         "content": [],
         "stop_reason": None,
         "usage": usage,
@@ -214,7 +215,12 @@ def _anthropic(r: Round) -> Reply:
 
 def _openai(r: Round) -> Reply:
     u = r.usage_or_default()
-    base = {"id": "chatcmpl-wire", "object": "chat.completion.chunk", "created": 0, "model": "wire"}
+    base = {
+        "id": "chatcmpl-wire",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": r.model,
+    }
     out: list[bytes] = []
 
     def add(delta: dict, finish: str | None = None) -> None:
@@ -267,7 +273,7 @@ def _responses(r: Round) -> Reply:
         "id": "resp_wire",
         "object": "response",
         "status": "in_progress",
-        "model": "wire",
+        "model": r.model,
         "output": [],
     }
     add("response.created", response=response)
@@ -358,7 +364,7 @@ def _responses(r: Round) -> Reply:
 
 def _ollama(r: Round) -> Reply:
     u = r.usage_or_default()
-    base = {"model": "wire", "created_at": "2026-01-01T00:00:00Z"}
+    base = {"model": r.model, "created_at": "2026-01-01T00:00:00Z"}
     out: list[bytes] = []
 
     def add(message: dict, **extra: Any) -> None:

@@ -104,15 +104,21 @@ class WireServer:
     """HTTP/1.1 on 127.0.0.1 in a background thread, answering from a queue of replies.
 
     When the queue is empty it answers with `default` if set, else a 400 that says so.
-    GET requests (health checks such as Ollama's `/api/version`) get a small JSON answer
-    without using the queue.
+    Model-info requests never use the queue and are recorded in `info_requests`, not
+    `requests` (which holds what the model was asked): a path in `info` (llama.cpp's
+    `/v1/models` and `/props`, `local_servers.py`) is answered with its JSON (or the `Reply`
+    it maps to), any method; Ollama's `POST /api/show` elsewhere gets a 404 as for an
+    unknown model; other GET requests (health checks such as Ollama's `/api/version`) get
+    a small JSON answer.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0):
         self.host = host
         self.port = port
         self.requests: list[Request] = []
+        self.info_requests: list[Request] = []
         self.default: Reply | None = None
+        self.info: dict[str, Any] = {}
         self._replies: collections.deque[Reply] = collections.deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -231,10 +237,21 @@ class WireServer:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        self.requests.append(Request(method, path, headers, body, raw))
+        request = Request(method, path, headers, body, raw)
+        info = method == "GET" or path in self.info or path == "/api/show"
+        (self.info_requests if info else self.requests).append(request)
         return await self._send(self._next(method, path), reader, writer)
 
     def _next(self, method: str, path: str) -> Reply:
+        if path in self.info:
+            answer = self.info[path]
+            if isinstance(answer, Reply):
+                return answer
+            body = json.dumps(answer).encode()
+            return Reply(200, {"content-type": "application/json"}, [body], stream=False)
+        if path == "/api/show":
+            body = json.dumps({"error": "model not found"}).encode()
+            return Reply(404, {"content-type": "application/json"}, [body], stream=False)
         if method == "GET":
             body = json.dumps({"version": "0.0.0-wire", "models": []}).encode()
             return Reply(200, {"content-type": "application/json"}, [body], stream=False)
