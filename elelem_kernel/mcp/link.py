@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.mcp.config import ServerConfig
+from elelem_kernel.redaction import forms_of, redact
 
 INIT_TIMEOUT = 10.0  #: seconds for a server to start and answer `initialize`
 MAX_TOOLS = 500  #: tools kept per server
@@ -95,9 +96,7 @@ class Link:
         tail = self.stderr_tail()
         if tail:
             text += f"\nlast lines of its stderr ({self.log}):\n{tail}"
-        for secret in self.config.secrets:
-            text = text.replace(secret, "[redacted]")
-        return text
+        return str(redact(text, forms_of(self.config.secrets)))
 
     async def _serve(self, ready: asyncio.Future[None], init_timeout: float) -> None:
         spawned: list[int] = []
@@ -252,6 +251,5 @@ def describe(error: BaseException, config: ServerConfig) -> str:
         text = str(error) or type(error).__name__
         if type(error).__name__ not in text and not isinstance(error, TimeoutError):
             text = f"{type(error).__name__}: {text}"
-    for secret in config.secrets:
-        text = text.replace(secret, "[redacted]")
+    text = str(redact(text, forms_of(config.secrets)))
     return " ".join(text.split())[:500]
