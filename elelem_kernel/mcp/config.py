@@ -8,7 +8,8 @@ Code's project file), `.agents/mcp.json` in the workspace. The format is
 `${VAR}` and `${VAR:-default}` are expanded in command, args, env, cwd, url and headers.
 
 Project files can start programs, so they count only in a folder the person trusted; in
-another their servers are listed as skipped with the command that trusts the folder.
+another their servers are listed as skipped with the command that trusts the folder, and
+never replace a server of the same name from the person's own file.
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ def load(workspace: Path | str) -> tuple[dict[str, ServerConfig], list[str]]:
             problems.append(f"MCP config {path}: {_why(e)}; its servers were skipped")
             continue
         for name, entry in entries.items():
+            if skipped and name in servers and not servers[name].skipped:
+                continue  # an entry that will not run never displaces one that will
             try:
                 servers[name] = parse(name, entry, str(path), skipped, workspace)
             except ValueError as e:

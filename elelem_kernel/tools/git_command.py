@@ -12,6 +12,13 @@ a partial clone. Read-only tools must run none of them, so each call gets:
   filter, textconv and external-diff drivers the repository defines, each set to empty,
   and a refusal when the config points the command at a file outside the work tree
   (`blame.ignoreRevsFile`, which no override can take back);
+- never a look into a submodule (`SUBMODULE_BLIND`, and settings in `NEUTRAL_CONFIG`):
+  a submodule's own config names drivers no override here reaches;
+- every setting of the repository's own config that names a file to read (`FILE_KEY`)
+  kept only when it is a regular file inside the repository, else `/dev/null`; includes
+  checked before git reads them, and a refusal when one is not (`repository_entries`);
+- a refusal when `.git` leads to a repository outside the folder that is neither its
+  linked worktree nor its submodule (`locate`);
 - the work tree pinned to the folder holding `.git` (`work_tree`), whatever
   `core.worktree` says;
 - a neutral environment (`environment`): no `GIT_*` variable of the caller passes
