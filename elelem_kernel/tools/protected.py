@@ -9,7 +9,8 @@
   `site-packages`, `sitecustomize.py`, `usercustomize.py`, a virtual environment's
   `bin/` when Python starts; `.ipython/`, `.jupyter/`, `jupyter_*_config.py|json`,
   `ipython_*config.py` when IPython or Jupyter starts; `.envrc`, shell start-up files,
-  `.gitconfig`, git hook folders (`.husky/`, `.githooks/`) and `.pre-commit-config.yaml`.
+  `.gitconfig`, git hook folders (`.husky/`, `.githooks/`, the folder the repository's
+  `core.hooksPath` names) and `.pre-commit-config.yaml`.
   A write there is asked every time, in every mode but `auto` (see `Session`
   approvals), whatever was allowed before.
 
@@ -21,9 +22,11 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path, PurePosixPath
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools import git_command
 from elelem_kernel.tools.workspace import Workspace
 
 #: The why an approval preview gives for a plugin or MCP config.
@@ -117,4 +120,24 @@ def _startup_why(ws: Workspace, parts: tuple[str, ...]) -> str | None:
     if len(parts) >= 3 and parts[-2] in ("bin", "scripts"):
         if (ws.root.joinpath(*parts[:-2]) / "pyvenv.cfg").exists():
             return "this virtual environment is used (its bin folder)"
+    hooks = _hooks_folder(ws)
+    if hooks is not None and parts[: len(hooks)] == hooks and len(parts) > len(hooks):
+        return "git runs its hooks (the folder core.hooksPath names)"
     return None
+
+
+def _hooks_folder(ws: Workspace) -> tuple[str, ...] | None:
+    """The lowercased parts of the folder the repository's `core.hooksPath` names, when it
+    is inside the workspace (git would run the hooks there on the next commit)."""
+    try:
+        repo = git_command.locate(ws.root)
+        entries = git_command.repository_entries(repo) if repo is not None else []
+    except (ToolError, OSError, subprocess.SubprocessError):
+        return None
+    values = [value for key, value in entries if key.lower() == "core.hookspath" and value]
+    if not values or repo is None:
+        return None
+    folder = (repo.tree / os.path.expanduser(values[-1])).resolve()
+    if not folder.is_relative_to(ws.root) or folder == ws.root:
+        return None
+    return tuple(p.lower() for p in folder.relative_to(ws.root).parts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,11 @@ def test_files_run_at_start_are_told_from_ordinary_ones(tmp_path):
     assert "virtual environment" in (startup_code(ws, "venv/bin/activate") or "")
     ordinary = ["a.txt", "notes.pth", "site.py", "src/jupyter.py", "bin/tool", "config.json"]
     assert [startup_code(ws, path) for path in ordinary] == [None] * len(ordinary)
+
+
+def test_the_folder_the_repository_runs_hooks_from_is_asked_too(tmp_path):
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "config", "core.hooksPath", "tools/hooks"], cwd=tmp_path, check=True)
+    ws = Workspace(tmp_path)
+    assert "core.hooksPath" in (startup_code(ws, "tools/hooks/pre-commit") or "")
+    assert startup_code(ws, "tools/other.py") is None
