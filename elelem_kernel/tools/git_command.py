@@ -182,10 +182,13 @@ def locate(folder: str | os.PathLike[str]) -> Repository | None:
     if git_dir is None:
         return None
     common = git_dir
-    commondir = git_dir / "commondir"
-    if _regular(commondir):
-        common = (git_dir / _small_text(commondir)).resolve()
-    if not git_dir.is_relative_to(tree) and not _points_back(git_dir, dot_git, tree):
+    try:
+        if _regular(git_dir / "commondir"):
+            common = (git_dir / _small_text(git_dir / "commondir")).resolve()
+        own = git_dir.is_relative_to(tree) or _points_back(git_dir, dot_git, tree)
+    except OSError:
+        own = False
+    if not own:
         raise ToolError(
             f"{dot_git} leads to {git_dir}, a repository outside {tree} that is neither a "
             "linked worktree nor a submodule of it; git is not run here (open the "
