@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elelem_kernel.agent.trust import how_to_trust, is_trusted
+from elelem_kernel.agent.trust import contents, how_to_trust, status
 
 TRANSPORTS = ("stdio", "http", "sse")
 CALL_TIMEOUT = 60.0  #: seconds a tool call may take unless the server says otherwise
@@ -92,18 +92,25 @@ def load(workspace: Path | str) -> tuple[dict[str, ServerConfig], list[str]]:
     workspace = Path(workspace)
     servers: dict[str, ServerConfig] = {}
     problems: list[str] = []
-    trusted: bool | None = None
+    read: dict[Path, bytes | str] | None = None  # the project files, read once for both
+    trusted = False  # the trust check and the servers, so what starts is what was hashed
     for path, project in config_files(workspace):
-        if not path.is_file():
-            continue
         skipped = None
         if project:
-            if trusted is None:
-                trusted = is_trusted(workspace)
+            if read is None:
+                read = contents(workspace)
+                trusted = status(workspace, read) == "trusted"
+            if path not in read:
+                continue
             if not trusted:
                 skipped = f"the folder is not trusted; trust it with {how_to_trust(workspace)}"
+        elif not path.is_file():
+            continue
         try:
-            entries = _entries(json.loads(path.read_text(encoding="utf-8")))
+            data = read[path] if project and read is not None else path.read_bytes()
+            if isinstance(data, str):
+                raise OSError(0, data.strip("<>"))
+            entries = _entries(json.loads(data.decode("utf-8")))
         except (OSError, ValueError) as e:
             problems.append(f"MCP config {path}: {_why(e)}; its servers were skipped")
             continue
