@@ -418,14 +418,24 @@ def _trust(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Bytes of one file `elelem-kernel files` prints at most; a larger file is skipped.
+FILES_MAX_BYTES = 1_000_000
+
+
 def _files(paths: list[str]) -> int:
+    from elelem_kernel.errors import ToolError  # lazy: only this command needs them
+    from elelem_kernel.tools import git_command
+    from elelem_kernel.tools.regular import open_regular
+    from elelem_kernel.tools.workspace import Workspace
+
     if not paths and not sys.stdin.isatty():
         paths = [line.strip() for line in sys.stdin if line.strip()]
     if not paths:
-        from elelem_kernel.tools import git_command
-
         try:
             listed = git_command.run(".", "ls-files", "-z")
+        except ToolError as e:
+            print(f"Error: {e}", file=sys.stderr)
+            return 1
         except (OSError, subprocess.SubprocessError):
             listed = None
         if listed is None or listed.returncode != 0:
@@ -434,12 +444,22 @@ def _files(paths: list[str]) -> int:
             )
             return 1
         paths = [p for p in listed.stdout.decode("utf-8", "replace").split("\0") if p]
+    # the file tools' rules: inside the workspace (git root, else this folder), through no
+    # symlink leading out, regular files only, and a bounded size
+    ws, here = Workspace.detect(Path.cwd()), Path.cwd()
     print("<documents>")
     for index, path in enumerate(paths, 1):
         try:
-            data = Path(path).read_bytes()
+            with open_regular(ws.resolve(here / path), path) as f:
+                data = f.read(FILES_MAX_BYTES + 1)
+        except ToolError as e:
+            print(f"elelem: skipped {path}: {e}", file=sys.stderr)
+            continue
         except OSError as e:
             print(f"elelem: skipped {path}: {e.strerror}", file=sys.stderr)
+            continue
+        if len(data) > FILES_MAX_BYTES:
+            print(f"elelem: skipped {path}: over {FILES_MAX_BYTES:,} bytes", file=sys.stderr)
             continue
         if b"\0" in data[:8192]:
             print(f"elelem: skipped {path}: binary file", file=sys.stderr)

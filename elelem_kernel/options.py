@@ -20,11 +20,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.redaction import SECRET_NAME
 
 ENV = "ELELEM_OPTIONS"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 #: ELELEM_OPTIONS splits at commas that start a new `name=`, so JSON lists survive.
-_SECRET = re.compile(r"(?i)(key|secret|passw|credential|auth)")
 _SPLIT = re.compile(r",\s*(?=[A-Za-z_][A-Za-z0-9_.-]*\s*=)")
 
 
@@ -72,7 +72,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
 def describe(options: Mapping[str, Any]) -> str:
     """`name=value` pairs for messages, values as JSON; keys and passwords are hidden."""
     return ", ".join(
-        f"{k}={'***' if _SECRET.search(k) else json.dumps(v, ensure_ascii=False)}"
+        f"{k}={'***' if SECRET_NAME.search(k) else json.dumps(v, ensure_ascii=False)}"
         for k, v in options.items()
     )
 

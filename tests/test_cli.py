@@ -257,3 +257,24 @@ def test_the_context_window_option_sets_the_meter_and_a_bad_one_is_refused(folde
     assert re.search(r"ctx \d+/6\.0k ", r.stderr)
     r = cli("ask", "-p", "echo", "-o", "context_window=lots", "hi", cwd=folder, input="")
     assert r.returncode == 1 and "bad context window 'lots'" in r.stderr
+
+
+def test_files_reads_only_regular_files_inside_the_workspace_and_bounded(folder, tmp_path):
+    secret = tmp_path.parent / f"{tmp_path.name}-secret.txt"
+    secret.write_text("TOPSECRET\n")
+    (folder / "notes.txt").symlink_to(secret)
+    (folder / "zero").symlink_to("/dev/zero")
+    os.mkfifo(folder / "pipe")
+    (folder / "big.txt").write_text("y" * 1_000_001)
+    (folder / "inside.txt").symlink_to(folder / "sheep.py")
+    given = ["notes.txt", "/dev/zero", "zero", "pipe", "big.txt", "../x", "inside.txt"]
+    r = cli("files", cwd=folder, input="\n".join(given) + "\n")
+    assert r.returncode == 0 and "TOPSECRET" not in r.stdout + r.stderr
+    assert r.stdout.count("<document ") == 1 and "print('baa')" in r.stdout
+    for name in given[:-1]:
+        assert f"elelem: skipped {name}:" in r.stderr, name
+    assert "outside the workspace" in r.stderr and "over 1,000,000 bytes" in r.stderr
+    for args in (["init", "-q"], ["add", "notes.txt", "sheep.py"]):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+    r = cli("files", cwd=folder, input="")
+    assert "TOPSECRET" not in r.stdout and "<source>sheep.py</source>" in r.stdout

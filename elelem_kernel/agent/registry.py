@@ -14,13 +14,15 @@ a file that fails is skipped with a warning naming it. The person's own folder i
 the working folder's plugins came with the folder (a cloned repository, a pull request
 under review), so they load only once the person trusted that folder (`agent/trust.py`);
 until then they are skipped with one line saying how to trust them (`set_notify`).
+Each plugin runs from the bytes read once for the trust check, compiled into a fresh
+module: never a `__pycache__` file or anything else an import loader would prefer.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
+import types
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -117,14 +119,16 @@ def load_plugins(folders: list[Path] | None = None) -> list[str]:
     user = user_plugin_folder().resolve()
     for folder in folders if folders is not None else plugin_folders():
         files = _plugin_files(folder)
-        if folders is None and folder.resolve() != user and not _consented(folder, files):
-            continue
-        for path in files:
+        if folders is None and folder.resolve() != user:
+            sources = _consented(folder, files)
+        else:
+            sources = {path: _read(path) for path in files if path not in _plugins_loaded}
+        for path, source in (sources or {}).items():
             if path in _plugins_loaded:
                 continue
             _plugins_loaded.add(path)
             try:
-                _load_file(path)
+                _load_source(path, source)
             except Exception as e:
                 message = f"elelem: skipped plugin {path}: {type(e).__name__}: {e}"
                 problems.append(message)
@@ -142,18 +146,28 @@ def _plugin_files(folder: Path) -> list[Path]:
         return []
 
 
-def _consented(folder: Path, files: list[Path]) -> bool:
-    """Whether the project plugin `files` of `folder` may load; if not, say so once."""
+def _read(path: Path) -> bytes | str:
+    try:
+        return trust.read_file(path)
+    except OSError as e:
+        return f"<unreadable: {e.strerror}>"
+
+
+def _consented(folder: Path, files: list[Path]) -> dict[Path, bytes | str] | None:
+    """The sources of the project plugin `files` of `folder` not loaded yet, as they were
+    read for the trust check, when they may load; if not, say so once and return None."""
 
     pending = [p for p in files if p not in _plugins_loaded]
     if not pending:
         _skipped.pop(folder, None)
-        return True
+        return {}
     project = folder.parent.parent
-    state = trust.status(project)
+    read = trust.contents(project)
+    state = trust.status(project, read)
     if state == "trusted":
         _skipped.pop(folder, None)
-        return True
+        hashed = {path.resolve(): data for path, data in read.items()}
+        return {path: hashed[path] for path in pending if path in hashed}
     names = ", ".join(p.name for p in pending)
     count = f"{len(pending)} project plugin{'s' if len(pending) > 1 else ''}"
     why = (
@@ -165,7 +179,7 @@ def _consented(folder: Path, files: list[Path]) -> bool:
     line = f"elelem: skipped {count} in {folder} ({names}): {why} {trust.how_to_trust(project)}"
     _skipped[folder] = line
     _tell(line)
-    return False
+    return None
 
 
 def _tell(line: str) -> None:
@@ -182,15 +196,22 @@ class UntrustedPluginsWarning(UserWarning):
     """Project plugins were skipped because their folder is not trusted."""
 
 
-def _load_file(path: Path) -> None:
+def _load_source(path: Path, source: bytes | str) -> None:
+    """Run plugin `path` from `source`, the bytes read (and for a project, hashed) once.
+
+    Compiled and run into a fresh module: never through an import loader, which would run
+    `__pycache__/*.pyc` (an unchecked-hash one is never compared with the source) or an
+    extension module next to it instead of what was trusted.
+    """
+    if isinstance(source, str):
+        raise ImportError(f"cannot load it: {source.strip('<>')}")
     name = f"elelem_plugin_{abs(hash(str(path)))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
+    code = compile(source, str(path), "exec", dont_inherit=True)
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        exec(code, module.__dict__)
     except BaseException:
         sys.modules.pop(name, None)
         raise

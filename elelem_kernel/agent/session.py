@@ -48,12 +48,12 @@ from elelem_kernel.agent.record import (
     deeper_than,
     fit,
 )
-from elelem_kernel.agent.secrets import redact
 from elelem_kernel.agent.sync import run_sync
 from elelem_kernel.agent.toolbox import Call, Tool, Toolbox, check_mode, finish
 from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError
 from elelem_kernel.events import map_stop_reason
 from elelem_kernel.options import from_env
+from elelem_kernel.redaction import redact
 from elelem_kernel.visible import visible
 
 Renderer = Callable[[dict[str, Any]], None]

@@ -18,10 +18,10 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 PROJECT_FILES = (".agents/mcp.json", ".mcp.json")
 PLUGIN_FOLDER = ".agents/plugins"
+MAX_FILE_BYTES = 4 << 20  #: a project file larger than this is hashed as a marker, never run
 
 
 def store_path() -> Path:
@@ -43,30 +43,41 @@ def project_files(folder: Path | str) -> list[Path]:
     return found
 
 
-def fingerprint(folder: Path | str) -> str:
-    """A hash of the names and contents of `folder`'s project files."""
-    folder = Path(folder)
-    digest = hashlib.sha256()
+def contents(folder: Path | str) -> dict[Path, bytes | str]:
+    """Each project file of `folder` read once: its bytes, or a marker saying why it was
+    not read (not a regular file, unreadable, too large). Plugins run from these very
+    bytes after they were hashed, so what runs is what was trusted (never a cache)."""
+    found: dict[Path, bytes | str] = {}
     for path in project_files(folder):
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
         try:
-            _hash_file(path, digest)
+            found[path] = read_file(path)
         except OSError as e:
-            digest.update(f"<unreadable: {e.strerror}>".encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
+            found[path] = f"<unreadable: {e.strerror}>"
+    return found
 
 
-def _hash_file(path: Path, digest: Any) -> None:
-    """Feed a regular file to `digest` in pieces; a FIFO or device (swapped in after the
-    listing) is named, never read, so hashing can neither hang nor fill memory."""
+def read_file(path: Path) -> bytes | str:
+    """A regular file's bytes, or a marker for a FIFO or device (swapped in after the
+    listing: named, never read, so reading can neither hang nor fill memory) or a file
+    over `MAX_FILE_BYTES`."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            digest.update(b"<not a regular file>")
-            return
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
+            return "<not a regular file>"
+        data = f.read(MAX_FILE_BYTES + 1)
+    return data if len(data) <= MAX_FILE_BYTES else f"<larger than {MAX_FILE_BYTES} bytes>"
+
+
+def fingerprint(folder: Path | str, files: dict[Path, bytes | str] | None = None) -> str:
+    """A hash of the names and contents of `folder`'s project files (`files`: as read by
+    `contents`, read now when not given)."""
+    folder = Path(folder)
+    digest = hashlib.sha256()
+    for path, data in (contents(folder) if files is None else files).items():
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(data if isinstance(data, bytes) else data.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def _key(folder: Path | str) -> str:
@@ -90,12 +101,13 @@ def is_trusted(folder: Path | str) -> bool:
     return status(folder) == "trusted"
 
 
-def status(folder: Path | str) -> str:
-    """`trusted`, `changed` (trusted, but its project files changed since) or `untrusted`."""
+def status(folder: Path | str, files: dict[Path, bytes | str] | None = None) -> str:
+    """`trusted`, `changed` (trusted, but its project files changed since) or `untrusted`;
+    `files` as `contents` read them (read now when not given)."""
     entry = trusted().get(_key(folder))
     if entry is None:
         return "untrusted"
-    return "trusted" if entry.get("hash") == fingerprint(folder) else "changed"
+    return "trusted" if entry.get("hash") == fingerprint(folder, files) else "changed"
 
 
 def _save(folders: dict[str, dict]) -> None:

@@ -8,7 +8,8 @@ Code's project file), `.agents/mcp.json` in the workspace. The format is
 `${VAR}` and `${VAR:-default}` are expanded in command, args, env, cwd, url and headers.
 
 Project files can start programs, so they count only in a folder the person trusted; in
-another their servers are listed as skipped with the command that trusts the folder.
+another their servers are listed as skipped with the command that trusts the folder, and
+never replace a server of the same name from the person's own file.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elelem_kernel.agent.trust import how_to_trust, is_trusted
+from elelem_kernel.agent.trust import contents, how_to_trust, status
 
 TRANSPORTS = ("stdio", "http", "sse")
 CALL_TIMEOUT = 60.0  #: seconds a tool call may take unless the server says otherwise
@@ -102,22 +103,31 @@ def load(workspace: Path | str) -> tuple[dict[str, ServerConfig], list[str]]:
     workspace = Path(workspace)
     servers: dict[str, ServerConfig] = {}
     problems: list[str] = []
-    trusted: bool | None = None
+    read: dict[Path, bytes | str] | None = None  # the project files, read once for both
+    trusted = False  # the trust check and the servers, so what starts is what was hashed
     for path, project in config_files(workspace):
-        if not path.is_file():
-            continue
         skipped = None
         if project:
-            if trusted is None:
-                trusted = is_trusted(workspace)
+            if read is None:
+                read = contents(workspace)
+                trusted = status(workspace, read) == "trusted"
+            if path not in read:
+                continue
             if not trusted:
                 skipped = f"the folder is not trusted; trust it with {how_to_trust(workspace)}"
+        elif not path.is_file():
+            continue
         try:
-            entries = _entries(json.loads(path.read_text(encoding="utf-8")))
+            data = read[path] if project and read is not None else path.read_bytes()
+            if isinstance(data, str):
+                raise OSError(0, data.strip("<>"))
+            entries = _entries(json.loads(data.decode("utf-8")))
         except (OSError, ValueError) as e:
             problems.append(f"MCP config {path}: {_why(e)}; its servers were skipped")
             continue
         for name, entry in entries.items():
+            if skipped and name in servers and not servers[name].skipped:
+                continue  # an entry that will not run never displaces one that will
             try:
                 servers[name] = parse(name, entry, str(path), skipped, workspace)
             except ValueError as e:

@@ -5,6 +5,10 @@ per CLI turn, a kernel's long-lived turn thread), so the client sessions live on
 their own in a daemon thread. Turns reach it with `run`, which hands a coroutine over and
 cancels it there when the turn is interrupted. `close` (at exit, and at kernel shutdown)
 stops every server and its process tree, so none outlives the session.
+
+Servers' stderr logs go to a private folder (`0700`) made for the session and removed by
+`close`, unless the person asked to keep them: `ELELEM_MCP_LOGS=DIR` (or `logs=`) names a
+folder that is kept.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import os
+import shutil
 import signal
 import tempfile
 import threading
@@ -25,6 +30,7 @@ from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.link import INIT_TIMEOUT, Link, describe
 
 T = TypeVar("T")
+LOGS_ENV = "ELELEM_MCP_LOGS"  #: a folder for the servers' stderr logs, kept after the session
 CLOSE_TIMEOUT = 15.0  #: seconds `close` waits for every server to stop
 
 
@@ -34,10 +40,27 @@ class Hub:
     def __init__(self, logs: Path | None = None, init_timeout: float = INIT_TIMEOUT):
         self.links: dict[str, Link] = {}
         self.init_timeout = init_timeout
-        self.logs = logs or Path(tempfile.gettempdir()) / f"elelem-mcp-{os.getpid()}"
+        chosen = logs or (Path(os.environ[LOGS_ENV]) if os.environ.get(LOGS_ENV) else None)
+        self.keep_logs = chosen is not None  #: the person named the folder: it stays
+        self._logs = chosen
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+
+    @property
+    def logs(self) -> Path:
+        """The log folder, made on first use: private (`0700`) whoever made it."""
+        if self._logs is None:
+            self._logs = Path(tempfile.mkdtemp(prefix="elelem-mcp-"))
+        self._logs.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._logs.chmod(0o700)
+        return self._logs
+
+    def remove_logs(self) -> None:
+        """Remove the session's log folder, unless the person asked to keep it."""
+        if not self.keep_logs and self._logs is not None:
+            shutil.rmtree(self._logs, ignore_errors=True)
+            self._logs = None
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -81,7 +104,6 @@ class Hub:
             del self.links[link.name]
         for name, config in configs.items():
             if name not in self.links:
-                self.logs.mkdir(parents=True, exist_ok=True)
                 self.links[name] = Link(config, self.logs / f"{name}.log")
         starting = [
             link
@@ -159,9 +181,11 @@ class Hub:
         await asyncio.gather(*(link.stop() for link in self.links.values()))
 
     def close(self) -> None:
-        """Stop every server and the loop (idempotent, safe at exit)."""
+        """Stop every server and the loop, remove the logs unless kept (idempotent, safe
+        at exit)."""
         loop, thread = self._loop, self._thread
         if loop is None or thread is None or not thread.is_alive():
+            self.remove_logs()
             return
         with _signals_held():
             try:
@@ -172,6 +196,7 @@ class Hub:
                 loop.call_soon_threadsafe(loop.stop)
                 thread.join(5)
                 self._loop = self._thread = None
+                self.remove_logs()
 
 
 #: Signals that end a program (`kill`, a closed terminal): held while the servers stop.

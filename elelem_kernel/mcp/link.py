@@ -3,7 +3,8 @@
 The transport and client session are async context managers that must be entered and
 left by the same task, so each connection is one long-lived task (`serve`) that holds
 them open until asked to stop; calls from other tasks use the session it published.
-Server stderr goes to a log file, whose last lines explain a failure.
+A stdio server's stderr goes to a private, bounded, redacted log (`stderr_log`), whose
+last lines explain a failure.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import contextlib
 import contextvars
 import os
 import signal
-from collections import deque
 from pathlib import Path
 from typing import Any
 
 from elelem_kernel.mcp.config import ServerConfig
+from elelem_kernel.mcp.stderr_log import StderrLog, tail
+from elelem_kernel.redaction import forms_of, redact
 
 INIT_TIMEOUT = 10.0  #: seconds for a server to start and answer `initialize`
 MAX_TOOLS = 500  #: tools kept per server
@@ -82,12 +84,7 @@ class Link:
 
     def stderr_tail(self, lines: int = STDERR_LINES) -> str:
         """The last lines the server wrote to stderr ('' when none)."""
-        try:
-            with open(self.log, encoding="utf-8", errors="replace") as f:
-                tail = deque((line.rstrip() for line in f), maxlen=lines)
-        except OSError:
-            return ""
-        return "\n".join(line[:300] for line in tail if line.strip())
+        return "\n".join(line[:300] for line in tail(self.log, lines) if line.strip())
 
     def failure(self) -> str:
         """Why the server is not usable, with its stderr tail, for the turn's output."""
@@ -95,34 +92,35 @@ class Link:
         tail = self.stderr_tail()
         if tail:
             text += f"\nlast lines of its stderr ({self.log}):\n{tail}"
-        for secret in self.config.secrets:
-            text = text.replace(secret, "[redacted]")
-        return text
+        return str(redact(text, forms_of(self.config.secrets)))
 
     async def _serve(self, ready: asyncio.Future[None], init_timeout: float) -> None:
         spawned: list[int] = []
         _spawned.set(spawned)
+        log: StderrLog | None = None
         try:
-            with open(self.log, "w", encoding="utf-8") as errlog:
-                async with contextlib.AsyncExitStack() as stack:
-                    read, write = await stack.enter_async_context(self._transport(errlog))
-                    from mcp.client.session import ClientSession
+            if self.config.transport == "stdio":
+                log = StderrLog(self.log, self.config.secrets)
+            async with contextlib.AsyncExitStack() as stack:
+                errlog = log.writer if log is not None else None
+                read, write = await stack.enter_async_context(self._transport(errlog))
+                from mcp.client.session import ClientSession
 
-                    session = await stack.enter_async_context(
-                        ClientSession(read, write, message_handler=self._on_message)
-                    )
-                    try:
-                        await asyncio.wait_for(session.initialize(), init_timeout)
-                        self.tools = await asyncio.wait_for(_list_tools(session), init_timeout)
-                    except (asyncio.TimeoutError, TimeoutError):
-                        raise TimeoutError(
-                            f"no answer to initialize within {init_timeout:g} s"
-                        ) from None
-                    self.session, self.state = session, "running"
-                    if not ready.done():
-                        ready.set_result(None)
-                    assert self._stop is not None
-                    await self._stop.wait()
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, message_handler=self._on_message)
+                )
+                try:
+                    await asyncio.wait_for(session.initialize(), init_timeout)
+                    self.tools = await asyncio.wait_for(_list_tools(session), init_timeout)
+                except (asyncio.TimeoutError, TimeoutError):
+                    raise TimeoutError(
+                        f"no answer to initialize within {init_timeout:g} s"
+                    ) from None
+                self.session, self.state = session, "running"
+                if not ready.done():
+                    ready.set_result(None)
+                assert self._stop is not None
+                await self._stop.wait()
         except BaseException as error:
             if self.state in ("starting", "running"):
                 self.state = "failed" if self.state == "starting" else "crashed"
@@ -132,6 +130,8 @@ class Link:
         finally:
             self.session = None
             await _kill_groups(spawned)
+            if log is not None:
+                await asyncio.to_thread(log.close)
             if not ready.done():
                 ready.set_result(None)
 
@@ -252,6 +252,5 @@ def describe(error: BaseException, config: ServerConfig) -> str:
         text = str(error) or type(error).__name__
         if type(error).__name__ not in text and not isinstance(error, TimeoutError):
             text = f"{type(error).__name__}: {text}"
-    for secret in config.secrets:
-        text = text.replace(secret, "[redacted]")
+    text = str(redact(text, forms_of(config.secrets)))
     return " ".join(text.split())[:500]

@@ -14,7 +14,8 @@ from typing import Any
 from elelem_kernel.mcp import config as mcp_config
 from elelem_kernel.mcp import tool_cache
 from elelem_kernel.mcp.config import ServerConfig
-from elelem_kernel.mcp.tools import PREFIX, convert, hide, make_tool
+from elelem_kernel.mcp.tools import PREFIX, convert, make_tool
+from elelem_kernel.redaction import forms_of, redact
 
 INSTALL_HINT = "pip install 'elelem-kernel[mcp]'"
 
@@ -110,7 +111,7 @@ class McpTools:
                     self._saved[link.name] = id(link.tools)
             result = await self.hub.run(self.hub.call(config.name, tool, arguments, config.timeout))
         except (TimeoutError, RuntimeError) as e:
-            return {"error": hide(str(e), config.secrets)}
+            return {"error": redact(str(e), forms_of(config.secrets))}
         return convert(result, config.secrets)
 
     def restart(self, name: str) -> str:
@@ -176,7 +177,7 @@ def report(state: McpTools) -> str:
         else:
             status = link.state
         lines.append(f"**{name}** ({config.transport}) from `{config.source}`: {status}")
-        lines.append(f"  runs `{hide(config.target, config.secrets)}`")
+        lines.append(f"  runs `{redact(config.target, forms_of(config.secrets))}`")
         if config.env or config.headers:
             keys = [k for k, _ in (*config.env, *config.headers)]
             lines.append(f"  env/headers set (values hidden): {', '.join(keys)}")

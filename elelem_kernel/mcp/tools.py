@@ -6,7 +6,8 @@ text goes to the model cut to RESULT_CHARS (saying so); `structuredContent` is u
 present; images go to the card (and to the model where its provider takes images in tool
 results, else it gets their description); other content is described; `isError` makes a
 failed call. Values of
-the server's `env` and `headers` are replaced by `[redacted]` before anyone sees a result.
+the server's `env` and `headers` are replaced by `[redacted]` before anyone sees a result,
+in dict keys as well as values.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from elelem_kernel.agent.media import KEY as IMAGES
 from elelem_kernel.agent.toolbox import Tool
 from elelem_kernel.mcp.config import ServerConfig
+from elelem_kernel.redaction import forms_of, redact
 
 PREFIX = "mcp__"
 RESULT_CHARS = 50_000  #: characters of text a call hands the model
@@ -138,25 +140,10 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict:
         if shown:
             types = ", ".join(m["mime_type"] for m in shown)
             out["note"] = f"{len(shown)} image(s) returned ({types}), shown in the tool's card"
-    out = hide(out, secrets or [])
+    out = redact(out, forms_of(secrets or []))
     if images:
         out[IMAGES] = images
     return out
-
-
-def hide(value: Any, secrets: list[str]) -> Any:
-    """`value` with every secret string replaced by `[redacted]`."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, "[redacted]")
-        return value
-    if isinstance(value, dict):
-        return {k: hide(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [hide(v, secrets) for v in value]
-    return value
 
 
 def _cut(text: str) -> str:

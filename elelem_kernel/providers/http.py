@@ -23,6 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from contextlib import aclosing, asynccontextmanager, contextmanager
 from typing import Any
 
+from elelem_kernel import redaction
 from elelem_kernel.errors import ConfigError, ContextOverflow, ProviderError
 from elelem_kernel.events import TRUNCATED, Emit, Event
 from elelem_kernel.options import unknown
@@ -219,11 +220,9 @@ class HTTPProvider:
         return "the api_key option" if self._api_key else f"{self.key_env}"
 
     def redact(self, text: str) -> str:
-        """`text` with the current key replaced by `***`."""
-        for key in {self._key, self._api_key}:
-            if key and len(key) >= 4:
-                text = text.replace(key, "***")
-        return text
+        """`text` with the current key replaced by `***` (and URL passwords hidden)."""
+        keys = [key for key in (self._key, self._api_key) if key and len(key) >= 4]
+        return str(redaction.redact(text, redaction.forms_of(keys, "***")))
 
     def error(
         self,

@@ -2,8 +2,10 @@
 
 On a terminal, thinking is dimmed and each tool call is one line while the reply streams.
 Piped, progress goes to stderr and only the reply to stdout, so `> file` captures the reply.
-Every piece of model or tool text goes through `visible`, so the only escape sequences a
-terminal receives are the renderer's own colours (none with `NO_COLOR` set).
+The terminal renderer writes through one method, `_show`, which passes every text through
+`visible` (model and tool text, notices, the compaction note, errors, even its own
+words), so the only escape sequences a terminal receives are the renderer's own colours
+(none with `NO_COLOR` set), and a new event type cannot forget it.
 """
 
 from __future__ import annotations
@@ -36,8 +38,15 @@ def _short(value: Any, limit: int = 80) -> str:
     return shorten(text, limit)
 
 
+Piece = str | tuple[str, str]  #: text, or (colour, text)
+
+
 class TerminalRenderer:
-    """Writes block events for a person: reply to `out`, progress to `err`."""
+    """Writes block events for a person: reply to `out`, progress to `err`.
+
+    Every character goes out through `_show`, which passes all text through `visible`
+    and adds the renderer's own colours after that, so no event type can forget it.
+    """
 
     def __init__(
         self, out: IO[str] | None = None, err: IO[str] | None = None, color: bool | None = None
@@ -54,16 +63,25 @@ class TerminalRenderer:
         self.provider: str | None = None
         self.model: str | None = None
 
-    def _paint(self, code: str, text: str) -> str:
-        return f"{code}{text}{RESET}" if self.color else text
+    def _show(self, stream: IO[str], *pieces: Piece) -> None:
+        """The one place this renderer writes: each piece made `visible`, then coloured."""
+        parts = []
+        for piece in pieces:
+            code, text = piece if isinstance(piece, tuple) else ("", piece)
+            text = visible(text)
+            parts.append(f"{code}{text}{RESET}" if code and self.color and text else text)
+        stream.write("".join(parts))
+        stream.flush()
 
-    def _progress(self, text: str) -> None:
+    def _progress(self, *pieces: Piece) -> None:
         # On a terminal progress and reply share the screen; keep them on separate lines.
         if self.tty and not self.text_at_line_start:
-            self.out.write("\n")
+            self._show(self.out, "\n")
             self.text_at_line_start = True
-        self.err.write(text)
-        self.err.flush()
+        self._show(self.err, *pieces)
+
+    def _reply(self, text: str) -> None:
+        self._show(self.out, text)
 
     def __call__(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -72,59 +90,54 @@ class TerminalRenderer:
         elif kind == "block_start":
             self.kinds[event["index"]] = event["block"]
             if event["block"] == "thinking":
-                self._progress(self._paint(DIM, "thinking: "))
+                self._progress((DIM, "thinking: "))
             elif event["block"] == "tool_use":
                 self.calls[str(event.get("id"))] = event
-                name = visible(str(event.get("name")))
-                line = f"→ {name}({_short(event.get('arguments', {}))})\n"
-                self._progress(self._paint(YELLOW, line))
+                name = str(event.get("name"))
+                self._progress((YELLOW, f"→ {name}({_short(event.get('arguments', {}))})\n"))
             elif event["block"] == "tool_result":
                 call = self.calls.get(str(event.get("id")), {})
-                mark = self._paint(GREEN, "✓") if event.get("ok") else self._paint(RED, "✗")
+                mark = (GREEN, "✓") if event.get("ok") else (RED, "✗")
                 self._progress(
-                    f"{mark} {visible(str(call.get('name', '')))}: "
-                    f"{_short(event.get('content', ''), 100)}\n"
+                    mark,
+                    f" {call.get('name', '')}: {_short(event.get('content', ''), 100)}\n",
                 )
         elif kind == "block_delta":
             block = self.kinds.get(event["index"])
             if block == "thinking":
-                self._progress(self._paint(DIM, visible(event["text"])))
+                self._progress((DIM, str(event["text"])))
             elif block == "text":
-                self.out.write(visible(event["text"]))
-                self.out.flush()
-                self.text_at_line_start = event["text"].endswith("\n")
+                self._reply(str(event["text"]))
+                self.text_at_line_start = str(event["text"]).endswith("\n")
         elif kind == "block_stop":
             if self.kinds.get(event["index"]) == "thinking":
                 self._progress("\n")
             elif self.kinds.get(event["index"]) == "text":
-                self.out.write("\n\n" if self.tty else "\n")
-                self.out.flush()
+                self._reply("\n\n" if self.tty else "\n")
                 self.text_at_line_start = True
         elif kind == "notice":
-            self._progress(self._paint(RED, f"{event.get('text', '')}\n"))
+            self._progress((RED, f"{event.get('text', '')}\n"))
         elif kind == "tool_state" and event.get("state") == "declined":
-            self._progress(self._paint(RED, "declined\n"))
+            self._progress((RED, "declined\n"))
         elif kind == "compaction":
             from elelem_kernel.agent.compaction import note
 
-            self._progress(self._paint(YELLOW if event.get("failed") else DIM, note(event) + "\n"))
+            self._progress((YELLOW if event.get("failed") else DIM, note(event) + "\n"))
         elif kind == "turn_end":
             self._end(event)
 
     def _end(self, event: dict[str, Any]) -> None:
         if event.get("stop") == "budget":  # not an error: the line says how to go on
-            self._progress(self._paint(YELLOW, f"{visible(str(event.get('error')))}\n"))
+            self._progress((YELLOW, f"{event.get('error')}\n"))
         elif event.get("error"):
-            self._progress(self._paint(RED, f"Error: {visible(str(event['error']))}\n"))
+            self._progress((RED, f"Error: {event['error']}\n"))
         if event.get("stop") == "max_tokens":
-            hint = "cut off at max_tokens: raise the limit with -o max_tokens=N\n"
-            self._progress(self._paint(RED, hint))
+            self._progress((RED, "cut off at max_tokens: raise the limit with -o max_tokens=N\n"))
         if event.get("stop") == "interrupted":
-            self._progress(self._paint(RED, "interrupted\n"))
+            self._progress((RED, "interrupted\n"))
         if not event.get("rounds") and not event.get("budget"):
             return  # nothing was asked of the model: no figures to give
-        line = footer_line(event, self.provider, self.model)
-        self._progress(self._paint(DIM, visible(line) + "\n"))
+        self._progress((DIM, footer_line(event, self.provider, self.model) + "\n"))
 
 
 class JsonRenderer:

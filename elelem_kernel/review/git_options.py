@@ -32,7 +32,7 @@ DIFF_OUTPUT = """
 -w --ignore-all-space -b --ignore-space-change --ignore-space-at-eol --ignore-cr-at-eol
 --ignore-blank-lines --word-diff[=] --no-color --no-renames -M[=] --find-renames[=]
 -C[=] --find-copies[=] --find-copies-harder -B[=] --break-rewrites[=] -D
---irreversible-delete -l= --diff-filter= -R -a --text --no-prefix --ignore-submodules[=]
+--irreversible-delete -l= --diff-filter= -R -a --text --no-prefix
 -S= -G= --pickaxe-all --pickaxe-regex --find-object= --no-ext-diff --no-textconv
 """
 
@@ -70,7 +70,7 @@ SPECS: dict[str, str] = {
         """,
     "status": """
         -s --short -b --branch --porcelain[=] --long -u[=] --untracked-files[=]
-        --ignored[=] --ignore-submodules[=] -z --no-renames --find-renames[=]
+        --ignored[=] -z --no-renames --find-renames[=]
         --show-stash --ahead-behind --no-ahead-behind
         """,
     "ls-files": """

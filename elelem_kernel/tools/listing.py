@@ -11,6 +11,7 @@ import stat
 import subprocess
 from pathlib import Path
 
+from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import git_command
 
 #: Bytes from a file's start that tell binary (a NUL among them) from text.
@@ -61,8 +62,8 @@ def _git_files(folder: str, top: str) -> list[str] | None:
         proc = git_command.popen(
             folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."
         )
-    except OSError:
-        return None
+    except (OSError, ToolError):
+        return None  # no git, or a repository git may not read: the folder is walked
     with proc:
         names = _names(proc)
     if not names:

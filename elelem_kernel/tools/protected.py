@@ -3,10 +3,16 @@
 - Anything inside a `.git` folder (or a `.git` file) is refused to every write: a
   repository's config names programs git runs (`core.fsmonitor`, hooks, drivers), so a
   write there is command execution on the next git call.
-- Plugin and MCP config locations (a `.agents` folder anywhere in the workspace, a
-  `.mcp.json` file) run code when elelem starts in that folder: a write there is asked
-  every time, in every mode but `auto` (see `Session` approvals), whatever was allowed
-  before.
+- Files that run code when a program starts, so that the next program the person
+  runs executes what the model wrote: plugin and MCP config locations (a `.agents`
+  folder anywhere, a `.mcp.json` file) when elelem starts; a `.pth` in a
+  `site-packages`, `sitecustomize.py`, `usercustomize.py`, a virtual environment's
+  `bin/` when Python starts; `.ipython/`, `.jupyter/`, `jupyter_*_config.py|json`,
+  `ipython_*config.py` when IPython or Jupyter starts; `.envrc`, shell start-up files,
+  `.gitconfig`, git hook folders (`.husky/`, `.githooks/`, the folder the repository's
+  `core.hooksPath` names) and `.pre-commit-config.yaml`.
+  A write there is asked every time, in every mode but `auto` (see `Session`
+  approvals), whatever was allowed before.
 
 Names are compared case-insensitively, as on the file systems of macOS and Windows, and
 both the path as given and the path it resolves to (through symlinks) are checked.
@@ -15,13 +21,46 @@ both the path as given and the path it resolves to (through symlinks) are checke
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 from pathlib import Path, PurePosixPath
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools import git_command
 from elelem_kernel.tools.workspace import Workspace
 
 #: The why an approval preview gives for a plugin or MCP config.
 STARTUP_CODE = "this file can run code when elelem starts: a plugin / MCP config"
+
+#: File names (any folder) that a program the person runs next executes when it starts.
+STARTUP_NAMES = {
+    ".mcp.json": STARTUP_CODE,
+    "sitecustomize.py": "Python starts (sitecustomize)",
+    "usercustomize.py": "Python starts (usercustomize)",
+    ".envrc": "the shell enters this folder (direnv)",
+    ".pre-commit-config.yaml": "git commits (pre-commit hooks)",
+    ".gitconfig": "git runs (a git config names programs)",
+    ".bashrc": "a shell starts",
+    ".bash_profile": "a shell starts",
+    ".bash_login": "a shell starts",
+    ".profile": "a shell starts",
+    ".zshrc": "a shell starts",
+    ".zshenv": "a shell starts",
+    ".zprofile": "a shell starts",
+    ".zlogin": "a shell starts",
+}
+#: Folders (any depth) whose every file a program the person runs next may execute.
+STARTUP_FOLDERS = {
+    ".agents": STARTUP_CODE,
+    ".ipython": "IPython starts (profile startup files and config)",
+    ".jupyter": "Jupyter starts (its config)",
+    ".husky": "git commits (husky hooks)",
+    ".githooks": "git runs its hooks (a hooks folder)",
+}
+#: Names by pattern: Jupyter and IPython config files, read from the folder they start in.
+STARTUP_PATTERN = re.compile(r"(?:jupyter|ipython)(?:_[a-z0-9]+)*_config\.(?:py|json)")
+#: Folders holding Python packages: a `.pth` file there runs at every Python start.
+SITE_FOLDERS = {"site-packages", "dist-packages"}
 
 
 def _parts(ws: Workspace, path: str | os.PathLike[str] | None) -> list[tuple[str, ...]]:
@@ -58,6 +97,47 @@ def check_writable(ws: Workspace, path: str | os.PathLike[str], target: Path) ->
 def startup_code(ws: Workspace, path: str | os.PathLike[str] | None) -> str | None:
     """Why writing `path` needs a person's yes every time, or None for an ordinary file."""
     for parts in _parts(ws, path):
-        if ".agents" in parts or (parts and parts[-1] == ".mcp.json"):
-            return f"{os.fspath(path or '.')}: {STARTUP_CODE}"
+        why = _startup_why(ws, parts)
+        if why is not None:
+            prefix = "" if why == STARTUP_CODE else "this file can run code when "
+            return f"{os.fspath(path or '.')}: {prefix}{why}"
     return None
+
+
+def _startup_why(ws: Workspace, parts: tuple[str, ...]) -> str | None:
+    if not parts:
+        return None
+    name = parts[-1]
+    for folder in parts[:-1]:
+        if folder in STARTUP_FOLDERS:
+            return STARTUP_FOLDERS[folder]
+    if name in STARTUP_NAMES or name in STARTUP_FOLDERS:
+        return STARTUP_NAMES.get(name) or STARTUP_FOLDERS[name]
+    if STARTUP_PATTERN.fullmatch(name):
+        return "Jupyter or IPython starts in this folder (its config)"
+    if name.endswith(".pth") and SITE_FOLDERS.intersection(parts[:-1]):
+        return "Python starts (a .pth file in site-packages)"
+    if len(parts) >= 3 and parts[-2] in ("bin", "scripts"):
+        if (ws.root.joinpath(*parts[:-2]) / "pyvenv.cfg").exists():
+            return "this virtual environment is used (its bin folder)"
+    hooks = _hooks_folder(ws)
+    if hooks is not None and parts[: len(hooks)] == hooks and len(parts) > len(hooks):
+        return "git runs its hooks (the folder core.hooksPath names)"
+    return None
+
+
+def _hooks_folder(ws: Workspace) -> tuple[str, ...] | None:
+    """The lowercased parts of the folder the repository's `core.hooksPath` names, when it
+    is inside the workspace (git would run the hooks there on the next commit)."""
+    try:
+        repo = git_command.locate(ws.root)
+        entries = git_command.repository_entries(repo) if repo is not None else []
+    except (ToolError, OSError, subprocess.SubprocessError):
+        return None
+    values = [value for key, value in entries if key.lower() == "core.hookspath" and value]
+    if not values or repo is None:
+        return None
+    folder = (repo.tree / os.path.expanduser(values[-1])).resolve()
+    if not folder.is_relative_to(ws.root) or folder == ws.root:
+        return None
+    return tuple(p.lower() for p in folder.relative_to(ws.root).parts)

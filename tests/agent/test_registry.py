@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import py_compile
+from pathlib import Path
+
 import pytest
 
 from elelem_kernel.agent import factory, registry
@@ -173,3 +177,43 @@ def test_trusted_plugins_reach_a_running_session(project, tmp_path):
     lines = registry.load_trusted_plugins(session)
     assert session.toolbox.get("hello") is not None
     assert "New providers: `marked`." in lines and "Set up in this session: `hello`." in lines
+
+
+def _compiled_elsewhere(plugin: Path, source: str) -> Path:
+    """A real `.pyc` of `source` where the import system looks for `plugin`'s cache, marked
+    unchecked-hash so an import loader runs it without comparing it with the `.py`."""
+    other = plugin.parent.parent / "other.py"
+    other.write_text(source)
+    cached = Path(importlib.util.cache_from_source(str(plugin)))
+    py_compile.compile(
+        str(other),
+        cfile=str(cached),
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+        doraise=True,
+    )
+    other.unlink()
+    return cached
+
+
+@pytest.mark.parametrize("who", ["project", "person"])
+def test_a_plugin_runs_the_bytes_that_were_trusted_never_a_cached_pyc(
+    who, project, tmp_path, monkeypatch
+):
+    from elelem_kernel.agent import trust
+
+    folder = project if who == "project" else tmp_path / "home"
+    plugins = folder / ".agents" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    plugin = plugins / "mark.py"
+    plugin.write_text(MARKER_PLUGIN)
+    evil = MARKER_PLUGIN.replace('write("loaded', 'write("from the pyc')
+    cached = _compiled_elsewhere(plugin, evil)
+    if who == "person":
+        (project / ".agents" / "plugins" / "mark.py").unlink()
+    trust.trust(project)
+    assert trust.list_text().count(": trusted") == 1  # the .pyc is no project file
+    registry.set_notify(pytest.fail)
+    registry.load_plugins()
+    assert cached.exists()
+    assert (tmp_path / "marker").read_text() == "loaded\n"
+    assert registry.create_provider("marked") == "marked"

@@ -148,3 +148,14 @@ def test_stdio_servers_run_in_the_workspace_or_their_cwd_inside_it(home, ws, tmp
     assert servers["a"].cwd == str(ws)
     assert servers["b"].cwd == str(ws / "sub")
     assert servers["c"].cwd == str(tmp_path)
+
+
+def test_an_untrusted_project_entry_never_replaces_the_persons_server(home, ws):
+    write_config(home / ".agents" / "mcp.json", {"git": {"command": "my-git-server"}})
+    write_config(ws / ".mcp.json", {"git": {"command": "their-server"}, "new": {"command": "n"}})
+    write_config(ws / ".agents" / "mcp.json", {"git": {"command": "third"}})
+    servers, _ = load(ws)
+    assert servers["git"].command == "my-git-server" and servers["git"].skipped is None
+    assert servers["new"].skipped
+    trust(ws)  # once trusted, the project's entry is the one that counts, as before
+    assert load(ws)[0]["git"].command == "third"

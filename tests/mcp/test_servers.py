@@ -382,3 +382,14 @@ def test_a_server_that_exits_at_once_is_reported_without_its_secrets(home, ws):
         and "starting with token [redacted]" in notice
     )
     assert "tok-secret-42" not in json.dumps(result.record) + s.command("/mcp")
+
+
+def test_a_secret_as_a_dict_key_is_redacted_everywhere(home, ws):
+    entry = {**servers.flaky("crash"), "env": {"API_TOKEN": "tok-secret-4242-key"}}
+    write_config(home / ".agents" / "mcp.json", {"flaky": entry})
+    s = session(ws, call("mcp__flaky__keyed", {}), say("done"), mode="auto")
+    result = s.run("give me the keyed result")
+    [record] = calls(result)
+    assert record["ok"] and "the value" in record["result"]
+    seen = json.dumps(result.record) + json.dumps(s.provider.sent)
+    assert "tok-secret-4242-key" not in seen and "[redacted]" in record["result"]

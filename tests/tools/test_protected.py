@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,25 @@ from elelem_kernel.tools.workspace import Workspace
 from tests.scripted import Scripted, call, say
 
 SENSITIVE = [".mcp.json", ".agents/plugins/p.py", "sub/.agents/mcp.json", ".AGENTS/x.py"]
+#: Files another program runs when it starts: the next `python`, `ipython`, `jupyter`, shell.
+RUN_AT_START = [
+    ".venv/lib/python3.11/site-packages/evil.pth",
+    "env/Lib/Site-Packages/x.pth",
+    "sitecustomize.py",
+    "src/usercustomize.py",
+    ".ipython/profile_default/startup/00-x.py",
+    ".ipython/profile_default/ipython_config.py",
+    "jupyter_server_config.py",
+    "sub/jupyter_notebook_config.json",
+    "ipython_kernel_config.py",
+    ".jupyter/custom/custom.js",
+    ".envrc",
+    ".husky/pre-commit",
+    ".githooks/post-checkout",
+    ".pre-commit-config.yaml",
+    ".bashrc",
+    ".gitconfig",
+]
 
 
 class Answer:
@@ -52,7 +72,7 @@ def results(provider: Scripted) -> list[dict]:
     return [json.loads(m["content"]) for m in found]
 
 
-@pytest.mark.parametrize("path", SENSITIVE)
+@pytest.mark.parametrize("path", SENSITIVE + RUN_AT_START)
 def test_always_does_not_cover_a_startup_file(tmp_path, path):
     approver = Answer("always")
     provider = writes("a.txt", "b.txt", path, path)
@@ -60,7 +80,7 @@ def test_always_does_not_cover_a_startup_file(tmp_path, path):
     session.run("write", lambda event: None)
     asked = [r.arguments["path"] for r in approver.asked]
     assert asked == ["a.txt", path, path]
-    assert "can run code when elelem starts" in approver.asked[1].preview
+    assert "can run code when" in approver.asked[1].preview
     assert approver.asked[1].sensitive and not approver.asked[0].sensitive
     assert all(r["ok"] for r in results(provider))
 
@@ -110,3 +130,24 @@ def test_startup_code_sees_through_symlinks_and_case(tmp_path):
     assert startup_code(ws, "deep/.Agents/plugins/p.py")
     assert startup_code(ws, "x/.MCP.json")
     assert startup_code(ws, "agents/p.py") is None and startup_code(ws, "mcp.json") is None
+
+
+def test_files_run_at_start_are_told_from_ordinary_ones(tmp_path):
+    ws = Workspace(tmp_path)
+    for path in RUN_AT_START:
+        assert "can run code when" in (startup_code(ws, path) or ""), path
+    (tmp_path / "venv").mkdir()
+    assert startup_code(ws, "venv/bin/python") is None
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    assert "virtual environment" in (startup_code(ws, "venv/bin/python") or "")
+    assert "virtual environment" in (startup_code(ws, "venv/bin/activate") or "")
+    ordinary = ["a.txt", "notes.pth", "site.py", "src/jupyter.py", "bin/tool", "config.json"]
+    assert [startup_code(ws, path) for path in ordinary] == [None] * len(ordinary)
+
+
+def test_the_folder_the_repository_runs_hooks_from_is_asked_too(tmp_path):
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "config", "core.hooksPath", "tools/hooks"], cwd=tmp_path, check=True)
+    ws = Workspace(tmp_path)
+    assert "core.hooksPath" in (startup_code(ws, "tools/hooks/pre-commit") or "")
+    assert startup_code(ws, "tools/other.py") is None

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from elelem_kernel.agent.secrets import redact, secret_forms, secret_values
+from elelem_kernel.redaction import forms_of, redact, secret_forms, secret_values
 
 KEY = "sk-proj-Abc123XyZ789qrs"
 
@@ -136,3 +136,27 @@ def test_url_search_stays_linear_on_hostile_text() -> None:
     texts = ["a.a" * 100_000 + "://u:p@h", "x://u:" + "p" * 300_000, "://:" * 100_000]
     for text in texts:
         assert redact(text, {}).startswith(text[:10])
+
+
+def test_secrets_in_dict_keys_are_redacted_and_keys_stay_distinct():
+    env = {"API_TOKEN": "Tok3n-secret-value"}
+    forms = secret_forms(env)
+    value = {"Tok3n-secret-value": {"nested": ["Tok3n-secret-value"]}, "[redacted: API_TOKEN]": 1}
+    got = redact(value, forms)
+    assert "Tok3n-secret-value" not in json.dumps(got)
+    assert got == {
+        "[redacted: API_TOKEN]": {"nested": ["[redacted: API_TOKEN]"]},
+        "[redacted: API_TOKEN] (2)": 1,
+    }
+    assert redact({"tok-1234": "tok-1234"}, forms_of(["tok-1234"])) == {"[redacted]": "[redacted]"}
+
+
+def test_one_pattern_names_secrets_for_the_environment_and_the_options():
+    from elelem_kernel.options import describe
+
+    assert describe({"api_key": "k", "token": "t", "max_tokens": 5, "password": "p"}) == (
+        "api_key=***, token=***, max_tokens=5, password=***"
+    )
+    assert secret_values({"MAX_TOKENS": "1234567890123456", "HF_TOKEN": "hf_abcdefgh12"}) == {
+        "hf_abcdefgh12": "HF_TOKEN"
+    }

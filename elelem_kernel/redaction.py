@@ -1,4 +1,11 @@
-"""Keep secrets out of tool results, so they reach neither the model nor the notebook.
+"""Keep secrets out of what is shown and recorded: the one redaction function and the one
+pattern of secret names the package uses.
+
+`redact` replaces every known form of a secret in a string, a list or a dict (keys as
+well as values: a tool can return `{"<token>": ...}`); `SECRET_NAME` says which names
+hold secrets (environment variables, provider options). Tool results go through it with
+the environment's secrets (below); an MCP server's results, stderr and errors with its
+configured `env` and `headers` values (`forms_of`); a provider's errors with its key.
 
 A tool can print an API key (`env`, `os.environ`, a config file). Before a result goes to
 the model, the view and the record, every known secret is replaced with
@@ -24,12 +31,13 @@ import base64
 import functools
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
-#: AUTH but not AUTHOR (GIT_AUTHOR_NAME), though AUTHORIZATION and AUTHORITY count.
-SECRET_NAME = re.compile(r"(?i)(key|token|secret|pass|credential|auth(?!or(?!i[tz]))|private)")
+#: AUTH but not AUTHOR (GIT_AUTHOR_NAME), though AUTHORIZATION and AUTHORITY count;
+#: TOKEN but not TOKENS (`max_tokens` counts tokens, it holds none).
+SECRET_NAME = re.compile(r"(?i)(key|token(?!s)|secret|pass|credential|auth(?!or(?!i[tz]))|private)")
 MIN_LENGTH = 8  #: shorter values are too likely to occur by chance
 PLAIN_LENGTH = 16  #: from this length a value of one kind of character is a secret too
 #: `://user:password@`: the password ends at the `@`; no `/`, `?`, `#` or space in it. It
@@ -101,10 +109,19 @@ def _base64_cores(raw: bytes) -> list[str]:
     return cores
 
 
-def redact(value: Any, secrets: Mapping[str, str] | None = None) -> Any:
-    """`value` (str, list or dict, nested) with secrets and URL passwords replaced.
+def forms_of(values: Iterable[str], replacement: str = "[redacted]") -> dict[str, str]:
+    """`values` (known secrets, such as an MCP server's configured env values) as forms
+    for `redact`, longest first, each replaced by `replacement`."""
+    return {value: replacement for value in sorted(set(values), key=len, reverse=True) if value}
 
-    `secrets` maps each form to its replacement (`secret_forms`); default: the environment's.
+
+def redact(value: Any, secrets: Mapping[str, str] | None = None) -> Any:
+    """`value` (str, list or dict, nested; dict keys too) with secrets and URL passwords
+    replaced.
+
+    `secrets` maps each form to its replacement, longest first (`secret_forms`,
+    `forms_of`); default: the environment's. Two keys that become the same keep both,
+    the later one numbered.
     """
     forms = secret_forms() if secrets is None else secrets
     if isinstance(value, str):
@@ -113,7 +130,15 @@ def redact(value: Any, secrets: Mapping[str, str] | None = None) -> Any:
                 value = value.replace(form, replacement)
         return URL_PASSWORD.sub(r"\1[redacted]", value) if "://" in value else value
     if isinstance(value, dict):
-        return {k: redact(v, forms) for k, v in value.items()}
-    if isinstance(value, list):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            key = redact(key, forms)
+            unique, n = key, 1
+            while unique in out:
+                n += 1
+                unique = f"{key} ({n})"
+            out[unique] = redact(item, forms)
+        return out
+    if isinstance(value, (list, tuple)):
         return [redact(v, forms) for v in value]
     return value
