@@ -109,7 +109,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("agent", "mcp"),  # session, turn loop, toolbox, registry; MCP servers as a tool source
     ("tools",),  # the workspace tools
     ("providers",),  # models: stub, echo, demo, and the HTTP ones
-    ("errors", "events", "findings", "options", "text", "visible", "_version"),  # leaves
+    ("errors", "events", "findings", "images", "options", "text", "visible", "_version"),  # leaves
 ]
 
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from elelem_kernel.agent.media import request_tokens
 from elelem_kernel.errors import ConfigError
 
 ENV = "ELELEM_CONTEXT_WINDOW"
@@ -117,11 +118,17 @@ def resolve_window(
 
 
 def estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
-    """Estimated tokens of a request: its messages' and tools' JSON, 4 characters a token."""
-    size = sum(len(json.dumps(m, ensure_ascii=False, default=str)) for m in messages)
+    """Estimated tokens of a request: its messages' and tools' JSON, 4 characters a token,
+    and each image a message carries by its pixels (`images.tokens`), not its base64."""
+    size, pictures = 0, 0
+    for m in messages:
+        if m.get("images"):
+            pictures += request_tokens(m)
+            m = {k: v for k, v in m.items() if k != "images"}
+        size += len(json.dumps(m, ensure_ascii=False, default=str))
     if tools:
         size += len(json.dumps(tools, ensure_ascii=False))
-    return -(-size // CHARS_PER_TOKEN)
+    return -(-size // CHARS_PER_TOKEN) + pictures
 
 
 def short(tokens: int) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elelem_kernel.agent import registry, system_prompt
+from elelem_kernel.agent import media, registry, system_prompt
 from elelem_kernel.agent.approval import NO_CHANNEL, SENSITIVE_DECLINED, ApprovalRequest, Approver
 from elelem_kernel.agent.blocks import BlockLayout
 from elelem_kernel.agent.commands import Commands, add_builtin_commands
@@ -134,6 +134,7 @@ class Session:
         #: `/compact [what to keep]` asked for: the next turn compacts first ("" no focus).
         self.compact_next: str | None = None
         self._probed: tuple[Any, int | None] | None = None
+        self._vision: tuple[Any, bool] | None = None  # what the provider said, per provider
         self._request: dict[str, Any] | None = None  # the meter of the last request sent
 
     @property
@@ -441,7 +442,8 @@ class Session:
             layout.event(event)
 
         tools = self.toolbox.specs(self.mode)
-        self._request = {"used": estimate(messages, tools), "window": self.window()[0]}
+        sent = media.for_request(messages, await self.takes_images())
+        self._request = {"used": estimate(sent, tools), "window": self.window()[0]}
         self._request["estimated"] = True
         out(
             {
@@ -453,7 +455,7 @@ class Session:
                 "context": dict(self._request),
             }
         )
-        await _call_fetch(self.provider, messages, tools, emit)
+        await _call_fetch(self.provider, sent, tools, emit)
 
         stop = map_stop_reason(ending.get("reason"), bool(calls), bool(ending.get("truncated")))
         messages.append(_assistant_message("".join(text), calls, thinking))
@@ -561,6 +563,29 @@ class Session:
         await _call_fetch(self.provider, messages, [], emit)
         add_usage(usage, counted)
         return "".join(parts)
+
+    async def takes_images(self) -> bool:
+        """Whether the model is sent images: the option `vision` (`-o vision=off`), else
+        what the provider says (`takes_images()`: Ollama's capabilities, llm's attachment
+        types; asked once per provider), else the models known to (`media.known_vision`)."""
+        chosen = {**from_env(), **self.options}.get(media.OPTION)
+        if chosen is not None:
+            return media.parse_vision(chosen)
+        if self._vision is not None and self._vision[0] is self.provider:
+            return self._vision[1]
+        probe = getattr(self.provider, "takes_images", None)
+        answer: Any = None
+        if callable(probe):
+            try:
+                answer = probe()
+                if inspect.isawaitable(answer):
+                    answer = await answer
+            except Exception:
+                answer = None
+        if not isinstance(answer, bool):
+            answer = media.known_vision(self.provider_name, self.model)
+        self._vision = (self.provider, answer)
+        return answer
 
     async def _probe_window(self, tokens: int) -> int:
         """The window; asks the provider for its own (once) when a request gets big enough

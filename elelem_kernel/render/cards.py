@@ -15,6 +15,7 @@ from typing import Any
 
 from elelem_kernel.agent.compaction import note
 from elelem_kernel.agent.media import BASE64, TYPES
+from elelem_kernel.images import placeholder
 from elelem_kernel.render.markdown import escape, themed, to_html
 from elelem_kernel.render.plain import (
     STATES,
@@ -81,6 +82,8 @@ def images_html(images: Any) -> str:
                 f'<img src="data:{mime};base64,{data}" alt="image from the tool" '
                 'style="max-width: 100%; max-height: 320px; margin: 4px 0; display: block">'
             )
+        elif mime in TYPES and data is None:  # a stored record: the image was in its output
+            out.append(f"<div><em>{escape(placeholder(image))}</em></div>")
     return "".join(out)
 
 
