@@ -37,6 +37,9 @@ MAX_IMAGES = 8
 #: Backends whose open figures the tool shows and closes (others are live windows).
 FLUSHED_BACKENDS = ("inline", "agg", "pdf", "svg", "ps", "cairo", "pgf", "template")
 
+#: A repr that says nothing: `<IPython.core.display.HTML object>`, `<Foo at 0x7f...>`.
+DEFAULT_REPR = re.compile(r"^<[\w.]+ (object|object at 0x[0-9a-f]+|at 0x[0-9a-f]+)>$")
+
 _local = threading.local()
 _lock = threading.Lock()
 
@@ -198,7 +201,7 @@ def _one(data: dict[str, Any], images: list[dict[str, str]]) -> str | None:
         return f"[SVG image, {len(svg):,} characters, not sent: no SVG rasteriser installed]"
     plain = data.get("text/plain")
     if isinstance(data.get("text/html"), str):
-        if isinstance(plain, str) and plain.strip():
+        if isinstance(plain, str) and plain.strip() and not DEFAULT_REPR.match(plain.strip()):
             return clip(plain, DISPLAY_CHARS)  # a DataFrame's plain repr reads as a table
         return clip(html_text(data["text/html"]), DISPLAY_CHARS)
     for mime in ("text/markdown", "text/latex"):
