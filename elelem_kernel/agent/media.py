@@ -5,7 +5,9 @@ plots, `read` of an image file, notebook outputs, MCP image content. The session
 them out of the result (`take_images`), fits each for a model (`images.fit`: at most 1568
 px and 1 MB, downscaled with Pillow when it is installed) and hands them to the card, the
 record and the tool message (`images`), where the result's text lists them in
-`images_attached`. Anything else is dropped and said so in the result.
+`images_attached`. Anything else is dropped and said so in the result. An entry marked
+`"shown": "cell"` is already in the cell's output (the python tool's plot in a kernel):
+its card names it instead of showing it again.
 
 Each request then sends (`for_request`) at most `MAX_PER_REQUEST` images, the newest
 first, and only to a model that takes images (`takes_images`: the option `vision`, else
@@ -26,6 +28,8 @@ from elelem_kernel.errors import ConfigError
 KEY = "_images"
 TYPES = tuple(img.TYPES)
 BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
+#: An `_images` entry's `"shown"` when the cell's own output already shows the image.
+SHOWN_IN_CELL = "cell"
 #: Images kept per tool call.
 MAX_IMAGES = 8
 #: Images sent per request, the newest first.
@@ -68,6 +72,8 @@ def take_images(result: dict[str, Any]) -> list[dict[str, Any]]:
             dropped.append(image)
         else:
             kept.append(image.as_dict())
+            if isinstance(entry, dict) and entry.get("shown") == SHOWN_IN_CELL:
+                kept[-1]["shown"] = SHOWN_IN_CELL
     if kept:
         result["images_attached"] = [f"image {i}: {img.label(e)}" for i, e in enumerate(kept, 1)]
     if dropped:
@@ -144,13 +150,15 @@ def request_tokens(message: dict[str, Any]) -> int:
 
 
 def without_data(images: list[Any]) -> list[dict[str, Any]]:
-    """Recorded images without their base64: what a record keeps when the same output
-    already holds the images (its HTML), so the notebook stores each image once."""
+    """Recorded images without their base64, and where the notebook holds each: the
+    output's HTML (the card), or the cell's own display output (`shown`), so the
+    notebook stores each image once."""
     out = []
     for entry in images:
         if isinstance(entry, dict):
-            kept = {k: v for k, v in entry.items() if k != "data"}
+            kept = {k: v for k, v in entry.items() if k not in ("data", "shown")}
             if "data" in entry:
-                kept["in"] = "text/html"
+                shown = entry.get("shown") == SHOWN_IN_CELL
+                kept["in"] = "display_data" if shown else "text/html"
             out.append(kept)
     return out

@@ -9,7 +9,8 @@ it). Outside IPython (the command line) open figures are rendered to PNG directl
 
 `to_result` turns the captured bundles into the tool result: a `displayed` list of text in
 order (an image as `[image N]`, HTML as text, SVG described unless a rasteriser is
-installed) and the images as `_images` for the session.
+installed) and the images as `_images` for the session; an image the cell already shows
+is marked `"shown": "cell"`, so its card and record do not hold a second copy.
 """
 
 from __future__ import annotations
@@ -45,14 +46,15 @@ _lock = threading.Lock()
 
 
 class Displays:
-    """The displays of one tool call, in order: `(mime bundle, is an update)`."""
+    """The displays of one tool call, in order: `(mime bundle, is an update, shown)`;
+    `shown`: the display also went to the cell's output (the card need not repeat it)."""
 
     def __init__(self) -> None:
-        self.bundles: list[tuple[dict[str, Any], bool]] = []
+        self.bundles: list[tuple[dict[str, Any], bool, bool]] = []
 
-    def add(self, data: Any, update: bool = False) -> None:
+    def add(self, data: Any, update: bool = False, shown: bool = False) -> None:
         if isinstance(data, dict) and len(self.bundles) < MAX_DISPLAYS * 2:
-            self.bundles.append((data, update))
+            self.bundles.append((data, update, shown))
 
 
 @contextlib.contextmanager
@@ -96,7 +98,7 @@ def _route(publisher: Any) -> None:
             sink = getattr(_local, "sink", None)
             if sink is not None:
                 data = kwargs.get("data", args[0] if args else None)
-                sink.add(data, bool(kwargs.get("update")))
+                sink.add(data, bool(kwargs.get("update")), shown=True)
             return original(*args, **kwargs)
 
         publisher.publish = publish
@@ -167,8 +169,11 @@ def to_result(sink: Displays) -> dict[str, Any]:
     """`displayed` (text in order) and `_images` for the tool result; {} when none."""
     shown: list[str] = []
     images: list[dict[str, str]] = []
-    for data, update in sink.bundles:
+    for data, update, in_cell in sink.bundles:
+        count = len(images)
         text = _one(data, images)
+        if in_cell and len(images) > count:
+            images[-1]["shown"] = "cell"
         if text is not None and len(shown) < MAX_DISPLAYS:
             shown.append(("[update] " if update else "") + text)
     result: dict[str, Any] = {}

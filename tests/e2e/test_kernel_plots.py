@@ -9,7 +9,7 @@ import json
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from tests.e2e.kernels import isolated_env, of, run
+from tests.e2e.kernels import frozen, isolated_env, of, run
 from tests.wire_servers import Round, WireServer
 
 pytestmark = pytest.mark.kernel
@@ -58,3 +58,10 @@ def test_the_python_tools_plot_is_shown_in_the_cell_and_sent_as_a_png(tmp_path):
     )
     assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
     assert base64.b64decode(image["source"]["data"]).startswith(b"\x89PNG")
+    # the notebook keeps the plot once: in the cell's display, named by the card and record
+    output = frozen(msgs)
+    [call] = [c for r in output["metadata"]["elelem"]["rounds"] for c in r["calls"]]
+    [stored] = call["images"]
+    assert stored["in"] == "display_data" and "data" not in stored
+    assert image["source"]["data"] not in json.dumps(output)
+    assert "PNG image, shown in the cell" in output["data"]["text/html"]

@@ -84,3 +84,18 @@ def test_many_images_are_bounded_per_call():
     result = to_result(sink)
     assert len(result["_images"]) == 8
     assert result["displayed"][-1] == "[PNG image, not sent: more than 8 in one call]"
+
+
+def test_the_demo_model_plots_and_says_it_received_the_image_and_its_size(tmp_path):
+    pytest.importorskip("matplotlib.pyplot")
+    from elelem_kernel.agent.factory import new_session
+
+    session = new_session("demo", mode="auto", workspace=tmp_path, delay=0)
+    result = session.run("plot the squares")
+    assert result.error is None
+    [call] = [c for r in result.record["rounds"] for c in r["calls"] if c["name"] == "python"]
+    [image] = call["images"]
+    size = f"{image['width']}×{image['height']} PNG"
+    assert f"I received an image from `python`: {size} (" in result.reply
+    blind = new_session("demo", mode="auto", workspace=tmp_path, delay=0, vision="off")
+    assert "I received" not in blind.run("plot the squares").reply
