@@ -163,8 +163,8 @@ def from_bytes(raw: bytes, mime: str | None = None) -> Image | str:
 def fit(image: Image) -> Image | str:
     """`image` ready for a model: at most `MAX_SIDE` px and `MAX_BYTES`, or why not.
 
-    With Pillow: downscaled when larger than `MAX_SIDE`, and re-encoded (PNG, or JPEG for a
-    photo without transparency) when that makes it smaller. Without Pillow: passed when
+    With Pillow: downscaled when larger than `MAX_SIDE`, and re-encoded (PNG, or JPEG for an
+    image without transparency: plots and photos) when that makes it smaller. Without Pillow: passed when
     under the limits, else described.
     """
     too_big = max(image.width, image.height) > MAX_SIDE
@@ -186,6 +186,8 @@ def _refit(PIL: Any, image: Image) -> Image | str:
     with PIL.open(io.BytesIO(image.data)) as opened:
         opened.load()
         picture = opened
+        if picture.mode in ("RGBA", "LA") and picture.getextrema()[-1][0] == 255:
+            picture = picture.convert(picture.mode[:-1])  # opaque: the alpha says nothing
         if max(picture.size) > MAX_SIDE:
             scale = MAX_SIDE / max(picture.size)
             size = (max(1, round(picture.width * scale)), max(1, round(picture.height * scale)))
@@ -207,7 +209,7 @@ def _encode(picture: Any, kind: str) -> Image:
     else:
         if picture.mode not in ("RGB", "RGBA", "L", "LA", "P"):
             picture = picture.convert("RGBA")
-        picture.save(out, "PNG", optimize=True)
+        picture.save(out, "PNG")  # optimize=True costs seconds on a large plot
     mime = "image/jpeg" if kind == "JPEG" else "image/png"
     width, height = picture.size
     return Image(mime, out.getvalue(), width, height)
