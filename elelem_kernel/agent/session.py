@@ -442,7 +442,8 @@ class Session:
             layout.event(event)
 
         tools = self.toolbox.specs(self.mode)
-        sent = media.for_request(messages, await self.takes_images())
+        pictures = any(m.get("images") for m in messages)  # only then is the provider asked
+        sent = media.for_request(messages, await self.takes_images()) if pictures else messages
         self._request = {"used": estimate(sent, tools), "window": self.window()[0]}
         self._request["estimated"] = True
         out(

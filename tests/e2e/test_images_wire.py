@@ -49,6 +49,12 @@ def session_for(fmt: str, server: WireServer, workspace, model: str | None = Non
     )
 
 
+def show(capabilities: list[str]) -> Reply:
+    """Ollama's `/api/show` answer naming the model's capabilities."""
+    body = json.dumps({"capabilities": capabilities}).encode()
+    return Reply(200, {"content-type": "application/json"}, [body], stream=False)
+
+
 def tool_part(fmt: str, body: dict) -> object:
     """Where the tool result sits in a request body, per format."""
     if fmt == "anthropic":
@@ -60,20 +66,17 @@ def tool_part(fmt: str, body: dict) -> object:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_an_image_read_reaches_the_model_then_is_a_placeholder(fmt, server, workspace):
-    if fmt == "ollama":  # asked once whether the model takes images
-        capabilities = {"capabilities": ["completion", "vision"]}
-        server.queue(Reply(200, {}, [json.dumps(capabilities).encode()], stream=False))
-    server.script(
-        fmt,
-        Round(calls=[("read", {"path": "plot.png"})]),
-        Round(text="A red square."),
-        Round(text="Still red."),
-    )
+    server.script(fmt, Round(calls=[("read", {"path": "plot.png"})]))
+    if fmt == "ollama":  # asked once, when a request first carries an image
+        server.queue(show(["completion", "vision"]))
+    server.script(fmt, Round(text="A red square."), Round(text="Still red."))
     session = session_for(fmt, server, workspace)
     first = session.run("what is in plot.png?")
     assert first.error is None and first.reply == "A red square."
     second = session.run("and now?")
     assert second.error is None
+    if fmt == "ollama":  # a request without images never asks
+        assert [r.path for r in server.requests] == ["/api/chat", "/api/show"] + ["/api/chat"] * 2
     requests = [r for r in server.requests if not r.path.endswith("/api/show")]
     after_call, later = requests[1].body, requests[2].body
     part = tool_part(fmt, after_call)
@@ -110,10 +113,10 @@ def test_an_image_read_reaches_the_model_then_is_a_placeholder(fmt, server, work
 
 @pytest.mark.parametrize("fmt", ["openai", "ollama"])
 def test_a_model_without_vision_gets_the_description_never_the_image(fmt, server, workspace):
+    server.script(fmt, Round(calls=[("read", {"path": "plot.png"})]))
     if fmt == "ollama":
-        capabilities = {"capabilities": ["completion", "tools"]}
-        server.queue(Reply(200, {}, [json.dumps(capabilities).encode()], stream=False))
-    server.script(fmt, Round(calls=[("read", {"path": "plot.png"})]), Round(text="Can't see."))
+        server.queue(show(["completion", "tools"]))
+    server.script(fmt, Round(text="Can't see."))
     # qwen3 is known not to take images; for llava Ollama's own answer wins
     session = session_for(fmt, server, workspace, model="llava" if fmt == "ollama" else "qwen3")
     assert session.run("look").error is None
