@@ -574,15 +574,7 @@ class Session:
             return media.parse_vision(chosen)
         if self._vision is not None and self._vision[0] is self.provider:
             return self._vision[1]
-        probe = getattr(self.provider, "takes_images", None)
-        answer: Any = None
-        if callable(probe):
-            try:
-                answer = probe()
-                if inspect.isawaitable(answer):
-                    answer = await answer
-            except Exception:
-                answer = None
+        answer = await _ask_provider(self.provider, "takes_images")
         if not isinstance(answer, bool):
             answer = media.known_vision(self.provider_name, self.model)
         self._vision = (self.provider, answer)
@@ -601,12 +593,7 @@ class Session:
             and not os.environ.get(ENV, "").strip()
             and not (self._probed and self._probed[0] is self.provider)
         ):
-            try:
-                value = probe()
-                if inspect.isawaitable(value):
-                    value = await value
-            except Exception:
-                value = None
+            value = await _ask_provider(self.provider, "context_window")
             self._probed = (self.provider, value if isinstance(value, int) and value > 0 else None)
         return self.window()[0]
 
@@ -706,6 +693,19 @@ def _reason(error: BaseException) -> str:
     """Why a summary failed, in one short line."""
     text = " ".join(str(error).split()) or type(error).__name__
     return text if len(text) <= 160 else text[:159] + "…"
+
+
+async def _ask_provider(provider: Any, method: str) -> Any:
+    """What the provider's optional `method()` (sync or async) answers; None when it has
+    none or it fails (a question about the model must never end a turn)."""
+    probe = getattr(provider, method, None)
+    if not callable(probe):
+        return None
+    try:
+        value = probe()
+        return await value if inspect.isawaitable(value) else value
+    except Exception:
+        return None
 
 
 async def _call_fetch(provider: Any, messages: list, tools: list, emit: Callable) -> None:

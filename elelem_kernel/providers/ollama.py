@@ -117,14 +117,7 @@ class OllamaProvider(HTTPProvider):
         the server does not say. (Ollama's own default `num_ctx` may be smaller: set it.)"""
         if self.options["num_ctx"] is not None:
             return int(self.options["num_ctx"])
-        response = await self.client().post(
-            f"{self.base_url}/api/show",
-            json={"model": self.model},
-            headers=self.headers(self.api_key()),
-        )
-        if response.status_code != 200 or len(response.content) > SHOW_LIMIT:
-            return None
-        return show_window(response.json())
+        return show_window(await self._show())
 
 
 #: Bytes of an `/api/show` answer read (it carries the model's licence and template).
