@@ -39,7 +39,7 @@ MAX_IMAGES = 8
 FLUSHED_BACKENDS = ("inline", "agg", "pdf", "svg", "ps", "cairo", "pgf", "template")
 
 #: A repr that says nothing: `<IPython.core.display.HTML object>`, `<Foo at 0x7f...>`.
-DEFAULT_REPR = re.compile(r"^<[\w.]+ (object|object at 0x[0-9a-f]+|at 0x[0-9a-f]+)>$")
+DEFAULT_REPR = re.compile(r"^<\S+ (object( at 0x[0-9a-fA-F]+)?|at 0x[0-9a-fA-F]+)>$")
 
 _local = threading.local()
 _lock = threading.Lock()
@@ -131,18 +131,21 @@ def _flush_figures(sink: Displays, shell: Any, before: dict[Any, Any]) -> None:
             if shell is not None and "inline" in backend:
                 from IPython.display import display
 
-                display(figure)
-            else:
-                out = io.BytesIO()
-                figure.savefig(out, format="png", bbox_inches="tight")
-                png = base64.b64encode(out.getvalue()).decode("ascii")
-                sink.add({"image/png": png, "text/plain": repr(figure)})
+                count = len(sink.bundles)
+                display(figure)  # to the cell, as the inline backend would
+                if any("image/png" in data for data, _, _ in sink.bundles[count:]):
+                    continue
+            out = io.BytesIO()  # no shell, or its formatter made no PNG: render it here
+            figure.savefig(out, format="png", bbox_inches="tight")
+            png = base64.b64encode(out.getvalue()).decode("ascii")
+            sink.add({"image/png": png, "text/plain": repr(figure)})
         finally:
             plt.close(figure)
 
 
 def rich_value(value: Any, sink: Displays) -> None:
-    """Add the images of a last expression's rich repr (`_repr_png_` and the like)."""
+    """Add the images of a last expression's rich repr (`_repr_png_` and the like), or its
+    HTML as text when its plain repr says nothing (`<Styler object at 0x...>`)."""
     if type(value).__module__.startswith("matplotlib"):
         return  # a figure or axes: its figure was flushed as a display
     shell = _shell()
@@ -150,8 +153,9 @@ def rich_value(value: Any, sink: Displays) -> None:
         if shell is not None:
             data, _ = shell.display_formatter.format(value)
         else:
-            data = {}
-            for mime, name in (("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_")):
+            data = {"text/plain": repr(value)}
+            kinds = (("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"))
+            for mime, name in (*kinds, ("text/html", "_repr_html_")):
                 method = getattr(value, name, None)
                 found = method() if callable(method) and not isinstance(value, type) else None
                 if isinstance(found, bytes):
@@ -160,9 +164,12 @@ def rich_value(value: Any, sink: Displays) -> None:
                     data[mime] = found
     except Exception:  # a broken repr must not fail the call: its text is already there
         return
-    images = {m: v for m, v in (data or {}).items() if m in TYPES or m == "image/svg+xml"}
+    data = data if isinstance(data, dict) else {}
+    images = {m: v for m, v in data.items() if m in TYPES or m == "image/svg+xml"}
     if images:
         sink.add(images)
+    elif isinstance(data.get("text/html"), str) and DEFAULT_REPR.match(str(data.get("text/plain"))):
+        sink.add({"text/html": data["text/html"]})  # its repr says nothing: its HTML as text
 
 
 def to_result(sink: Displays) -> dict[str, Any]:

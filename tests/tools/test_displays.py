@@ -99,3 +99,12 @@ def test_the_demo_model_plots_and_says_it_received_the_image_and_its_size(tmp_pa
     assert f"I received an image from `python`: {size} (" in result.reply
     blind = new_session("demo", mode="auto", workspace=tmp_path, delay=0, vision="off")
     assert "I received" not in blind.run("plot the squares").reply
+
+
+def test_a_last_value_whose_repr_says_nothing_gives_its_html_as_text():
+    class Styled:
+        def _repr_html_(self) -> str:
+            return TABLE
+
+    result = run_python({"Styled": Styled}, "Styled()")
+    assert result["value"].startswith("<") and result["displayed"] == ["name | n\na & b | 2"]
