@@ -36,6 +36,8 @@ MAX_IMAGES = 8
 MAX_PER_REQUEST = 8
 #: The provider option that says whether the model takes images.
 OPTION = "vision"
+#: The provider option that sets how many images a request sends (`MAX_PER_REQUEST`).
+LIMIT_OPTION = "max_images"
 #: Models known to take images, by name (any provider); others get descriptions.
 VISION_MODELS = re.compile(
     r"(claude-(3|sonnet|opus|haiku)|claude-\w+-[4-9]|gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-5|"
@@ -91,6 +93,19 @@ def parse_vision(value: Any) -> bool:
     if text in ("off", "false", "no", "0", "none"):
         return False
     raise ConfigError(f"option {OPTION} must be on or off, not {value!r}")
+
+
+def parse_limit(value: Any) -> int:
+    """The `max_images` option: a whole number, 0 or more."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = -1
+    if isinstance(value, bool) or number < 0 or str(number) != str(value).strip():
+        raise ConfigError(
+            f"option {LIMIT_OPTION} must be a whole number (0 or more), not {value!r}"
+        )
+    return number
 
 
 def known_vision(provider: str | None, model: str | None) -> bool:

@@ -260,8 +260,11 @@ def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> 
         context.parse_window(given[context.OPTION])  # the session reads it; not the provider
     given.pop(context.OPTION, None)
     if given.get(media.OPTION) is not None:
-        media.parse_vision(given[media.OPTION])  # the session reads it too
+        media.parse_vision(given[media.OPTION])  # the session reads these two
+    if given.get(media.LIMIT_OPTION) is not None:
+        media.parse_limit(given[media.LIMIT_OPTION])
     given.pop(media.OPTION, None)
+    given.pop(media.LIMIT_OPTION, None)
     try:
         return create_provider(name, model=model, **given)
     except ConfigError as error:

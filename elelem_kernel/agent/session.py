@@ -443,7 +443,12 @@ class Session:
 
         tools = self.toolbox.specs(self.mode)
         pictures = any(m.get("images") for m in messages)  # only then is the provider asked
-        sent = media.for_request(messages, await self.takes_images()) if pictures else messages
+        if pictures:
+            limit = {**from_env(), **self.options}.get(media.LIMIT_OPTION)
+            limit = media.MAX_PER_REQUEST if limit is None else media.parse_limit(limit)
+            sent = media.for_request(messages, await self.takes_images(), limit)
+        else:
+            sent = messages
         self._request = {"used": estimate(sent, tools), "window": self.window()[0]}
         self._request["estimated"] = True
         out(

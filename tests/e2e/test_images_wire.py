@@ -9,6 +9,7 @@ import json
 import pytest
 
 from elelem_kernel.agent.factory import new_session
+from elelem_kernel.errors import ConfigError
 from tests.pictures import png, png64
 from tests.wire_servers import FORMATS, Reply, Round, WireServer
 
@@ -139,3 +140,18 @@ def test_the_vision_option_overrides_what_is_known(server, workspace):
     session.model = "my-local-model"
     assert session.run("look again").error is None
     assert server.requests[1].body["messages"][-1]["content"][1]["image_url"]["url"] == URL
+
+
+def test_the_max_images_option_bounds_a_request(server, workspace):
+    server.script(
+        "openai",
+        Round(calls=[("read", {"path": "plot.png"}), ("read", {"path": "plot.png"})]),
+        Round(text="Two."),
+    )
+    session = session_for("openai", server, workspace, max_images=1)
+    assert session.run("look twice").error is None
+    body = server.requests[1].body
+    raw = json.dumps(body, ensure_ascii=False)
+    assert raw.count(DATA) == 1 and "(over 1 in a request)" in raw
+    with pytest.raises(ConfigError, match="max_images must be a whole number"):
+        session.set_option("max_images", "lots")
