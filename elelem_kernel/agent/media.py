@@ -40,8 +40,8 @@ OPTION = "vision"
 LIMIT_OPTION = "max_images"
 #: Models known to take images, by name (any provider); others get descriptions.
 VISION_MODELS = re.compile(
-    r"(claude-(3|sonnet|opus|haiku)|claude-\w+-[4-9]|gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-5|"
-    r"(^|/)o[134](?!-mini$)|chatgpt-4o|gemini|llava|bakllava|vision|-vl\b|vl:|qwen2\.5vl|"
+    r"(claude-(3|sonnet|opus|haiku)|gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-5|chatgpt-4o|"
+    r"(^|/)(o1|o3)(?!-mini)|(^|/)o4|gemini|llava|bakllava|vision|-vl\b|qwen2\.5vl|"
     r"qwen3-vl|gemma3(?!:1b)|gemma-3|pixtral|llama4|minicpm-v|moondream|mistral-small3\.[12]|"
     r"mistral-medium|granite3\.2-vision)",
     re.IGNORECASE,

@@ -126,7 +126,9 @@ def test_the_vision_option_and_the_known_models():
     assert known_vision("anthropic", "claude-sonnet-4-5") and known_vision("openai", "gpt-4.1")
     assert known_vision("ollama", "llava:7b") and known_vision("ollama", "qwen2.5vl")
     assert known_vision("demo", "demo")
+    assert known_vision("openai", "o4-mini") and known_vision("openai", "o3")
     assert not known_vision("ollama", "qwen3") and not known_vision("openai", "o3-mini")
+    assert not known_vision("openai", "gpt-oss:20b") and not known_vision("anthropic", "claude-2")
     assert not known_vision("openai", None)
 
 
