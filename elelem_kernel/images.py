@@ -25,6 +25,8 @@ MAX_SIDE = 1568
 MAX_BYTES = 1_000_000
 #: Bytes of an image taken in at all (fitting a larger one costs too much memory).
 MAX_INPUT_BYTES = 30_000_000
+#: Pixels of an image that is decoded to fit it (about 100 MB at 4 bytes a pixel).
+MAX_PIXELS = 25_000_000
 #: Pixels per token of an image (Anthropic's rule: width × height / 750).
 PIXELS_PER_TOKEN = 750
 
@@ -163,13 +165,16 @@ def from_bytes(raw: bytes, mime: str | None = None) -> Image | str:
 def fit(image: Image) -> Image | str:
     """`image` ready for a model: at most `MAX_SIDE` px and `MAX_BYTES`, or why not.
 
-    With Pillow: downscaled when larger than `MAX_SIDE`, and re-encoded (PNG, or JPEG for an
-    image without transparency: plots and photos) when that makes it smaller. Without Pillow: passed when
-    under the limits, else described.
+    With Pillow: downscaled when larger than `MAX_SIDE`, and re-encoded (PNG, or JPEG for
+    an image without transparency: plots and photos) when that makes it smaller. Without
+    Pillow: passed when under the limits, else described. An image of more than
+    `MAX_PIXELS` is described without being decoded (memory stays bounded).
     """
     too_big = max(image.width, image.height) > MAX_SIDE
     if not too_big and len(image.data) <= MAX_BYTES:
         return image
+    if image.width * image.height > MAX_PIXELS:
+        return f"{image.describe()}: too many pixels to fit for a model"
     try:
         from PIL import Image as pillow
     except ImportError:
@@ -184,6 +189,10 @@ def fit(image: Image) -> Image | str:
 
 def _refit(PIL: Any, image: Image) -> Image | str:
     with PIL.open(io.BytesIO(image.data)) as opened:
+        if opened.width * opened.height > MAX_PIXELS:  # a size our header reading missed
+            return f"{image.describe()}: too many pixels to fit for a model"
+        if opened.format == "JPEG":
+            opened.draft("RGB", (MAX_SIDE, MAX_SIDE))  # decode at a fraction of the size
         opened.load()
         picture = opened
         if picture.mode in ("RGBA", "LA") and picture.getextrema()[-1][0] == 255:

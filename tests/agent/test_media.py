@@ -208,3 +208,9 @@ def test_the_stored_record_keeps_each_image_once_in_the_outputs_html():
     assert stored == [{"mime_type": "image/png", "width": 4, "height": 3, "in": "text/html"}]
     assert record["rounds"][0]["calls"][0]["images"] == [image]  # the session's copy is whole
     assert "[image: 4×3 PNG, omitted]" in images_html(stored)
+
+
+def test_an_image_of_too_many_pixels_is_described_without_decoding_it():
+    huge = images.from_bytes(png(6000, 5000))  # small bytes, 30 M pixels
+    said = images.fit(huge)  # type: ignore[arg-type]
+    assert isinstance(said, str) and "6000×5000 PNG" in said and "too many pixels" in said
