@@ -144,7 +144,10 @@ def turn_messages(
             messages.append(message)
             for c in calls:
                 content = c.get("result") or "{}"
-                pictures = [i for i in c.get("images") or [] if isinstance(i, dict)]
+                found = c.get("images")
+                pictures = (
+                    [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+                )
                 if pictures:  # an earlier turn's images are not sent again
                     content = annotate(content, [placeholder(i, number) for i in pictures])
                 messages.append({"role": "tool", "tool_call_id": c["id"], "content": content})

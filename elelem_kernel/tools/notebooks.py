@@ -18,6 +18,7 @@ from typing import Any
 from elelem_kernel.errors import ToolError
 from elelem_kernel.images import TYPES
 from elelem_kernel.tools.bounds import MAX_BYTES, clip, human_size, unified_diff
+from elelem_kernel.tools.displays import DEFAULT_REPR, html_text
 from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.regular import check_regular, open_regular
 from elelem_kernel.tools.workspace import Workspace, atomic_write
@@ -145,6 +146,8 @@ def summarize_outputs(outputs: list, images: list[dict] | None = None) -> list[s
             data = o.get("data", {})
             label = f"Out[{o.get('execution_count')}]" if kind == "execute_result" else "display"
             text = clip(_text(data.get("text/plain", "")), OUTPUT_CHARS)
+            if "text/html" in data and (not text.strip() or DEFAULT_REPR.match(text.strip())):
+                text = html_text(_text(data["text/html"]), OUTPUT_CHARS)  # its repr says nothing
             sizes = o.get("metadata", {}).get("elelem_sizes", {})  # set by cell_outputs
             others = []
             for m, v in data.items():

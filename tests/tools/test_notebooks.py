@@ -196,3 +196,19 @@ def test_read_passes_at_most_eight_images_and_names_the_rest(ws: Workspace, root
     assert got["cells"][0]["outputs"][-1] == (
         "display:  [also image/png (not sent: more than 8 images)]"
     )
+
+
+def test_an_html_output_whose_repr_says_nothing_reads_as_text(ws: Workspace, root: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("HTML(table)", id="t")
+    table = "<table><tr><th>city</th></tr><tr><td>Lagos</td></tr></table>"
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/html": table, "text/plain": "<IPython.core.display.HTML object>"},
+        )
+    ]
+    nb.cells = [cell]
+    nbformat.write(nb, root / "html.ipynb")
+    [summary] = read_notebook(ws, "html.ipynb")["cells"][0]["outputs"]
+    assert summary.startswith("display: city\nLagos [also text/html (")
