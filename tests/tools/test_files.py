@@ -65,11 +65,16 @@ def test_read_of_an_image_returns_the_image(ws: Workspace, root: Path) -> None:
 
 
 def test_a_broken_image_read_is_described_not_sent(ws: Workspace, root: Path) -> None:
-    (root / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)))
     pytest.importorskip("PIL")  # the session checks the picture through Pillow
-    got = files.read(ws, "img.png")
+    (root / "cut.png").write_bytes(png(2000, 10)[:70])  # a real header, its pixels cut off
+    got = files.read(ws, "cut.png")
+    assert got["image"].startswith("2000×10 PNG")
     assert take_images(got) == []
-    assert "could not be read" in got["images_not_shown"][0]
+    [why] = got["images_not_shown"]
+    assert why.startswith("2000×10 PNG, 1 KB: could not be read (")
+    (root / "odd.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)))
+    odd = files.read(ws, "odd.png")
+    assert take_images(odd) == [] and "too many pixels" in odd["images_not_shown"][0]
 
 
 def test_read_replaces_undecodable_bytes(ws: Workspace, root: Path) -> None:
