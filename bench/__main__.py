@@ -24,6 +24,7 @@ BENCHMARKS = {
     "notebook": "bench.notebook_memory",
     "tools": "bench.tools_scale",
     "long_session": "bench.long_session",
+    "images": "bench.images",
 }
 RESULTS = Path(__file__).with_name("results.json")
 

@@ -113,6 +113,7 @@ LAYERS: list[tuple[str, ...]] = [
         "errors",
         "events",
         "findings",
+        "images",
         "options",
         "redaction",
         "text",

@@ -29,6 +29,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from elelem_kernel.agent.media import request_tokens
 from elelem_kernel.errors import ConfigError
 
 ENV = "ELELEM_CONTEXT_WINDOW"
@@ -153,8 +154,14 @@ def known(source: str) -> bool:
 
 def estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
     """Estimated tokens of a request: its messages' and tools' JSON, counted conservatively
-    (`TEXT_CHARS` characters a token, digits `DIGIT_CHARS`, other scripts one each)."""
-    texts = [json.dumps(m, ensure_ascii=False, default=str) for m in messages]
+    (`TEXT_CHARS` characters a token, digits `DIGIT_CHARS`, other scripts one each), and
+    each image a message carries by its pixels (`images.tokens`), not its base64."""
+    texts, pictures = [], 0
+    for m in messages:
+        if m.get("images"):
+            pictures += request_tokens(m)
+            m = {k: v for k, v in m.items() if k != "images"}
+        texts.append(json.dumps(m, ensure_ascii=False, default=str))
     if tools:
         texts.append(json.dumps(tools, ensure_ascii=False))
     tokens = 0.0
@@ -162,7 +169,7 @@ def estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None 
         digits = sum(text.count(d) for d in "0123456789")
         wide = len(text) - len(text.encode("ascii", "ignore"))
         tokens += (len(text) - digits - wide) / TEXT_CHARS + digits / DIGIT_CHARS + wide
-    return int(-(-tokens // 1))
+    return int(-(-tokens // 1)) + pictures
 
 
 def calibration(reported: int, estimated: int) -> float | None:

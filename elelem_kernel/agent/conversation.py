@@ -16,7 +16,9 @@ import json
 from typing import Any
 
 from elelem_kernel.agent.compaction import summary_messages
+from elelem_kernel.agent.media import annotate
 from elelem_kernel.agent.record import new_id
+from elelem_kernel.images import placeholder
 
 HISTORY_POLICIES = ("replies", "full")
 INTERRUPTED = "\n\n[interrupted by the person: this reply is incomplete]"
@@ -94,7 +96,8 @@ class Conversation:
         turns that fill `budget` characters."""
         summary, turns = self.compacted(self.active(cell), pending)
         head = summary_messages(summary) if summary else []
-        return head + [m for part in _fit(turns, policy, budget) for m in part]
+        numbers = {str(t.get("turn")): n for n, t in enumerate(self.turns, 1)}
+        return head + [m for part in _fit(turns, policy, budget, numbers) for m in part]
 
     def left_out(self, policy: str = "replies", budget: int = 400_000) -> int:
         """How many active turns are neither compacted nor sent: they do not fit the budget."""
@@ -102,12 +105,15 @@ class Conversation:
         return len(turns) - len(_fit(turns, policy, budget))
 
 
-def _fit(turns: list[dict[str, Any]], policy: str, budget: int) -> list[list[dict[str, Any]]]:
-    """The messages of the newest turns that fit `budget` characters (always the newest)."""
+def _fit(
+    turns: list[dict[str, Any]], policy: str, budget: int, numbers: dict[str, int] | None = None
+) -> list[list[dict[str, Any]]]:
+    """The messages of the newest turns that fit `budget` characters (always the newest);
+    `numbers`: each turn's number in its conversation, by turn id."""
     chosen: list[list[dict[str, Any]]] = []
     size = 0
     for record in reversed(turns):
-        part = turn_messages(record, policy)
+        part = turn_messages(record, policy, (numbers or {}).get(str(record.get("turn"))))
         cost = sum(len(json.dumps(m, ensure_ascii=False)) for m in part)
         if chosen and size + cost > budget:
             break
@@ -116,8 +122,11 @@ def _fit(turns: list[dict[str, Any]], policy: str, budget: int) -> list[list[dic
     return chosen[::-1]
 
 
-def turn_messages(record: dict[str, Any], policy: str = "replies") -> list[dict[str, Any]]:
-    """One recorded turn as messages: the prompt, then the reply (or every round)."""
+def turn_messages(
+    record: dict[str, Any], policy: str = "replies", number: int | None = None
+) -> list[dict[str, Any]]:
+    """One recorded turn (turn `number` of its conversation) as messages: the prompt, then
+    the reply (or every round, its images as placeholders)."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": str(record.get("prompt", ""))}]
     marker = INTERRUPTED if record.get("stop") == "interrupted" else ""
     if policy == "full":
@@ -134,9 +143,14 @@ def turn_messages(record: dict[str, Any], policy: str = "replies") -> list[dict[
                 ]
             messages.append(message)
             for c in calls:
-                messages.append(
-                    {"role": "tool", "tool_call_id": c["id"], "content": c.get("result") or "{}"}
+                content = c.get("result") or "{}"
+                found = c.get("images")
+                pictures = (
+                    [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
                 )
+                if pictures:  # an earlier turn's images are not sent again
+                    content = annotate(content, [placeholder(i, number) for i in pictures])
+                messages.append({"role": "tool", "tool_call_id": c["id"], "content": content})
         last = messages[-1]
         if last["role"] == "assistant" and not last.get("tool_calls") and last["content"]:
             last["content"] += marker

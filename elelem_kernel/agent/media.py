@@ -1,41 +1,179 @@
-"""Images a tool returns for the person: shown in its card and kept in the record.
+"""Images a tool returns: shown in its card, kept in the record, and sent to the model.
 
-A tool result may carry `"_images": [{"mime_type", "data"}]` (base64). The session takes
-them out before the result reaches the model (which gets the tool's text, describing
-them), checks them against an allowlist of raster types and a size bound, and hands them
-to the card and the record. Anything else is dropped and said so in the result.
+A tool result may carry `"_images": [{"mime_type", "data"}]` (base64): the python tool's
+plots, `read` of an image file, notebook outputs, MCP image content. The session takes
+them out of the result (`take_images`), fits each for a model (`images.fit`: at most 1568
+px and 1 MB, downscaled with Pillow when it is installed) and hands them to the card, the
+record and the tool message (`images`), where the result's text lists them in
+`images_attached`. Anything else is dropped and said so in the result. An entry marked
+`"shown": "cell"` is already in the cell's output (the python tool's plot in a kernel):
+its card names it instead of showing it again.
+
+Each request then sends (`for_request`) at most `MAX_PER_REQUEST` images, the newest
+first, and only to a model that takes images (`takes_images`: the option `vision`, else
+what the provider says, else `known_vision`); every image not sent leaves a one-line
+placeholder in its tool result. Images of earlier turns are never sent again: their
+history carries the placeholder (`conversation.turn_messages`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
+from elelem_kernel import images as img
+from elelem_kernel.errors import ConfigError
+
 KEY = "_images"
-TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-MAX_IMAGES = 4  #: images kept per call
-MAX_CHARS = 256_000  #: base64 characters kept per image (about 190 KB)
+TYPES = tuple(img.TYPES)
 BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
+#: An `_images` entry's `"shown"` when the cell's own output already shows the image.
+SHOWN_IN_CELL = "cell"
+#: Images kept per tool call.
+MAX_IMAGES = 8
+#: Images sent per request, the newest first.
+MAX_PER_REQUEST = 8
+#: The provider option that says whether the model takes images.
+OPTION = "vision"
+#: The provider option that sets how many images a request sends (`MAX_PER_REQUEST`).
+LIMIT_OPTION = "max_images"
+#: Models known to take images, by name (any provider); others get descriptions.
+VISION_MODELS = re.compile(
+    r"(claude-(3|sonnet|opus|haiku)|gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-5|chatgpt-4o|"
+    r"(^|/)(o1|o3)(?!-mini)|(^|/)o4|gemini|llava|bakllava|vision|-vl\b|qwen2\.5vl|"
+    r"qwen3-vl|gemma3(?!:1b)|gemma-3|pixtral|llama4|minicpm-v|moondream|mistral-small3\.[12]|"
+    r"mistral-medium|granite3\.2-vision)",
+    re.IGNORECASE,
+)
+#: Providers whose every model takes images.
+VISION_PROVIDERS = frozenset({"demo"})
 
 
-def take_images(result: dict[str, Any]) -> list[dict[str, str]]:
-    """Remove `_images` from `result` (in place); the ones fit to show."""
+def take_images(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Remove `_images` from `result` (in place); the ones fit to show and send, each
+    `{"mime_type", "data", "width", "height"}`. The result's text lists them
+    (`images_attached`) and says why any was left out (`images_not_shown`)."""
     found = result.pop(KEY, None)
     if not isinstance(found, list):
         return []
-    kept: list[dict[str, str]] = []
+    kept: list[dict[str, Any]] = []
     dropped: list[str] = []
-    for image in found:
-        mime = image.get("mime_type") if isinstance(image, dict) else None
-        data = image.get("data") if isinstance(image, dict) else None
-        if mime not in TYPES or not isinstance(data, str) or not BASE64.match(data):
-            dropped.append(f"{mime or 'unknown'}: not a PNG, JPEG, GIF or WebP image")
-        elif len(data) > MAX_CHARS:
-            dropped.append(f"{mime}: {len(data) * 3 // 4:,} bytes, more than the card shows")
-        elif len(kept) == MAX_IMAGES:
-            dropped.append(f"{mime}: more than {MAX_IMAGES} images")
+    for entry in found:
+        if len(kept) == MAX_IMAGES:
+            dropped.append(f"more than {MAX_IMAGES} images from one call")
+            continue
+        image = (
+            img.decode(entry.get("mime_type"), entry.get("data"))
+            if isinstance(entry, dict)
+            else "not an image entry"
+        )
+        if isinstance(image, img.Image):
+            image = img.fit(image)
+        if isinstance(image, str):
+            dropped.append(image)
         else:
-            kept.append({"mime_type": mime, "data": data})
+            kept.append(image.as_dict())
+            if isinstance(entry, dict) and entry.get("shown") == SHOWN_IN_CELL:
+                kept[-1]["shown"] = SHOWN_IN_CELL
+    if kept:
+        result["images_attached"] = [f"image {i}: {img.label(e)}" for i, e in enumerate(kept, 1)]
     if dropped:
         result["images_not_shown"] = dropped
     return kept
+
+
+def parse_vision(value: Any) -> bool:
+    """The `vision` option as a bool: on/off, true/false, yes/no, 1/0."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("on", "true", "yes", "1"):
+        return True
+    if text in ("off", "false", "no", "0", "none"):
+        return False
+    raise ConfigError(f"option {OPTION} must be on or off, not {value!r}")
+
+
+def parse_limit(value: Any) -> int:
+    """The `max_images` option: a whole number, 0 or more."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = -1
+    if isinstance(value, bool) or number < 0 or str(number) != str(value).strip():
+        raise ConfigError(
+            f"option {LIMIT_OPTION} must be a whole number (0 or more), not {value!r}"
+        )
+    return number
+
+
+def known_vision(provider: str | None, model: str | None) -> bool:
+    """Whether the model is known to take images (by provider, else by model name)."""
+    if provider in VISION_PROVIDERS:
+        return True
+    return bool(model and VISION_MODELS.search(model))
+
+
+def for_request(
+    messages: list[dict[str, Any]], vision: bool, limit: int = MAX_PER_REQUEST
+) -> list[dict[str, Any]]:
+    """The messages as sent: at most `limit` images (the newest), none when `vision` is
+    off; each image left out becomes a placeholder in its tool message's result."""
+    sent: list[dict[str, Any]] = list(messages)
+    count = 0
+    for i in range(len(sent) - 1, -1, -1):
+        message = sent[i]
+        images = message.get("images")
+        if not images:
+            continue
+        keep: list[dict[str, Any]] = []
+        notes: list[str] = []
+        for entry in reversed(images):
+            if vision and count < limit:
+                keep.append(entry)
+                count += 1
+            else:
+                why = "the model takes no images" if not vision else f"over {limit} in a request"
+                notes.append(f"{img.placeholder(entry)} ({why})")
+        if notes:
+            message = {k: v for k, v in message.items() if k != "images"}
+            if keep:
+                message["images"] = keep[::-1]
+            message["content"] = annotate(message.get("content"), notes[::-1])
+            sent[i] = message
+    return sent
+
+
+def annotate(content: Any, notes: list[str]) -> str:
+    """A tool result's JSON with `images_omitted` notes added (appended as text when the
+    result is not a JSON object, e.g. cut in the record)."""
+    text = str(content or "")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        data["images_omitted"] = list(data.get("images_omitted") or []) + notes
+        return json.dumps(data, ensure_ascii=False)
+    return text + "\n" + "\n".join(notes)
+
+
+def request_tokens(message: dict[str, Any]) -> int:
+    """Estimated tokens of the images a message carries."""
+    return sum(img.entry_tokens(e) for e in message.get("images") or [] if isinstance(e, dict))
+
+
+def without_data(images: list[Any]) -> list[dict[str, Any]]:
+    """Recorded images without their base64, and where the notebook holds each: the
+    output's HTML (the card), or the cell's own display output (`shown`), so the
+    notebook stores each image once."""
+    out = []
+    for entry in images:
+        if isinstance(entry, dict):
+            kept = {k: v for k, v in entry.items() if k not in ("data", "shown")}
+            if "data" in entry:
+                shown = entry.get("shown") == SHOWN_IN_CELL
+                kept["in"] = "display_data" if shown else "text/html"
+            out.append(kept)
+    return out

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel import options
-from elelem_kernel.agent import context, trust
+from elelem_kernel.agent import context, media, trust
 from elelem_kernel.agent.builtins import register as register_builtins
 from elelem_kernel.errors import ConfigError
 
@@ -280,6 +280,12 @@ def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> 
     if given.get(context.OPTION) is not None:
         context.parse_window(given[context.OPTION])  # the session reads it; not the provider
     given.pop(context.OPTION, None)
+    if given.get(media.OPTION) is not None:
+        media.parse_vision(given[media.OPTION])  # the session reads these two
+    if given.get(media.LIMIT_OPTION) is not None:
+        media.parse_limit(given[media.LIMIT_OPTION])
+    given.pop(media.OPTION, None)
+    given.pop(media.LIMIT_OPTION, None)
     try:
         return create_provider(name, model=model, **given)
     except ConfigError as error:

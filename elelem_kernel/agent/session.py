@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elelem_kernel.agent import registry, system_prompt
+from elelem_kernel.agent import media, registry, system_prompt
 from elelem_kernel.agent.approval import NO_CHANNEL, SENSITIVE_DECLINED, ApprovalRequest, Approver
 from elelem_kernel.agent.blocks import BlockLayout
 from elelem_kernel.agent.budget import Ledger, OverBudget
@@ -142,6 +142,7 @@ class Session:
         self._learned: tuple[Any, int] | None = None
         #: The server's count / the estimate, by conversation id (`context.calibration`).
         self.calibration: dict[str, float] = {}
+        self._vision: tuple[Any, bool] | None = None  # what the provider said, per provider
         self._request: dict[str, Any] | None = None  # the meter of the last request sent
         self._raw = 0  # the uncalibrated estimate of the last request sent
         self._served: str | None = None  # the model the server said answered this turn
@@ -493,7 +494,7 @@ class Session:
                 reported = event.get("input")
                 if isinstance(reported, int) and reported > 0 and self._request is not None:
                     self._request.update(used=reported, estimated=False)
-                    factor = calibration(reported, raw)
+                    factor = calibration(reported, self._raw)
                     if factor is not None:
                         self.calibration[self.conversation.id] = factor
             elif kind == "model":
@@ -505,10 +506,16 @@ class Session:
             layout.event(event)
 
         tools = self.toolbox.specs(self.mode)
-        raw = estimate(messages, tools)
-        self._raw = raw
+        pictures = any(m.get("images") for m in messages)  # only then is the provider asked
+        if pictures:
+            limit = {**from_env(), **self.options}.get(media.LIMIT_OPTION)
+            limit = media.MAX_PER_REQUEST if limit is None else media.parse_limit(limit)
+            sent = media.for_request(messages, await self.takes_images(), limit)
+        else:
+            sent = messages
+        self._raw = estimate(sent, tools)
         window, source = self.window()
-        self._request = {"used": self.estimate(messages, tools), "window": window}
+        self._request = {"used": self.estimate(sent, tools), "window": window}
         self._request["estimated"] = True
         if not known(source):
             self._request["assumed"] = True
@@ -522,7 +529,7 @@ class Session:
                 "context": dict(self._request),
             }
         )
-        await _call_fetch(self.provider, messages, tools, emit)
+        await _call_fetch(self.provider, sent, tools, emit)
 
         stop = map_stop_reason(ending.get("reason"), bool(calls), bool(ending.get("truncated")))
         messages.append(_assistant_message("".join(text), calls, thinking))
@@ -680,6 +687,21 @@ class Session:
             "and sending it once more"
         )
 
+    async def takes_images(self) -> bool:
+        """Whether the model is sent images: the option `vision` (`-o vision=off`), else
+        what the provider says (`takes_images()`: Ollama's capabilities, llm's attachment
+        types; asked once per provider), else the models known to (`media.known_vision`)."""
+        chosen = {**from_env(), **self.options}.get(media.OPTION)
+        if chosen is not None:
+            return media.parse_vision(chosen)
+        if self._vision is not None and self._vision[0] is self.provider:
+            return self._vision[1]
+        answer = await _ask_provider(self.provider, "takes_images")
+        if not isinstance(answer, bool):
+            answer = media.known_vision(self.provider_name, self.model)
+        self._vision = (self.provider, answer)
+        return answer
+
     async def _probe_window(self) -> int:
         """The window; asks the provider for its own (once per provider) when no setting
         names one: a local server's window is only known by asking it."""
@@ -692,12 +714,7 @@ class Session:
             and not os.environ.get(ENV, "").strip()
             and not (self._probed and self._probed[0] is self.provider)
         ):
-            try:
-                value = probe()
-                if inspect.isawaitable(value):
-                    value = await value
-            except Exception:
-                value = None
+            value = await _ask_provider(self.provider, "context_window")
             self._probed = (self.provider, value if isinstance(value, int) and value > 0 else None)
         return self.window()[0]
 
@@ -813,6 +830,19 @@ def _reason(error: BaseException) -> str:
     """Why a summary failed, in one short line."""
     text = " ".join(str(error).split()) or type(error).__name__
     return text if len(text) <= 160 else text[:159] + "…"
+
+
+async def _ask_provider(provider: Any, method: str) -> Any:
+    """What the provider's optional `method()` (sync or async) answers; None when it has
+    none or it fails (a question about the model must never end a turn)."""
+    probe = getattr(provider, method, None)
+    if not callable(probe):
+        return None
+    try:
+        value = probe()
+        return await value if inspect.isawaitable(value) else value
+    except Exception:
+        return None
 
 
 async def _call_fetch(provider: Any, messages: list, tools: list, emit: Callable) -> None:

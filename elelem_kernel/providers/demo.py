@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from elelem_kernel.events import Emit
+from elelem_kernel.images import kilobytes, label
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import demo_review
 
@@ -36,6 +37,15 @@ DEFAULT_CODE = (
     "squares = [n * n for n in range(1, 11)]\n"
     "print(f'Python {platform.python_version()}: the first ten squares add up to {sum(squares)}')\n"
     "squares"
+)
+
+#: What the demo runs for "plot ...": a figure left open, which the python tool captures.
+PLOT_CODE = (
+    "import matplotlib.pyplot as plt\n"
+    "squares = [n * n for n in range(1, 11)]\n"
+    "plt.figure(figsize=(4, 3))\n"
+    "plt.plot(range(1, 11), squares, marker='o')\n"
+    "plt.title('the first ten squares')"
 )
 
 
@@ -108,6 +118,8 @@ class DemoProvider:
                 )
                 return self._stop(emit, "tool_use")
             return await self._unavailable(emit, "write", "build or auto", messages)
+        if re.search(r"\b(plot|chart|graph)\b", low) and not code:
+            code = PLOT_CODE
         if code or re.search(r"\b(python|compute|calculate|variables?|namespace|dataframe)\b", low):
             if "python" in offered:
                 await self._think(
@@ -149,10 +161,15 @@ class DemoProvider:
         self, prompt: str, calls: list[dict], results: dict, messages: list[dict], emit: Emit
     ) -> None:
         await self._think(emit, "I have the tool results; now I can answer from them.")
+        pictures = {
+            m.get("tool_call_id"): m.get("images") or []
+            for m in _this_turn(messages)
+            if m.get("role") == "tool"
+        }
         parts = []
         for call in calls:
             result = results.get(call.get("id"), {})
-            parts.append(_describe(call, result))
+            parts.append(_describe(call, result) + _seen(call, pictures.get(call.get("id"))))
         text = "\n\n".join(parts) + f"\n\n{_memory(messages)}{HOW_TO}"
         await self._say(emit, text)
         self._stop(emit, "end_turn")
@@ -178,6 +195,17 @@ class DemoProvider:
 
     def _stop(self, emit: Emit, reason: str) -> None:
         emit({"type": "stop", "reason": reason, "truncated": False})
+
+
+def _seen(call: dict, pictures: list[dict] | None) -> str:
+    """What the demo "sees": the images a call's result brought, with their size."""
+    if not pictures:
+        return ""
+    shown = "; ".join(
+        f"{label(p)} ({kilobytes(len(str(p.get('data') or '')) * 3 // 4)})" for p in pictures
+    )
+    count = "an image" if len(pictures) == 1 else f"{len(pictures)} images"
+    return f" I received {count} from `{call.get('name')}`: {shown}."
 
 
 def _mcp_tool(prompt: str, tools: list[dict] | None) -> tuple[str, dict] | None:

@@ -21,6 +21,7 @@ sends back exactly what the plugin produced.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import secrets
 import threading
@@ -137,6 +138,11 @@ class LLMProvider:
 
     def __repr__(self) -> str:
         return f"LLMProvider(model={self.model!r})"
+
+    def takes_images(self) -> bool:
+        """Whether the model's plugin says it takes an image type (`attachment_types`)."""
+        types = getattr(self.llm_model, "attachment_types", ()) or ()
+        return any(str(t).startswith("image/") for t in types)
 
     async def aclose(self) -> None:
         """Nothing to close: llm's plugins own their clients."""
@@ -257,7 +263,7 @@ def request(
     llm: Any, model: Any, messages: list[dict], tools: list[dict], options: dict[str, Any]
 ) -> dict[str, Any]:
     """The keyword arguments of `model.prompt` for one round."""
-    chain = to_llm(llm, messages)
+    chain = to_llm(llm, messages, frozenset(getattr(model, "attachment_types", ()) or ()))
     kwargs: dict[str, Any] = {"options": dict(options), "stream": bool(model.can_stream)}
     system = next((m for m in messages if m.get("role") == "system"), None)
     if system and system.get("content"):
@@ -268,7 +274,12 @@ def request(
         chain = chain[:-1]
     elif last is not None and last.role == "tool":
         kwargs["tool_results"] = [
-            llm.ToolResult(name=p.name, output=p.output, tool_call_id=p.tool_call_id)
+            llm.ToolResult(
+                name=p.name,
+                output=p.output,
+                tool_call_id=p.tool_call_id,
+                attachments=list(p.attachments),
+            )
             for p in last.parts
         ]
         chain = chain[:-1]
@@ -285,8 +296,12 @@ def request(
     return kwargs
 
 
-def to_llm(llm: Any, messages: list[dict]) -> list[Any]:
-    """The session's messages as llm `Message`s; consecutive tool results share one."""
+def to_llm(llm: Any, messages: list[dict], accepts: frozenset[str] = frozenset()) -> list[Any]:
+    """The session's messages as llm `Message`s; consecutive tool results share one.
+
+    A tool message's images become attachments of its result when their type is among
+    `accepts` (the model's `attachment_types`); the others are named in its output.
+    """
     from llm.parts import TextPart, ToolResultPart
 
     out: list[Any] = []
@@ -299,10 +314,20 @@ def to_llm(llm: Any, messages: list[dict]) -> list[Any]:
             out.extend(_assistant(llm, m))
         elif role == "tool":
             call_id = str(m.get("tool_call_id", ""))
+            output, attachments = str(m.get("content") or ""), []
+            for image in m.get("images") or []:
+                if image.get("mime_type") in accepts:
+                    raw = base64.b64decode(image["data"])
+                    attachments.append(llm.Attachment(type=image["mime_type"], content=raw))
+                else:
+                    output += (
+                        f"\n[image: {image.get('mime_type')}, a type this model does not take]"
+                    )
             part = ToolResultPart(
                 name=names.get(call_id, ""),
-                output=str(m.get("content") or ""),
+                output=output,
                 tool_call_id=call_id,
+                attachments=attachments,
             )
             if out and out[-1].role == "tool":
                 out[-1].parts.append(part)

@@ -101,12 +101,17 @@ class OllamaProvider(HTTPProvider):
         body["stream"] = True
         return body
 
-    async def context_window(self) -> int | None:
-        """The window Ollama gives this model: the `num_ctx` option when set, else the
-        model's `num_ctx` parameter or trained context length from `/api/show`; None when
-        the server does not say. (Ollama's own default `num_ctx` may be smaller: set it.)"""
-        if self.options["num_ctx"] is not None:
-            return int(self.options["num_ctx"])
+    async def takes_images(self) -> bool | None:
+        """Whether the model takes images: `vision` among its `/api/show` capabilities;
+        None when the server does not say (older servers)."""
+        data = await self._show()
+        capabilities = data.get("capabilities") if isinstance(data, dict) else None
+        if not isinstance(capabilities, list):
+            return None
+        return "vision" in capabilities
+
+    async def _show(self) -> Any:
+        """The `/api/show` answer for the model, or None (an error, or too large)."""
         response = await self.client().post(
             f"{self.base_url}/api/show",
             json={"model": self.model},
@@ -114,7 +119,15 @@ class OllamaProvider(HTTPProvider):
         )
         if response.status_code != 200 or len(response.content) > SHOW_LIMIT:
             return None
-        return show_window(response.json())
+        return response.json()
+
+    async def context_window(self) -> int | None:
+        """The window Ollama gives this model: the `num_ctx` option when set, else the
+        model's `num_ctx` parameter or trained context length from `/api/show`; None when
+        the server does not say. (Ollama's own default `num_ctx` may be smaller: set it.)"""
+        if self.options["num_ctx"] is not None:
+            return int(self.options["num_ctx"])
+        return show_window(await self._show())
 
 
 #: Bytes of an `/api/show` answer read (it carries the model's licence and template).
@@ -149,14 +162,16 @@ def to_wire(messages: list[dict]) -> list[dict]:
             wire.append(message)
         elif role == "tool":
             call_id = m.get("tool_call_id", "")
-            wire.append(
-                {
-                    "role": "tool",
-                    "tool_name": names.get(call_id, ""),
-                    "tool_call_id": call_id,
-                    "content": m.get("content") or "",
-                }
-            )
+            result: dict[str, Any] = {
+                "role": "tool",
+                "tool_name": names.get(call_id, ""),
+                "tool_call_id": call_id,
+                "content": m.get("content") or "",
+            }
+            images = [i["data"] for i in m.get("images") or [] if isinstance(i, dict)]
+            if images:
+                result["images"] = images
+            wire.append(result)
         else:
             wire.append({"role": role, "content": m.get("content") or ""})
     return wire

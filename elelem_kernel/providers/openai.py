@@ -114,10 +114,19 @@ def reasoning_effort(value: Any) -> str | None:
 
 
 def to_wire(messages: list[dict]) -> list[dict]:
-    """Neutral messages → Chat Completions messages."""
+    """Neutral messages → Chat Completions messages.
+
+    Tool messages cannot carry images: the images of a round's tool results follow its
+    tool messages as one user message of `image_url` parts, each after a text part naming
+    the call it came from.
+    """
     wire: list[dict] = []
+    pictures: list[dict] = []
     for m in messages:
         role = m.get("role")
+        if role != "tool" and pictures:
+            wire.append({"role": "user", "content": pictures})
+            pictures = []
         if role == "assistant":
             wire.append(_assistant(m))
         elif role == "tool":
@@ -128,9 +137,29 @@ def to_wire(messages: list[dict]) -> list[dict]:
                     "content": m.get("content") or "",
                 }
             )
+            pictures.extend(image_parts(m))
         else:
             wire.append({"role": role, "content": m.get("content") or ""})
+    if pictures:
+        wire.append({"role": "user", "content": pictures})
     return wire
+
+
+def image_parts(m: dict) -> list[dict]:
+    """A tool message's images as Chat Completions content parts, each labelled."""
+    images = [i for i in m.get("images") or [] if isinstance(i, dict)]
+    parts: list[dict] = []
+    for n, image in enumerate(images, 1):
+        which = f" {n} of {len(images)}" if len(images) > 1 else ""
+        call = m.get("tool_call_id", "")
+        parts.append({"type": "text", "text": f"Image{which} from tool call {call}:"})
+        parts.append({"type": "image_url", "image_url": {"url": data_url(image)}})
+    return parts
+
+
+def data_url(image: dict) -> str:
+    """`data:image/png;base64,...` for an image entry."""
+    return f"data:{image['mime_type']};base64,{image['data']}"
 
 
 def _assistant(m: dict) -> dict:

@@ -15,7 +15,12 @@ from typing import Any
 from elelem_kernel.events import Emit
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import StreamParser
-from elelem_kernel.providers.openai import OpenAIProvider, dump_arguments, reasoning_effort
+from elelem_kernel.providers.openai import (
+    OpenAIProvider,
+    data_url,
+    dump_arguments,
+    reasoning_effort,
+)
 
 #: Models that take reasoning settings; others get none unless `thinking` is set.
 REASONING_MODELS = re.compile(r"(o\d|gpt-5|gpt-oss|codex)", re.IGNORECASE)
@@ -89,11 +94,17 @@ def to_wire(messages: list[dict]) -> tuple[str, list[dict]]:
         elif role == "user":
             items.append({"role": "user", "content": m.get("content") or ""})
         elif role == "tool":
+            output: Any = m.get("content") or ""
+            images = [i for i in m.get("images") or [] if isinstance(i, dict)]
+            if images:  # the output may be a list of input_text / input_image parts
+                output = [{"type": "input_text", "text": output}] + [
+                    {"type": "input_image", "image_url": data_url(i)} for i in images
+                ]
             items.append(
                 {
                     "type": "function_call_output",
                     "call_id": m.get("tool_call_id", ""),
-                    "output": m.get("content") or "",
+                    "output": output,
                 }
             )
         elif role == "assistant":

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from elelem_kernel.agent.compaction import note
-from elelem_kernel.agent.media import BASE64, TYPES
+from elelem_kernel.agent.media import BASE64, SHOWN_IN_CELL, TYPES
+from elelem_kernel.images import label, placeholder
 from elelem_kernel.render.markdown import escape, themed, to_html
 from elelem_kernel.render.plain import (
     STATES,
@@ -77,11 +78,17 @@ def images_html(images: Any) -> str:
     for image in images if isinstance(images, list) else []:
         mime = image.get("mime_type") if isinstance(image, dict) else None
         data = image.get("data") if isinstance(image, dict) else None
-        if mime in TYPES and isinstance(data, str) and BASE64.match(data):
+        if mime in TYPES and (
+            image.get("shown") == SHOWN_IN_CELL or image.get("in") == "display_data"
+        ):
+            out.append(f"<div><em>{escape(label(image))} image, shown in the cell</em></div>")
+        elif mime in TYPES and isinstance(data, str) and BASE64.match(data):
             out.append(
                 f'<img src="data:{mime};base64,{data}" alt="image from the tool" '
                 'style="max-width: 100%; max-height: 320px; margin: 4px 0; display: block">'
             )
+        elif mime in TYPES and data is None:  # a stored record: the image was in its output
+            out.append(f"<div><em>{escape(placeholder(image))}</em></div>")
     return "".join(out)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from elelem_kernel.agent.compaction import note
+from elelem_kernel.agent.media import without_data
 from elelem_kernel.render import cards
 from elelem_kernel.render.findings import findings_html, findings_markdown, location
 from elelem_kernel.render.footer import footer_line
@@ -33,7 +34,36 @@ def bundle(record: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
         "text/markdown": markdown(record),
         "text/plain": plain(record),
     }
-    return data, {"elelem": record}
+    return data, {"elelem": stored(record)}
+
+
+def stored(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as the output keeps it: a call's images without their base64, which the
+    output's HTML already holds (`"in": "text/html"`), so the notebook has each image once."""
+    rounds = record.get("rounds")
+    if not isinstance(rounds, list) or not any(
+        isinstance(c, dict) and c.get("images")
+        for r in rounds
+        if isinstance(r, dict)
+        for c in r.get("calls") or []
+    ):
+        return record
+    copy = dict(record)
+    copy["rounds"] = [
+        {
+            **r,
+            "calls": [
+                {**c, "images": without_data(c["images"])}
+                if isinstance(c, dict) and isinstance(c.get("images"), list)
+                else c
+                for c in r.get("calls") or []
+            ],
+        }
+        if isinstance(r, dict)
+        else r
+        for r in rounds
+    ]
+    return copy
 
 
 def html(record: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from elelem_kernel.tools.notebooks import OUTPUT_CHARS
+from elelem_kernel.tools.notebooks import IMAGE_TYPES, OUTPUT_CHARS
 
 #: Characters kept from the start and the end of one stream: with the cut marker they fit
 #: the `OUTPUT_CHARS` the summary shows, so the summary keeps both ends.
@@ -23,8 +23,10 @@ STREAM_TAIL = OUTPUT_CHARS // 2 - 100
 #: Outputs kept per cell: the first ones and the last ones.
 HEAD_OUTPUTS = 20
 TAIL_OUTPUTS = 5
-#: Characters kept of one data value (a result's text/plain, an image's base64).
+#: Characters kept of one data value (a result's text/plain, an SVG).
 DATA_CHARS = 20_000
+#: Base64 characters kept of one PNG, JPEG, GIF or WebP output (a cut one is not sent).
+IMAGE_CHARS = 4_000_000
 
 
 class Ends:
@@ -162,8 +164,9 @@ def _client_class() -> type:
                     text = "".join(value)
                 else:  # JSON data (application/json, widget state): its text size counts
                     text = json.dumps(value, default=str)
-                if len(text) > DATA_CHARS:
-                    data[mime] = text[:DATA_CHARS]
+                limit = IMAGE_CHARS if mime in IMAGE_TYPES else DATA_CHARS
+                if len(text) > limit:
+                    data[mime] = text[:limit]
                     out.setdefault("metadata", {}).setdefault("elelem_sizes", {})[mime] = len(text)
                     cuts.data += 1
 

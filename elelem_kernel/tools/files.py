@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO
 
+from elelem_kernel import images
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, human_size, unified_diff
 from elelem_kernel.tools.globs import Glob
@@ -28,9 +29,12 @@ _CHUNK = 1 << 16
 
 
 def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> dict:
-    """Numbered lines `offset`..`offset+limit-1` of a text file, and its total line count."""
+    """Numbered lines `offset`..`offset+limit-1` of a text file, and its total line count;
+    a PNG, JPEG, GIF or WebP file as an image (`_images`)."""
     target = _existing_file(ws, path, hint="read")
     rel = ws.relative(target)
+    if _image_type(target):
+        return read_image(target, rel)
     offset, limit = max(1, offset), max(1, min(limit, MAX_LINES))
     shown: list[str] = []
     size, n, replaced, stopped = 0, 0, False, False
@@ -66,6 +70,35 @@ def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> d
     if target.suffix == ".ipynb":
         result["note"] = "a notebook: notebook_read shows its cells and outputs more compactly"
     return result
+
+
+def read_image(target: Path, rel: str) -> dict:
+    """An image file for the model: its size and type, the image itself as `_images`."""
+    size = target.stat().st_size
+    if size > images.MAX_INPUT_BYTES:
+        raise ToolError(
+            f'"{rel}" is an image of {human_size(size)}, too large to read; make a smaller '
+            "copy with python (Pillow) or bash and read that."
+        )
+    with open_regular(target, rel) as f:
+        raw = f.read(images.MAX_INPUT_BYTES + 1)
+    image = images.from_bytes(raw)
+    if isinstance(image, str):
+        raise ToolError(f'"{rel}" could not be read as an image: {image}')
+    return {
+        "path": rel,
+        "image": image.describe(),
+        "_images": [{"mime_type": image.mime_type, "data": image.as_dict()["data"]}],
+    }
+
+
+def _image_type(target: Path) -> str | None:
+    """The image type a file starts like (PNG, JPEG, GIF, WebP), or None."""
+    try:
+        with open_regular(target, str(target)) as f:
+            return images.sniff(f.read(16))
+    except (OSError, ToolError):
+        return None
 
 
 def list_files(ws: Workspace, path: str | None = None, pattern: str | None = None) -> dict:
@@ -216,6 +249,8 @@ def _existing_file(ws: Workspace, path: str, hint: str) -> Path:
             f'"{rel}" is a folder, not a file; call list with path="{rel}" to see its files.'
         )
     check_regular(target, rel)
+    if hint == "read" and _image_type(target):
+        return target
     if looks_binary(target):
         raise ToolError(
             f'"{rel}" is a binary file ({human_size(target.stat().st_size)}); {hint} shows text '

@@ -20,6 +20,7 @@ import types
 
 from elelem_kernel.tools.bounds import MAX_BYTES, clip
 from elelem_kernel.tools.capture import captured
+from elelem_kernel.tools.displays import Displays, captured_displays, rich_value, to_result
 
 #: Longest repr of a last expression's value.
 VALUE_CHARS = 10_000
@@ -32,7 +33,8 @@ _counter = itertools.count(1)
 
 
 def run_python(namespace: dict, code: str) -> dict:
-    """Execute `code` in `namespace`: stdout, stderr, the last expression's value, or a traceback."""
+    """Execute `code` in `namespace`: stdout, stderr, the last expression's value, or a
+    traceback; and what it displayed (`displayed`, its images as `_images`)."""
     filename = f"<python tool #{next(_counter)}>"
     try:
         tree = ast.parse(code, filename, "exec")
@@ -45,17 +47,19 @@ def run_python(namespace: dict, code: str) -> dict:
         last = ast.Expression(final.value)
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
     result: dict = {}
+    shown = Displays()
     try:
-        with captured() as (out, err):
+        with captured() as (out, err), captured_displays() as shown:
             exec(compile(tree, filename, "exec"), namespace)
             if last is not None:
                 value = eval(compile(last, filename, "eval"), namespace)
                 if value is not None:
                     result["value"] = clip(represent(value), VALUE_CHARS)
+                    rich_value(value, shown)
     except (Exception, SystemExit) as e:
         result["error"] = f"{type(e).__name__}: {e}"
         result["traceback"] = _traceback(e)
-    return {"stdout": out.text(), "stderr": err.text(), **result}
+    return {"stdout": out.text(), "stderr": err.text(), **result, **to_result(shown)}
 
 
 async def run_python_async(namespace: dict, code: str) -> dict:

@@ -48,8 +48,9 @@ async def run_notebook(
     outcome = await _on_own_loop(_execute(nb, indexes, target.parent, timeout, name, cuts))
     ran, failed, problem = outcome
     results, size = [], 0
+    pictures: list[dict] = []
     for i in ran:
-        entry = describe_cell(nb.cells[i], i)
+        entry = describe_cell(nb.cells[i], i, images=pictures)
         entry.pop("source", None)
         note = cuts[i].note() if i in cuts else None
         if note:
@@ -59,6 +60,8 @@ async def run_notebook(
             entry if size <= MAX_BYTES else {"index": i, "outputs": ["[cut: output budget spent]"]}
         )
     result: dict = {"path": rel, "kernel": name, "ran": len(ran), "cells": results}
+    if pictures:
+        result["_images"] = pictures
     not_run = indexes[len(ran) :]
     if not_run:
         result["not_run"] = not_run

@@ -16,13 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.images import TYPES
 from elelem_kernel.tools.bounds import MAX_BYTES, clip, human_size, unified_diff
+from elelem_kernel.tools.displays import DEFAULT_REPR, html_text
 from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.regular import check_regular, open_regular
 from elelem_kernel.tools.workspace import Workspace, atomic_write
 
 #: Longest text kept from one output (a stream, a result, a traceback).
 OUTPUT_CHARS = 2_000
+#: Output images the model is given per call (notebook_read, notebook_run).
+MAX_IMAGES = 8
+IMAGE_TYPES = frozenset(TYPES)
 CELL_TYPES = ("code", "markdown", "raw")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
@@ -90,15 +95,20 @@ def read_notebook(
     indexes = [find_cell(nb, c, rel) for c in cells] if cells else range(len(nb.cells))
     shown: list[dict] = []
     size = 0
+    pictures: list[dict] = []
     for i in indexes:
-        entry = describe_cell(nb.cells[i], i, outputs)
+        mine: list[dict] = list(pictures)
+        entry = describe_cell(nb.cells[i], i, outputs, mine)
         cost = len(json.dumps(entry))
         if shown and size + cost > MAX_BYTES:
             break
         shown.append(entry)
+        pictures = mine
         size += cost
     kernel = nb.metadata.get("kernelspec", {}).get("name")
     result: dict = {"path": rel, "cells": shown, "count": len(nb.cells), "kernel": kernel}
+    if pictures:
+        result["_images"] = pictures
     if len(shown) < len(indexes):
         rest = list(indexes)[len(shown) :]
         result["truncated"] = (
@@ -108,19 +118,25 @@ def read_notebook(
     return result
 
 
-def describe_cell(cell: Any, index: int, outputs: bool = True) -> dict:
-    """One cell as the model sees it."""
+def describe_cell(
+    cell: Any, index: int, outputs: bool = True, images: list[dict] | None = None
+) -> dict:
+    """One cell as the model sees it; its output images added to `images` when given."""
     entry: dict = {"index": index, "id": cell.get("id"), "type": cell.cell_type}
     entry["source"] = _text(cell.source)
     if cell.cell_type == "code":
         entry["execution_count"] = cell.get("execution_count")
         if outputs and cell.get("outputs"):
-            entry["outputs"] = summarize_outputs(cell.outputs)
+            entry["outputs"] = summarize_outputs(cell.outputs, images)
     return entry
 
 
-def summarize_outputs(outputs: list) -> list[str]:
-    """Outputs as short text: streams, text/plain results, errors; blobs only named."""
+def summarize_outputs(outputs: list, images: list[dict] | None = None) -> list[str]:
+    """Outputs as short text: streams, text/plain results, errors; blobs only named.
+
+    With `images` (a list to fill): each PNG, JPEG, GIF or WebP output, whole, is added to
+    it (up to `MAX_IMAGES` in all) and named `[image N]`, for the model to see.
+    """
     out = []
     for o in outputs:
         kind = o.get("output_type")
@@ -130,12 +146,21 @@ def summarize_outputs(outputs: list) -> list[str]:
             data = o.get("data", {})
             label = f"Out[{o.get('execution_count')}]" if kind == "execute_result" else "display"
             text = clip(_text(data.get("text/plain", "")), OUTPUT_CHARS)
+            if "text/html" in data and (not text.strip() or DEFAULT_REPR.match(text.strip())):
+                text = html_text(_text(data["text/html"]), OUTPUT_CHARS)  # its repr says nothing
             sizes = o.get("metadata", {}).get("elelem_sizes", {})  # set by cell_outputs
-            others = [
-                f"{m} ({human_size(sizes.get(m, len(_text(v))))})"
-                for m, v in data.items()
-                if m != "text/plain"
-            ]
+            others = []
+            for m, v in data.items():
+                if m == "text/plain":
+                    continue
+                if images is not None and m in IMAGE_TYPES and m not in sizes:
+                    if len(images) < MAX_IMAGES:
+                        images.append({"mime_type": m, "data": "".join(_text(v).split())})
+                        others.append(f"[image {len(images)}]")
+                        continue
+                    others.append(f"{m} (not sent: more than {MAX_IMAGES} images)")
+                    continue
+                others.append(f"{m} ({human_size(sizes.get(m, len(_text(v))))})")
             out.append(f"{label}: {text}" + (f" [also {', '.join(others)}]" if others else ""))
         elif kind == "error":
             trace = _ANSI.sub("", "\n".join(o.get("traceback", [])))

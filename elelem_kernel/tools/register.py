@@ -45,7 +45,8 @@ def add_workspace_tools(session: Any) -> None:
     @tools.add(
         "read",
         "Read a text file: numbered lines, 2,000 at most per call; says the total line count "
-        "and how to read on (offset). Refuses binary files.",
+        "and how to read on (offset). A PNG, JPEG, GIF or WebP file comes back as the image. "
+        "Refuses other binary files.",
         {
             "path": _PATH,
             "offset": {"type": "integer", "minimum": 1, "description": "first line (1-based)"},
@@ -151,7 +152,9 @@ def add_workspace_tools(session: Any) -> None:
     @tools.add(
         "python",
         "Run Python code in the session's live namespace (variables persist and the person "
-        "sees them); returns stdout, stderr, the value of a final expression, or the traceback.",
+        "sees them); returns stdout, stderr, the value of a final expression, or the traceback, "
+        "and what the code displayed, in order: plots (a pyplot figure left open counts) and "
+        "images reach you as images, tables as text.",
         {"code": _STR},
         required=["code"],
         kind="execute",
@@ -174,7 +177,7 @@ def add_workspace_tools(session: Any) -> None:
     @tools.add(
         "notebook_read",
         "Read a notebook's cells: index, id, type, source and short output summaries "
-        "(images named, not included). cells picks some by id or index.",
+        "(output images, up to 8, reach you as images). cells picks some by id or index.",
         {
             "path": _PATH,
             "cells": {"type": "array", "items": _CELL},
@@ -227,7 +230,8 @@ def add_workspace_tools(session: Any) -> None:
     @tools.add(
         "notebook_run",
         "Execute a notebook's code cells (all, or those given) in a fresh headless kernel; "
-        "returns each cell's outputs and stops at the first error. The file is not changed.",
+        "returns each cell's outputs (images, up to 8, reach you as images) and stops at the "
+        "first error. The file is not changed.",
         {
             "path": _PATH,
             "cells": {"type": "array", "items": _CELL},

@@ -145,3 +145,23 @@ def test_extra_keys_are_accepted_and_the_input_is_not_mutated():
     assert rebuilt.conversations["c1"][0]["cell"] == "fresh"
     assert rebuilt.conversations["c1"][0]["future_field"] == {"x": 1}
     assert original["cell"] == "stale"
+
+
+def test_records_with_images_restore_old_with_data_and_new_pointing_at_the_output():
+    from elelem_kernel.agent.conversation import Conversation
+    from elelem_kernel.render.static import bundle
+    from tests.pictures import entry
+
+    old = record("t1")
+    old["rounds"][0]["calls"][0]["images"] = [{"mime_type": "image/png", "data": entry()["data"]}]
+    new = record("t2")
+    new["rounds"][0]["calls"][0]["images"] = [entry(64, 48)]
+    stored = bundle(new)[1]["elelem"]
+    rebuilt = rebuild([("a", [old]), ("b", [stored])])
+    assert rebuilt.warnings == []
+    turns = rebuilt.conversations["c1"]
+    assert turns[1]["rounds"][0]["calls"][0]["images"][0]["in"] == "text/html"
+    sent = json.dumps(Conversation("c1", turns).messages("full"), ensure_ascii=False)
+    assert "[image from turn 1: PNG, omitted]" in sent  # an old record: no size kept
+    assert "[image from turn 2: 64×48 PNG, omitted]" in sent
+    assert entry()["data"] not in sent

@@ -7,7 +7,7 @@ import sys
 
 import httpx
 
-from bench import notebook_memory, prefix, streaming, tools_scale
+from bench import images, notebook_memory, prefix, streaming, tools_scale
 from bench.__main__ import table
 from bench.common import Round, WireServer, long_text
 
@@ -131,3 +131,13 @@ def test_prefix_with_a_small_window_compacts_and_bills_the_summary(tmp_path):
     summaries = [b for b in bodies if b"You compact" in b]
     assert len(summaries) >= 1 and len(bodies) == 9 + 4 + len(summaries)
     assert prefix.SUMMARY.encode() in bodies[-1]  # later requests carry the summary
+
+
+def test_images_measures_the_request_that_carries_three_plots():
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    got = images.measure(True, 2, 1.5)
+    assert got["images"] == 3 and len(got["sizes"]) == 3
+    assert got["request_bytes"] > got["image_bytes"] > 0
+    assert 0 < got["estimated_tokens"] < got["base64_as_text_tokens"]

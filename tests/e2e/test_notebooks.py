@@ -124,6 +124,11 @@ def test_elelem_kernel(jupyter, tmp_path, monkeypatch):
     assert second["conversation"] == first["conversation"]
     assert "/mode" in text(code_cell(nb, "/help"))
     assert "Lagos" in text(code_cell(nb, "%%py\nbiggest"))
+    plot = code_cell(nb, "plot the squares")
+    [record] = records(plot)
+    assert "I received an image from `python`" in record["reply"]
+    pictures = [o for o in plot.outputs if "image/png" in o.get("data", {})]
+    assert len(pictures) == 1, "the plot is in the cell once, the card only names it"
 
 
 def test_custom_provider(jupyter, tmp_path, monkeypatch):

@@ -312,11 +312,13 @@ def test_a_config_without_the_sdk_names_the_extra(home, ws):
     assert "pip install 'elelem-kernel[mcp]'" in out.stdout
 
 
-def test_an_image_shows_in_the_card_and_only_its_description_reaches_the_model(home, ws):
+@pytest.mark.parametrize("vision", [True, False])
+def test_an_image_shows_in_the_card_and_reaches_a_model_that_takes_images(home, ws, vision):
     from elelem_kernel.render import static
 
     write_config(home / ".agents" / "mcp.json", {"every": {"command": servers.everything()}})
     s = session(ws, call("mcp__every__get-tiny-image", {}), say("a logo"))
+    s.provider.takes_images = lambda: vision
     events = []
     result = s.run("show me", events.append)
     [record] = calls(result)
@@ -325,7 +327,11 @@ def test_an_image_shows_in_the_card_and_only_its_description_reaches_the_model(h
     assert image["mime_type"] == "image/png" and len(image["data"]) > 1000
     sent = s.provider.sent[1]["messages"][-1]
     assert sent["role"] == "tool" and image["data"] not in sent["content"]
-    assert "image/png" in sent["content"]
+    assert "image 1: " in sent["content"] and "PNG" in sent["content"]
+    if vision:
+        assert sent["images"] == [image]
+    else:
+        assert "images" not in sent and "the model takes no images" in sent["content"]
     shown = [e for e in events if e.get("block") == "tool_result"]
     assert shown[0]["images"] == [image]
     html = static.html(result.record)

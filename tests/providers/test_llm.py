@@ -361,3 +361,29 @@ def test_provider_metadata_goes_back_to_the_plugin_and_never_into_the_record(tmp
     assert sent["tool_call_id"] == "t1" and sent["name"] == "read" and "alpha" in sent["output"]
     assert result.record["rounds"][0]["thinking"] == "Check the file."
     assert "opaque-sig-123" not in json.dumps(result.record)
+
+
+def test_images_become_attachments_of_the_tool_result_where_the_model_takes_them():
+    import llm
+
+    from elelem_kernel.providers.llm import request
+    from tests.pictures import png, png64
+
+    provider = LLMProvider(model="echo")
+    assert provider.takes_images() is True  # llm-echo's attachment_types has image/png
+    webp = {"mime_type": "image/webp", "data": png64()}
+    messages = [
+        {"role": "user", "content": "look"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "t1", "name": "read"}]},
+        {
+            "role": "tool",
+            "tool_call_id": "t1",
+            "content": '{"ok": true}',
+            "images": [{"mime_type": "image/png", "data": png64(9, 9)}, webp],
+        },
+    ]
+    kwargs = request(llm, provider.llm_model, messages, [], {})
+    [result] = kwargs["tool_results"]
+    [attachment] = result.attachments
+    assert attachment.type == "image/png" and attachment.content == png(9, 9)
+    assert result.output == '{"ok": true}\n[image: image/webp, a type this model does not take]'

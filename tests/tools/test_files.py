@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from elelem_kernel.agent.media import take_images
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import files
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.workspace import Workspace
+from tests.pictures import png, png64
 from tests.tools.conftest import git
 
 
@@ -49,9 +51,30 @@ def test_read_empty_file(ws: Workspace, root: Path) -> None:
 
 
 def test_read_refuses_binary_files(ws: Workspace, root: Path) -> None:
-    (root / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)))
-    with pytest.raises(ToolError, match=r'"img.png" is a binary file \(.*\); read shows text'):
-        files.read(ws, "img.png")
+    (root / "data.bin").write_bytes(b"\0\1\2" + bytes(range(256)))
+    with pytest.raises(ToolError, match=r'"data.bin" is a binary file \(.*\); read shows text'):
+        files.read(ws, "data.bin")
+
+
+def test_read_of_an_image_returns_the_image(ws: Workspace, root: Path) -> None:
+    (root / "plot.dat").write_bytes(png(64, 48))  # known by its bytes, not its name
+    got = files.read(ws, "plot.dat")
+    assert got["path"] == "plot.dat" and got["image"].startswith("64×48 PNG")
+    assert got["_images"] == [{"mime_type": "image/png", "data": png64(64, 48)}]
+    assert "content" not in got
+
+
+def test_a_broken_image_read_is_described_not_sent(ws: Workspace, root: Path) -> None:
+    pytest.importorskip("PIL")  # the session checks the picture through Pillow
+    (root / "cut.png").write_bytes(png(2000, 10)[:70])  # a real header, its pixels cut off
+    got = files.read(ws, "cut.png")
+    assert got["image"].startswith("2000×10 PNG")
+    assert take_images(got) == []
+    [why] = got["images_not_shown"]
+    assert why.startswith("2000×10 PNG, 1 KB: could not be read (")
+    (root / "odd.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)))
+    odd = files.read(ws, "odd.png")
+    assert take_images(odd) == [] and "too many pixels" in odd["images_not_shown"][0]
 
 
 def test_read_replaces_undecodable_bytes(ws: Workspace, root: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import tracemalloc
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.notebook_run import run_notebook
 from elelem_kernel.tools.workspace import Workspace
+from tests.pictures import png, png64
 from tests.tools.test_shell import alive
 
 pytestmark = pytest.mark.kernel
@@ -84,7 +86,7 @@ def test_a_cell_printing_a_lot_is_cut_while_it_runs(ws: Workspace, root: Path) -
         "print('the end')",
         "for i in range(300):\n    display(i)",
         "'small'",
-        "display({'image/png': 'QUJD' * 25_000, 'text/plain': 'a picture'}, raw=True)",
+        "display({'image/svg+xml': 'QUJD' * 25_000, 'text/plain': 'a picture'}, raw=True)",
     )
     import nbclient  # noqa: F401  (imported before measuring: only outputs count)
 
@@ -105,6 +107,25 @@ def test_a_cell_printing_a_lot_is_cut_while_it_runs(ws: Workspace, root: Path) -
     assert many["outputs"][-1] == "display: 299"
     assert "outputs left out" in many["truncated"]
     assert small["outputs"] == ["Out[3]: 'small'"] and "truncated" not in small
-    assert picture["outputs"] == ["display: a picture [also image/png (100.0 KB)]"]
+    assert picture["outputs"] == ["display: a picture [also image/svg+xml (100.0 KB)]"]
     assert picture["truncated"] == "1 output value cut to 20,000 characters"
     assert peak < 20_000_000, f"{peak:,} bytes at the peak: the output was kept"
+
+
+def test_a_plot_and_displayed_images_come_back_as_images(ws: Workspace, root: Path) -> None:
+    pytest.importorskip("matplotlib")
+    write_notebook(
+        root / "plot.ipynb",
+        "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.title('odd')",
+        "from IPython.display import Image, display\n"
+        f"display(Image(data={png(5, 4)!r}))\n"
+        "display({'image/png': 'QUJD' * 1_100_000, 'text/plain': 'too big'}, raw=True)",
+    )
+    got = asyncio.run(run_notebook(ws, "plot.ipynb", timeout=120))
+    plot, shown = got["cells"]
+    assert any(o.endswith("[also [image 1]]") for o in plot["outputs"])
+    assert shown["outputs"][0].endswith("[also [image 2]]")
+    assert shown["outputs"][1].startswith("display: too big [also image/png (4.4 MB)]")
+    first, second = got["_images"]
+    assert base64.b64decode(first["data"]).startswith(b"\x89PNG")
+    assert second == {"mime_type": "image/png", "data": png64(5, 4)}

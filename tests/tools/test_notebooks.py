@@ -11,6 +11,7 @@ import pytest
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.notebooks import edit_notebook, edit_preview, read_notebook
 from elelem_kernel.tools.workspace import Workspace
+from tests.pictures import png64
 
 
 def make_notebook(path: Path) -> None:
@@ -21,7 +22,7 @@ def make_notebook(path: Path) -> None:
     code.outputs = [
         nbformat.v4.new_output("stream", name="stdout", text="21\n"),
         nbformat.v4.new_output(
-            "display_data", data={"text/plain": "<Figure>", "image/png": "iVBORw0K" * 1000}
+            "display_data", data={"text/plain": "<Figure>", "image/png": png64(30, 20)}
         ),
     ]
     failing = nbformat.v4.new_code_cell("1/0", id="boom")
@@ -50,14 +51,15 @@ def cells_of(path: Path) -> list[tuple[str, str, str]]:
     return [(c.cell_type, c.get("id"), c.source) for c in nb.cells]
 
 
-def test_read_gives_cells_and_output_summaries_without_blobs(ws: Workspace, nb_path: Path) -> None:
+def test_read_gives_cells_and_output_summaries_and_images(ws: Workspace, nb_path: Path) -> None:
     got = read_notebook(ws, "analysis.ipynb")
     assert got["count"] == 3 and got["kernel"] == "python3"
     title, code, failing = got["cells"]
     assert title == {"index": 0, "id": "title", "type": "markdown", "source": "# Title"}
     assert code["outputs"][0] == "stdout: 21\n"
-    assert code["outputs"][1].startswith("display: <Figure> [also image/png (8.0 KB)]")
-    assert "iVBOR" not in json.dumps(got)
+    assert code["outputs"][1] == "display: <Figure> [also [image 1]]"
+    assert got["_images"] == [{"mime_type": "image/png", "data": png64(30, 20)}]
+    assert "iVBOR" not in json.dumps(got["cells"])
     assert failing["outputs"][0] == (
         "ZeroDivisionError: division by zero\nZeroDivisionError: division by zero"
     )
@@ -178,3 +180,35 @@ def test_preview_is_the_diff_and_writes_nothing(ws: Workspace, nb_path: Path) ->
     preview = edit_preview(ws, "analysis.ipynb", cell="load", old="21", new="22")
     assert preview.startswith("replace in analysis.ipynb") and "+x = 22" in preview
     assert nb_path.read_bytes() == before
+
+
+def test_read_passes_at_most_eight_images_and_names_the_rest(ws: Workspace, root: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("show()", id="many")
+    cell.outputs = [
+        nbformat.v4.new_output("display_data", data={"image/png": png64(i + 1, 2)})
+        for i in range(10)
+    ]
+    nb.cells = [cell]
+    nbformat.write(nb, root / "many.ipynb")
+    got = read_notebook(ws, "many.ipynb")
+    assert len(got["_images"]) == 8 and got["_images"][7]["data"] == png64(8, 2)
+    assert got["cells"][0]["outputs"][-1] == (
+        "display:  [also image/png (not sent: more than 8 images)]"
+    )
+
+
+def test_an_html_output_whose_repr_says_nothing_reads_as_text(ws: Workspace, root: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("HTML(table)", id="t")
+    table = "<table><tr><th>city</th></tr><tr><td>Lagos</td></tr></table>"
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/html": table, "text/plain": "<IPython.core.display.HTML object>"},
+        )
+    ]
+    nb.cells = [cell]
+    nbformat.write(nb, root / "html.ipynb")
+    [summary] = read_notebook(ws, "html.ipynb")["cells"][0]["outputs"]
+    assert summary.startswith("display: city\nLagos [also text/html (")
