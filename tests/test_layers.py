@@ -98,11 +98,12 @@ def test_imports_point_down_the_layers():
 LAYERS: list[tuple[str, ...]] = [
     (
         "__init__",
+        "acp",
         "cli",
         "cli_approval",
         "cli_notebook",
         "cli_signals",
-    ),  # the package face and the terminal front
+    ),  # the package face, the terminal front and the ACP agent (acp/)
     ("jupyter",),  # magic, kernel, restore, notebook files, approvals, kernelspec install
     ("review",),  # code review: targets, diffs, findings, reports
     ("render",),  # views of a turn: terminal, static, widget

@@ -34,10 +34,14 @@ class McpTools:
         self.configs: dict[str, ServerConfig] = {}
         self.shown: set[str] = set()  #: warnings already given, so each is said once
         self.hub: Any = None
+        #: Servers a front adds beside the configured ones (an ACP client's `mcpServers`);
+        #: a configured server of the same name wins.
+        self.extra: dict[str, ServerConfig] = {}
 
     async def refresh(self) -> list[str]:
         """Load configs, start what should run, install the tools; notices to show."""
         configs, problems = mcp_config.load(self.session.workspace)
+        configs = {**self.extra, **configs}
         self.configs = configs
         notices = [p for p in problems if p not in self.shown]
         live = {n: c for n, c in configs.items() if not c.disabled and not c.skipped}
@@ -83,6 +87,7 @@ class McpTools:
 
     def restart(self, name: str) -> str:
         configs, _ = mcp_config.load(self.session.workspace)
+        configs = {**self.extra, **configs}
         if name not in configs:
             known = ", ".join(sorted(configs)) or "(none configured)"
             raise ValueError(f"no MCP server named {name!r}; servers: {known}")
@@ -110,6 +115,7 @@ class McpTools:
 def report(state: McpTools) -> str:
     """Markdown: every server, where it was configured, its state and its tools with kinds."""
     configs, problems = mcp_config.load(state.session.workspace)
+    configs = {**state.extra, **configs}
     if not configs and not problems:
         files = ", ".join(str(p) for p, _ in mcp_config.config_files(state.session.workspace))
         return f"No MCP servers configured. Files read: {files}"
