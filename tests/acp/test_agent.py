@@ -8,8 +8,10 @@ server, scripted round by round; the client is a small `acp.Client` that records
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,15 +20,18 @@ import pytest
 
 acp = pytest.importorskip("acp")
 
-from acp import spawn_agent_process, text_block  # noqa: E402
+from acp import RequestError, spawn_agent_process, text_block  # noqa: E402
 from acp.schema import (  # noqa: E402
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    EnvVariable,
+    McpServerStdio,
     RequestPermissionResponse,
 )
 
-from tests.wire_servers import Round, WireServer  # noqa: E402
+from tests.mcp import servers  # noqa: E402
+from tests.wire_servers import Round, WireServer, reply  # noqa: E402
 
 AGENT = str(Path(sys.executable).parent / "elelem-kernel")
 
@@ -81,15 +86,6 @@ def ws(tmp_path) -> Path:
     return ws
 
 
-async def session(client, env, tmp_path, *args, fs=False):
-    """Spawn the agent; (connection, process) context after initialize."""
-    log = open(tmp_path / "agent-stderr.log", "ab")  # noqa: SIM115 - closed with the process
-    context = spawn_agent_process(
-        client, AGENT, "acp", *args, env=env, transport_kwargs={"stderr": log}
-    )
-    return context, log
-
-
 async def start(conn, ws: Path, **kwargs):
     init = await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
     new = await conn.new_session(cwd=str(ws), mcp_servers=kwargs.get("mcp_servers", []))
@@ -97,7 +93,7 @@ async def start(conn, ws: Path, **kwargs):
 
 
 def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, 120))
+    return asyncio.run(asyncio.wait_for(coro, 60))
 
 
 def test_a_turn_with_a_tool_call_streams_updates_and_is_kept_as_a_notebook(tmp_path, home, ws):
@@ -111,9 +107,7 @@ def test_a_turn_with_a_tool_call_streams_updates_and_is_kept_as_a_notebook(tmp_p
         client = Recorder()
 
         async def main():
-            async with spawn_agent_process(
-                client, AGENT, "acp", env=env, transport_kwargs={"stderr": _log(tmp_path)}
-            ) as (conn, _):
+            async with agent(client, env, tmp_path) as conn:
                 init, new = await start(conn, ws)
                 answer = await conn.prompt(
                     session_id=new.session_id, prompt=[text_block("What is in notes.txt?")]
@@ -151,5 +145,214 @@ def test_a_turn_with_a_tool_call_streams_updates_and_is_kept_as_a_notebook(tmp_p
     assert record["rounds"][0]["calls"][0]["name"] == "read"
 
 
-def _log(tmp_path: Path):
-    return open(tmp_path / "agent-stderr.log", "ab")  # noqa: SIM115 - the agent's stderr
+@contextlib.asynccontextmanager
+async def agent(client, env, tmp_path, *args):
+    """`elelem-kernel acp ARGS` as a client spawns it; its stderr goes to a log file."""
+    with open(tmp_path / "agent-stderr.log", "ab") as log:
+        async with spawn_agent_process(
+            client, AGENT, "acp", *args, env=env, transport_kwargs={"stderr": log}
+        ) as (conn, _):
+            yield conn
+
+
+def test_permission_allow_shows_the_diff_and_deny_leaves_the_file(tmp_path, home, ws):
+    with WireServer() as wire:
+        wire.script(
+            "anthropic",
+            Round(calls=[("edit", {"path": "notes.txt", "old": "two", "new": "TWO"})]),
+            Round(calls=[("write", {"path": "new.txt", "content": "fresh\n"})]),
+            Round(text="Edited one, the other was refused."),
+        )
+        client = Recorder(answers=["allow", "deny"])
+
+        async def main():
+            async with agent(client, {**home, **wire.env("anthropic")}, tmp_path) as conn:
+                _, new = await start(conn, ws)
+                return await conn.prompt(session_id=new.session_id, prompt=[text_block("go")])
+
+        answer = run(main())
+    assert answer.stop_reason == "end_turn"
+    assert (ws / "notes.txt").read_text() == "one\nTWO\nthree\n"
+    assert not (ws / "new.txt").exists()
+    (edit, edit_options), (write, _) = client.asked
+    assert [o.kind for o in edit_options] == ["allow_once", "allow_always", "reject_once"]
+    assert edit.kind == "edit" and edit.title == "edit notes.txt"
+    assert edit.locations[0].path == str(ws / "notes.txt") and edit.locations[0].line == 2
+    diff, preview = edit.content
+    assert (diff.type, diff.path) == ("diff", str(ws / "notes.txt"))
+    assert (diff.old_text, diff.new_text) == ("one\ntwo\nthree\n", "one\nTWO\nthree\n")
+    assert "-two" in preview.content.text and "+TWO" in preview.content.text
+    assert write.content[0].old_text is None and write.content[0].new_text == "fresh\n"
+
+    finished = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed")]
+    assert [u.status for u in finished] == ["completed", "failed"]
+    assert finished[0].content[0].type == "diff"
+    assert finished[0].content[0].new_text == "one\nTWO\nthree\n"
+    assert "did not allow" in finished[1].content[0].content.text
+
+
+def test_cancel_ends_a_streaming_turn_and_the_session_goes_on(tmp_path, home, ws):
+    with WireServer() as wire:
+        slow = reply("anthropic", Round(text="a long answer " * 20))
+        wire.queue(slow.stall_after(slow.index("answer") + 1))
+        wire.script("anthropic", Round(text="Still here."))
+        client = Recorder()
+
+        async def main():
+            async with agent(client, {**home, **wire.env("anthropic")}, tmp_path) as conn:
+                _, new = await start(conn, ws)
+                sid = new.session_id
+                turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("go")]))
+                while not client.of("agent_message_chunk"):
+                    await asyncio.sleep(0.05)
+                with pytest.raises(RequestError) as busy:
+                    await conn.prompt(session_id=sid, prompt=[text_block("again")])
+                await conn.cancel(session_id=sid)
+                first = await turn
+                second = await conn.prompt(session_id=sid, prompt=[text_block("still there?")])
+                return busy.value, first, second
+
+        busy, first, second = run(main())
+    assert busy.code == -32600 and "already running" in str(busy)
+    assert first.stop_reason == "cancelled"
+    assert second.stop_reason == "end_turn" and client.text().endswith("Still here.")
+
+
+def test_modes_switch_by_request_and_by_slash_command(tmp_path, home, ws):
+    with WireServer() as wire:
+        wire.script(
+            "anthropic",
+            Round(calls=[("write", {"path": "x.txt", "content": "x"})]),
+            Round(text="Could not write in plan mode."),
+        )
+        client = Recorder()
+
+        async def main():
+            async with agent(client, {**home, **wire.env("anthropic")}, tmp_path) as conn:
+                _, new = await start(conn, ws)
+                sid = new.session_id
+                with pytest.raises(RequestError) as bad:
+                    await conn.set_session_mode(session_id=sid, mode_id="yolo")
+                await conn.set_session_mode(session_id=sid, mode_id="plan")
+                planned = await conn.prompt(session_id=sid, prompt=[text_block("write x")])
+                switched = await conn.prompt(session_id=sid, prompt=[text_block("/mode auto")])
+                return bad.value, planned, switched
+
+        bad, planned, switched = run(main())
+        tools = [t["name"] for t in wire.requests[0].body["tools"]]
+    assert bad.code == -32602 and "unknown mode 'yolo'" in str(bad)
+    assert "write" not in tools and "read" in tools
+    assert planned.stop_reason == switched.stop_reason == "end_turn"
+    assert client.asked == []
+    assert not (ws / "x.txt").exists()
+    assert [u.current_mode_id for u in client.of("current_mode_update")] == ["auto"]
+
+
+def test_a_session_loads_in_a_new_process_and_is_listed(tmp_path, home, ws):
+    with WireServer() as wire:
+        wire.script("anthropic", Round(text="The answer is 42."), Round(text="You asked that."))
+        env = {**home, **wire.env("anthropic")}
+        first, second = Recorder(), Recorder()
+
+        async def main():
+            async with agent(first, env, tmp_path) as conn:
+                _, new = await start(conn, ws)
+                await conn.prompt(session_id=new.session_id, prompt=[text_block("What is it?")])
+            async with agent(second, env, tmp_path) as conn:
+                await conn.initialize(protocol_version=1)
+                with pytest.raises(RequestError) as missing:
+                    await conn.load_session(cwd=str(ws), session_id="nope", mcp_servers=[])
+                with pytest.raises(RequestError) as bad_id:
+                    await conn.load_session(cwd=str(ws), session_id="../x", mcp_servers=[])
+                await conn.load_session(cwd=str(ws), session_id=new.session_id, mcp_servers=[])
+                replayed = list(second.updates)
+                await conn.prompt(session_id=new.session_id, prompt=[text_block("Again?")])
+                listed = await conn.list_sessions()
+                return new.session_id, missing.value, bad_id.value, replayed, listed
+
+        sid, missing, bad_id, replayed, listed = run(main())
+        sent = wire.requests[1].body["messages"]
+    assert missing.code == -32002 and "no saved session 'nope'" in str(missing)
+    assert bad_id.code == -32602 and "invalid session id" in str(bad_id)
+    kinds = [u.session_update for u in replayed]
+    assert kinds[:2] == ["user_message_chunk", "agent_message_chunk"]
+    assert replayed[0].content.text == "What is it?" and "42" in replayed[1].content.text
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert "42" in json.dumps(sent[1])
+    [info] = listed.sessions
+    assert (info.session_id, info.cwd, info.title) == (sid, str(ws), "What is it?")
+
+    out = subprocess.run([AGENT, "acp", "--list"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and sid in out.stdout and "2 turns" in out.stdout
+
+
+def test_a_client_provided_mcp_server_serves_a_tool(tmp_path, home, ws):
+    time_server = McpServerStdio(
+        name="clock", command=servers.python_server("mcp-server-time"), args=[], env=[]
+    )
+    with WireServer() as wire:
+        wire.script(
+            "anthropic",
+            Round(calls=[("mcp__clock__get_current_time", {"timezone": "UTC"})]),
+            Round(text="It is now."),
+        )
+        client = Recorder()
+
+        async def main():
+            async with agent(client, {**home, **wire.env("anthropic")}, tmp_path) as conn:
+                _, new = await start(conn, ws, mcp_servers=[time_server])
+                return await conn.prompt(session_id=new.session_id, prompt=[text_block("time?")])
+
+        answer = run(main())
+        tools = [t["name"] for t in wire.requests[0].body["tools"]]
+    assert answer.stop_reason == "end_turn"
+    assert "mcp__clock__get_current_time" in tools
+    [call] = client.of("tool_call")
+    assert call.kind == "read" and call.title.startswith("mcp__clock__get_current_time")
+    done = client.of("tool_call_update")[-1]
+    assert done.status == "completed" and "UTC" in done.content[0].content.text
+
+
+def test_bad_client_input_gets_clear_json_rpc_errors(tmp_path, home, ws):
+    client = Recorder()
+    bad_server = McpServerStdio(
+        name="x", command="", args=[], env=[EnvVariable(name="A", value="1")]
+    )
+
+    async def main():
+        async with agent(client, home, tmp_path) as conn:
+            await conn.initialize(protocol_version=1)
+            errors = []
+            for call in (
+                conn.new_session(cwd="relative/folder", mcp_servers=[]),
+                conn.new_session(cwd=str(ws / "missing"), mcp_servers=[]),
+                conn.new_session(cwd=str(ws), mcp_servers=[bad_server]),
+                conn.prompt(session_id="nope", prompt=[text_block("hi")]),
+                conn.set_config_option(config_id="colour", session_id="nope", value="x"),
+            ):
+                with pytest.raises(RequestError) as error:
+                    await call
+                errors.append(error.value)
+            return errors
+
+    relative, missing, server, unknown, unknown_option = run(main())
+    assert relative.code == missing.code == server.code == -32602
+    assert "cwd must be the absolute path of an existing folder" in str(relative)
+    assert "mcpServers: server 'x'" in str(server) and '"command"' in str(server)
+    assert unknown.code == unknown_option.code == -32002
+    assert "unknown session 'nope'" in str(unknown)
+
+
+def test_without_the_sdk_the_command_names_the_extra_and_import_stays_cheap():
+    code = (
+        "import sys; sys.modules['acp'] = None\n"
+        "import elelem_kernel.acp\n"
+        "from elelem_kernel.cli import main\n"
+        "sys.exit(main(['acp']))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "pip install 'elelem-kernel[acp]'" in out.stderr and out.stdout == ""
+    code = "import sys, elelem_kernel.acp, elelem_kernel.acp.store; print('acp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
