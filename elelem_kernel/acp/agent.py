@@ -54,6 +54,7 @@ from acp.schema import (
 from elelem_kernel._version import __version__
 from elelem_kernel.acp import store
 from elelem_kernel.acp.approval import AcpApprover
+from elelem_kernel.acp.files import ClientFiles
 from elelem_kernel.acp.updates import Updates, acp_kind, fenced, title
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import MODES
@@ -205,6 +206,15 @@ class ElelemAgent:
         if session.notice:
             log.info("%s", session.notice)
         session.propose_cell = lambda source: self._propose(live, source)
+        fs = getattr(self.capabilities, "fs", None)
+        reads, writes = (
+            bool(getattr(fs, "read_text_file", False)),
+            bool(getattr(fs, "write_text_file", False)),
+        )
+        if reads or writes:
+            ClientFiles(self.client, session_id, lambda: session.workspace, reads, writes).install(
+                session.toolbox
+            )
         mcp = getattr(session, "mcp", None)
         if mcp is not None:
             mcp.extra = self.client_servers

@@ -26,8 +26,11 @@ from acp.schema import (  # noqa: E402
     ClientCapabilities,
     DeniedOutcome,
     EnvVariable,
+    FileSystemCapabilities,
     McpServerStdio,
+    ReadTextFileResponse,
     RequestPermissionResponse,
+    WriteTextFileResponse,
 )
 
 from tests.mcp import servers  # noqa: E402
@@ -39,11 +42,12 @@ AGENT = str(Path(sys.executable).parent / "elelem-kernel")
 class Recorder:
     """An ACP client: records updates, answers permission requests from `answers`."""
 
-    def __init__(self, answers: list[str] | None = None):
+    def __init__(self, answers: list[str] | None = None) -> None:
         self.updates: list[Any] = []
         self.asked: list[tuple[Any, list[Any]]] = []
         self.answers = list(answers or [])
-        self.first_update = asyncio.Event()
+        self.buffers: dict[str, str] = {}  #: the editor's open buffers (fs/* methods)
+        self.written: list[tuple[str, str]] = []
 
     async def request_permission(self, options, session_id, tool_call, **kwargs):
         self.asked.append((tool_call, options))
@@ -56,7 +60,16 @@ class Recorder:
 
     async def session_update(self, session_id, update, **kwargs):
         self.updates.append(update)
-        self.first_update.set()
+
+    async def read_text_file(self, path, session_id, line=None, limit=None, **kwargs):
+        if path not in self.buffers:
+            raise RequestError(-32002, f"no buffer for {path}")
+        return ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, content, path, session_id, **kwargs):
+        self.written.append((path, content))
+        self.buffers[path] = content
+        return WriteTextFileResponse()
 
     def of(self, kind: str) -> list[Any]:
         return [u for u in self.updates if u.session_update == kind]
@@ -86,8 +99,10 @@ def ws(tmp_path) -> Path:
     return ws
 
 
-async def start(conn, ws: Path, **kwargs):
-    init = await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
+async def start(conn, ws: Path, fs: bool = False, **kwargs):
+    files = FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
+    capabilities = ClientCapabilities(fs=files)
+    init = await conn.initialize(protocol_version=1, client_capabilities=capabilities)
     new = await conn.new_session(cwd=str(ws), mcp_servers=kwargs.get("mcp_servers", []))
     return init, new
 
@@ -189,6 +204,33 @@ def test_permission_allow_shows_the_diff_and_deny_leaves_the_file(tmp_path, home
     assert finished[0].content[0].type == "diff"
     assert finished[0].content[0].new_text == "one\nTWO\nthree\n"
     assert "did not allow" in finished[1].content[0].content.text
+
+
+def test_files_are_read_and_written_through_the_editor_when_it_offers(tmp_path, home, ws):
+    with WireServer() as wire:
+        wire.script(
+            "anthropic",
+            Round(calls=[("read", {"path": "notes.txt"})]),
+            Round(calls=[("edit", {"path": "notes.txt", "old": "unsaved", "new": "saved"})]),
+            Round(calls=[("write", {"path": "../outside.txt", "content": "x"})]),
+            Round(text="Done."),
+        )
+        client = Recorder(answers=["allow", "allow"])
+        client.buffers[str(ws / "notes.txt")] = "one\nunsaved two\n"
+
+        async def main():
+            async with agent(client, {**home, **wire.env("anthropic")}, tmp_path) as conn:
+                _, new = await start(conn, ws, fs=True)
+                return await conn.prompt(session_id=new.session_id, prompt=[text_block("go")])
+
+        answer = run(main())
+        sent = [json.dumps(q.body) for q in wire.requests]
+    assert answer.stop_reason == "end_turn"
+    assert "unsaved two" in sent[1]  # the model read the buffer, not the file on disk
+    assert client.written == [(str(ws / "notes.txt"), "one\nsaved two\n")]
+    assert (ws / "notes.txt").read_text() == "one\ntwo\nthree\n"
+    assert "outside the workspace" in sent[3] or "outside" in sent[3]
+    assert not (tmp_path / "outside.txt").exists()
 
 
 def test_cancel_ends_a_streaming_turn_and_the_session_goes_on(tmp_path, home, ws):
@@ -333,9 +375,14 @@ def test_bad_client_input_gets_clear_json_rpc_errors(tmp_path, home, ws):
                 with pytest.raises(RequestError) as error:
                     await call
                 errors.append(error.value)
-            return errors
+            new = await conn.new_session(cwd=str(ws), mcp_servers=[])
+            keyless = await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
+            return errors, keyless
 
-    relative, missing, server, unknown, unknown_option = run(main())
+    errors, keyless = run(main())
+    relative, missing, server, unknown, unknown_option = errors
+    assert keyless.stop_reason == "end_turn"
+    assert "**Error:** anthropic needs an API key: set ANTHROPIC_API_KEY" in client.text()
     assert relative.code == missing.code == server.code == -32602
     assert "cwd must be the absolute path of an existing folder" in str(relative)
     assert "mcpServers: server 'x'" in str(server) and '"command"' in str(server)
