@@ -56,6 +56,7 @@ from elelem_kernel.acp import store
 from elelem_kernel.acp.approval import AcpApprover
 from elelem_kernel.acp.files import ClientFiles
 from elelem_kernel.acp.updates import Updates, acp_kind, fenced, title
+from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.errors import ElelemError
@@ -107,6 +108,7 @@ class ElelemAgent:
         self.sessions: dict[str, Live] = {}
         #: The clients' MCP servers by name, shared by this process's sessions (one hub).
         self.client_servers: dict[str, Any] = {}
+        self._sending: set[asyncio.Task[None]] = set()  #: updates sent after a response
 
     def on_connect(self, conn: Any) -> None:
         self.client = conn
@@ -274,7 +276,9 @@ class ElelemAgent:
                 )
             )
         update = update_available_commands(commands)
-        asyncio.get_running_loop().create_task(self._send(live.id, update))
+        task = asyncio.get_running_loop().create_task(self._send(live.id, update))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
 
     async def _send(self, session_id: str, update: Any) -> None:
         try:
@@ -376,7 +380,9 @@ class ElelemAgent:
             lambda name: getattr(session.toolbox.get(name), "kind", None),
         )
         live.updates = updates
-        live.turn = asyncio.get_running_loop().create_task(session.turn(text, updates))
+        live.turn = asyncio.get_running_loop().create_task(
+            session.turn(text, updates, cell=new_id())
+        )
         try:
             result = await asyncio.shield(live.turn)
         except asyncio.CancelledError:  # the connection is closing: end the turn too

@@ -28,6 +28,7 @@ def serve(defaults: dict[str, Any]) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="elelem-acp: %(levelname)s %(message)s"
     )
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per model request is noise
     sys.stdout.flush()
     protocol = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)

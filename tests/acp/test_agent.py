@@ -108,7 +108,7 @@ async def start(conn, ws: Path, fs: bool = False, **kwargs):
 
 
 def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, 60))
+    return asyncio.run(asyncio.wait_for(coro, 180))
 
 
 def test_a_turn_with_a_tool_call_streams_updates_and_is_kept_as_a_notebook(tmp_path, home, ws):
