@@ -229,7 +229,11 @@ class ElelemAgent:
     def _client_servers(self, servers: list[Any], folder: Path) -> list[str]:
         """Add the client's MCP servers (stdio, http, sse) to the shared ones; their names."""
         from elelem_kernel.mcp import config  # lazy: only when a client sends servers
+        from elelem_kernel.mcp.setup import sdk_installed
 
+        if servers and not sdk_installed():  # said once on stderr, not in every chat
+            log.warning("the client's MCP servers are skipped: they need the MCP SDK 2.x")
+            return []
         names = []
         for server in servers:
             data = server.model_dump() if hasattr(server, "model_dump") else dict(server)

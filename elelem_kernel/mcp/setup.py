@@ -8,6 +8,7 @@ Nothing starts and the `mcp` SDK is not imported while no server is configured.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 from typing import Any
 
@@ -19,9 +20,12 @@ INSTALL_HINT = "pip install 'elelem-kernel[mcp]'"
 
 
 def sdk_installed() -> bool:
-    """Whether the `mcp` SDK can be imported (found without importing it)."""
+    """Whether the `mcp` SDK can be imported (found without importing it) and is 2.x: 1.x
+    (which jupyter-ai 3 pins) has other client APIs."""
     try:
-        return importlib.util.find_spec("mcp") is not None
+        if importlib.util.find_spec("mcp") is None:
+            return False
+        return int(importlib.metadata.version("mcp").split(".")[0]) >= 2
     except (ImportError, ValueError):
         return False
 
@@ -48,8 +52,8 @@ class McpTools:
         if live and not sdk_installed():
             files = sorted({c.source for c in live.values()})
             notices.append(
-                f"MCP servers are configured in {', '.join(files)} but the MCP SDK is not "
-                f"installed: {INSTALL_HINT}"
+                f"MCP servers are configured in {', '.join(files)} but the MCP SDK (2.x) is "
+                f"not installed: {INSTALL_HINT}"
             )
             live = {}
         if live or self.hub is not None:
