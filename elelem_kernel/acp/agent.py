@@ -55,6 +55,7 @@ from elelem_kernel._version import __version__
 from elelem_kernel.acp import store
 from elelem_kernel.acp.approval import AcpApprover
 from elelem_kernel.acp.files import ClientFiles
+from elelem_kernel.acp.terminal import ClientTerminal
 from elelem_kernel.acp.updates import Updates, acp_kind, fenced, title
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
@@ -217,6 +218,10 @@ class ElelemAgent:
             ClientFiles(self.client, session_id, lambda: session.workspace, reads, writes).install(
                 session.toolbox
             )
+        if getattr(self.capabilities, "terminal", False):
+            ClientTerminal(
+                self.client, session_id, lambda: session.workspace, lambda: live.updates
+            ).install(session.toolbox)
         mcp = getattr(session, "mcp", None)
         if mcp is not None:
             mcp.extra = self.client_servers

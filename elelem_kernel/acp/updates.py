@@ -29,6 +29,7 @@ from acp import (
     text_block,
     tool_content,
     tool_diff_content,
+    tool_terminal_ref,
     update_agent_message_text,
     update_agent_thought_text,
     update_plan,
@@ -115,6 +116,8 @@ class Updates:
         self.blocks: dict[int, str] = {}
         self.calls: dict[str, Watched] = {}
         self.reply: list[str] = []
+        self.running: str | None = None  #: the call running now (calls run one at a time)
+        self.terminals: dict[str, str] = {}  #: call id -> the client terminal it ran in
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -162,7 +165,8 @@ class Updates:
                 self.reply.append(text)
                 self.put(update_agent_message_text(text))
         elif kind == "tool_state" and event.get("state") == "running":
-            self.put(update_tool_call(str(event.get("id")), status="in_progress"))
+            self.running = str(event.get("id"))
+            self.put(update_tool_call(self.running, status="in_progress"))
         elif kind == "notice":
             self.put(update_agent_message_text(f"_{event.get('text', '')}_\n\n"))
         elif kind == "compaction":
@@ -203,12 +207,22 @@ class Updates:
             )
         )
 
+    def terminal(self, terminal_id: str) -> None:
+        """The running call runs in the client's terminal `terminal_id`: show it live."""
+        if self.running is not None:
+            self.terminals[self.running] = terminal_id
+            self.put(update_tool_call(self.running, content=[tool_terminal_ref(terminal_id)]))
+
     def _tool_result(self, call_id: str, ok: bool, content: Any) -> None:
         watched = self.calls.get(call_id)
         text = result_text(content)
         if len(text) > RESULT_CHARS:
             text = text[:RESULT_CHARS] + f"\n… ({len(text) - RESULT_CHARS:,} more characters)"
-        shown = [tool_content(text_block(fenced(text) if text.strip() else "(no output)"))]
+        shown: list[Any] = [
+            tool_content(text_block(fenced(text) if text.strip() else "(no output)"))
+        ]
+        if call_id in self.terminals:
+            shown.insert(0, tool_terminal_ref(self.terminals[call_id]))
         locations = None
         if watched is not None and ok:
             diff = self.diff_after(watched)

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from asyncio.subprocess import PIPE, STDOUT
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +25,16 @@ from acp import RequestError, spawn_agent_process, text_block  # noqa: E402
 from acp.schema import (  # noqa: E402
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
     EnvVariable,
     FileSystemCapabilities,
     McpServerStdio,
     ReadTextFileResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -48,6 +53,8 @@ class Recorder:
         self.answers = list(answers or [])
         self.buffers: dict[str, str] = {}  #: the editor's open buffers (fs/* methods)
         self.written: list[tuple[str, str]] = []
+        self.terminals: dict[str, Any] = {}  #: terminal id -> (process, its output task)
+        self.released: list[str] = []
 
     async def request_permission(self, options, session_id, tool_call, **kwargs):
         self.asked.append((tool_call, options))
@@ -70,6 +77,34 @@ class Recorder:
         self.written.append((path, content))
         self.buffers[path] = content
         return WriteTextFileResponse()
+
+    async def create_terminal(self, command, session_id, args=None, cwd=None, env=None, **kwargs):
+        variables = {**os.environ, **{e.name: e.value for e in env or []}}
+        process = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, env=variables, stdout=PIPE, stderr=STDOUT
+        )
+        terminal = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal] = (process, asyncio.create_task(process.stdout.read()))
+        return CreateTerminalResponse(terminal_id=terminal)
+
+    async def wait_for_terminal_exit(self, session_id, terminal_id, **kwargs):
+        process, _ = self.terminals[terminal_id]
+        return WaitForTerminalExitResponse(exit_code=await process.wait())
+
+    async def terminal_output(self, session_id, terminal_id, **kwargs):
+        process, output = self.terminals[terminal_id]
+        await process.wait()
+        status = TerminalExitStatus(
+            exit_code=process.returncode if process.returncode >= 0 else None
+        )
+        text = (await output).decode()
+        return TerminalOutputResponse(output=text, truncated=False, exit_status=status)
+
+    async def kill_terminal(self, session_id, terminal_id, **kwargs):
+        self.terminals[terminal_id][0].kill()
+
+    async def release_terminal(self, session_id, terminal_id, **kwargs):
+        self.released.append(terminal_id)
 
     def of(self, kind: str) -> list[Any]:
         return [u for u in self.updates if u.session_update == kind]
@@ -99,9 +134,9 @@ def ws(tmp_path) -> Path:
     return ws
 
 
-async def start(conn, ws: Path, fs: bool = False, **kwargs):
+async def start(conn, ws: Path, fs: bool = False, terminal: bool = False, **kwargs):
     files = FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
-    capabilities = ClientCapabilities(fs=files)
+    capabilities = ClientCapabilities(fs=files, terminal=terminal)
     init = await conn.initialize(protocol_version=1, client_capabilities=capabilities)
     new = await conn.new_session(cwd=str(ws), mcp_servers=kwargs.get("mcp_servers", []))
     return init, new
@@ -231,6 +266,34 @@ def test_files_are_read_and_written_through_the_editor_when_it_offers(tmp_path, 
     assert (ws / "notes.txt").read_text() == "one\ntwo\nthree\n"
     assert "outside the workspace" in sent[3] or "outside" in sent[3]
     assert not (tmp_path / "outside.txt").exists()
+
+
+def test_bash_runs_in_the_editors_terminal_when_it_offers(tmp_path, home, ws):
+    with WireServer() as wire:
+        wire.script(
+            "anthropic",
+            Round(calls=[("bash", {"command": "echo from-the-terminal; pwd; exit 3"})]),
+            Round(calls=[("bash", {"command": "sleep 60", "timeout": 1})]),
+            Round(text="Done."),
+        )
+        client = Recorder()
+
+        async def main():
+            async with agent(client, {**home, **wire.env("anthropic")}, tmp_path) as conn:
+                _, new = await start(conn, ws, terminal=True)
+                await conn.set_session_mode(session_id=new.session_id, mode_id="auto")
+                return await conn.prompt(session_id=new.session_id, prompt=[text_block("go")])
+
+        answer = run(main())
+        first, second = (
+            json.loads(q.body["messages"][-1]["content"][0]["content"]) for q in wire.requests[1:]
+        )
+    assert answer.stop_reason == "end_turn"
+    assert first["exit_code"] == 3 and first["stdout"] == f"from-the-terminal\n{ws}\n"
+    assert second["ok"] is False and "timed out: killed after 1 s" in second["error"]
+    assert client.released == ["term-1", "term-2"]
+    shown = [u for u in client.of("tool_call_update") if u.content]
+    assert shown[0].content[0].type == "terminal" and shown[0].content[0].terminal_id == "term-1"
 
 
 def test_cancel_ends_a_streaming_turn_and_the_session_goes_on(tmp_path, home, ws):
