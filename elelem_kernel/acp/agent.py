@@ -426,31 +426,28 @@ class ElelemAgent:
 
 
 def prompt_text(blocks: list[Any]) -> str:
-    """The prompt's content blocks as one text: text as is, resources fenced with their URI."""
+    """The prompt's content blocks as one text: text as is, each resource on lines of its
+    own (a link as a Markdown link, an embedded text fenced under its URI)."""
     parts = []
     for block in blocks:
         kind = getattr(block, "type", None)
         if kind == "text":
             parts.append(block.text)
         elif kind == "resource_link":
-            parts.append(f"[{block.name}]({block.uri})")
+            parts.append(f"\n[{block.name}]({block.uri})\n")
         elif kind == "resource":
             resource = block.resource
             if getattr(resource, "text", None) is not None:
                 parts.append(f"\n{resource.uri}:\n{fenced(resource.text)}\n")
             else:
                 mime = getattr(resource, "mime_type", None) or "binary"
-                parts.append(f"[{resource.uri} ({mime}): not included]")
+                parts.append(f"\n[{resource.uri} ({mime}): not included]\n")
         else:
             raise invalid(
                 f"prompt content of type {kind!r} is not accepted: send text, resource "
                 "or resource_link blocks"
             )
-    return (
-        "".join(parts)
-        if all(getattr(b, "type", "") == "text" for b in blocks)
-        else "\n".join(parts)
-    )
+    return "".join(parts).strip("\n")
 
 
 def stop_reason(stop: str, error: str | None) -> str:

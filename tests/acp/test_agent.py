@@ -355,7 +355,12 @@ def test_modes_switch_by_request_and_by_slash_command(tmp_path, home, ws):
 
 def test_a_session_loads_in_a_new_process_and_is_listed(tmp_path, home, ws):
     with WireServer() as wire:
-        wire.script("anthropic", Round(text="The answer is 42."), Round(text="You asked that."))
+        wire.script(
+            "anthropic",
+            Round(text="The answer is 42."),
+            Round(text="You asked that."),
+            Round(text="Twice now."),
+        )
         env = {**home, **wire.env("anthropic")}
         first, second = Recorder(), Recorder()
 
@@ -376,7 +381,17 @@ def test_a_session_loads_in_a_new_process_and_is_listed(tmp_path, home, ws):
                 return new.session_id, missing.value, bad_id.value, replayed, listed
 
         sid, missing, bad_id, replayed, listed = run(main())
+        saved = tmp_path / "sessions" / f"{sid}.ipynb"
+        asked = subprocess.run(
+            [AGENT, "ask", "--notebook", str(saved), "And now?"],
+            env=env,
+            cwd=ws,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
         sent = wire.requests[1].body["messages"]
+        continued = wire.requests[2].body["messages"]
     assert missing.code == -32002 and "no saved session 'nope'" in str(missing)
     assert bad_id.code == -32602 and "invalid session id" in str(bad_id)
     kinds = [u.session_update for u in replayed]
@@ -387,8 +402,10 @@ def test_a_session_loads_in_a_new_process_and_is_listed(tmp_path, home, ws):
     [info] = listed.sessions
     assert (info.session_id, info.cwd, info.title) == (sid, str(ws), "What is it?")
 
+    assert asked.returncode == 0, asked.stderr  # the CLI continues the editor's session
+    assert [m["role"] for m in continued] == ["user", "assistant"] * 2 + ["user"]
     out = subprocess.run([AGENT, "acp", "--list"], env=env, capture_output=True, text=True)
-    assert out.returncode == 0 and sid in out.stdout and "2 turns" in out.stdout
+    assert out.returncode == 0 and sid in out.stdout and "3 turns" in out.stdout
 
 
 def test_a_client_provided_mcp_server_serves_a_tool(tmp_path, home, ws):
