@@ -84,3 +84,42 @@ def test_notebooks_diff_as_cells_and_fences_hold_backticks():
     assert notebook_text(nb) == "# %% [code] c1\nx = 1\nx\n"
     assert notebook_text("not json") == "not json"
     assert fenced("a ```` b").startswith("`````\n")
+
+
+def test_the_sessions_folder_survives_garbage_and_refuses_odd_ids(tmp_path, monkeypatch):
+    from elelem_kernel.acp import store
+    from elelem_kernel.errors import ElelemError
+
+    monkeypatch.setenv(store.ENV, str(tmp_path / "sessions"))
+    assert "no ACP sessions saved yet" in store.listing_text()
+    record = {
+        "v": 1,
+        "conversation": "c1",
+        "turn": "t1",
+        "cell": "cell-1",
+        "provider": "demo",
+        "model": "demo",
+        "prompt": "first question",
+        "reply": "an answer",
+        "rounds": [{"thinking": "", "text": "an answer", "calls": []}],
+        "usage": {},
+        "stop": "end_turn",
+        "started": "2026-01-01T00:00:00+00:00",
+        "ms": 5,
+    }
+    path = store.save_turn("good", "/work/project", record)
+    saved = store.load("good")
+    assert (saved.cwd, saved.title, saved.rebuilt.turns) == ("/work/project", "first question", 1)
+
+    (path.parent / "broken.ipynb").write_text('{"cells": [{"outputs": [garbage')
+    broken = store.load("broken")
+    assert broken.rebuilt.turns == 0 and broken.cwd is None and broken.warnings
+    with pytest.raises(ElelemError, match="not a notebook nbformat can read"):
+        store.save_turn("broken", "/w", record)
+    listed = {s["id"]: s for s in store.listing()}
+    assert listed["good"]["turns"] == 1 and listed["broken"]["turns"] == 0
+
+    with pytest.raises(ValueError, match="invalid session id"):
+        store.path_of("../../etc/passwd")
+    with pytest.raises(ElelemError, match="no saved session 'missing'"):
+        store.load("missing")
