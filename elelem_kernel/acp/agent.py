@@ -30,6 +30,7 @@ from acp.schema import (
     AgentCapabilities,
     AvailableCommand,
     AvailableCommandInput,
+    ConfigOptionUpdate,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -412,11 +413,18 @@ class ElelemAgent:
         )
 
     async def _command(self, live: Live, line: str) -> PromptResponse:
-        mode = live.session.mode
-        answer = live.session.command(line)
+        """A slash command; a changed mode or provider is told to the client too."""
+        session = live.session
+        before = (session.mode, session.provider_name)
+        answer = session.command(line)
         await self._send(live.id, update_agent_message_text(answer))
-        if live.session.mode != mode:
-            await self._send(live.id, update_current_mode(live.session.mode))
+        if session.mode != before[0]:
+            await self._send(live.id, update_current_mode(session.mode))
+        if (session.mode, session.provider_name) != before:
+            update = ConfigOptionUpdate(
+                session_update="config_option_update", config_options=self._options(live)
+            )
+            await self._send(live.id, update)
         return PromptResponse(stop_reason="end_turn")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -351,6 +351,8 @@ def test_modes_switch_by_request_and_by_slash_command(tmp_path, home, ws):
     assert client.asked == []
     assert not (ws / "x.txt").exists()
     assert [u.current_mode_id for u in client.of("current_mode_update")] == ["auto"]
+    [options] = client.of("config_option_update")
+    assert [(o.id, o.current_value) for o in options.config_options][0] == ("mode", "auto")
 
 
 def test_a_session_loads_in_a_new_process_and_is_listed(tmp_path, home, ws):
