@@ -485,3 +485,38 @@ def test_without_the_sdk_the_command_names_the_extra_and_import_stays_cheap():
     code = "import sys, elelem_kernel.acp, elelem_kernel.acp.store; print('acp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_stdout_carries_only_protocol_and_malformed_messages_get_errors(tmp_path, home, ws):
+    plugins = Path(home["HOME"]) / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "noisy.py").write_text("print('a plugin printing to stdout')\n")
+    lines = [
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}',
+        "this is not json",
+        '{"jsonrpc":"2.0","id":2,"method":"session/fly","params":{}}',
+        '{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"mcpServers":[]}}',
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "session/new",
+                "params": {"cwd": str(ws), "mcpServers": []},
+            }
+        ),
+    ]
+    out = subprocess.run(
+        [AGENT, "acp"],
+        input="\n".join(lines) + "\n",
+        env=home,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    messages = [json.loads(line) for line in out.stdout.splitlines()]  # every line is JSON
+    answers = {m["id"]: m for m in messages if "id" in m}
+    assert answers[1]["result"]["agentCapabilities"]["loadSession"] is True
+    assert answers[2]["error"]["code"] == -32601
+    assert answers[3]["error"]["code"] == -32602 and "cwd" in json.dumps(answers[3]["error"])
+    assert answers[4]["result"]["sessionId"]
+    assert "a plugin printing to stdout" in out.stderr
