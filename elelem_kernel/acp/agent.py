@@ -19,7 +19,7 @@ import asyncio
 import logging
 import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,7 @@ STOPS = {
     "max_rounds": "max_turn_requests",
     "interrupted": "cancelled",
 }
-_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+_NAME = re.compile(r"[^A-Za-z0-9-]+")  #: runs replaced by one "_" in MCP server names
 
 
 def invalid(message: str) -> RequestError:
@@ -96,7 +96,6 @@ class Live:
     session: Session
     turn: asyncio.Task[Any] | None = None
     updates: Updates | None = None
-    saved: list[str] = field(default_factory=list)  #: warnings of the last save
 
 
 class ElelemAgent:
@@ -237,14 +236,13 @@ class ElelemAgent:
         from elelem_kernel.mcp import config  # lazy: only when a client sends servers
         from elelem_kernel.mcp.setup import sdk_installed
 
-        if servers and not sdk_installed():  # said once on stderr, not in every chat
+        if servers and not sdk_installed():  # on stderr: not a notice in every chat
             log.warning("the client's MCP servers are skipped: they need the MCP SDK 2.x")
             return []
         names = []
         for server in servers:
             data = server.model_dump() if hasattr(server, "model_dump") else dict(server)
             name = _NAME.sub("_", str(data.get("name") or "client")).strip("_")[:60] or "client"
-            name = name.replace("__", "_")
             if "command" in data:
                 entry: dict[str, Any] = {
                     "command": data["command"],

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import threading
 from collections.abc import Awaitable, Callable
@@ -66,6 +67,7 @@ _GREP_LINE = re.compile(r"^([^\n:]+):(\d+):", re.MULTILINE)
 _CHECKLIST = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.+)$", re.MULTILINE)
 
 Send = Callable[[Any], Awaitable[None]]
+log = logging.getLogger("elelem_kernel.acp")
 
 
 def acp_kind(name: str, kind: str | None) -> str:
@@ -138,8 +140,8 @@ class Updates:
             try:
                 if update is not None:
                     await self.send(update)
-            except Exception:  # a client gone or refusing one update must not end the turn
-                pass
+            except Exception as e:  # a client gone or refusing one update must not end the turn
+                log.warning("could not send a %s update: %s", type(update).__name__, e)
             finally:
                 self._queue.task_done()
             if update is None:
