@@ -320,7 +320,7 @@ def test_every_lazy_import_of_the_package_says_why():
 def test_importing_the_package_is_cheap():
     code = (
         "import sys, elelem_kernel, elelem_kernel.agent.session, elelem_kernel.agent.registry; "
-        "print(sorted(m for m in ('httpx', 'ipywidgets', 'nbformat', 'nbclient', 'jsonschema', 'mcp') if m in sys.modules))"
+        "print(sorted(m for m in ('httpx', 'ipywidgets', 'nbformat', 'nbclient', 'jsonschema', 'mcp', 'acp') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
