@@ -188,6 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--revoke", action="store_true", help="forget the trust of DIR (default as above)"
     )
     sub.add_parser(
+        "acp",
+        help="serve elelem as an ACP agent on stdio for Zed, JetBrains, jupyter-ai "
+        "(see `elelem-kernel acp --help`)",
+        add_help=False,
+    )
+    sub.add_parser(
         "install",
         help="install the Elelem kernelspec (see `elelem-kernel install --help`)",
         add_help=False,
@@ -206,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
         from elelem_kernel.review.run import main as review_main  # lazy: only this command needs it
 
         return review_main(argv[1:])
+    if argv and argv[0] == "acp":
+        from elelem_kernel.acp import main as acp_main  # lazy: only this command needs it
+
+        return acp_main(argv[1:])
     if argv and argv[0] == "install":
         from elelem_kernel.jupyter.install import (
             main as install_main,  # lazy: only this command needs it

@@ -123,7 +123,7 @@ def append_turn(
     if elelem is not None and append.append(path, _turn_cell(record, data, metadata, elelem)):
         return  # as this process last wrote it: the cell goes in place, not a rewrite
     if expected_mtime_ns is None:
-        notebook = _new_notebook()
+        notebook = new_notebook()
     else:
         try:
             notebook = nbformat.read(path, as_version=4)
@@ -156,7 +156,7 @@ def _turn_cell(record: dict, data: dict, metadata: dict, elelem: bool) -> Any:
 _CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
-def _new_notebook() -> Any:
+def new_notebook() -> Any:
     import nbformat
 
     notebook = nbformat.v4.new_notebook()

@@ -36,3 +36,9 @@ fi
 if [ -x .venv/bin/jupyter-labextension ]; then
   bash scripts/build_labextension.sh .venv
 fi
+
+# jupyter-ai 3 in a venv of its own (it pins mcp<2), for the @Elelem browser test.
+if [ "$extra" = test ]; then
+  bash scripts/jupyter_ai_venv.sh ||
+    echo "setup: scripts/jupyter_ai_venv.sh failed; the jupyter-ai browser test will fail in CI" >&2
+fi

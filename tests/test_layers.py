@@ -98,11 +98,12 @@ def test_imports_point_down_the_layers():
 LAYERS: list[tuple[str, ...]] = [
     (
         "__init__",
+        "acp",
         "cli",
         "cli_approval",
         "cli_notebook",
         "cli_signals",
-    ),  # the package face and the terminal front
+    ),  # the package face, the terminal front and the ACP agent (acp/)
     ("jupyter",),  # magic, kernel, restore, notebook files, approvals, kernelspec install
     ("review",),  # code review: targets, diffs, findings, reports
     ("render",),  # views of a turn: terminal, static, widget
@@ -329,7 +330,7 @@ def test_every_lazy_import_of_the_package_says_why():
 def test_importing_the_package_is_cheap():
     code = (
         "import sys, elelem_kernel, elelem_kernel.agent.session, elelem_kernel.agent.registry; "
-        "print(sorted(m for m in ('httpx', 'ipywidgets', 'nbformat', 'nbclient', 'jsonschema', 'mcp') if m in sys.modules))"
+        "print(sorted(m for m in ('httpx', 'ipywidgets', 'nbformat', 'nbclient', 'jsonschema', 'mcp', 'acp') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

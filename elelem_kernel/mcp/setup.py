@@ -8,6 +8,7 @@ Nothing starts and the `mcp` SDK is not imported while no server is configured.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 from typing import Any
 
@@ -21,9 +22,12 @@ INSTALL_HINT = "pip install 'elelem-kernel[mcp]'"
 
 
 def sdk_installed() -> bool:
-    """Whether the `mcp` SDK can be imported (found without importing it)."""
+    """Whether the `mcp` SDK can be imported (found without importing it) and is 2.x: 1.x
+    (which jupyter-ai 3 pins) has other client APIs."""
     try:
-        return importlib.util.find_spec("mcp") is not None
+        if importlib.util.find_spec("mcp") is None:
+            return False
+        return int(importlib.metadata.version("mcp").split(".")[0]) >= 2
     except (ImportError, ValueError):
         return False
 
@@ -39,6 +43,9 @@ class McpTools:
         #: Tool lists of servers not started yet, from the last session (`tool_cache`).
         self.cached: dict[str, list[Any]] = {}
         self._saved: dict[str, int] = {}  #: id of the tool list last cached, by server
+        #: Servers a front adds beside the configured ones (an ACP client's `mcpServers`);
+        #: a configured server of the same name wins.
+        self.extra: dict[str, ServerConfig] = {}
 
     async def refresh(self, start_all: bool = False) -> list[str]:
         """Load configs, start what should run, install the tools; notices to show.
@@ -48,14 +55,15 @@ class McpTools:
         start every server anyway, as `elelem-kernel mcp` does).
         """
         configs, problems = mcp_config.load(self.session.workspace)
+        configs = {**self.extra, **configs}
         self.configs = configs
         notices = [p for p in problems if p not in self.shown]
         live = {n: c for n, c in configs.items() if not c.disabled and not c.skipped}
         if live and not sdk_installed():
             files = sorted({c.source for c in live.values()})
             notices.append(
-                f"MCP servers are configured in {', '.join(files)} but the MCP SDK is not "
-                f"installed: {INSTALL_HINT}"
+                f"MCP servers are configured in {', '.join(files)} but the MCP SDK (2.x) is "
+                f"not installed: {INSTALL_HINT}"
             )
             live = {}
         if live or self.hub is not None:
@@ -116,6 +124,7 @@ class McpTools:
 
     def restart(self, name: str) -> str:
         configs, _ = mcp_config.load(self.session.workspace)
+        configs = {**self.extra, **configs}
         if name not in configs:
             known = ", ".join(sorted(configs)) or "(none configured)"
             raise ValueError(f"no MCP server named {name!r}; servers: {known}")
@@ -157,6 +166,7 @@ class McpTools:
 def report(state: McpTools) -> str:
     """Markdown: every server, where it was configured, its state and its tools with kinds."""
     configs, problems = mcp_config.load(state.session.workspace)
+    configs = {**state.extra, **configs}
     if not configs and not problems:
         files = ", ".join(str(p) for p, _ in mcp_config.config_files(state.session.workspace))
         return f"No MCP servers configured. Files read: {files}"

@@ -218,6 +218,15 @@ def plan_edit(
         raise ToolError(
             f'"{rel}" is not valid UTF-8; edit refuses to rewrite it rather than corrupt it.'
         ) from None
+    after, count = apply_edit(rel, before, old, new, replace_all)
+    return target, before, after, count
+
+
+def apply_edit(
+    rel: str, before: str, old: str, new: str, replace_all: bool = False
+) -> tuple[str, int]:
+    """The text after replacing `old` with `new` in `before` (of file `rel`), and how many
+    times; `ToolError` saying why when `old` is empty, absent or not unique."""
     if old == "":
         raise ToolError(
             "old is empty; give the exact text to replace (to write a whole file, call write)"
@@ -236,7 +245,7 @@ def plan_edit(
             f"old appears {count} times in {rel} (lines {where}); include more surrounding "
             "lines to make it unique, or pass replace_all=true to replace every one"
         )
-    return target, before, before.replace(old, new), count
+    return before.replace(old, new), count
 
 
 def _existing_file(ws: Workspace, path: str, hint: str) -> Path:

@@ -1,0 +1,73 @@
+"""The ACP approval channel: `session/request_permission` with the card's own preview.
+
+The client is shown the call (title, kind, the file it touches), exactly what will run as
+the notebook's card and the terminal show it (the tool's preview, with the CAUTION line of
+a sensitive call), and for file changes the diff. Options: allow once, allow always (not
+offered for a sensitive call, which is asked every time) and reject once. A client that
+cancels the request, answers with an unknown option or fails answers "no".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from acp.schema import PermissionOption, ToolCallUpdate
+
+from elelem_kernel.acp.updates import Updates, acp_kind, fenced, title
+from elelem_kernel.agent.approval import ApprovalRequest, Decision
+
+OPTIONS: dict[str, tuple[str, str]] = {
+    "allow": ("Allow once", "allow_once"),
+    "always": ("Allow always", "allow_always"),
+    "deny": ("Reject", "reject_once"),
+}
+
+log = logging.getLogger("elelem_kernel.acp")
+
+
+class AcpApprover:
+    """Asks the ACP client; `updates` is the running turn's view (for its diffs)."""
+
+    def __init__(self, client: Any, session_id: str, updates: Callable[[], Updates | None]):
+        self.client = client
+        self.session_id = session_id
+        self.updates = updates
+
+    async def approve(self, request: ApprovalRequest) -> Decision:
+        """Ask the client and return its answer."""
+        from acp import text_block, tool_content  # the SDK: loaded with this module already
+
+        content: list[Any] = [tool_content(text_block(fenced(request.preview)))]
+        view = self.updates()
+        watched = view.calls.get(request.id) if view is not None else None
+        diff = view.diff_before(request.id) if view is not None else None
+        if diff is not None:
+            content.insert(0, diff)
+        call = ToolCallUpdate(
+            tool_call_id=request.id,
+            title=title(request.name, request.arguments),
+            kind=watched.kind if watched else acp_kind(request.name, request.kind),  # type: ignore[arg-type]
+            status="pending",
+            content=content,
+            locations=view.locations(watched) if view is not None and watched else None,
+            raw_input=request.arguments,
+        )
+        offered = [d for d in OPTIONS if not (d == "always" and request.sensitive)]
+        options = [
+            PermissionOption(option_id=d, name=OPTIONS[d][0], kind=OPTIONS[d][1])  # type: ignore[arg-type]
+            for d in offered
+        ]
+        try:
+            answer = await self.client.request_permission(
+                session_id=self.session_id, tool_call=call, options=options
+            )
+        except Exception as e:  # a client that cannot ask: the call does not run
+            log.warning("permission request for %s failed: %s", request.name, e)
+            return "deny"
+        outcome = getattr(answer, "outcome", None)
+        chosen = getattr(outcome, "option_id", None)
+        if getattr(outcome, "outcome", None) == "selected" and chosen in offered:
+            return chosen
+        return "deny"

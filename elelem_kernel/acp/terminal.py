@@ -1,0 +1,109 @@
+"""`bash` in the editor's terminal, when the ACP client offers `terminal/*`.
+
+The approved command runs as `bash -c COMMAND` in a terminal the client creates in the
+workspace, so the person watches it live in the tool call; the agent waits for it to
+exit (killing it at the tool's timeout or when the turn is cancelled), reads its output
+(bounded by the client to the tool's own output limit) and releases it. The result has
+the disk tool's shape. A client that cannot create the terminal leaves the command to the
+ordinary tool, which runs it in the agent's process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from acp.schema import EnvVariable
+
+from elelem_kernel.acp.updates import Updates
+from elelem_kernel.tools.bounds import MAX_BYTES
+from elelem_kernel.tools.shell import DEFAULT_TIMEOUT
+
+log = logging.getLogger("elelem_kernel.acp")
+#: What the disk tool sets too: no pager waiting for a key, no git asking for a password.
+ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+
+
+class ClientTerminal:
+    """`bash` for one session, through its ACP client's terminals."""
+
+    def __init__(
+        self,
+        client: Any,
+        session_id: str,
+        workspace: Callable[[], Path],
+        updates: Callable[[], Updates | None],
+    ):
+        self.client = client
+        self.session_id = session_id
+        self.workspace = workspace
+        self.updates = updates
+
+    def install(self, toolbox: Any) -> None:
+        """Put the terminal-backed function in place of the disk one (kept as fallback)."""
+        tool = toolbox.get("bash")
+        if tool is not None:
+            tool.fn = self._bash(tool.fn)
+
+    def _bash(self, disk: Callable[[dict], Any]) -> Callable[[dict], Any]:
+        async def bash(args: dict) -> Any:
+            try:
+                created = await self.client.create_terminal(
+                    session_id=self.session_id,
+                    command="bash",
+                    args=["-c", args["command"]],
+                    cwd=str(self.workspace()),
+                    env=[EnvVariable(name=k, value=v) for k, v in ENV.items()],
+                    output_byte_limit=MAX_BYTES,
+                )
+            except Exception as e:  # no terminal here: the command runs as on the command line
+                log.info("the client could not create a terminal (%s); running bash here", e)
+                return await disk(args)
+            terminal = created.terminal_id
+            view = self.updates()
+            if view is not None:
+                view.terminal(terminal)
+            try:
+                return await self._run(terminal, float(args.get("timeout", DEFAULT_TIMEOUT)))
+            finally:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self._call("release_terminal", terminal))
+
+        return bash
+
+    async def _run(self, terminal: str, timeout: float) -> dict:
+        timed_out = False
+        try:
+            await asyncio.wait_for(self._call("wait_for_terminal_exit", terminal), timeout)
+        except asyncio.TimeoutError:
+            timed_out = True
+            await self._call("kill_terminal", terminal)
+        except asyncio.CancelledError:  # the turn was stopped: so is the command
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._call("kill_terminal", terminal))
+            raise
+        shown = await self._call("terminal_output", terminal)
+        status = shown.exit_status
+        result: dict = {
+            "exit_code": getattr(status, "exit_code", None),
+            "stdout": shown.output,
+            "stderr": "",
+            "note": "ran in the editor's terminal: stdout and stderr are together in stdout",
+        }
+        if getattr(status, "signal", None):
+            result["signal"] = status.signal
+        if shown.truncated:
+            result["truncated"] = (
+                "the terminal kept only the end of the output. Redirect the output to a file "
+                "and use read or grep on it."
+            )
+        if timed_out:
+            result["error"] = f"timed out: killed after {timeout:g} s"
+        return result
+
+    async def _call(self, method: str, terminal: str) -> Any:
+        return await getattr(self.client, method)(session_id=self.session_id, terminal_id=terminal)

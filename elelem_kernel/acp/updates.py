@@ -1,0 +1,377 @@
+"""A turn as ACP `session/update` notifications: the renderer of an ACP session.
+
+The session's block events become chunks (`agent_thought_chunk`, `agent_message_chunk`),
+tool calls (`tool_call`, then `tool_call_update` as they run and end) with ACP's kind, a
+title, the files they touch (`locations`, so an editor can follow along), their result
+as text and, for `write`, `edit` and `notebook_edit`, a diff of the file before and after.
+A reply that holds a checklist (`- [ ] step`) is also sent as a `plan`; the end of the
+turn sends the context window's use (`usage_update`).
+
+The renderer is called synchronously, on the event loop or from a provider's worker
+thread; updates go into a queue that one task sends in order, so a client sees them as
+they happened and `drain` waits for the last one before the prompt's answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from acp import (
+    plan_entry,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    tool_terminal_ref,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
+    update_tool_call,
+)
+from acp.schema import Cost, ToolCallLocation, UsageUpdate
+
+from elelem_kernel.render.plain import result_text, short_arguments
+from elelem_kernel.text import shorten
+from elelem_kernel.tools.workspace import Workspace
+
+#: ACP tool kinds of the built-in tools, by name; others go by their own kind.
+KINDS = {
+    "read": "read",
+    "notebook_read": "read",
+    "variables": "read",
+    "list": "search",
+    "grep": "search",
+    "write": "edit",
+    "edit": "edit",
+    "notebook_edit": "edit",
+    "bash": "execute",
+    "python": "execute",
+    "notebook_run": "execute",
+    "propose_cell": "other",
+}
+BY_TOOL_KIND = {"read": "read", "write": "edit", "execute": "execute"}
+#: Tools whose changes are shown as a diff of the file they change.
+DIFFED = ("write", "edit", "notebook_edit")
+RESULT_CHARS = 20_000  #: characters of a tool result shown in the client
+DIFF_BYTES = 1_000_000  #: files larger than this are not diffed
+LOCATIONS = 20  #: locations listed for one call at most (a grep's matches)
+_GREP_LINE = re.compile(r"^([^\n:]+):(\d+):", re.MULTILINE)
+_CHECKLIST = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.+)$", re.MULTILINE)
+
+Send = Callable[[Any], Awaitable[None]]
+log = logging.getLogger("elelem_kernel.acp")
+
+
+def acp_kind(name: str, kind: str | None) -> str:
+    """The ACP kind of a call to tool `name` (of elelem kind `kind`, None if unknown)."""
+    if name in KINDS:
+        return KINDS[name]
+    lowered = name.lower()
+    if lowered.startswith("mcp__"):
+        remote = lowered.rsplit("__", 1)[-1]
+        for word, acp in (("fetch", "fetch"), ("search", "search"), ("think", "think")):
+            if word in remote:
+                return acp
+    return BY_TOOL_KIND.get(kind or "", "other")
+
+
+def title(name: str, arguments: Any) -> str:
+    """A call in a few words: the tool and what it is about (`bash ls -la`)."""
+    about = short_arguments(arguments, 60)
+    return f"{name} {about}" if about else name
+
+
+def fenced(text: str) -> str:
+    """`text` in a Markdown code fence its own backticks cannot close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+@dataclass
+class Watched:
+    """One call of the turn as the client knows it."""
+
+    name: str
+    arguments: dict[str, Any]
+    kind: str
+    path: Path | None = None  #: the file it changes or reads, resolved in the workspace
+    before: str | None = None  #: that file's text before the call (changing tools)
+    existed: bool = False
+
+
+class Updates:
+    """The renderer: session events in, ACP session updates sent in order."""
+
+    def __init__(self, send: Send, workspace: Path, tool_kind: Callable[[str], str | None]):
+        self.send = send
+        self.workspace = Workspace(workspace)
+        self.tool_kind = tool_kind
+        self.blocks: dict[int, str] = {}
+        self.calls: dict[str, Watched] = {}
+        self.reply: list[str] = []
+        self.running: str | None = None  #: the call running now (calls run one at a time)
+        self.terminals: dict[str, str] = {}  #: call id -> the client terminal it ran in
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._task = self._loop.create_task(self._pump())
+
+    # -- the queue ------------------------------------------------------------------
+
+    def put(self, update: Any) -> None:
+        """Queue an update from any thread."""
+        if threading.get_ident() == self._thread:
+            self._queue.put_nowait(update)
+        else:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, update)
+
+    async def _pump(self) -> None:
+        while True:
+            update = await self._queue.get()
+            try:
+                if update is not None:
+                    await self.send(update)
+            except Exception as e:  # a client gone or refusing one update must not end the turn
+                log.warning("could not send a %s update: %s", type(update).__name__, e)
+            finally:
+                self._queue.task_done()
+            if update is None:
+                return
+
+    async def drain(self) -> None:
+        """Send everything queued, then stop the sender."""
+        await asyncio.sleep(0)  # let updates queued from worker threads arrive
+        self.put(None)
+        await self._task
+
+    # -- events ---------------------------------------------------------------------
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "block_start":
+            self._start(event)
+        elif kind == "block_delta":
+            text = str(event.get("text", ""))
+            if self.blocks.get(event.get("index", -1)) == "thinking":
+                self.put(update_agent_thought_text(text))
+            elif text:
+                self.reply.append(text)
+                self.put(update_agent_message_text(text))
+        elif kind == "tool_state" and event.get("state") == "running":
+            self.running = str(event.get("id"))
+            self.put(update_tool_call(self.running, status="in_progress"))
+        elif kind == "notice":
+            self.put(update_agent_message_text(f"_{event.get('text', '')}_\n\n"))
+        elif kind == "compaction":
+            turns = event.get("turns")
+            self.put(update_agent_thought_text(f"(compacted {turns} earlier turns)\n"))
+        elif kind == "turn_end":
+            self._end(event)
+
+    def _start(self, event: dict[str, Any]) -> None:
+        block = event.get("block")
+        index = event.get("index", -1)
+        self.blocks[index] = str(block)
+        if block == "tool_use":
+            self._tool_use(str(event.get("id")), str(event.get("name")), event.get("arguments"))
+        elif block == "tool_result":
+            self._tool_result(str(event.get("id")), bool(event.get("ok")), event.get("content"))
+
+    def _tool_use(self, call_id: str, name: str, arguments: Any) -> None:
+        arguments = arguments if isinstance(arguments, dict) else {}
+        kind = acp_kind(name, self.tool_kind(name))
+        if name == "notebook_edit" and arguments.get("delete"):
+            kind = "delete"
+        elif name == "notebook_edit" and arguments.get("move_to") is not None:
+            kind = "move"
+        watched = Watched(name, arguments, kind, self._path(arguments.get("path")))
+        if name in DIFFED and watched.path is not None:
+            watched.existed = watched.path.is_file()
+            watched.before = file_text(watched.path)
+        self.calls[call_id] = watched
+        self.put(
+            start_tool_call(
+                call_id,
+                title(name, arguments),
+                kind=kind,  # type: ignore[arg-type]
+                status="pending",
+                locations=self.locations(watched),
+                raw_input=arguments,
+            )
+        )
+
+    def terminal(self, terminal_id: str) -> None:
+        """The running call runs in the client's terminal `terminal_id`: show it live."""
+        if self.running is not None:
+            self.terminals[self.running] = terminal_id
+            self.put(update_tool_call(self.running, content=[tool_terminal_ref(terminal_id)]))
+
+    def _tool_result(self, call_id: str, ok: bool, content: Any) -> None:
+        watched = self.calls.get(call_id)
+        text = result_text(content)
+        if len(text) > RESULT_CHARS:
+            text = text[:RESULT_CHARS] + f"\n… ({len(text) - RESULT_CHARS:,} more characters)"
+        shown: list[Any] = [
+            tool_content(text_block(fenced(text) if text.strip() else "(no output)"))
+        ]
+        if call_id in self.terminals:
+            shown.insert(0, tool_terminal_ref(self.terminals[call_id]))
+        locations = None
+        if watched is not None and ok:
+            diff = self.diff_after(watched)
+            if diff is not None:
+                shown.insert(0, diff)
+            if watched.name == "grep":
+                locations = self._grep_locations(text)
+        self.put(
+            update_tool_call(
+                call_id,
+                status="completed" if ok else "failed",
+                content=shown,
+                locations=locations,
+                raw_output=_json(content),
+            )
+        )
+
+    def _end(self, event: dict[str, Any]) -> None:
+        error = event.get("error")
+        if error and event.get("stop") != "max_rounds":
+            self.put(update_agent_message_text(f"\n\n**Error:** {error}"))
+        elif error:
+            self.put(update_agent_message_text(f"\n\n_{error}_"))
+        entries = checklist("".join(self.reply))
+        if entries:
+            self.put(update_plan(entries))
+        context = event.get("context") or {}
+        used, size = context.get("used"), context.get("window")
+        if isinstance(used, int) and isinstance(size, int) and used >= 0 and size > 0:
+            cost = event.get("cost")
+            self.put(
+                UsageUpdate(
+                    session_update="usage_update",
+                    used=used,
+                    size=size,
+                    cost=Cost(amount=cost, currency="USD") if isinstance(cost, float) else None,
+                )
+            )
+
+    # -- files ----------------------------------------------------------------------
+
+    def _path(self, value: Any) -> Path | None:
+        if not isinstance(value, str) or not value.strip():
+            return None
+        try:
+            return self.workspace.resolve(value)
+        except Exception:  # outside the workspace: the tool refuses it, nothing to show
+            return None
+
+    def locations(self, watched: Watched) -> list[ToolCallLocation] | None:
+        """Where the call reads or changes a file: the file, and the line when known."""
+        if watched.path is None:
+            return None
+        line = None
+        args = watched.arguments
+        if watched.name == "read" and isinstance(args.get("offset"), int):
+            line = args["offset"]
+        elif watched.name == "edit" and watched.before and isinstance(args.get("old"), str):
+            at = watched.before.find(args["old"]) if args["old"] else -1
+            line = watched.before.count("\n", 0, at) + 1 if at >= 0 else None
+        return [ToolCallLocation(path=str(watched.path), line=line)]
+
+    def _grep_locations(self, text: str) -> list[ToolCallLocation] | None:
+        found = []
+        for match in _GREP_LINE.finditer(text):
+            path = self._path(match.group(1))
+            if path is not None and path.is_file():
+                found.append(ToolCallLocation(path=str(path), line=int(match.group(2))))
+            if len(found) == LOCATIONS:
+                break
+        return found or None
+
+    def diff_before(self, call_id: str) -> Any:
+        """The diff a changing call would make, for its permission request (or None)."""
+        watched = self.calls.get(call_id)
+        if watched is None or watched.path is None:
+            return None
+        args = watched.arguments
+        if watched.name == "write" and isinstance(args.get("content"), str):
+            return tool_diff_content(str(watched.path), args["content"], watched.before)
+        if watched.name == "edit" and watched.before is not None:
+            old, new = args.get("old"), args.get("new")
+            if isinstance(old, str) and isinstance(new, str) and old and old in watched.before:
+                count = -1 if args.get("replace_all") else 1
+                after = watched.before.replace(old, new, count)
+                return tool_diff_content(str(watched.path), after, watched.before)
+        return None
+
+    def diff_after(self, watched: Watched) -> Any:
+        if watched.name not in DIFFED or watched.path is None:
+            return None
+        after = file_text(watched.path)
+        if after is None or after == watched.before:
+            return None
+        return tool_diff_content(
+            str(watched.path), after, watched.before if watched.existed else None
+        )
+
+
+def file_text(path: Path) -> str | None:
+    """A file's text as a diff shows it (a notebook as its cells), None when there is none."""
+    try:
+        if not path.is_file() or path.stat().st_size > DIFF_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    text = data.decode("utf-8", errors="replace")
+    if path.suffix == ".ipynb":
+        return notebook_text(text)
+    return text
+
+
+def notebook_text(text: str) -> str:
+    """A notebook's cells as readable text (`# %% [code] id` then the source), else `text`."""
+    try:
+        cells = json.loads(text).get("cells", [])
+        parts = []
+        for cell in cells:
+            source = cell.get("source", "")
+            source = "".join(source) if isinstance(source, list) else str(source)
+            parts.append(f"# %% [{cell.get('cell_type', '?')}] {cell.get('id', '')}\n{source}")
+        return "\n\n".join(parts) + "\n"
+    except (ValueError, AttributeError, TypeError):
+        return text
+
+
+def checklist(reply: str) -> list[Any]:
+    """The reply's Markdown task list (`- [ ] step`, `- [x] done`) as plan entries."""
+    entries = []
+    for match in _CHECKLIST.finditer(reply):
+        done = match.group(1) != " "
+        entries.append(
+            plan_entry(
+                shorten(match.group(2).strip(), 300),
+                status="completed" if done else "pending",
+            )
+        )
+    return entries
+
+
+def _json(content: Any) -> Any:
+    if isinstance(content, str):
+        try:
+            return json.loads(content)
+        except ValueError:
+            return content
+    return content
