@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elelem_kernel.agent.approval import Policy
+from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.cli_signals import Signals, Stopped
 from elelem_kernel.errors import ElelemError
@@ -116,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     ask = sub.add_parser(
         "ask",
-        help="one turn: prompt in, reply out",
+        help=TURN_COMMANDS["ask"][1],
         description="Run one turn. Piped stdin is appended to the prompt in a fenced block.",
     )
     _session_options(ask)
@@ -136,7 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _session_options(chat)
     sub.add_parser(
-        "review", help="review a git change (see `elelem-kernel review --help`)", add_help=False
+        "review",
+        help=f"{TURN_COMMANDS['review'][1]} (see `elelem-kernel review --help`)",
+        add_help=False,
     )
     sub.add_parser("providers", help="list the providers, and which one is the default and why")
     mcp = sub.add_parser(
@@ -295,26 +298,63 @@ def _ask(args: argparse.Namespace) -> int:
             prompt = f"{prompt}\n\n```\n{piped.rstrip()}\n```" if prompt else piped
     if args.notebook:
         from elelem_kernel.cli_notebook import ask_in_notebook  # lazy: only this command needs it
-        from elelem_kernel.render.terminal import JsonRenderer  # lazy: only this command needs it
+        from elelem_kernel.render.terminal import (  # lazy: only this command needs it
+            JsonRenderer,
+            TerminalRenderer,
+        )
 
         args.workspace = args.workspace or str(Path(args.notebook).resolve().parent)
-        return ask_in_notebook(
-            Path(args.notebook),
-            prompt,
-            session=_new_session(args),
-            renderer=JsonRenderer() if args.json else None,
+        reader = ReaderGone(JsonRenderer() if args.json else TerminalRenderer())
+        code = ask_in_notebook(
+            Path(args.notebook), prompt, session=_new_session(args), renderer=reader
         )
+        return EXIT_READER_GONE if reader.gone else code
     session = _new_session(args)
     from elelem_kernel.render.terminal import (  # lazy: only this command needs it
         JsonRenderer,
         TerminalRenderer,
     )
 
-    renderer = JsonRenderer() if args.json else TerminalRenderer()
-    result = session.run(prompt, renderer)
+    reader = ReaderGone(JsonRenderer() if args.json else TerminalRenderer())
+    result = session.run(prompt, reader)
+    if reader.gone:
+        return EXIT_READER_GONE
     if result.stop == "interrupted":
         return 130
     return 1 if result.stop == "error" else 0
+
+
+#: The exit code of a program whose reader went away (`| head`): killed by SIGPIPE, 128 + 13.
+EXIT_READER_GONE = 141
+
+
+class ReaderGone:
+    """A renderer that ends the turn quietly once stdout's reader has gone (`| head`).
+
+    Unix tools stop at the first write to a closed pipe. Here the first BrokenPipeError
+    points stdout at /dev/null (later writes, and the flush at exit, go nowhere) and
+    cancels the turn as Ctrl-C does, so its tools' processes end too; the CLI then exits
+    with `EXIT_READER_GONE` and says nothing: the reader asked for no more.
+    """
+
+    def __init__(self, renderer: Callable[[dict], None]):
+        self.renderer = renderer
+        self.gone = False
+
+    def __call__(self, event: dict) -> None:
+        if self.gone:
+            return
+        try:
+            self.renderer(event)
+        except BrokenPipeError:
+            self.gone = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            with contextlib.suppress(RuntimeError):  # no loop: nothing to cancel
+                loop = asyncio.get_running_loop()
+                for task in asyncio.all_tasks(loop):
+                    task.cancel()
 
 
 def _chat(args: argparse.Namespace, signals: Signals) -> int:
