@@ -23,6 +23,7 @@ from elelem_kernel.errors import ConfigError
 from elelem_kernel.jupyter.approvals import approver_for, choose_channel
 from elelem_kernel.jupyter.runner import LoopThread
 from elelem_kernel.render.markdown import neutralise, no_blank_lines, to_html
+from elelem_kernel.render.markdown_text import to_text
 from elelem_kernel.render.static import bundle
 from elelem_kernel.visible import visible
 
@@ -482,9 +483,9 @@ def _store() -> Any:
 
 def say_bundle(markdown: str) -> dict[str, str]:
     """The `data` of a message shown by `say`: safe HTML, the Markdown made inert (what
-    `nbconvert --to elelem-markdown` writes) and the text as typed."""
+    `nbconvert --to elelem-markdown` writes) and terminal text (what consoles show)."""
     return {
         "text/html": no_blank_lines(to_html(markdown)),
         "text/markdown": neutralise(markdown),
-        "text/plain": visible(markdown),
+        "text/plain": visible(to_text(markdown)),
     }
