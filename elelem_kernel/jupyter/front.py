@@ -298,10 +298,12 @@ class NotebookFront:
         return "| | |\n|:---|:---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
 
     def say(self, markdown: str) -> None:
-        """Show a Markdown message (safely rendered) in the cell's output."""
+        """Show a Markdown message (safely rendered) in the cell's output; a text client
+        (console) gets its text/plain as terminal text."""
         from IPython.display import display
 
-        display(say_bundle(markdown), raw=True)
+        text = self.watcher(self.parent()) == "text"
+        display(say_bundle(markdown, as_text=text), raw=True)
 
     def _approver(self, view: Any, parent: dict[str, Any]) -> Any:
         kernel = getattr(self.ip, "kernel", None)
@@ -481,11 +483,12 @@ def _store() -> Any:
     return store
 
 
-def say_bundle(markdown: str) -> dict[str, str]:
+def say_bundle(markdown: str, as_text: bool = False) -> dict[str, str]:
     """The `data` of a message shown by `say`: safe HTML, the Markdown made inert (what
-    `nbconvert --to elelem-markdown` writes) and terminal text (what consoles show)."""
+    `nbconvert --to elelem-markdown` writes) and the text as typed, or rendered as terminal
+    text `as_text` (for a console, which prints the text/plain)."""
     return {
         "text/html": no_blank_lines(to_html(markdown)),
         "text/markdown": neutralise(markdown),
-        "text/plain": visible(to_text(markdown)),
+        "text/plain": visible(to_text(markdown) if as_text else markdown),
     }
