@@ -41,8 +41,9 @@ EITHER = (
     "instead: y(es) / n(o) / a(lways)."
 )
 IN_THE_BOX = (
-    "Answer in the input box below: y(es) / n(o) / a(lways). This frontend cannot take "
-    "clicks while a cell runs (JupyterLab ≥ 4.4 and Notebook ≥ 7.4 show buttons here)."
+    "Answer in the input box below: y(es) / n(o) / a(lways). Clicks cannot reach the "
+    "kernel while a cell runs here (JupyterLab ≥ 4.4 or Notebook ≥ 7.4 with ipykernel ≥ 7 "
+    "show buttons here)."
 )
 
 
@@ -96,14 +97,21 @@ def question(request: ApprovalRequest) -> str:
 
 
 class StdinApprover:
-    """Asks with `input()`, run on the waiting main thread (where stdin and SIGINT work)."""
+    """Asks with `input()`, run on the waiting main thread (where stdin and SIGINT work).
+
+    A live `view` (a notebook without buttons) says in the call's card where to answer.
+    """
 
     channel = "stdin"
 
-    def __init__(self, call_in_main: Callable[[Callable[[], Any]], Any]):
+    def __init__(self, call_in_main: Callable[[Callable[[], Any]], Any], view: Any = None):
         self.call_in_main = call_in_main
+        self.view = view
 
     async def approve(self, request: ApprovalRequest) -> Decision:
+        note = getattr(self.view, "note", None)
+        if note is not None:
+            note(request.index, IN_THE_BOX)
         prompt = question(request)
         answer = await asyncio.wrap_future(self.call_in_main(lambda: input(prompt)))
         return parse_answer(answer)
@@ -132,8 +140,7 @@ class ButtonApprover:
         if not subshells(self.kernel) and self.fallback is not None:
             self._say(request.index, IN_THE_BOX if self.memo.get("no_subshell") else EITHER)
         if not await self._subshell_ready():
-            if self.fallback is not None:
-                self._say(request.index, IN_THE_BOX)
+            if self.fallback is not None:  # it says where to answer
                 return await self.fallback.approve(request)
             return "deny"
         self._say(request.index, None)
@@ -172,7 +179,7 @@ def approver_for(
     memo: dict[str, Any] | None = None,
 ) -> Any:
     """The approver for `channel`; None for `policy` (the session's own rules apply)."""
-    stdin = StdinApprover(call_in_main) if allow_stdin else None
+    stdin = StdinApprover(call_in_main, view) if allow_stdin else None
     if channel == "buttons" and view is not None and hasattr(view, "ask"):
         return ButtonApprover(view, kernel, fallback=stdin, memo=memo)
     if channel in ("buttons", "stdin") and stdin is not None:
