@@ -36,6 +36,11 @@ MULTI_LINE = (
     "end a line with `\\` (or `:`) and Enter to go on; an empty line then runs it. "
     "In qtconsole Ctrl+Enter starts a new line and Shift+Enter runs the prompt."
 )
+#: The same for the magic, whose prompt is a cell body.
+MAGIC_MULTI_LINE = (
+    "A prompt of several lines is the body of a `%%elelem` cell. In `jupyter console` type "
+    "`%%elelem`, Enter, the prompt's lines, then an empty line to run it."
+)
 
 _FRONTS: weakref.WeakKeyDictionary[Any, NotebookFront] = weakref.WeakKeyDictionary()
 
@@ -111,8 +116,7 @@ class NotebookFront:
         kernel = getattr(self.ip, "kernel", None)
         elelem = getattr(kernel, "implementation", None) == "elelem"
         session.allow_hint = HOW_TO_ALLOW["kernel" if elelem else "magic"]
-        if elelem:
-            session.commands.notes.append(MULTI_LINE)
+        session.commands.notes.append(MULTI_LINE if elelem else MAGIC_MULTI_LINE)
         session.propose_cell = self.propose_cell
         session.open_notebook = self.notebook_path()
         store = _store()

@@ -99,6 +99,7 @@ def test_help_of_the_magic_lists_every_command_and_review_runs_from_a_line(pytho
     _, msgs = run(python, "%elelem /help")
     shown = texts(msgs)
     assert not [n for n in names if f"/{n}" not in shown], shown
+    assert "the body of a `%%elelem` cell" in shown
     _, msgs = run(python, "%elelem /review --severity nonsense")
     shown = texts(msgs)  # a review (here: of no git repository), not an unknown command
     assert "Unknown command" not in shown and ("git" in shown or "severity" in shown), shown
