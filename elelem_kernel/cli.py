@@ -379,6 +379,9 @@ def _chat(args: argparse.Namespace, signals: Signals) -> int:
                 continue
             if not line.strip():
                 continue
+            if line.split()[0] == "/review":  # a turn, as in the Elelem kernel
+                _chat_review(session, line, renderer, loop)
+                continue
             if line.startswith("/"):
                 print(visible(session.command(line)))
                 continue
@@ -387,6 +390,37 @@ def _chat(args: argparse.Namespace, signals: Signals) -> int:
                 return 130
     finally:
         session.close(loop)
+
+
+def _chat_review(
+    session: Session,
+    line: str,
+    renderer: Callable[[dict], None],
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    """`/review [TARGET ...] [--focus TEXT] [--severity LEVEL]` in the chat: a review turn."""
+    import shlex
+
+    from elelem_kernel.review.run import prepare, restore_mode  # lazy: only reviews need it
+
+    parser = argparse.ArgumentParser(prog="/review", add_help=False)
+    parser.add_argument("target", nargs="*")
+    parser.add_argument("--focus")
+    parser.add_argument("--severity")
+    try:
+        args, unknown = parser.parse_known_args(shlex.split(line)[1:])
+        if unknown:
+            raise ValueError(f"unknown option {unknown[0]!r}; use --focus or --severity")
+        prompt = prepare(session, args.target or None, focus=args.focus, severity=args.severity)
+    except (ValueError, ElelemError) as error:
+        print(f"/review: {visible(str(error))}", file=sys.stderr)
+        return
+    if prompt is None:
+        return
+    try:
+        session.run(prompt, renderer, loop=loop)
+    finally:
+        restore_mode(session)
 
 
 def _mcp(workspace: str | None, start: bool) -> int:

@@ -26,8 +26,8 @@ CommandFn = Callable[["Session", str], str]
 Completer = Callable[["Session", str], list[str]]
 
 #: What runs a turn rather than answering at once: `elelem-kernel NAME`, `%%elelem NAME` and,
-#: but for `ask` (a cell is a prompt), `/NAME` in the Elelem kernel and `%elelem /NAME`. The
-#: CLI's and the magic's help and the `/help` table read it.
+#: but for `ask` (a cell is a prompt), `/NAME` in the Elelem kernel, `%elelem /NAME` and
+#: `elelem-kernel chat`. The CLI's and the magic's help and the `/help` table read it.
 TURN_COMMANDS: dict[str, tuple[str, str]] = {
     "ask": ("", "one turn of the conversation: the prompt in, the reply out"),
     "review": (
@@ -173,9 +173,9 @@ def _help(session: Session, args: str) -> str:
 def _review_elsewhere(session: Session, args: str) -> str:
     # the fronts run `/review` as a turn before it gets here; this is `session.command`
     return (
-        "`/review` runs a review turn in a notebook: `/review` in the Elelem kernel, "
-        "`%%elelem review` or `%elelem /review` with the magic; on the command line "
-        "`elelem-kernel review`; from Python `elelem_kernel.review()`."
+        "`/review` runs a review turn: `/review` in the Elelem kernel and `elelem-kernel "
+        "chat`, `%%elelem review` or `%elelem /review` with the magic, `elelem-kernel "
+        "review`, or `elelem_kernel.review()` from Python."
     )
 
 

@@ -112,7 +112,7 @@ def test_help_of_chat_lists_every_command_and_the_cli_its_turn_commands(tmp_path
     env = isolated_env(tmp_path, ELELEM_PROVIDER="echo")
     chat = subprocess.run(
         [sys.executable, "-m", "elelem_kernel.cli", "chat"],
-        input="/help\n",
+        input="/help\n/review --severity major\n",
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -121,6 +121,7 @@ def test_help_of_chat_lists_every_command_and_the_cli_its_turn_commands(tmp_path
     )
     names = new_session("echo", workspace=tmp_path).commands.names()
     assert not [n for n in names if f"/{n}" not in chat.stdout], chat.stdout
+    assert "/review: " in chat.stderr and "git" in chat.stderr  # a review, of no repository
     usage = subprocess.run(
         [sys.executable, "-m", "elelem_kernel.cli", "--help"],
         capture_output=True,
