@@ -6,8 +6,8 @@ into code. CommonMark closes a fence only with a backtick run at least as long a
 that opened it, so this exporter opens each input with one backtick more than the longest
 run in the cell (three at least). An output that has `text/markdown` is written as that
 Markdown, before its `text/html`: a turn's frozen output and a slash command's answer carry
-both, and their HTML (inline-styled, 106 KB for the quickstart) is what nbconvert's own
-Markdown exporter picks. The rest is nbconvert's own Markdown template.
+both, and nbconvert's own Markdown exporter picks their inline-styled HTML (the shipped
+quickstart: 29 KB that way, 9.7 KB this way). The rest is nbconvert's own Markdown template.
 
 `--to markdown` stays nbconvert's for every notebook, and so does `--to script` (the Elelem
 kernel names nbconvert's own exporter in its `language_info`, so a shared notebook converts
