@@ -22,6 +22,9 @@ INTERVAL = 0.08
 #: A line without its end yet is written in pieces once it is this long (a paragraph a
 #: model streams as one line), cut at a space where no emphasis or code span is open.
 LONG_LINE = 80
+#: What is held back at most (bounded memory): a line with no place to cut goes out as
+#: it is past this many characters, a table in parts of this many rows.
+HELD_CHARS, HELD_ROWS = 4000, 200
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -140,6 +143,7 @@ class MarkdownStream:
         self.pending = ""  #: the unfinished line
         self.midline = False  #: part of the unfinished line was written already
         self.table: list[str] = []  #: lines of a table being received
+        self.head: list[str] = []  #: its header lines, once a part of it went out
         self.fence = ""  #: the marker of the open code fence, if any
         self.pushed = 0.0
 
@@ -150,6 +154,9 @@ class MarkdownStream:
             self._line(line)
         if len(self.pending) >= LONG_LINE and not self.fence and not self.table:
             self._piece()
+        if len(self.pending) > HELD_CHARS:
+            self.out.write(self.pending)
+            self.pending, self.midline = "", True
         self._push()
 
     def finish(self) -> None:
@@ -205,6 +212,8 @@ class MarkdownStream:
             return
         if line.lstrip().startswith("|"):
             self.table.append(line)
+            if len(self.table) >= HELD_ROWS:
+                self._end_table(more=True)
             return
         self._end_table()
         if match:
@@ -212,11 +221,16 @@ class MarkdownStream:
             return
         self.out.write((self._render(line) if line.strip() else "") + "\n")
 
-    def _end_table(self) -> None:
+    def _end_table(self, more: bool = False) -> None:
+        """Write the table held so far; `more`: rows follow (each part repeats the header)."""
         if self.table:
-            text = "\n".join(self.table)
+            rows = self.head + self.table
+            if more and not self.head:
+                self.head = self.table[:2]
             self.table = []
-            self.out.write(to_text(text) + "\n")
+            self.out.write(to_text("\n".join(rows)) + "\n")
+        if not more:
+            self.head = []
 
     def _push(self) -> None:
         now = time.monotonic()

@@ -82,3 +82,14 @@ def test_a_long_line_streams_in_pieces_without_markers_or_new_blocks():
 def test_pushes_are_coalesced():
     _, flushes = streamed([f"w{i} " for i in range(300)] + ["\n"])
     assert flushes <= 2  # one at the start, one at the end; never one per piece
+
+
+def test_what_is_held_back_is_bounded():
+    out = Pushes()
+    stream = MarkdownStream(out, interval=60.0)
+    stream.write("x" * 10_000)  # one word, no place to cut
+    assert len(stream.pending) < 5_000 and out.getvalue().startswith("xxx")
+    stream.write("\n| a | b |\n|---|---|\n" + "| 1 | 2 |\n" * 1_000)
+    assert len(stream.table) < 300
+    stream.finish()
+    assert out.getvalue().count("1  2") == 1_000
