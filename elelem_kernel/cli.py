@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from elelem_kernel.agent.approval import Policy
 from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.agent.toolbox import MODES
-from elelem_kernel.cli_signals import Signals, Stopped
+from elelem_kernel.cli_signals import EXIT_READER_GONE, ReaderGone, Signals, Stopped
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.visible import visible
 
@@ -322,39 +322,6 @@ def _ask(args: argparse.Namespace) -> int:
     if result.stop == "interrupted":
         return 130
     return 1 if result.stop == "error" else 0
-
-
-#: The exit code of a program whose reader went away (`| head`): killed by SIGPIPE, 128 + 13.
-EXIT_READER_GONE = 141
-
-
-class ReaderGone:
-    """A renderer that ends the turn quietly once stdout's reader has gone (`| head`).
-
-    Unix tools stop at the first write to a closed pipe. Here the first BrokenPipeError
-    points stdout at /dev/null (later writes, and the flush at exit, go nowhere) and
-    cancels the turn as Ctrl-C does, so its tools' processes end too; the CLI then exits
-    with `EXIT_READER_GONE` and says nothing: the reader asked for no more.
-    """
-
-    def __init__(self, renderer: Callable[[dict], None]):
-        self.renderer = renderer
-        self.gone = False
-
-    def __call__(self, event: dict) -> None:
-        if self.gone:
-            return
-        try:
-            self.renderer(event)
-        except BrokenPipeError:
-            self.gone = True
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-            with contextlib.suppress(RuntimeError):  # no loop: nothing to cancel
-                loop = asyncio.get_running_loop()
-                for task in asyncio.all_tasks(loop):
-                    task.cancel()
 
 
 def _chat(args: argparse.Namespace, signals: Signals) -> int:
