@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from elelem_kernel.agent.approval import Policy
 from elelem_kernel.agent.budget import budget_argument, parse
+from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.agent.toolbox import MODES
-from elelem_kernel.cli_signals import Signals, Stopped
+from elelem_kernel.cli_signals import EXIT_READER_GONE, ReaderGone, Signals, Stopped
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.events import EXIT_CODES
 from elelem_kernel.visible import visible
@@ -129,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     ask = sub.add_parser(
         "ask",
-        help="one turn: prompt in, reply out",
+        help=TURN_COMMANDS["ask"][1],
         description="Run one turn. Piped stdin is appended to the prompt in a fenced block.",
     )
     _session_options(ask)
@@ -149,7 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _session_options(chat)
     sub.add_parser(
-        "review", help="review a git change (see `elelem-kernel review --help`)", add_help=False
+        "review",
+        help=f"{TURN_COMMANDS['review'][1]} (see `elelem-kernel review --help`)",
+        add_help=False,
     )
     sub.add_parser("providers", help="list the providers, and which one is the default and why")
     mcp = sub.add_parser(
@@ -320,23 +323,27 @@ def _ask(args: argparse.Namespace) -> int:
             prompt = f"{prompt}\n\n```\n{piped.rstrip()}\n```" if prompt else piped
     if args.notebook:
         from elelem_kernel.cli_notebook import ask_in_notebook  # lazy: only this command needs it
-        from elelem_kernel.render.terminal import JsonRenderer  # lazy: only this command needs it
+        from elelem_kernel.render.terminal import (  # lazy: only this command needs it
+            JsonRenderer,
+            TerminalRenderer,
+        )
 
         args.workspace = args.workspace or str(Path(args.notebook).resolve().parent)
-        return ask_in_notebook(
-            Path(args.notebook),
-            prompt,
-            session=_new_session(args),
-            renderer=JsonRenderer() if args.json else None,
+        reader = ReaderGone(JsonRenderer() if args.json else TerminalRenderer())
+        code = ask_in_notebook(
+            Path(args.notebook), prompt, session=_new_session(args), renderer=reader
         )
+        return EXIT_READER_GONE if reader.gone else code
     session = _new_session(args)
     from elelem_kernel.render.terminal import (  # lazy: only this command needs it
         JsonRenderer,
         TerminalRenderer,
     )
 
-    renderer = JsonRenderer() if args.json else TerminalRenderer()
-    result = session.run(prompt, renderer)
+    reader = ReaderGone(JsonRenderer() if args.json else TerminalRenderer())
+    result = session.run(prompt, reader)
+    if reader.gone:
+        return EXIT_READER_GONE
     return EXIT_CODES.get(result.stop, 0)
 
 
@@ -362,6 +369,9 @@ def _chat(args: argparse.Namespace, signals: Signals) -> int:
                 continue
             if not line.strip():
                 continue
+            if line.split()[0] == "/review":  # a turn, as in the Elelem kernel
+                _chat_review(session, line, renderer, loop)
+                continue
             if line.startswith("/"):
                 print(visible(session.command(line)))
                 continue
@@ -370,6 +380,37 @@ def _chat(args: argparse.Namespace, signals: Signals) -> int:
                 return 130
     finally:
         session.close(loop)
+
+
+def _chat_review(
+    session: Session,
+    line: str,
+    renderer: Callable[[dict], None],
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    """`/review [TARGET ...] [--focus TEXT] [--severity LEVEL]` in the chat: a review turn."""
+    import shlex
+
+    from elelem_kernel.review.run import prepare, restore_mode  # lazy: only reviews need it
+
+    parser = argparse.ArgumentParser(prog="/review", add_help=False)
+    parser.add_argument("target", nargs="*")
+    parser.add_argument("--focus")
+    parser.add_argument("--severity")
+    try:
+        args, unknown = parser.parse_known_args(shlex.split(line)[1:])
+        if unknown:
+            raise ValueError(f"unknown option {unknown[0]!r}; use --focus or --severity")
+        prompt = prepare(session, args.target or None, focus=args.focus, severity=args.severity)
+    except (ValueError, ElelemError) as error:
+        print(f"/review: {visible(str(error))}", file=sys.stderr)
+        return
+    if prompt is None:
+        return
+    try:
+        session.run(prompt, renderer, loop=loop)
+    finally:
+        restore_mode(session)
 
 
 def _mcp(workspace: str | None, start: bool) -> int:

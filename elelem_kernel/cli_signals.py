@@ -1,5 +1,8 @@
 """SIGTERM and SIGHUP for the command line: end the turn as Ctrl-C does, then exit.
 
+A reader that goes away (`elelem-kernel ask ... | head`) ends the turn the same way, as
+SIGPIPE ends a Unix tool, quietly: `ReaderGone`.
+
 During a turn (an event loop runs in the main thread) every task of the loop is
 cancelled, so the turn ends as interrupted through the same path as Ctrl-C: the bash
 tool kills its process groups, `ask --notebook` still appends the turn. With no turn
@@ -20,7 +23,9 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -87,3 +92,36 @@ class Signals:
                         signal.pthread_kill(main, ours[0])
         finally:
             os.close(read)
+
+
+#: The exit code of a program whose reader went away (`| head`): killed by SIGPIPE, 128 + 13.
+EXIT_READER_GONE = 141
+
+
+class ReaderGone:
+    """A renderer that ends the turn quietly once stdout's reader has gone (`| head`).
+
+    Unix tools stop at the first write to a closed pipe. Here the first BrokenPipeError
+    points stdout at /dev/null (later writes, and the flush at exit, go nowhere) and
+    cancels the turn as Ctrl-C does, so its tools' processes end too; the CLI then exits
+    with `EXIT_READER_GONE` and says nothing: the reader asked for no more.
+    """
+
+    def __init__(self, renderer: Callable[[dict], None]):
+        self.renderer = renderer
+        self.gone = False
+
+    def __call__(self, event: dict) -> None:
+        if self.gone:
+            return
+        try:
+            self.renderer(event)
+        except BrokenPipeError:
+            self.gone = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            with contextlib.suppress(RuntimeError):  # no loop: nothing to cancel
+                loop = asyncio.get_running_loop()
+                for task in asyncio.all_tasks(loop):
+                    task.cancel()

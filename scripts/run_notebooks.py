@@ -5,12 +5,17 @@
 Each notebook runs headless (nbclient) in a temporary copy of notebooks/ (outside the git
 repository, so the agent's workspace is that folder, as for a person who downloaded it),
 with no API keys, the demo model at full speed and ELELEM_NOTEBOOK pointing at the copy.
-Run timings are dropped so a re-run changes only what the turns changed. The Elelem
-kernel must be installed (scripts/lab.sh does it).
+Run timings are dropped so a re-run changes only what the turns changed. Paths of this
+machine in the outputs would be stale anywhere else, so they are written as a reader's
+would be: the temporary folder (the kernels' TMPDIR too) as `~`, so the notebooks read as
+if run in `~/notebooks`, and this Python's prefix as `~/elelem-kernel/.venv`
+(tests/test_notebook_outputs.py checks that no other path is left). The Elelem kernel must
+be installed (scripts/lab.sh does it).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -25,15 +30,17 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 def run(source: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "notebooks"
+        root = Path(tmp).resolve()
+        folder = root / "notebooks"
         shutil.copytree(source.parent, folder)
+        (root / "tmp").mkdir()
         path = folder / source.name
-        execute(path)
+        execute(path, root)
         shutil.copyfile(path, source)
     print(f"ran {source.relative_to(NOTEBOOKS.parent)}")
 
 
-def execute(path: Path) -> None:
+def execute(path: Path, root: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -42,6 +49,7 @@ def execute(path: Path) -> None:
     for name in ("ELELEM_PROVIDER", "ELELEM_MODEL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
         env.pop(name, None)
     env.update(ELELEM_NOTEBOOK=str(path), ELELEM_DEMO_DELAY="0", OLLAMA_HOST="http://127.0.0.1:9")
+    env.update(TMPDIR=str(root / "tmp"))
     client = NotebookClient(
         nb,
         timeout=300,
@@ -53,7 +61,17 @@ def execute(path: Path) -> None:
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = [scrub(output, root) for output in cell.outputs]
     nbformat.write(nb, path)
+
+
+def scrub(output: dict, root: Path) -> dict:
+    """`output` with this machine's paths written as a reader's (see the module doc)."""
+    text = json.dumps(output)
+    for path, shown in ((sys.prefix, "~/elelem-kernel/.venv"), (str(root), "~")):
+        text = text.replace(json.dumps(path)[1:-1], shown)
+    return nbformat.from_dict(json.loads(text))
 
 
 if __name__ == "__main__":

@@ -37,14 +37,28 @@ def decision_for(text: str | None) -> Decision | None:
 
 SENSITIVE_DECLINED = (
     "not run: {why}. Such a write needs the person's yes for this very call ('always', "
-    "--allow and --yes do not cover it), or --mode auto."
+    "allowing the tool by name and --yes do not cover it), or the auto mode."
 )
 
 NO_CHANNEL = (
-    "not run: approval is needed for {kind} tools and there is no way to ask the person "
-    "here. Rerun with --mode auto (or --yes on the command line), or allow the tool by "
-    "name (--allow {name})."
+    "not run: approval is needed for {kind} tools and there is no way to ask the person here. {how}"
 )
+
+#: How to allow a declined call, in the words that work in each front (`Session.allow_hint`).
+HOW_TO_ALLOW = {
+    "cli": "Rerun with --allow {name}, --yes or --mode auto.",
+    "magic": (
+        "Allow it with `%%elelem --allow {name}` (this cell), `%elelem /allow {name}` (the "
+        "session) or `%%elelem --mode auto`; for a headless run (nbclient, papermill, "
+        "jupyter execute) set ELELEM_ALLOW={name} or ELELEM_MODE=auto in the kernel's "
+        "environment."
+    ),
+    "kernel": (
+        "Allow it with `/allow {name}` or `/mode auto` in a cell before this one; for a "
+        "headless run (nbclient, papermill, jupyter execute) set ELELEM_ALLOW={name} or "
+        "ELELEM_MODE=auto in the kernel's environment."
+    ),
+}
 
 
 @dataclass

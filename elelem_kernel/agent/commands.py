@@ -25,6 +25,18 @@ if TYPE_CHECKING:
 CommandFn = Callable[["Session", str], str]
 Completer = Callable[["Session", str], list[str]]
 
+#: What runs a turn rather than answering at once: `elelem-kernel NAME`, `%%elelem NAME` and,
+#: but for `ask` (a cell is a prompt), `/NAME` in the Elelem kernel, `%elelem /NAME` and
+#: `elelem-kernel chat`. The CLI's and the magic's help and the `/help` table read it.
+TURN_COMMANDS: dict[str, tuple[str, str]] = {
+    "ask": ("", "one turn of the conversation: the prompt in, the reply out"),
+    "review": (
+        "[TARGET] [--focus TEXT] [--severity LEVEL]",
+        "review a git change (the uncommitted changes, else the last commit; or a revision, "
+        "range or paths)",
+    ),
+}
+
 
 @dataclass
 class Command:
@@ -40,6 +52,8 @@ class Commands:
 
     def __init__(self) -> None:
         self.commands: dict[str, Command] = {}
+        #: Lines a front adds under the `/help` table (how to type a multi-line prompt).
+        self.notes: list[str] = []
 
     def add(
         self,
@@ -85,6 +99,14 @@ class Commands:
 def add_builtin_commands(commands: Commands) -> None:
     """The commands every session has."""
     commands.add("help", "list the commands", _help)
+    usage, about = TURN_COMMANDS["review"]
+    commands.add(
+        "review",
+        about,
+        _review_elsewhere,
+        lambda s, a: ["--focus", "--severity"],
+        f"/review {usage}",
+    )
     commands.add(
         "provider",
         "show or switch the provider (the conversation is kept)",
@@ -108,6 +130,13 @@ def add_builtin_commands(commands: Commands) -> None:
         "/mode [MODE]",
     )
     commands.add("tools", "list the tools the current mode offers", _tools)
+    commands.add(
+        "allow",
+        "run these tools without asking for the rest of the session (--clear: ask again)",
+        _allow,
+        lambda s, a: ["--clear", *sorted(s.toolbox.tools)],
+        "/allow [TOOL ...] | /allow --clear",
+    )
     commands.add("clear", "start a new conversation", _clear)
     commands.add("context", "show what the next request would send", _context)
     add_window_commands(commands)
@@ -144,7 +173,17 @@ def _help(session: Session, args: str) -> str:
         f"| `{c.usage.replace('|', ' / ')}` | {c.description.replace('|', '/')} |"
         for c in session.commands.commands.values()
     ]
-    return "| command | what it does |\n|:---|:---|\n" + "\n".join(sorted(rows))
+    table = "| command | what it does |\n|:---|:---|\n" + "\n".join(sorted(rows))
+    return "\n\n".join([table, *session.commands.notes])
+
+
+def _review_elsewhere(session: Session, args: str) -> str:
+    # the fronts run `/review` as a turn before it gets here; this is `session.command`
+    return (
+        "`/review` runs a review turn: `/review` in the Elelem kernel and `elelem-kernel "
+        "chat`, `%%elelem review` or `%elelem /review` with the magic, `elelem-kernel "
+        "review`, or `elelem_kernel.review()` from Python."
+    )
 
 
 def _provider(session: Session, args: str) -> str:
@@ -198,6 +237,29 @@ def _tools(session: Session, args: str) -> str:
         + "\n".join(rows)
         + after
     )
+
+
+def _allow(session: Session, args: str) -> str:
+    words = args.split()
+    if words == ["--clear"]:
+        session.allow.clear()
+        session.always.clear()
+    elif words:
+        session.allow |= set(check_tools(session, words))
+    allowed = ", ".join(f"`{n}`" for n in sorted(session.allow | session.always)) or "none"
+    return f"run without asking: {allowed} (mode **{session.mode}**)"
+
+
+def check_tools(session: Session, names: list[str]) -> list[str]:
+    """`names` as tools to allow; ValueError naming the real tools when one is unknown.
+
+    MCP tools (`mcp__SERVER__TOOL`) are taken as given: their servers start with a turn.
+    """
+    unknown = [n for n in names if session.toolbox.get(n) is None and not n.startswith("mcp__")]
+    if unknown:
+        known = ", ".join(sorted(session.toolbox.tools))
+        raise ValueError(f"no tool {', '.join(map(repr, unknown))}; tools: {known}")
+    return [getattr(session.toolbox.get(n), "name", n) for n in names]
 
 
 def _clear(session: Session, args: str) -> str:

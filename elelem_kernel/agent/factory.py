@@ -32,7 +32,11 @@ def new_session(
     history: str | None = None,
     **options: Any,
 ) -> Session:
-    """A ready session: provider resolved, every setup run (the tools among them)."""
+    """A ready session: provider resolved, every setup run (the tools among them).
+
+    `ELELEM_MODE` is the default mode and `ELELEM_ALLOW` (`write,bash`) names tools that
+    run without asking: for headless runs, where nobody can be asked.
+    """
     notice = None
     if provider is None:
         provider, why = registry.default_provider()
@@ -51,6 +55,7 @@ def new_session(
         approver=approver,
     )
     session.notice = notice
+    session.allow |= set(os.environ.get("ELELEM_ALLOW", "").replace(",", " ").split())
     session.provider_options[provider] = dict(options)
     registry.run_setups(session, dict(registry.CONFIG.setups))
     return session

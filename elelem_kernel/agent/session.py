@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.agent import media, registry, system_prompt
-from elelem_kernel.agent.approval import NO_CHANNEL, SENSITIVE_DECLINED, ApprovalRequest, Approver
+from elelem_kernel.agent.approval import (
+    HOW_TO_ALLOW,
+    NO_CHANNEL,
+    SENSITIVE_DECLINED,
+    ApprovalRequest,
+    Approver,
+)
 from elelem_kernel.agent.blocks import BlockLayout
 from elelem_kernel.agent.budget import Ledger, OverBudget
 from elelem_kernel.agent.commands import Commands, add_builtin_commands
@@ -118,6 +124,8 @@ class Session:
         self.namespace: dict[str, Any] = namespace if namespace is not None else {}
         self.approver = approver
         self.allow = set(allow)
+        #: What a declined call tells the person to do (a front sets its own words).
+        self.allow_hint = HOW_TO_ALLOW["cli"]
         self.always: set[str] = set()
         self.max_rounds = max_rounds
         self.open_notebook: Path | None = None
@@ -784,7 +792,8 @@ class Session:
         if self.approver is None:
             if why is not None:
                 return SENSITIVE_DECLINED.format(why=why), "declined"
-            return NO_CHANNEL.format(kind=tool.kind, name=tool.name), "declined"
+            how = self.allow_hint.format(name=tool.name)
+            return NO_CHANNEL.format(kind=tool.kind, how=how), "declined"
         preview = tool.describe(call.arguments)
         if why is not None:
             preview = f"CAUTION: {why}. Allowing it now does not allow the next one.\n\n{preview}"

@@ -15,7 +15,9 @@ stdin. Elsewhere (nbclient, papermill) nobody can be asked: the session's policy
 | `policy`  | otherwise |
 
 The button channel waits briefly for the frontend to open its comm subshell and falls
-back to stdin (or a denial) when none appears, e.g. in an older JupyterLab.
+back to stdin (or a denial) when none appears, e.g. in an older JupyterLab. While it
+waits, the card already says where the answer will be asked (`EITHER`), then `IN_THE_BOX`
+once the input box is the way: never a card waiting with nothing to answer with.
 """
 
 from __future__ import annotations
@@ -32,6 +34,17 @@ from elelem_kernel.visible import visible
 SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
 ONE_LINE = 100  #: a preview up to this long, on one line, is asked about on that line
 QUESTION_LINES, QUESTION_CHARS = 200, 20_000  #: how much of a preview the question shows
+#: What the card says while it waits for the frontend's subshell, and after it gave up.
+EITHER = (
+    "Allow / Deny buttons appear here in a moment; a JupyterLab older than 4.4 (or "
+    "Notebook 7.3) cannot take clicks while a cell runs and asks in an input box below "
+    "instead: y(es) / n(o) / a(lways)."
+)
+IN_THE_BOX = (
+    "Answer in the input box below: y(es) / n(o) / a(lways). Clicks cannot reach the "
+    "kernel while a cell runs here (JupyterLab ≥ 4.4 or Notebook ≥ 7.4 with ipykernel ≥ 7 "
+    "show buttons here)."
+)
 
 
 def choose_channel(kernel: Any, parent: Mapping[str, Any] | None) -> str:
@@ -84,14 +97,21 @@ def question(request: ApprovalRequest) -> str:
 
 
 class StdinApprover:
-    """Asks with `input()`, run on the waiting main thread (where stdin and SIGINT work)."""
+    """Asks with `input()`, run on the waiting main thread (where stdin and SIGINT work).
+
+    A live `view` (a notebook without buttons) says in the call's card where to answer.
+    """
 
     channel = "stdin"
 
-    def __init__(self, call_in_main: Callable[[Callable[[], Any]], Any]):
+    def __init__(self, call_in_main: Callable[[Callable[[], Any]], Any], view: Any = None):
         self.call_in_main = call_in_main
+        self.view = view
 
     async def approve(self, request: ApprovalRequest) -> Decision:
+        note = getattr(self.view, "note", None)
+        if note is not None:
+            note(request.index, IN_THE_BOX)
         prompt = question(request)
         answer = await asyncio.wrap_future(self.call_in_main(lambda: input(prompt)))
         return parse_answer(answer)
@@ -117,15 +137,24 @@ class ButtonApprover:
         self.memo = memo if memo is not None else {}  #: kept by the front across turns
 
     async def approve(self, request: ApprovalRequest) -> Decision:
+        if not subshells(self.kernel) and self.fallback is not None:
+            self._say(request.index, IN_THE_BOX if self.memo.get("no_subshell") else EITHER)
         if not await self._subshell_ready():
-            if self.fallback is not None:
+            if self.fallback is not None:  # it says where to answer
                 return await self.fallback.approve(request)
             return "deny"
+        self._say(request.index, None)
         answer = self.view.ask(request.index, request.name)
         try:
             return await asyncio.wrap_future(answer)
         finally:
             self.view.withdraw(request.index)
+
+    def _say(self, index: int | None, text: str | None) -> None:
+        """Where to answer, in the call's card (None: take the line away)."""
+        note = getattr(self.view, "note", None)
+        if note is not None:
+            note(index, text)
 
     async def _subshell_ready(self) -> bool:
         # a frontend that opened no comm subshell before is not waited for again
@@ -150,7 +179,7 @@ def approver_for(
     memo: dict[str, Any] | None = None,
 ) -> Any:
     """The approver for `channel`; None for `policy` (the session's own rules apply)."""
-    stdin = StdinApprover(call_in_main) if allow_stdin else None
+    stdin = StdinApprover(call_in_main, view) if allow_stdin else None
     if channel == "buttons" and view is not None and hasattr(view, "ask"):
         return ButtonApprover(view, kernel, fallback=stdin, memo=memo)
     if channel in ("buttons", "stdin") and stdin is not None:

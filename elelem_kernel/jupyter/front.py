@@ -16,15 +16,31 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from elelem_kernel.agent.approval import HOW_TO_ALLOW
+from elelem_kernel.agent.commands import check_tools
 from elelem_kernel.agent.record import unfinished
+from elelem_kernel.errors import ConfigError
 from elelem_kernel.jupyter.approvals import approver_for, choose_channel
 from elelem_kernel.jupyter.runner import LoopThread
-from elelem_kernel.render.markdown import no_blank_lines, to_html
+from elelem_kernel.render.markdown import neutralise, no_blank_lines, to_html
+from elelem_kernel.render.markdown_text import to_text
 from elelem_kernel.render.static import bundle
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
+
+#: What `/help` says in the Elelem kernel about prompts of several lines.
+MULTI_LINE = (
+    "A prompt of several lines: in a notebook, type it in one cell. In `jupyter console` "
+    "end a line with `\\` (or `:`) and Enter to go on; an empty line then runs it. "
+    "In qtconsole Ctrl+Enter starts a new line and Shift+Enter runs the prompt."
+)
+#: The same for the magic, whose prompt is a cell body.
+MAGIC_MULTI_LINE = (
+    "A prompt of several lines is the body of a `%%elelem` cell. In `jupyter console` type "
+    "`%%elelem`, Enter, the prompt's lines, then an empty line to run it."
+)
 
 _FRONTS: weakref.WeakKeyDictionary[Any, NotebookFront] = weakref.WeakKeyDictionary()
 
@@ -63,6 +79,11 @@ class NotebookFront:
 
     def get_session(self) -> Session:
         """The shell's session, created with the default provider on first use."""
+        store = _store()
+        if store is not None:  # VS Code names the notebook only in its cell ids
+            store.note_vscode_cell(
+                self.ip.user_ns, (self.parent().get("metadata") or {}).get("cellId")
+            )
         try:
             if self.session is None:
                 from elelem_kernel.agent.factory import (
@@ -92,6 +113,10 @@ class NotebookFront:
             self.say("\n\n".join(lines))
 
     def _wire(self, session: Session) -> None:
+        kernel = getattr(self.ip, "kernel", None)
+        elelem = getattr(kernel, "implementation", None) == "elelem"
+        session.allow_hint = HOW_TO_ALLOW["kernel" if elelem else "magic"]
+        session.commands.notes.append(MULTI_LINE if elelem else MAGIC_MULTI_LINE)
         session.propose_cell = self.propose_cell
         session.open_notebook = self.notebook_path()
         store = _store()
@@ -142,12 +167,19 @@ class NotebookFront:
         new: bool = False,
         cell: str | None = None,
         options: dict[str, Any] | None = None,
+        allow: list[str] | None = None,
     ) -> Any:
         """Run one turn of `prompt` in the notebook's conversation; the TurnResult.
 
-        Options apply to this turn only; `new` starts a fresh conversation first.
+        Options and `allow` (tools that run without asking) apply to this turn only; `new`
+        starts a fresh conversation first.
         """
         session = self.get_session()
+        if allow:
+            try:
+                allow = check_tools(session, allow)
+            except ValueError as error:
+                raise ConfigError(f"--allow: {error}") from None
         parent = self.parent()
         if cell is None:
             cell = (parent.get("metadata") or {}).get("cellId")
@@ -172,6 +204,9 @@ class NotebookFront:
                     options=options,
                 )
             )
+            added = set(allow or ()) - session.allow
+            session.allow |= added
+            scope.callback(session.allow.difference_update, added)
             view = _new_view(session, self.watcher(parent))
             session.approver = self._approver(view, parent)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
@@ -267,10 +302,12 @@ class NotebookFront:
         return "| | |\n|:---|:---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
 
     def say(self, markdown: str) -> None:
-        """Show a Markdown message (safely rendered) in the cell's output."""
+        """Show a Markdown message (safely rendered) in the cell's output; a text client
+        (console) gets its text/plain as terminal text."""
         from IPython.display import display
 
-        display(say_bundle(markdown), raw=True)
+        text = self.watcher(self.parent()) == "text"
+        display(say_bundle(markdown, as_text=text), raw=True)
 
     def _approver(self, view: Any, parent: dict[str, Any]) -> Any:
         kernel = getattr(self.ip, "kernel", None)
@@ -359,29 +396,57 @@ class _EndView:
 
 
 class _TextView(_EndView):
-    """A person at a text client (jupyter console): the turn streams as plain text.
+    """A person at a text client (jupyter console): the turn streams as terminal text.
 
-    The stream goes out as `stream` messages while the turn runs; the frozen turn still
-    ends the output as a full `display_data`, the same bundle a notebook saves.
+    The reply's Markdown is rendered as text a line at a time (`MarkdownStream`), and the
+    kernel's stream is pushed at most every `INTERVAL` seconds, as the live view does: a
+    few messages a second, not one per token. The frozen turn still ends the output as a
+    full `display_data`, the same bundle a notebook saves.
     """
 
     def __init__(self) -> None:
         import sys
 
-        from elelem_kernel.render.terminal import (
-            TerminalRenderer,  # lazy: only text clients need it
-        )
+        from elelem_kernel.render.markdown_text import MarkdownStream  # lazy: text clients only
+        from elelem_kernel.render.terminal import TerminalRenderer  # lazy: text clients only
 
         out = sys.stdout  # the kernel's stream for this cell, also from the loop thread
-        self.renderer = TerminalRenderer(out=out, err=out, color=False)
+        self.text = MarkdownStream(out)
+        quiet: Any = (_Quiet(self.text), _Quiet(out))  # file-like enough for the renderer
+        self.renderer = TerminalRenderer(out=quiet[0], err=quiet[1], color=False)
+        self.kinds: dict[Any, Any] = {}
 
     def __call__(self, event: dict[str, Any]) -> None:
-        if event.get("type") != "turn_end":  # the frozen output below carries the footer
+        kind = event.get("type")
+        if kind == "block_start":
+            self.kinds[event.get("index")] = event.get("block")
+        streaming = kind == "block_delta" and self.kinds.get(event.get("index")) == "text"
+        if not streaming:
+            self.text.finish()  # a table or line held back goes before what comes next
+        if kind != "turn_end":  # the frozen output below carries the footer
             self.renderer(event)
 
     def freeze(self, record: dict[str, Any]) -> None:
-        self.renderer.out.flush()
+        self.text.finish()
         super().freeze(record)
+
+
+class _Quiet:
+    """`out` whose `flush` waits for the stream's own pushes (the renderer flushes at every
+    piece; a kernel stream sends a message at every flush)."""
+
+    def __init__(self, out: Any):
+        self.out = out
+
+    def write(self, text: str) -> int:
+        self.out.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
 
 
 def _record_of(
@@ -422,6 +487,12 @@ def _store() -> Any:
     return store
 
 
-def say_bundle(markdown: str) -> dict[str, str]:
-    """The `data` of a message shown by `say`: safe HTML and the text as typed."""
-    return {"text/html": no_blank_lines(to_html(markdown)), "text/plain": visible(markdown)}
+def say_bundle(markdown: str, as_text: bool = False) -> dict[str, str]:
+    """The `data` of a message shown by `say`: safe HTML, the Markdown made inert (what
+    `nbconvert --to elelem-markdown` writes) and the text as typed, or rendered as terminal
+    text `as_text` (for a console, which prints the text/plain)."""
+    return {
+        "text/html": no_blank_lines(to_html(markdown)),
+        "text/markdown": neutralise(markdown),
+        "text/plain": visible(to_text(markdown) if as_text else markdown),
+    }

@@ -51,6 +51,22 @@ def route(code: str) -> tuple[str, str]:
     return "prompt", "%%elelem\n" + code
 
 
+def unwrap(prompt: str) -> str:
+    """A console's prompt without the `\\` that ended a line to go on to the next.
+
+    Only for text clients (they send no cell id): in a notebook cell a line ending in a
+    backslash is the person's text. Lines in a code fence are kept as typed.
+    """
+    lines, fenced = [], False
+    for line in prompt.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and line.endswith("\\") and not line.endswith("\\\\"):
+            line = line[:-1].rstrip()
+        lines.append(line)
+    return "\n".join(lines)
+
+
 class ElelemKernel(IPythonKernel):
     """IPythonKernel that sends prompt cells to the agent (see the module doc)."""
 
@@ -94,7 +110,9 @@ class ElelemKernel(IPythonKernel):
         cell_id: str | None = None,
     ) -> dict:
         if not silent and store_history:
-            code = route(code)[1]
+            kind, code = route(code)
+            if kind == "prompt" and cell_id is None and allow_stdin:
+                code = unwrap(code)
         return await super().do_execute(
             code,
             silent,

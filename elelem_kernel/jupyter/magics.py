@@ -2,14 +2,14 @@
 
     %load_ext elelem_kernel
 
-    %%elelem [ask] [-p NAME] [--model M] [-o NAME=VALUE] [--mode MODE] [--new] [--system-prompt TEXT]
+    %%elelem [ask] [-p NAME] [--model M] [-o NAME=VALUE] [--mode MODE] [--allow TOOL] [--new] [--system-prompt TEXT]
              [--budget AMOUNT]
     the prompt, as the cell body
 
     %%elelem review [TARGET ...] [--focus TEXT] [--severity S]
     more to focus on (optional): the cell body is added to --focus
 
-    %elelem /command args      a slash command (/help lists them)
+    %elelem /command args      a slash command (/help lists them; /review is a review turn)
     %elelem                    the status: provider, model, mode, turns, tokens
 
 Options apply to the cell's turn only (`--budget 0.50/turn` caps this turn, `--budget 2`
@@ -32,12 +32,13 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.utils.process import arg_split
 
+from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.jupyter.front import front_for
 from elelem_kernel.jupyter.restore_comm import register
 from elelem_kernel.options import parse_pairs
 
-SUBCOMMANDS = ("ask", "review")
+SUBCOMMANDS = tuple(TURN_COMMANDS)
 _REVIEW_CELL = re.compile(r"%%elelem\s+review(\s|$)")
 
 
@@ -50,8 +51,10 @@ class ElelemMagics(Magics):
     @argument(
         "words",
         nargs="*",
-        help="ask (default): one turn of the conversation; review [TARGET ...]: review a diff "
-        "(uncommitted changes or the last commit by default; a revision, range or paths)",
+        help="; ".join(
+            f"{name}{' (default)' if name == 'ask' else ''} {usage}: {about}".replace("  ", " ")
+            for name, (usage, about) in TURN_COMMANDS.items()
+        ),
     )
     @argument("--focus", help="review: what to look at most; the cell body adds to it")
     @argument("--severity", help="review: report only findings at least this severe")
@@ -66,6 +69,13 @@ class ElelemMagics(Magics):
         help="a provider option for this turn (repeatable); JSON when it parses, else text",
     )
     @argument("--mode", help="plan, build, verify or auto, for this turn")
+    @argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="run this tool without asking, in this turn (repeatable); /allow TOOL: the session",
+    )
     @argument("--new", action="store_true", help="start a fresh conversation first")
     @argument("--system-prompt", dest="system_prompt", help="system prompt for this turn")
     @argument(
@@ -88,10 +98,12 @@ class ElelemMagics(Magics):
             if not stripped:
                 front.say(front.status())
                 return
-            if stripped.startswith("/"):
+            if stripped.split()[0] == "/review":  # a turn, as in the Elelem kernel
+                line = stripped[1:]
+            elif stripped.startswith("/"):
                 _command(front, stripped)
                 return
-            if not stripped.startswith("-") and stripped.split()[0] not in SUBCOMMANDS:
+            elif not stripped.startswith("-") and stripped.split()[0] not in SUBCOMMANDS:
                 _ask(front, stripped, argparse_defaults())
                 return
         args = _parse(self.elelem, line)
@@ -137,6 +149,7 @@ def argparse_defaults() -> Any:
         system_prompt=None,
         severity=None,
         option=[],
+        allow=[],
         focus=None,
         budget=None,
     )
@@ -157,6 +170,7 @@ def _ask(front: Any, prompt: str, args: Any) -> None:
             mode=args.mode,
             system_prompt=args.system_prompt,
             new=args.new,
+            allow=args.allow,
         )
 
 
@@ -201,6 +215,7 @@ def _review(front: Any, targets: list[str], focus: str | None, args: Any) -> Non
                 model=args.model,
                 options=_options(args),
                 new=args.new,
+                allow=args.allow,
             )
     except ValueError as error:  # a bad --severity
         raise UsageError(str(error)) from None

@@ -125,6 +125,26 @@ def neutralise(text: str) -> str:
     return _LINK_TARGET.sub(_safe_target, _TAG.sub("&lt;", text))
 
 
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def closed(markdown: str) -> str:
+    """`markdown` with a code fence it leaves open (a reply cut off in a code block) closed,
+    so what follows it (the ending, the footer, the next cell) is not read as code."""
+    opened = ""
+    for line in markdown.splitlines():
+        match = _FENCE.match(line)
+        if match is None:
+            continue
+        run, rest = match.groups()
+        if not opened:
+            if not (run[0] == "`" and "`" in rest):  # a backtick fence's info has none
+                opened = run
+        elif run[0] == opened[0] and len(run) >= len(opened) and not rest.strip():
+            opened = ""
+    return f"{markdown}\n{opened}" if opened else markdown
+
+
 def _safe_target(match: re.Match[str]) -> str:
     """The link target of `match`, or `#harmful-link` when its scheme is not allowed.
 

@@ -16,7 +16,8 @@ from elelem_kernel.agent.media import without_data
 from elelem_kernel.render import cards
 from elelem_kernel.render.findings import findings_html, findings_markdown, location
 from elelem_kernel.render.footer import footer_line
-from elelem_kernel.render.markdown import neutralise, no_blank_lines, to_html
+from elelem_kernel.render.markdown import closed, neutralise, no_blank_lines, to_html
+from elelem_kernel.render.markdown_text import to_text
 from elelem_kernel.render.plain import STATES, seconds, short_arguments, state_of
 from elelem_kernel.text import shorten
 from elelem_kernel.visible import visible
@@ -91,7 +92,7 @@ def markdown(record: dict[str, Any]) -> str:
     parts += [f"*{neutralise(line)}*" for line in _compaction_line(record)]
     for round_ in _rounds(record):
         if round_.get("text"):
-            parts.append(neutralise(round_["text"]))
+            parts.append(closed(neutralise(round_["text"])))
         for call in round_.get("calls") or []:
             parts.append(f"> {neutralise(_call_line(call))}")
     if "findings" in record:
@@ -104,12 +105,16 @@ def markdown(record: dict[str, Any]) -> str:
 
 
 def plain(record: dict[str, Any]) -> str:
-    """The turn as plain text: reply, calls, ending, footer; control characters escaped."""
+    """The turn as plain text: reply, calls, ending, footer; control characters escaped.
+
+    The reply's Markdown is rendered as text (no `**`, backticks or table pipes): text
+    clients (jupyter console, qtconsole, IPython in a terminal) show this.
+    """
     parts: list[str] = [f"[{n}]" for n in _notices(record)]
     parts += [f"[{line}]" for line in _compaction_line(record)]
     for round_ in _rounds(record):
         if round_.get("text"):
-            parts.append(round_["text"])
+            parts.append(to_text(str(round_["text"])))
         parts.extend(_plain_call(call) for call in round_.get("calls") or [])
     parts.extend(f"- {_finding_line(f)}" for f in _findings(record))
     ending = _ending(record)

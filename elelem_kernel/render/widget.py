@@ -156,6 +156,22 @@ class TurnView:
             self._asks[index] = answer
         return answer
 
+    def note(self, index: int | None, text: str | None) -> None:
+        """Say in the card at `index` where to answer (None: remove what was said)."""
+        with self._lock:
+            card = self.blocks.get(_index(index))
+            if not isinstance(card, ToolCard) or self.frozen:
+                return
+            kept = [c for c in card.extra.children if not getattr(c, "_elelem_note", False)]
+            gone = [c for c in card.extra.children if c not in kept]
+            if text:
+                line = self.widgets.HTML(f'<div style="{cards.LABEL}">{escape(text)}</div>')
+                line._elelem_note = True
+                kept.append(line)
+            card.extra.children = kept
+            for widget in gone:
+                widget.close()
+
     def withdraw(self, index: int | None) -> None:
         """Remove the buttons of a question nobody answered (interrupt, timeout)."""
         with self._lock:

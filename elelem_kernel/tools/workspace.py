@@ -60,11 +60,25 @@ class Workspace:
         return f"Workspace({str(self.root)!r})"
 
 
+#: A folder the search for the workspace root does not climb above, as git's
+#: GIT_CEILING_DIRECTORIES: `scripts/lab.sh` sets it to notebooks/, so the example
+#: notebooks of a clone work on their own folder, not on the whole repository.
+CEILING = "ELELEM_WORKSPACE_CEILING"
+
+
 def find_root(folder: str | os.PathLike[str]) -> Path:
-    """The root of the git repository holding `folder`, else `folder` (both resolved)."""
+    """The root of the git repository holding `folder`, else `folder` (both resolved).
+
+    Below the folder named by `ELELEM_WORKSPACE_CEILING`, the search stops there: that
+    folder is the root unless a repository starts below it.
+    """
     start = Path(folder).expanduser().resolve()
+    ceiling = os.environ.get(CEILING)
+    top = Path(ceiling).expanduser().resolve() if ceiling else None
     for candidate in (start, *start.parents):
         if (candidate / ".git").exists():
+            return candidate
+        if candidate == top:
             return candidate
     return start
 

@@ -94,3 +94,21 @@ def test_the_magic_in_a_python_console_answers_as_text(prefix, tmp_path):
     finally:
         if child.isalive():
             quit_console(child)
+
+
+def test_markdown_reads_as_text_and_a_backslash_continues_the_prompt(prefix, tmp_path):
+    child = console(prefix, tmp_path, "elelem")
+    try:
+        out = ask(child, "/help", count=2)
+        assert "end a line with" in out and "/review" in out
+        # the echo model repeats the prompt: Markdown in, text out
+        out = ask(
+            child, "**bold** and `code` \\", "| a | b |", "|---|---|", "| 1 | 22 |", "", count=3
+        )
+        reply = out.replace("\r", "").rsplit("| 1 | 22 |", 1)[-1]  # after the typed lines
+        assert "bold and code" in reply and "**" not in reply and "`" not in reply
+        assert "\\" not in reply and "|" not in reply
+        assert re.search(r"a\s+b\n-+\s+-+\n1\s+22", reply), reply
+    finally:
+        if child.isalive():
+            quit_console(child)

@@ -92,12 +92,16 @@ def elelem_notebook(path: Path) -> Path:
 
 
 def check_fences(markdown: str) -> None:
-    """Each prompt is one fenced block holding its source whole; the turn stays one HTML block."""
+    """Each prompt is one fenced block holding its source whole; the turn is its Markdown."""
     tokens = MarkdownIt("commonmark").parse(markdown)
     fences = [(t.info, t.content) for t in tokens if t.type == "fence"]
-    assert fences == [("elelem", PROMPT + "\n"), ("elelem", "and now a plain prompt\n")]
-    turn = [t.content for t in tokens if t.type == "html_block" and "elelem-turn" in t.content]
-    assert len(turn) == 1 and "end of reply" in turn[0]
+    assert fences == [
+        ("elelem", PROMPT + "\n"),
+        ("python", "def f():\n\n    return 1\n"),  # the reply's own code block
+        ("elelem", "and now a plain prompt\n"),
+    ]
+    assert not [t for t in tokens if t.type == "html_block"]  # no inline-styled HTML
+    assert "end of reply" in markdown
 
 
 def test_a_prompt_holding_fences_stays_one_block_in_elelem_markdown(tmp_path):
@@ -109,6 +113,33 @@ def test_a_prompt_holding_fences_stays_one_block_in_elelem_markdown(tmp_path):
         "reinstall it (bash scripts/setup.sh test)"
     )
     check_fences(nbconvert(elelem_notebook(tmp_path / "ask.ipynb"), "--to", "elelem-markdown"))
+
+
+def test_a_reply_cut_off_in_a_code_block_leaves_the_rest_of_the_page_outside_it(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    cut = nbformat.v4.new_code_cell("%%elelem\nshow code")
+    data, meta = bundle({"reply": "Here:\n\n````python\nx = 1", "stop": "max_tokens"})
+    cut.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=meta)]
+    nb.cells = [cut, nbformat.v4.new_markdown_cell("# After the turn")]
+    nbformat.write(nb, tmp_path / "cut.ipynb")
+    markdown = nbconvert(tmp_path / "cut.ipynb", "--to", "elelem-markdown")
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    assert ("python", "x = 1\n") in [(t.info, t.content) for t in tokens if t.type == "fence"]
+    assert "After the turn" in [t.content for t in tokens if t.type == "inline"]
+
+
+def test_the_quickstart_converts_to_markdown_without_styled_html(tmp_path):
+    """The shipped quickstart's turns, as `--to elelem-markdown` writes them: Markdown."""
+    shipped = Path(__file__).parents[2] / "notebooks" / "quickstart.ipynb"
+    nb = nbformat.read(shipped, as_version=4)
+    turns = [o for c in nb.cells for o in c.get("outputs", []) if "elelem" in o.get("metadata", {})]
+    assert turns, "the quickstart ships with its turns' outputs"
+    path = tmp_path / "quickstart.ipynb"
+    path.write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
+    markdown = nbconvert(path, "--to", "elelem-markdown")
+    assert "elelem-turn" not in markdown and "style=" not in markdown
+    for output in turns:
+        assert output["data"]["text/markdown"].strip() in markdown
 
 
 def test_to_script_of_an_elelem_notebook_needs_nothing_of_elelem_kernel(tmp_path):

@@ -97,3 +97,42 @@ def test_human_size() -> None:
         "20.0 MB",
         "3.0 GB",
     ]
+
+
+def test_the_ceiling_keeps_the_workspace_below_the_repository(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "notebooks" / "deep").mkdir(parents=True)
+    monkeypatch.setenv("ELELEM_WORKSPACE_CEILING", str(repo / "notebooks"))
+    assert find_root(repo / "notebooks") == (repo / "notebooks").resolve()
+    assert find_root(repo / "notebooks" / "deep") == (repo / "notebooks").resolve()
+    assert find_root(repo) == repo.resolve()  # above the ceiling: as before
+    (repo / "notebooks" / "deep" / ".git").mkdir()
+    assert find_root(repo / "notebooks" / "deep") == (repo / "notebooks" / "deep").resolve()
+
+
+def test_lab_sh_gives_the_notebooks_their_own_workspace(tmp_path):
+    """In a clone, the quickstart's "what is in this folder?" lists notebooks/, as its
+    saved outputs (made outside git by scripts/run_notebooks.py) show."""
+    import subprocess
+    import sys
+
+    lab = (Path(__file__).parents[2] / "scripts" / "lab.sh").read_text()
+    assert 'export ELELEM_WORKSPACE_CEILING="$PWD/notebooks"' in lab
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text("")
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    (notebooks / "README.md").write_text("# the notebooks\n")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(HOME=str(tmp_path), ELELEM_WORKSPACE_CEILING=str(notebooks), ELELEM_DEMO_DELAY="0")
+    done = subprocess.run(
+        [sys.executable, "-m", "elelem_kernel.cli", "ask", "-p", "demo", "what is in this folder?"],
+        cwd=notebooks,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert "the notebooks" in done.stdout and "pyproject.toml" not in done.stdout, done.stdout
