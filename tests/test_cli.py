@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
 import pytest
+
+from elelem_kernel.agent.context import short
 
 
 def cli(*args, cwd, input=None, env=None):
@@ -252,6 +255,10 @@ def test_files_lists_git_files_without_running_the_repository_config(folder, tmp
 def test_the_context_window_option_sets_the_meter_and_a_bad_one_is_refused(folder):
     r = cli("ask", "-p", "echo", "-o", "context_window=6000", "hi", cwd=folder, input="")
     assert r.returncode == 0, r.stderr
-    assert "ctx 163/6.0k" in r.stderr  # the input tokens echo reports, of the window given
+    # the meter is the input tokens echo reported for the request, of the window given; that
+    # count comes from what was sent (the system prompt holds the date, machine and paths)
+    sent = re.search(r"\bin ([\d,]+) · ", r.stderr)
+    assert sent, r.stderr
+    assert f"ctx {short(int(sent[1].replace(',', '')))}/6.0k" in r.stderr
     r = cli("ask", "-p", "echo", "-o", "context_window=lots", "hi", cwd=folder, input="")
     assert r.returncode == 1 and "bad context window 'lots'" in r.stderr
