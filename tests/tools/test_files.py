@@ -12,7 +12,7 @@ from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import files
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.workspace import Workspace
-from tests.tools.conftest import git
+from tests.git import git
 
 
 def test_read_numbers_lines_and_reports_the_total(ws: Workspace, root: Path) -> None:
