@@ -45,18 +45,22 @@ parallel=$(cat "$logs/parallel.status") serial=$(cat "$logs/serial.status")
 # One summary line for both halves, in pytest's words, from each half's last line.
 .venv/bin/python - "$logs/parallel" "$logs/serial" <<'EOF'
 import re, sys
-counts, seconds = {}, 0.0
+counts, times = {}, []
 for log in sys.argv[1:]:
     lines = [l for l in open(log, errors="replace") if re.match(r"=+ .* in [\d.]+s", l)]
-    if lines:
-        last = lines[-1]
-        seconds += float(re.search(r" in ([\d.]+)s", last)[1])
-        for n, word in re.findall(r"(\d+) (\w+)", last.split(" in ")[0]):
-            counts[word] = counts.get(word, 0) + int(n)
+    times.append(float(re.search(r" in ([\d.]+)s", lines[-1])[1]) if lines else 0.0)
+    for n, word in re.findall(r"(\d+) (\w+)", lines[-1].split(" in ")[0] if lines else ""):
+        word = {"error": "errors", "warning": "warnings"}.get(word, word)
+        counts[word] = counts.get(word, 0) + int(n)
 order = ["failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "warnings", "errors"]
 words = sorted(counts, key=lambda w: order.index(w) if w in order else len(order))
-said = ", ".join(f"{counts[w]} {w}" for w in words) or "no tests ran"
-print(f"========== {said} in {seconds:.2f}s (both halves: tests/ in parallel, then serial) ==========")
+said = ", ".join(
+    f"{counts[w]} {w[:-1] if counts[w] == 1 and w in ('errors', 'warnings') else w}" for w in words
+)
+print(
+    f"========== {said or 'no tests ran'} in {sum(times):.2f}s "
+    f"(parallel half {times[0]:.2f}s, serial half {times[1]:.2f}s) =========="
+)
 EOF
 
 [ "$parallel" = 5 ] && [ "$serial" = 5 ] && exit 5  # nothing selected at all
