@@ -220,13 +220,19 @@ def test_the_live_footer_shows_the_cost_like_the_frozen_one(view):
     assert "end_turn · demo/demo-1 · $0.0123" in view.footer.value
 
 
+def footer_after(view, seconds: float) -> str:
+    """The footer once the turn has run `seconds`, read under the view's lock: its ticker
+    redraws the clock too (4.1 s on a loaded machine)."""
+    with view._lock:
+        now = time.monotonic()
+        view.started = now - seconds
+        view._clocks(now)
+        return view.footer.value
+
+
 def test_a_working_line_shows_while_the_turn_runs(view):
     view({"type": "block_start", "index": 0, "block": "text"})
-    with view._lock:  # the ticker redraws the clock too: 4.1 s on a loaded machine
-        now = time.monotonic()
-        view.started = now - 4
-        view._clocks(now)
-        footer = view.footer.value
+    footer = footer_after(view, 4)
     assert "demo/demo-1 · 4.0 s · working…" in footer
 
 
@@ -319,11 +325,7 @@ def test_the_working_line_shows_the_estimated_meter_of_the_request_being_sent(vi
     context = {"used": 2_100, "window": 6_000, "estimated": True}
     view({"type": "status", "state": "waiting", "model": "demo-1", "context": context})
     view({"type": "block_start", "index": 0, "block": "text"})
-    with view._lock:  # the ticker redraws the clock too: 4.1 s on a loaded machine
-        now = time.monotonic()
-        view.started = now - 4
-        view._clocks(now)
-        footer = view.footer.value
+    footer = footer_after(view, 4)
     assert "demo/demo-1 · 4.0 s · ctx ~2.1k/6.0k · working…" in footer
 
 
