@@ -10,6 +10,9 @@ import sys
 
 import pytest
 
+from elelem_kernel.agent.context import short
+from tests.git import git
+
 
 def cli(*args, cwd, input=None, env=None):
     clean = {
@@ -45,7 +48,7 @@ def test_ask_demo_in_a_fresh_folder(folder):
 
 
 def test_ask_demo_in_a_git_repo_from_a_subfolder(folder):
-    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
+    git(folder, "init", "-q")
     sub = folder / "sub"
     sub.mkdir()
     r = cli("ask", "what is in this folder?", cwd=sub, input="")
@@ -134,11 +137,6 @@ def test_chat_repl(folder):
 MARKER_PLUGIN = 'import os\n\nopen(os.environ["MARKER"], "a").write("loaded\\n")\n'
 
 
-def git(repo, *args):
-    identity = ["-c", "user.name=T", "-c", "user.email=t@example.com"]
-    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
-
-
 def skip_lines(r):
     return [line for line in r.stderr.splitlines() if "project plugin" in line]
 
@@ -207,10 +205,9 @@ def test_an_unknown_option_is_an_error_naming_the_known_ones(folder):
     r = cli("ask", "-p", "openai", "--option", "tempreature=0.2", "hi", cwd=folder, input="")
     assert r.returncode == 1
     assert "unknown option for openai: tempreature. Known options: api_key" in r.stderr
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
-    subprocess.run([*git, "add", "."], cwd=folder, check=True)
-    subprocess.run([*git, "commit", "-qm", "one"], cwd=folder, check=True)
+    git(folder, "init", "-q")
+    git(folder, "add", ".")
+    git(folder, "commit", "-qm", "one")
     (folder / "sheep.py").write_text("print('baa baa')\n")
     r = cli("review", "--option", "bogus=1", "-p", "demo", cwd=folder, input="")
     assert r.returncode == 2 and "unknown option for demo: bogus" in r.stderr
@@ -244,7 +241,7 @@ def test_ask_with_an_llm_model(folder):
 def test_files_lists_git_files_without_running_the_repository_config(folder, tmp_path):
     marker = tmp_path.parent / f"{tmp_path.name}-marker"
     for args in (["init", "-q"], ["add", "-A"], ["config", "core.fsmonitor", f"touch {marker}"]):
-        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+        git(folder, *args)
     r = cli("files", cwd=folder, input="")
     assert r.returncode == 0 and "<source>sheep.py</source>" in r.stdout
     assert not marker.exists()
@@ -253,8 +250,11 @@ def test_files_lists_git_files_without_running_the_repository_config(folder, tmp
 def test_the_context_window_option_sets_the_meter_and_a_bad_one_is_refused(folder):
     r = cli("ask", "-p", "echo", "-o", "context_window=6000", "hi", cwd=folder, input="")
     assert r.returncode == 0, r.stderr
-    # the input tokens echo reports (the system prompt names the folder: its length varies)
-    assert re.search(r"ctx \d+/6\.0k ", r.stderr)
+    # the meter is the input tokens echo reported for the request, of the window given; that
+    # count comes from what was sent (the system prompt holds the date, machine and paths)
+    sent = re.search(r"\bin ([\d,]+) · ", r.stderr)
+    assert sent, r.stderr
+    assert f"ctx {short(int(sent[1].replace(',', '')))}/6.0k" in r.stderr
     r = cli("ask", "-p", "echo", "-o", "context_window=lots", "hi", cwd=folder, input="")
     assert r.returncode == 1 and "bad context window 'lots'" in r.stderr
 

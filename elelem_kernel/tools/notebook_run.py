@@ -25,6 +25,7 @@ from elelem_kernel.tools.notebooks import describe_cell, find_cell, load
 from elelem_kernel.tools.workspace import Workspace
 
 DEFAULT_TIMEOUT = 120
+IOPUB_TIMEOUT = 30
 
 
 async def run_notebook(
@@ -88,6 +89,9 @@ async def _execute(
         nb,
         cuts,
         timeout=timeout,
+        # after a cell's reply, how long to wait for its last outputs: nbclient's 4 s
+        # drops them on a loaded machine, and the wait ends as soon as they are in
+        iopub_timeout=IOPUB_TIMEOUT,
         kernel_name=kernel,
         allow_errors=False,
         resources={"metadata": {"path": str(folder)}},

@@ -7,40 +7,28 @@ import jsonschema
 import pytest
 
 from elelem_kernel.agent.restore import MAX_RECORD_BYTES, check, rebuild
+from tests import records
 
 
 def record(turn: str, conversation: str = "c1", **extra) -> dict:
-    return {
-        "v": 1,
-        "conversation": conversation,
-        "turn": turn,
-        "cell": None,
+    """A demo turn that read a file."""
+    call = {
+        "id": "t1",
+        "name": "read",
+        "arguments": {"path": "a.txt"},
+        "result": '{"ok": true}',
+        "ok": True,
+        "ms": 3,
+    }
+    demo = {
         "provider": "demo",
         "model": "demo-1",
-        "prompt": f"question {turn}",
-        "reply": f"answer {turn}",
-        "rounds": [
-            {
-                "thinking": "hm",
-                "text": f"answer {turn}",
-                "calls": [
-                    {
-                        "id": "t1",
-                        "name": "read",
-                        "arguments": {"path": "a.txt"},
-                        "result": '{"ok": true}',
-                        "ok": True,
-                        "ms": 3,
-                    }
-                ],
-            }
-        ],
+        "rounds": [{"thinking": "hm", "text": f"answer {turn}", "calls": [call]}],
         "usage": {"input": 10, "output": 5},
-        "stop": "end_turn",
         "started": "2026-11-29T19:00:00Z",
         "ms": 120,
-        **extra,
     }
+    return records.record(turn, conversation, **{**demo, **extra})
 
 
 def test_schema_file_is_a_valid_2020_12_schema():

@@ -34,10 +34,7 @@ def sent_system(workspace, home) -> str:
     return provider.sent[0]["messages"][0]["content"]
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("home")  # tests/conftest.py: HOME in tmp_path
 
 
 def test_the_workspaces_agents_md_is_sent(tree, home):

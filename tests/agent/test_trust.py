@@ -8,11 +8,7 @@ import pytest
 
 from elelem_kernel.agent import trust
 
-
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("home")  # tests/conftest.py: HOME in tmp_path
 
 
 def make_project(folder):

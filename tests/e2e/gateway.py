@@ -16,7 +16,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.e2e.browser.lab import LabServer, free_port, stop_process
+from tests.e2e.browser.lab import LabServer, stop_process
+from tests.ports import free_port
 
 #: The Jupyter Server config file the wheel installs (pyproject.toml, shared-data).
 SERVER_CONFIG = (

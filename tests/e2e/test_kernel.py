@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -187,6 +188,16 @@ def regex_children(pid: int) -> list[int]:
     return found
 
 
+def ignores_sigint(pid: int) -> bool:
+    """Whether process `pid` ignores SIGINT: grep's engine does once it is matching."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            ignored = next(line for line in f if line.startswith("SigIgn:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(int(ignored.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+
+
 @pytest.mark.timeout(240)
 def test_interrupt_stops_a_grep_that_backtracks(kernel):
     km, kc = kernel
@@ -194,11 +205,13 @@ def test_interrupt_stops_a_grep_that_backtracks(kernel):
     run(kc, "/provider grepper")
     msg_id = kc.execute("find the line")
     pid = km.provisioner.process.pid
-    for _ in range(6000):  # until the match runs; before the fix it ran in the kernel
-        if regex_children(pid):
-            break
+    # the marker: grep's engine runs in a child of its own (before the fix it ran in the
+    # kernel) and has begun matching (it ignores SIGINT from then on); interrupting earlier
+    # could stop the child as it starts, and the turn end before the interrupt lands
+    deadline = time.monotonic() + 120
+    while not any(ignores_sigint(child) for child in regex_children(pid)):
+        assert time.monotonic() < deadline, "grep's Python engine never started its own process"
         time.sleep(0.01)
-    assert regex_children(pid), "grep's Python engine never started in a process of its own"
     km.interrupt_kernel()
     msgs = collect(kc, msg_id, idle, timeout=60)
     assert reply_to(kc, msg_id)["content"]["status"] == "error"

@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+# the clean tree runs npm and webpack: minutes on a loaded machine
+pytestmark = [pytest.mark.packaging, pytest.mark.timeout(600)]
+
 REPO = Path(__file__).resolve().parents[2]
 BUILT = REPO / "elelem_kernel" / "labextension" / "package.json"
 NODE_MODULES = REPO / "labextension" / "node_modules"

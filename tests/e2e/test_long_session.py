@@ -110,9 +110,10 @@ def test_eight_long_turns_in_a_kernel(tmp_path):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "python3"}
     with SummarisingServer() as server:
         env = isolated_env(folder, **server.env("openai"), ELELEM_CONTEXT_WINDOW=str(WINDOW))
-        NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(folder)}}).execute(
-            env=env
-        )
+        # iopub_timeout: nbclient's 4 s loses outputs on a loaded machine
+        NotebookClient(
+            nb, timeout=120, iopub_timeout=60, resources={"metadata": {"path": str(folder)}}
+        ).execute(env=env)
         turns = check_requests(server)
     assert len(turns) == 8
     check_eighth(turns[-1])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 
 import pytest
@@ -23,6 +22,7 @@ from tests.e2e.kernels import (
     trusted,
     workspace,
 )
+from tests.git import git
 
 pytestmark = pytest.mark.kernel
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -316,14 +316,11 @@ def test_interrupt_during_an_approval_wait(kernel, folder):
 
 
 def test_review_of_the_uncommitted_changes(kc, folder):
-    def git(*args):
-        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
-
-    git("init", "-q")
-    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "0")
+    git(folder, "init", "-q")
+    git(folder, "commit", "-q", "--allow-empty", "-m", "0")
     (folder / "calc.py").write_text("def f(x):\n    return x\n")
-    git("add", "calc.py")
-    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "calc")
+    git(folder, "add", "calc.py")
+    git(folder, "commit", "-q", "-m", "calc")
     (folder / "calc.py").write_text("def f(x):\n    return x / 0\n")
     reply, msgs = run(kc, "%%elelem review calc.py -p demo\nfocus on arithmetic")
     assert reply["content"]["status"] == "ok", texts(msgs)

@@ -16,7 +16,11 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 
 def execute(nb, folder, kernel_name, env):
     client = NotebookClient(
-        nb, kernel_name=kernel_name, timeout=120, resources={"metadata": {"path": str(folder)}}
+        nb,
+        kernel_name=kernel_name,
+        timeout=120,
+        iopub_timeout=60,  # nbclient's 4 s loses outputs on a loaded machine
+        resources={"metadata": {"path": str(folder)}},
     )
     client.execute(env=env)
     return nb

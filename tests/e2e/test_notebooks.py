@@ -44,6 +44,7 @@ def execute(name: str, folder: Path, env: dict[str, str], monkeypatch) -> Any:
     client = NotebookClient(
         nb,
         timeout=CELL_TIMEOUT,
+        iopub_timeout=60,  # nbclient's 4 s loses outputs on a loaded machine
         kernel_name=nb.metadata.kernelspec.name,
         resources={"metadata": {"path": str(folder)}},
     )

@@ -104,7 +104,10 @@ def notebook(prompts: list[str], kernel: str = "python3") -> nbformat.NotebookNo
 
 
 def client(nb: nbformat.NotebookNode, folder: Path) -> NotebookClient:
-    return NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(folder)}})
+    # iopub_timeout: nbclient's 4 s loses outputs on a loaded machine
+    return NotebookClient(
+        nb, timeout=120, iopub_timeout=60, resources={"metadata": {"path": str(folder)}}
+    )
 
 
 def records(nb: nbformat.NotebookNode) -> list[dict]:

@@ -8,23 +8,18 @@ import pytest
 from elelem_kernel.cli_notebook import append_turn
 from elelem_kernel.jupyter import append
 from elelem_kernel.render.static import bundle
+from tests import records
 
 
 def record(turn: str, text: str = "answer") -> dict:
-    return {
-        "v": 1,
-        "conversation": "c1",
-        "turn": turn,
-        "cell": f"cell-{turn}",
-        "provider": "echo",
-        "model": None,
-        "prompt": f'question {turn}\nwith a second line, ünïcode and "quotes"',
-        "reply": f"{text} {turn}",
-        "rounds": [{"thinking": "", "text": f"{text} {turn}\n\n- a list", "calls": []}],
-        "usage": {"input": 3, "output": 2},
-        "stop": "end_turn",
-        "ms": 5,
-    }
+    """A turn with a cell, a prompt of two lines, ünïcode and quotes, and a list."""
+    return records.record(
+        turn,
+        cell=f"cell-{turn}",
+        prompt=f'question {turn}\nwith a second line, ünïcode and "quotes"',
+        reply=f"{text} {turn}",
+        rounds=[{"thinking": "", "text": f"{text} {turn}\n\n- a list", "calls": []}],
+    )
 
 
 def add(path, turn: str, full: bool) -> None:

@@ -7,6 +7,8 @@ import sys
 import pytest
 from IPython.core.error import UsageError
 
+from tests.git import git
+
 HEAVY = (
     "httpx",
     "httpx_sse",
@@ -139,20 +141,12 @@ def test_option_flag_reaches_the_provider_for_one_turn(ip, capsys, tmp_path, mon
 
 @pytest.fixture
 def repo(tmp_path):
-    def git(*args):
-        subprocess.run(
-            ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args],
-            cwd=tmp_path,
-            check=True,
-            capture_output=True,
-        )
-
-    git("init", "-q")
+    git(tmp_path, "init", "-q")
     (tmp_path / "calc.py").write_text("def f(x):\n    return x\n")
-    git("add", "calc.py")
-    git("commit", "-q", "-m", "calc")
+    git(tmp_path, "add", "calc.py")
+    git(tmp_path, "commit", "-q", "-m", "calc")
     (tmp_path / "calc.py").write_text("def f(x):\n    return x / 0\n")
-    git("commit", "-q", "-am", "divide")
+    git(tmp_path, "commit", "-q", "-am", "divide")
     return tmp_path
 
 

@@ -10,11 +10,9 @@ from elelem_kernel.mcp import hub as hub_module
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    home = tmp_path / "home"
+def home(home: Path) -> Path:
+    """The private HOME of tests/conftest.py, with its ~/.agents folder made."""
     (home / ".agents").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))  # tool lists: this test's own
     return home
 
 

@@ -14,6 +14,7 @@ import pytest
 from elelem_kernel.agent.factory import new_session
 from tests.mcp import servers
 from tests.mcp.servers import write_config
+from tests.ports import free_port
 from tests.scripted import Scripted, call, say
 
 
@@ -122,7 +123,7 @@ def test_approval_preview_names_server_tool_and_arguments(home, ws):
 def serve_everything(tmp_path: Path, transport: str):
     """server-everything over `transport` on a free loopback port; (url base, process)."""
     command = servers.everything()
-    port = servers.free_port()
+    port = free_port()
     log_path = tmp_path / f"everything-{transport}.log"
     log = open(log_path, "w")
     process = subprocess.Popen(

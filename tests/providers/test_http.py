@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from elelem_kernel.errors import ConfigError, ProviderError
 from elelem_kernel.events import map_stop_reason
 from elelem_kernel.providers import anthropic, ollama, openai, responses
 from elelem_kernel.providers.http import parse_arguments, retry_after
+from tests.ports import free_port
 from tests.providers.conftest import CLASSES, KEY, fetch
 from tests.wire_servers import Reply, Round, error_event, error_reply, reply
 
@@ -340,9 +340,7 @@ def test_each_event_loop_gets_its_own_client(wire, make, fmt):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_an_unreachable_server_says_where_it_looked(make, fmt):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     got = fetch(make(fmt, base_url=f"http://127.0.0.1:{port}"))
     assert str(got.error).startswith(f"cannot reach {fmt} at http://127.0.0.1:{port}: ")
     hint = {"anthropic": "check ANTHROPIC_BASE_URL", "ollama": "is `ollama serve` running?"}
@@ -360,9 +358,7 @@ def test_configured_follows_the_environment(wire, monkeypatch):
 def test_ollama_is_configured_when_something_listens(wire, monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", wire.url)
     assert ollama.configured()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{s.getsockname()[1]}")
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")
     assert not ollama.configured()
 
 

@@ -17,7 +17,11 @@ def test_code_review_notebook_runs_and_finds_the_planted_bugs(tmp_path, monkeypa
     monkeypatch.setenv("ELELEM_DEMO_DELAY", "0")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        nb,
+        timeout=120,
+        iopub_timeout=60,  # nbclient's 4 s loses outputs on a loaded machine
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
     ).execute()
     text = "\n".join(
         str(o.get("text", "")) + str(o.get("data", {}).get("text/markdown", ""))

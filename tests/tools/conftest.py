@@ -1,8 +1,7 @@
-"""Fixtures for the workspace tools: a real folder, a stand-in session, a git helper."""
+"""Fixtures for the workspace tools: a real folder and a stand-in session."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,14 +32,3 @@ def root(tmp_path: Path) -> Path:
 @pytest.fixture
 def ws(root: Path) -> Workspace:
     return Workspace(root)
-
-
-def git(folder: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout

@@ -13,8 +13,8 @@ from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import files
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.workspace import Workspace
+from tests.git import git
 from tests.pictures import png, png64
-from tests.tools.conftest import git
 
 
 def test_read_numbers_lines_and_reports_the_total(ws: Workspace, root: Path) -> None:

@@ -17,8 +17,8 @@ from elelem_kernel.review.run import review
 from elelem_kernel.review.target import resolve
 from elelem_kernel.tools import git_command
 from elelem_kernel.tools.register import add_workspace_tools
+from tests.git import git
 from tests.scripted import Scripted, call, say
-from tests.tools.conftest import git
 
 MISSING = "1234567890123456789012345678901234567890"
 

@@ -16,7 +16,7 @@ from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.files import decode_line, iter_lines
 from elelem_kernel.tools.search import grep, split_lines
 from elelem_kernel.tools.workspace import Workspace
-from tests.tools.conftest import git
+from tests.git import git
 
 needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
 

@@ -10,7 +10,7 @@ import pytest
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.bounds import HeadTail, unified_diff
 from elelem_kernel.tools.workspace import Workspace, atomic_write, find_root
-from tests.tools.conftest import git
+from tests.git import git
 
 
 def test_resolve_keeps_paths_inside(ws: Workspace, root: Path) -> None:

@@ -15,7 +15,6 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from tests.ports import free_port
 from tests.wire_servers import Round, reply
 
 REPO = Path(__file__).resolve().parents[3]
@@ -170,12 +170,6 @@ def answer(wire: Any, *texts: str) -> None:
 def said(wire: Any) -> list[tuple[str, str]]:
     """(role, content) of every message in the model's last request."""
     return [(m["role"], str(m.get("content"))) for m in wire.requests[-1].body["messages"]]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class LabServer:
