@@ -20,7 +20,7 @@ from elelem_kernel.review.review_tools import run_git
 from elelem_kernel.review.target import resolve
 from elelem_kernel.tools import git_command
 from elelem_kernel.tools.listing import files_under
-from tests.tools.conftest import git
+from tests.git import git
 
 
 def _program(tmp_path: Path) -> tuple[Path, Path]:
