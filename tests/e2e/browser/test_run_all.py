@@ -53,7 +53,9 @@ def test_restart_and_run_all_of_the_elelem_kernel_notebook(page: Lab, lab_root):
     last.get_by_text("Lagos").wait_for(timeout=120_000)
     lab.wait_done(last)
     assert lab.page.locator(ERRORS).count() == 0
-    assert lab.cell("/help").locator("table").count() == 1
+    help_table = lab.cell("/help").locator("table")
+    help_table.first.wait_for(state="attached")  # a loaded machine renders it a moment later
+    assert help_table.count() == 1
     assert lab.cell("compute in python").locator(FROZEN).count() == 1
     assert lab.widget_errors() == 0
     first = lab.cell("what is in this folder?").locator(FROZEN).inner_text()
