@@ -20,6 +20,7 @@ from elelem_kernel.tools import (
     namespace,
     notebook_run,
     notebooks,
+    notebooks_live,
     protected,
     search,
     shell,
@@ -41,6 +42,24 @@ def add_workspace_tools(session: Any) -> None:
 
     def open_notebook() -> Path | None:
         return getattr(session, "open_notebook", None)
+
+    def live(path: str | None) -> Any:
+        """The link to the open notebook when `path` means it (omitted, or its own path);
+        None for another notebook's file. No path and no link: `ToolError`."""
+        link = getattr(session, "live_notebook", None)
+        if not path:
+            if link is None:
+                raise ToolError(notebooks_live.NOT_REACHABLE)
+            return link
+        opened = open_notebook()
+        if link is not None and opened is not None and ws().resolve(path) == Path(opened).resolve():
+            return link
+        return None
+
+    def edits_asked(args: dict) -> bool:
+        """Whether this call's live edit shows as a diff the person decides on (build mode
+        and no standing yes); the diff in the cell is then the approval."""
+        return session.mode != "auto" and "notebook_edit" not in session.always | session.allow
 
     @tools.add(
         "read",
@@ -174,21 +193,27 @@ def add_workspace_tools(session: Any) -> None:
     @tools.add(
         "notebook_read",
         "Read a notebook's cells: index, id, type, source and short output summaries "
-        "(images named, not included). cells picks some by id or index.",
+        "(images named, not included). cells picks some by id or index. Without path: the "
+        "notebook open in Jupyter as the person sees it now (unsaved edits and outputs "
+        "included), where the environment says it is reachable.",
         {
-            "path": _PATH,
+            "path": {**_PATH, "description": "a notebook file; omit for the open notebook"},
             "cells": {"type": "array", "items": _CELL},
             "outputs": {"type": "boolean", "description": "include outputs (default true)"},
         },
-        required=["path"],
     )
     @_guard
-    def notebook_read(args: dict) -> dict:
+    async def notebook_read(args: dict) -> dict:
+        link = live(args.get("path"))
+        if link is not None:
+            return await notebooks_live.read_open(
+                link, args.get("cells"), args.get("outputs", True)
+            )
         result = notebooks.read_notebook(
             ws(), args["path"], args.get("cells"), args.get("outputs", True)
         )
-        live = open_notebook()
-        if live is not None and ws().resolve(args["path"]) == Path(live).resolve():
+        opened = open_notebook()
+        if opened is not None and ws().resolve(args["path"]) == Path(opened).resolve():
             result["note"] = (
                 "this notebook is open in the frontend; this is the saved file, which may lag "
                 "behind unsaved edits"
@@ -196,7 +221,7 @@ def add_workspace_tools(session: Any) -> None:
         return result
 
     edit_params = {
-        "path": _PATH,
+        "path": {**_PATH, "description": "a notebook file; omit for the open notebook"},
         "cell": {**_CELL, "description": "the cell's id, or its 0-based index"},
         "old": {"type": "string", "description": "exact text in the cell to replace"},
         "new": {"type": "string", "description": "replacement for old"},
@@ -211,17 +236,22 @@ def add_workspace_tools(session: Any) -> None:
         "notebook_edit",
         "Change one cell of a notebook file per call: old+new (exact text), source (whole "
         "cell), insert before/after (with source and cell_type), delete, move_to, or "
-        "cell_type. Returns a diff. Not for the notebook open in the frontend: use "
-        "propose_cell there.",
+        "cell_type. Returns a diff. Without path: the notebook open in Jupyter, where the "
+        "person sees each edit as a diff in the cell and accepts or rejects it.",
         edit_params,
-        required=["path"],
         kind="write",
         preview=lambda a: notebooks.edit_preview(ws(), protected=open_notebook(), **a),
-        sensitive=lambda a: protected.startup_code(ws(), a["path"]),
+        sensitive=lambda a: protected.startup_code(ws(), a["path"]) if a.get("path") else None,
+        asks_itself=lambda a: not a.get("path") or live(a["path"]) is not None,
     )
     @_guard
-    def notebook_edit(args: dict) -> dict:
+    async def notebook_edit(args: dict) -> dict:
         change = {k: v for k, v in args.items() if k != "path"}
+        link = live(args.get("path"))
+        if link is not None:
+            return await notebooks_live.edit_open(
+                link, edits_asked(args), getattr(session, "turn_id", None), **change
+            )
         return notebooks.edit_notebook(ws(), args["path"], open_notebook(), **change)
 
     @tools.add(

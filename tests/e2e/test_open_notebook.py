@@ -1,0 +1,224 @@
+"""The open notebook through the `elelem.notebook` comm, against a real kernel.
+
+This test plays the JupyterLab extension (labextension/src/live.ts) with jupyter_client:
+it tells the kernel it has the feature (the `elelem.restore` comm), opens a comm
+subshell, answers the kernel's requests on it while the prompt cell runs, and checks
+what the model got back in the turn's record.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+from queue import Empty
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+from tests.e2e.kernels import frozen, isolated_env, reply_to, run, send_in_cell, trusted
+
+pytestmark = pytest.mark.kernel
+
+HERE = Path(__file__).parent
+TURN_CELL = "turn-cell"
+ERROR = {
+    "output_type": "error",
+    "ename": "ZeroDivisionError",
+    "evalue": "division by zero",
+    "traceback": ["Traceback", "\x1b[31m----> 1 1/0\x1b[0m", "ZeroDivisionError: division by zero"],
+}
+CELLS = [
+    {"id": "aaa", "cell_type": "markdown", "source": "# Unsaved title"},
+    {
+        "id": "bbb",
+        "cell_type": "code",
+        "source": "x = 1/0",
+        "execution_count": 3,
+        "outputs": [ERROR],
+    },
+    {
+        "id": TURN_CELL,
+        "cell_type": "code",
+        "source": "%%elelem -p calls\nfix it",
+        "execution_count": None,
+        "outputs": [],
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    root = tmp_path_factory.mktemp("open-notebook")
+    plugins = root / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    shutil.copy(HERE / "notebook_plugin.py", plugins / "notebook_plugin.py")
+    return root
+
+
+@pytest.fixture(scope="module")
+def kernel(folder):
+    env = trusted(isolated_env(folder, ELELEM_NOTEBOOK_WAIT="2"), folder)
+    km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(folder))
+    reply, _ = run(kc, "%load_ext elelem_kernel")
+    assert reply["content"]["status"] == "ok"
+    kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
+    subshell = kc.get_control_msg(timeout=10)["content"]["subshell_id"]
+    yield km, kc, subshell
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
+def restore(kc, features: list[str]) -> None:
+    """What the extension sends before an elelem cell (index.ts), with its features."""
+    comm_id = uuid.uuid4().hex
+    data = {"v": 1, "reason": "cell", "path": "nb.ipynb", "root": "", "features": features}
+    data["notebook"] = {"cells": [{"id": c["id"], "cell_type": c["cell_type"]} for c in CELLS]}
+    content = {"comm_id": comm_id, "target_name": "elelem.restore", "data": data}
+    kc.shell_channel.send(kc.session.msg("comm_open", content))
+
+
+class Frontend:
+    """The extension's side of one turn: hello, ack, then an answer from `answers`."""
+
+    def __init__(self, kc, subshell: str, hello: bool = True, **answers):
+        self.kc, self.subshell, self.hello = kc, subshell, hello
+        self.answers = {"read": self.read, **answers}
+        self.requests: list[dict] = []
+        self.opened: dict | None = None
+
+    def read(self, request: dict) -> dict:
+        cells = CELLS if request.get("outputs", True) else [{**c, "outputs": []} for c in CELLS]
+        return {"path": "nb.ipynb", "dirty": True, "kernel": "python3", "cells": cells}
+
+    def send(self, comm_id: str, data: dict) -> None:
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        msg["header"]["subshell_id"] = self.subshell
+        self.kc.shell_channel.send(msg)
+
+    def turn(self, calls: list, folder: Path, mode: str = "build") -> dict:
+        """Run a prompt cell that makes `calls`; the turn's record."""
+        (folder / "calls.json").write_text(json.dumps(calls))
+        msg_id = send_in_cell(
+            self.kc, f"%%elelem -p calls --mode {mode}\nfix it", TURN_CELL, allow_stdin=False
+        )
+        msgs = []
+        comm_id = None
+        while True:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=60)
+            except Empty:
+                raise AssertionError("the turn never ended") from None
+            content = msg["content"]
+            if msg["msg_type"] == "comm_open" and content["target_name"] == "elelem.notebook":
+                self.opened = content["data"]
+                comm_id = content["comm_id"]
+                if self.hello:
+                    self.send(comm_id, {"type": "hello"})
+            elif msg["msg_type"] == "comm_msg" and content["comm_id"] == comm_id:
+                request = content["data"]
+                self.requests.append(request)
+                self.send(comm_id, {"id": request["id"], "ack": True})
+                answer = self.answers[request["op"]](request)
+                self.send(comm_id, {"id": request["id"], "result": answer})
+            if msg["parent_header"].get("msg_id") == msg_id:
+                msgs.append(msg)
+                if msg["msg_type"] == "status" and content["execution_state"] == "idle":
+                    break
+        assert reply_to(self.kc, msg_id)["content"]["status"] == "ok"
+        return frozen(msgs)["metadata"]["elelem"]
+
+
+def results(record: dict) -> list[dict]:
+    return [json.loads(c["result"]) for c in record["rounds"][0]["calls"]]
+
+
+def test_read_sees_the_notebook_as_shown(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    front = Frontend(kc, subshell)
+    record = front.turn([["notebook_read", {}]], folder)
+    assert front.opened == {"v": 1, "cell": TURN_CELL, "turn": None}
+    assert record["rounds"][0]["text"] == "reachable: True"
+    (result,) = results(record)
+    assert result["ok"] is True, result
+    assert result["open"] is True and result["unsaved_changes"] is True
+    cells = result["cells"]
+    assert [c["id"] for c in cells] == ["aaa", "bbb", TURN_CELL]
+    assert cells[0]["source"] == "# Unsaved title"
+    assert cells[1]["execution_count"] == 3
+    assert cells[1]["outputs"][0].startswith("ZeroDivisionError: division by zero")
+    assert "\x1b" not in cells[1]["outputs"][0]
+    assert cells[2].get("this_turn") is True and "this_turn" not in cells[1]
+
+
+def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    edits: list[dict] = []
+
+    def decide(request):
+        edits.append(request)
+        if request["action"] == "replace":
+            return {"decision": "accepted"}
+        return {"decision": "rejected", "reason": "keep the title"}
+
+    front = Frontend(kc, subshell, edit=decide)
+    calls = [
+        ["notebook_edit", {"cell": "bbb", "old": "1/0", "new": "1/1"}],
+        ["notebook_edit", {"cell": 0, "delete": True}],
+    ]
+    record = front.turn(calls, folder)
+    fixed, deleted = results(record)
+    assert edits[0]["ask"] is True and edits[0]["cell"] == "bbb"
+    assert edits[0]["before"] == "x = 1/0" and edits[0]["source"] == "x = 1/1"
+    assert edits[0]["turn"] == record["turn"]
+    assert fixed["ok"] is True and fixed["decision"] == "accepted"
+    assert "-x = 1/0" in fixed["diff"] and "+x = 1/1" in fixed["diff"]
+    assert edits[1]["action"] == "delete" and edits[1]["before"] == "# Unsaved title"
+    assert deleted["ok"] is False and "keep the title" in deleted["error"]
+
+
+def test_auto_applies_at_once(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    edits: list[dict] = []
+    front = Frontend(kc, subshell, edit=lambda r: edits.append(r) or {"decision": "applied"})
+    calls = [["notebook_edit", {"insert": "after", "cell": "bbb", "source": "print(x)"}]]
+    record = front.turn(calls, folder, mode="auto")
+    (result,) = results(record)
+    assert result["ok"] is True, result
+    assert edits[0]["ask"] is False and edits[0]["action"] == "insert"
+    assert edits[0]["after"] == "bbb" and edits[0]["source"] == "print(x)"
+    assert edits[0]["id"] == 2 and edits[0]["new_id"] == result["cell"]["id"]
+    assert result["cell"]["index"] == 2
+
+
+def test_the_turn_cell_is_not_edited(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    front = Frontend(kc, subshell)
+    record = front.turn([["notebook_edit", {"cell": TURN_CELL, "source": "x"}]], folder)
+    (result,) = results(record)
+    assert result["ok"] is False and "this turn runs from" in result["error"]
+
+
+def test_no_answer_is_a_clear_failure(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    front = Frontend(kc, subshell, hello=False)
+    record = front.turn([["notebook_read", {}]], folder)
+    (result,) = results(record)
+    assert result["ok"] is False and "no answer from the open notebook" in result["error"]
+
+
+def test_without_the_extension_the_model_is_told(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, [])
+    front = Frontend(kc, subshell)
+    record = front.turn([["notebook_read", {}]], folder)
+    assert front.opened is None
+    assert record["rounds"][0]["text"] == "reachable: False"
+    (result,) = results(record)
+    assert result["ok"] is False and "not reachable" in result["error"]
