@@ -33,7 +33,7 @@ from typing import Any
 TARGET = "elelem.notebook"
 VERSION = 1
 FEATURE = "notebook"
-ACK_TIMEOUT = 10.0  #: seconds for the frontend to say it has a request (ELELEM_NOTEBOOK_WAIT)
+ACK_TIMEOUT = 20.0  #: seconds for the frontend to say it has a request (ELELEM_NOTEBOOK_WAIT)
 MAX_ANSWER = 8_000_000  #: characters of JSON kept from one answer
 
 NOT_REACHABLE = (

@@ -12,11 +12,19 @@ what reaches the model as the file forms do.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Protocol
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.bounds import unified_diff
-from elelem_kernel.tools.notebooks import CELL_TYPES, _text, change_cells, read_cells
+from elelem_kernel.tools.notebooks import (
+    CELL_TYPES,
+    _text,
+    change_cells,
+    find_cell,
+    read_cells,
+    summarize_outputs,
+)
 
 READ_TIMEOUT = 30.0  #: seconds for the frontend to hand over the cells
 #: What the model is told where there is no open notebook to act on.
@@ -163,3 +171,119 @@ async def _ask(link: Link, op: str, timeout: float | None, **arguments: Any) -> 
         raise
     except Exception as e:  # FrontendGone, or the frontend's own refusal
         raise ToolError(str(e)) from None
+
+
+async def run_open(
+    link: Link,
+    namespace: dict,
+    cells: list[int | str] | None,
+    timeout: float,
+) -> dict:
+    """`notebook_run` on the open notebook: run code cells in the person's namespace, in
+    notebook order, stopping at the first error; their outputs go back to the model and
+    into the cells (with an execution count, as if the person ran them)."""
+    from elelem_kernel.tools.namespace import run_python_async
+
+    nb, answer = await snapshot(link, outputs=False)
+    rel = str(answer.get("path") or "the open notebook")
+    elelem_kernel = answer.get("kernel") == "elelem"  # every cell a prompt but %%py ones
+    chosen = sorted({find_cell(nb, c, rel) for c in cells}) if cells else range(len(nb.cells))
+    plan = []
+    for i in chosen:
+        cell = nb.cells[i]
+        if cell.cell_type != "code":
+            continue
+        code = runnable(_text(cell.source), elelem_kernel)
+        if code is None or cell.get("id") == link.cell:
+            if cells:
+                raise ToolError(
+                    f"cell {i} is a prompt cell; the agent never runs prompts (only code"
+                    + (" cells starting with %%py" if elelem_kernel else " cells")
+                    + ")"
+                )
+            continue
+        if cell.metadata.get("clipped"):
+            raise ToolError(f"cell {i} is too long to run from here")
+        plan.append((i, cell.get("id"), code))
+    if not plan:
+        raise ToolError("no code cells to run" + (f" among cells {cells}" if cells else ""))
+    ran: list[dict] = []
+    result: dict = {"path": rel, "open": True, "cells": ran}
+    for index, cell_id, code in plan:
+        try:
+            outcome = await asyncio.wait_for(run_python_async(namespace, _python(code)), timeout)
+        except TimeoutError:
+            outcome = {
+                "error": f"TimeoutError: the cell ran longer than {timeout:g} s and was stopped"
+            }
+        count = _next_count(namespace)
+        outputs = _outputs(outcome, count)
+        await _ask(
+            link, "outputs", READ_TIMEOUT, cell=cell_id, outputs=outputs, execution_count=count
+        )
+        entry = {"index": index, "id": cell_id, "execution_count": count}
+        entry["outputs"] = summarize_outputs(outputs)
+        ran.append(entry)
+        if "error" in outcome:
+            result["error"] = (
+                f"cell {index} (id {cell_id}) raised {outcome['error']}; later cells were not run"
+            )
+            result["not_run"] = [i for i, _, _ in plan[len(ran) :]]
+            break
+    result["note"] = "Python variables the cells changed cannot be restored by /undo"
+    return result
+
+
+def runnable(source: str, elelem_kernel: bool) -> str | None:
+    """The code a cell runs, or None for a prompt cell (never run by the agent)."""
+    first, _, rest = source.lstrip().partition("\n")
+    if elelem_kernel:
+        return rest if first.strip() == "%%py" else None
+    if first.strip().startswith(("%%elelem", "%elelem")):
+        return None
+    return source
+
+
+def _python(code: str) -> str:
+    """IPython syntax (magics, `!commands`) as the plain Python that runs it."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return code
+    return TransformerManager().transform_cell(code)
+
+
+def _next_count(namespace: dict) -> int | None:
+    """The shell's next execution count, taken as the person's next run would."""
+    shell = namespace.get("get_ipython")
+    ip = shell() if callable(shell) else None
+    count = getattr(ip, "execution_count", None)
+    if ip is None or not isinstance(count, int):
+        return None
+    ip.execution_count = count + 1
+    return count
+
+
+def _outputs(outcome: dict, count: int | None) -> list[dict]:
+    """What the python run printed and returned, as nbformat outputs."""
+    outputs: list[dict] = []
+    for name in ("stdout", "stderr"):
+        if outcome.get(name):
+            outputs.append({"output_type": "stream", "name": name, "text": outcome[name]})
+    if "value" in outcome:
+        outputs.append(
+            {
+                "output_type": "execute_result",
+                "execution_count": count,
+                "data": {"text/plain": outcome["value"]},
+                "metadata": {},
+            }
+        )
+    if "error" in outcome:
+        ename, _, evalue = str(outcome["error"]).partition(": ")
+        trace = outcome.get("traceback") or ""
+        lines = trace.splitlines() if isinstance(trace, str) else [str(t) for t in trace]
+        outputs.append(
+            {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": lines}
+        )
+    return outputs

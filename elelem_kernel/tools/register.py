@@ -256,26 +256,32 @@ def add_workspace_tools(session: Any) -> None:
 
     @tools.add(
         "notebook_run",
-        "Execute a notebook's code cells (all, or those given) in a fresh headless kernel; "
-        "returns each cell's outputs and stops at the first error. The file is not changed.",
+        "Execute a notebook's code cells (all, or those given): with path, in a fresh "
+        "headless kernel (the file is not changed); without path, cells of the notebook open "
+        "in Jupyter, in the person's own kernel namespace, their outputs shown in the cells. "
+        "Returns each cell's outputs and stops at the first error. Prompt cells never run.",
         {
-            "path": _PATH,
+            "path": {**_PATH, "description": "a notebook file; omit for the open notebook"},
             "cells": {"type": "array", "items": _CELL},
             "timeout": {"type": "number", "minimum": 1, "description": "seconds per cell"},
         },
-        required=["path"],
         kind="execute",
         preview=lambda a: (
-            f"run {a['path']}"
+            f"run {a.get('path') or 'cells of the open notebook'}"
             + (f" cells {json.dumps(a['cells'])}" if a.get("cells") else "")
-            + f" in a new kernel ({a.get('timeout', notebook_run.DEFAULT_TIMEOUT):g} s per cell)"
+            + (" in a new kernel" if a.get("path") else " in your kernel's namespace")
+            + f" ({a.get('timeout', notebook_run.DEFAULT_TIMEOUT):g} s per cell)"
         ),
     )
     @_guard
     async def run(args: dict) -> dict:
-        return await notebook_run.run_notebook(
-            ws(), args["path"], args.get("cells"), args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
-        )
+        timeout = args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
+        link = live(args.get("path"))
+        if link is not None:
+            return await notebooks_live.run_open(
+                link, session.namespace, args.get("cells"), timeout
+            )
+        return await notebook_run.run_notebook(ws(), args["path"], args.get("cells"), timeout)
 
     @tools.add(
         "propose_cell",

@@ -10,6 +10,8 @@
  * - `read`: the cells as shown (unsaved edits included): id, type, source, execution
  *   count and outputs; bounded here (long texts cut, images and other data replaced by
  *   their size) so a notebook with huge outputs never floods the kernel.
+ * - `outputs`: what the kernel's run of a cell (`notebook_run`) printed, shown in that
+ *   cell with its execution count, as if the person had run it.
  * - `edit`: one change, applied through the notebook's shared model (so undo, saving and
  *   real-time collaboration see an ordinary edit), at once or, when `ask`, after the
  *   person accepts the diff shown in the cell (`@codemirror/merge`). Cells the agent
@@ -57,12 +59,12 @@ export function attachLive(panel: NotebookPanel): void {
   addStyle();
 }
 
-async function opened(
+function opened(
   panel: NotebookPanel,
   kernel: Kernel.IKernelConnection,
   comm: Kernel.IComm,
   msg: KernelMessage.ICommOpenMsg
-): Promise<void> {
+): void {
   const data: any = msg.content.data ?? {};
   const session = (msg.parent_header as any)?.session;
   if (session && session !== kernel.clientId) {
@@ -84,8 +86,15 @@ async function opened(
   if (!kernel.supportsSubshells) {
     return; // answers would wait for the cell to end: the kernel times out and says so
   }
-  await (comm as any).subshellStarted;
-  comm.send({ type: 'hello' });
+  // Not awaited here: JupyterLab holds every kernel message until a comm target's
+  // handler returns, and the subshell's own reply is one of them.
+  (comm as any).subshellStarted
+    .then(() => {
+      if (!comm.isDisposed) {
+        comm.send({ type: 'hello' });
+      }
+    })
+    .catch((error: unknown) => console.warn('elelem-kernel: no comm subshell', error));
 }
 
 async function handle(
@@ -105,6 +114,8 @@ async function handle(
       result = read(panel, request.outputs !== false);
     } else if (request.op === 'edit') {
       result = await edit(panel, state, request);
+    } else if (request.op === 'outputs') {
+      result = showOutputs(panel, request);
     } else {
       throw new Error(`unknown request ${JSON.stringify(String(request.op))}`);
     }
@@ -194,6 +205,27 @@ function read(panel: NotebookPanel, withOutputs: boolean): any {
     kernel: panel.sessionContext.session?.kernel?.name ?? null,
     cells
   };
+}
+
+// -- outputs of a cell the agent ran -----------------------------------------------
+
+/** Put what the kernel's run of a cell printed into that cell, with its count. */
+function showOutputs(panel: NotebookPanel, request: any): any {
+  const { index, found } = findIndex(panel, String(request.cell));
+  if (!found) {
+    throw new Error(`cell ${request.cell} is no longer in the notebook`);
+  }
+  const cell: any = panel.content.model!.cells.get(index);
+  if (cell.type !== 'code') {
+    throw new Error(`cell ${request.cell} is no longer a code cell`);
+  }
+  cell.outputs.clear();
+  for (const output of Array.isArray(request.outputs) ? request.outputs : []) {
+    cell.outputs.add(output);
+  }
+  cell.executionCount =
+    typeof request.execution_count === 'number' ? request.execution_count : null;
+  return { shown: true };
 }
 
 // -- edit ----------------------------------------------------------------------------

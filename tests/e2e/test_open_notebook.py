@@ -39,6 +39,13 @@ CELLS = [
         "outputs": [ERROR],
     },
     {
+        "id": "ccc",
+        "cell_type": "code",
+        "source": "answer = 6 * 7\nprint('printed', answer)\nanswer",
+        "execution_count": None,
+        "outputs": [],
+    },
+    {
         "id": TURN_CELL,
         "cell_type": "code",
         "source": "%%elelem -p calls\nfix it",
@@ -145,12 +152,12 @@ def test_read_sees_the_notebook_as_shown(kernel, folder):
     assert result["ok"] is True, result
     assert result["open"] is True and result["unsaved_changes"] is True
     cells = result["cells"]
-    assert [c["id"] for c in cells] == ["aaa", "bbb", TURN_CELL]
+    assert [c["id"] for c in cells] == ["aaa", "bbb", "ccc", TURN_CELL]
     assert cells[0]["source"] == "# Unsaved title"
     assert cells[1]["execution_count"] == 3
     assert cells[1]["outputs"][0].startswith("ZeroDivisionError: division by zero")
     assert "\x1b" not in cells[1]["outputs"][0]
-    assert cells[2].get("this_turn") is True and "this_turn" not in cells[1]
+    assert cells[3].get("this_turn") is True and "this_turn" not in cells[1]
 
 
 def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder):
@@ -192,7 +199,7 @@ def test_auto_applies_at_once(kernel, folder):
     assert edits[0]["ask"] is False and edits[0]["action"] == "insert"
     assert edits[0]["after"] == "bbb" and edits[0]["source"] == "print(x)"
     assert edits[0]["id"] == 2 and edits[0]["new_id"] == result["cell"]["id"]
-    assert result["cell"]["index"] == 2
+    assert result["cell"]["index"] == 2  # right after bbb
 
 
 def test_the_turn_cell_is_not_edited(kernel, folder):
@@ -222,3 +229,44 @@ def test_without_the_extension_the_model_is_told(kernel, folder):
     assert record["rounds"][0]["text"] == "reachable: False"
     (result,) = results(record)
     assert result["ok"] is False and "not reachable" in result["error"]
+
+
+def test_run_in_the_persons_namespace_shows_outputs_in_the_cell(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    shown: list[dict] = []
+    front = Frontend(kc, subshell, outputs=lambda r: shown.append(r) or {"shown": True})
+    record = front.turn([["notebook_run", {"cells": ["ccc"]}]], folder, mode="auto")
+    (result,) = results(record)
+    assert result["ok"] is True, result
+    (cell,) = result["cells"]
+    assert cell["id"] == "ccc" and cell["outputs"] == [
+        "stdout: printed 42\n",
+        f"Out[{cell['execution_count']}]: 42",
+    ]
+    (request,) = shown
+    assert request["cell"] == "ccc" and request["execution_count"] == cell["execution_count"]
+    assert [o["output_type"] for o in request["outputs"]] == ["stream", "execute_result"]
+    reply, msgs = run(kc, "print(answer)")  # the person's namespace has what the cell made
+    assert [m["content"]["text"] for m in msgs if m["msg_type"] == "stream"] == ["42\n"]
+
+
+def test_run_stops_at_the_first_error(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    shown: list[dict] = []
+    front = Frontend(kc, subshell, outputs=lambda r: shown.append(r) or {"shown": True})
+    record = front.turn([["notebook_run", {"cells": ["ccc", "bbb"]}]], folder, mode="auto")
+    (result,) = results(record)
+    assert result["ok"] is False and "ZeroDivisionError" in result["error"]
+    assert result["not_run"] == [2] and [c["id"] for c in result["cells"]] == ["bbb"]
+    assert shown[0]["outputs"][-1]["ename"] == "ZeroDivisionError"
+
+
+def test_run_never_runs_a_prompt_cell(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    front = Frontend(kc, subshell)
+    record = front.turn([["notebook_run", {"cells": [TURN_CELL]}]], folder, mode="auto")
+    (result,) = results(record)
+    assert result["ok"] is False and "never runs prompts" in result["error"]
