@@ -61,7 +61,8 @@ def fetch(prompt: str, calls: list[dict], results: dict, offered: set[str], emit
 
 
 def _after_read(prompt: str, result: dict, offered: set[str], emit: Emit) -> None:
-    cells = result.get("cells") if isinstance(result.get("cells"), list) else []
+    found = result.get("cells")
+    cells: list[Any] = found if isinstance(found, list) else []
     failed = next((c for c in cells if _error(c)), None)
     if failed is None:
         emit({"type": "saying", "text": "No cell shows an error: nothing to fix."})
@@ -75,8 +76,8 @@ def _after_read(prompt: str, result: dict, offered: set[str], emit: Emit) -> Non
             emit(END)
             return
         emit({"type": "saying", "text": f"{where} Let me run it."})
-        arguments = {"cells": [failed.get("id")]}
-        emit({"type": "doing", "id": "demo_nb_run", "name": "notebook_run", "arguments": arguments})
+        chosen = {"cells": [failed.get("id")]}
+        emit({"type": "doing", "id": "demo_nb_run", "name": "notebook_run", "arguments": chosen})
         emit(STOP)
         return
     fixed = _fix(str(failed.get("source", "")), error, cells)

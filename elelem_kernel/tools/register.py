@@ -16,6 +16,7 @@ from typing import Any
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import (
+    changes,
     files,
     namespace,
     notebook_run,
@@ -55,6 +56,17 @@ def add_workspace_tools(session: Any) -> None:
         if link is not None and opened is not None and ws().resolve(path) == Path(opened).resolve():
             return link
         return None
+
+    def kept(name: str, path: str, write: Callable[[], dict]) -> dict:
+        """Run `write` on file `path`; when it succeeds, keep what the file held before in
+        the turn's record (`changes`), so the turn can be undone."""
+        target = ws().resolve(path)
+        before = changes.file_before(target)
+        result = write()
+        if "error" not in result:
+            entry = {"kind": "file", "action": name, "path": ws().relative(target), **before}
+            changes.remember(session.turn_extras, entry)
+        return result
 
     def edits_asked(args: dict) -> bool:
         """Whether this call's live edit shows as a diff the person decides on (build mode
@@ -123,7 +135,11 @@ def add_workspace_tools(session: Any) -> None:
     )
     @_guard
     def write(args: dict) -> dict:
-        return files.write(ws(), args["path"], args["content"], open_notebook())
+        return kept(
+            "write",
+            args["path"],
+            lambda: files.write(ws(), args["path"], args["content"], open_notebook()),
+        )
 
     @tools.add(
         "edit",
@@ -139,13 +155,17 @@ def add_workspace_tools(session: Any) -> None:
     )
     @_guard
     def edit(args: dict) -> dict:
-        return files.edit(
-            ws(),
+        return kept(
+            "edit",
             args["path"],
-            args["old"],
-            args["new"],
-            args.get("replace_all", False),
-            open_notebook(),
+            lambda: files.edit(
+                ws(),
+                args["path"],
+                args["old"],
+                args["new"],
+                args.get("replace_all", False),
+                open_notebook(),
+            ),
         )
 
     @tools.add(
@@ -249,10 +269,18 @@ def add_workspace_tools(session: Any) -> None:
         change = {k: v for k, v in args.items() if k != "path"}
         link = live(args.get("path"))
         if link is not None:
-            return await notebooks_live.edit_open(
+            result = await notebooks_live.edit_open(
                 link, edits_asked(args), getattr(session, "turn_id", None), **change
             )
-        return notebooks.edit_notebook(ws(), args["path"], open_notebook(), **change)
+            undo = result.pop("_undo", None)
+            if undo is not None:
+                changes.remember(session.turn_extras, undo)
+            return result
+        return kept(
+            "notebook_edit",
+            args["path"],
+            lambda: notebooks.edit_notebook(ws(), args["path"], open_notebook(), **change),
+        )
 
     @tools.add(
         "notebook_run",

@@ -185,6 +185,15 @@ def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder)
     assert "-x = 1/0" in fixed["diff"] and "+x = 1/1" in fixed["diff"]
     assert edits[1]["action"] == "delete" and edits[1]["before"] == "# Unsaved title"
     assert deleted["ok"] is False and "keep the title" in deleted["error"]
+    (change,) = record["changes"]  # the accepted edit, kept to undo it; not the rejected one
+    assert change == {
+        "kind": "cell",
+        "action": "replace",
+        "cell": "bbb",
+        "index": 1,
+        "before": "x = 1/0",
+        "after": "x = 1/1",
+    }
 
 
 def test_auto_applies_at_once(kernel, folder):

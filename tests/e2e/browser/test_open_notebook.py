@@ -10,13 +10,15 @@ agent's mark, also after saving and reopening.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.e2e.browser.lab import LabServer, extension_env, write_notebook
+from tests.e2e.browser.lab import NOTEBOOKS, LabServer, extension_env, write_notebook
 from tests.e2e.browser.pages import FROZEN, Lab, opened
 from tests.e2e.browser.test_restore_extension import NotebookServer
 from tests.wire_servers import Round, reply
@@ -139,3 +141,40 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
 
 def tool_messages(body: dict) -> list[str]:
     return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+def test_the_demo_fixes_the_cell_that_failed(browser, server, shots):
+    """notebooks/fix_a_cell.ipynb as a person runs it, with the offline demo model."""
+    root = Path(server.root)
+    shutil.copy(NOTEBOOKS / "fix_a_cell.ipynb", root / "fix_a_cell.ipynb")
+    tag = server.kind
+    with opened(browser, server, shots, "fix_a_cell.ipynb", f"demo-{tag}") as lab:
+        lab.run("%load_ext elelem_kernel")
+        lab.run("prices = [3.5, 2.25, 4.0]")
+        failing = lab.run("pritn(")
+        assert "NameError" in failing.inner_text()
+
+        turn = lab.start("fix the cell that failed")
+        box = proposal(lab, failing)
+        lab.shot(f"26-{tag}-demo-diff", lab.page.locator(".jp-NotebookPanel").first)
+        box.get_by_role("button", name="Accept", exact=True).click()
+        lab.wait_done(turn)
+        turn.locator(FROZEN).wait_for()
+        assert "The fix is in the cell" in turn.inner_text()
+        assert lab.page.evaluate(SOURCE, 3) == 'print(f"total: {total}")'
+
+        check = lab.start("run the cell that failed")
+        allow = check.locator(".elelem-card").get_by_role("button", name="Allow", exact=True)
+        allow.wait_for(timeout=120_000)
+        assert "your kernel's namespace" in check.locator(".elelem-card").inner_text()
+        allow.click()
+        lab.wait_done(check)
+        check.locator(FROZEN).wait_for()
+        fixed = lab.cell('print(f"total')
+        output = fixed.locator(".jp-OutputArea-output").first
+        output.wait_for()
+        assert "total: 9.75" in output.inner_text()
+        assert "NameError" not in fixed.inner_text()
+        assert re.search(r"\[\d+\]", fixed.locator(".jp-InputPrompt").first.inner_text())
+        assert "I ran it" in check.inner_text() and "total: 9.75" in check.inner_text()
+        lab.shot(f"26-{tag}-demo-fixed", lab.page.locator(".jp-NotebookPanel").first)
