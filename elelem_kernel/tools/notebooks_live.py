@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.bounds import unified_diff
+from elelem_kernel.tools.namespace import run_python_async
 from elelem_kernel.tools.notebooks import (
     CELL_TYPES,
     _text,
@@ -186,8 +187,6 @@ async def run_open(
     """`notebook_run` on the open notebook: run code cells in the person's namespace, in
     notebook order, stopping at the first error; their outputs go back to the model and
     into the cells (with an execution count, as if the person ran them)."""
-    from elelem_kernel.tools.namespace import run_python_async
-
     nb, answer = await snapshot(link, outputs=False)
     rel = str(answer.get("path") or "the open notebook")
     elelem_kernel = answer.get("kernel") == "elelem"  # every cell a prompt but %%py ones
