@@ -71,7 +71,8 @@ def add_workspace_tools(session: Any) -> None:
     def edits_asked(args: dict) -> bool:
         """Whether this call's live edit shows as a diff the person decides on (build mode
         and no standing yes); the diff in the cell is then the approval."""
-        return session.mode != "auto" and "notebook_edit" not in session.always | session.allow
+        allowed = getattr(session, "always", set()) | getattr(session, "allow", set())
+        return getattr(session, "mode", "build") != "auto" and "notebook_edit" not in allowed
 
     @tools.add(
         "read",
