@@ -94,6 +94,12 @@ class NotebookFront:
     def _wire(self, session: Session) -> None:
         session.propose_cell = self.propose_cell
         session.open_notebook = self.notebook_path()
+        session.commands.add(
+            "undo",
+            "Revert the last turn's changes to files and open-notebook cells, where unchanged "
+            "since (Python variables cannot be restored)",
+            lambda _session, _args: self.undo(),
+        )
         store = _store()
         if store is not None:
             try:
@@ -302,6 +308,27 @@ class NotebookFront:
             else:
                 session.live_notebook = link
         session.environment = [_notebook_fact(session.live_notebook is not None)]
+
+    def undo(self) -> str:
+        """`/undo`: revert the last turn's changes (jupyter/undo.py), reaching the open
+        notebook's cells through the frontend where it can be reached."""
+        from elelem_kernel.jupyter import notebook_comm, undo  # lazy: only for /undo
+
+        session = self.get_session()
+        parent = self.parent()
+        cell = (parent.get("metadata") or {}).get("cellId")
+        store = _store()
+        frontend = self.ip.user_ns.get(store.FRONTEND_KEY) if store else None
+        link = None
+        if cell and notebook_comm.reachable(frontend, _channel(self.ip, parent)):
+            link = notebook_comm.NotebookLink(cell)
+            link.open()
+        try:
+            text, _ = self.runner.run(undo.undo(session, link))
+        finally:
+            if link is not None:
+                link.close()
+        return str(text)
 
     def _unlink_notebook(self, session: Session) -> None:
         link, session.live_notebook = session.live_notebook, None

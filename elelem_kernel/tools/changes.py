@@ -9,6 +9,7 @@ change too large to keep says so in `too_large` and cannot be reverted.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -40,3 +41,12 @@ def file_before(path: Path) -> dict[str, Any]:
         return {"before": path.read_bytes().decode("utf-8")}
     except (OSError, UnicodeDecodeError) as e:
         return {"too_large": f"not kept for undo: {e}"}
+
+
+def digest(path: Path) -> str | None:
+    """The SHA-256 of what a regular file holds now (None when it is not one), to tell at
+    undo time whether it changed since the turn wrote it."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    except OSError:
+        return None

@@ -136,6 +136,9 @@ async def edit_open(link: Link, ask: bool, turn: str | None = None, **change: An
     if decision.get("decision") not in ("accepted", "applied"):
         raise ToolError("the open notebook did not apply the edit")
     undo: dict[str, Any] = {"kind": "cell", "action": action, "cell": target_id, "index": index}
+    if action != "insert":
+        undo["cell_type"] = old[1]
+        undo["from_index"] = next(i for i, b in enumerate(before) if b[0] == target_id)
     undo["before"] = None if action == "insert" else request.get("before")
     undo["after"] = None if action in ("delete", "move") else request.get("source")
     return {

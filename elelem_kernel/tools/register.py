@@ -65,6 +65,7 @@ def add_workspace_tools(session: Any) -> None:
         result = write()
         if "error" not in result:
             entry = {"kind": "file", "action": name, "path": ws().relative(target), **before}
+            entry["after_sha"] = changes.digest(target)
             changes.remember(session.turn_extras, entry)
         return result
 

@@ -12,6 +12,8 @@
  *   their size) so a notebook with huge outputs never floods the kernel.
  * - `outputs`: what the kernel's run of a cell (`notebook_run`) printed, shown in that
  *   cell with its execution count, as if the person had run it.
+ * - `revert`: undo one change of an earlier turn (`/undo`), only where the cell is as
+ *   that turn left it.
  * - `edit`: one change, applied through the notebook's shared model (so undo, saving and
  *   real-time collaboration see an ordinary edit), at once or, when `ask`, after the
  *   person accepts the diff shown in the cell (`@codemirror/merge`). Cells the agent
@@ -114,6 +116,8 @@ async function handle(
       result = read(panel, request.outputs !== false);
     } else if (request.op === 'edit') {
       result = await edit(panel, state, request);
+    } else if (request.op === 'revert') {
+      result = revert(panel, request);
     } else if (request.op === 'outputs') {
       result = showOutputs(panel, request);
     } else {
@@ -226,6 +230,55 @@ function showOutputs(panel: NotebookPanel, request: any): any {
   cell.executionCount =
     typeof request.execution_count === 'number' ? request.execution_count : null;
   return { shown: true };
+}
+
+// -- revert (/undo) ------------------------------------------------------------------
+
+/** Undo one change of a turn where the cell is as the turn left it. */
+function revert(panel: NotebookPanel, change: any): any {
+  const shared = panel.content.model!.sharedModel;
+  const { index, found } = findIndex(panel, String(change.cell));
+  const source = found ? shared.cells[index].getSource() : null;
+  if (change.action === 'delete') {
+    if (found) {
+      return { reverted: false, why: 'a cell with its id is back already' };
+    }
+    shared.insertCell(Math.min(change.from_index ?? change.index, shared.cells.length), {
+      id: change.cell,
+      cell_type: change.cell_type ?? 'code',
+      source: change.before ?? ''
+    } as any);
+    return { reverted: true };
+  }
+  if (!found) {
+    return { reverted: false, why: 'the cell is gone' };
+  }
+  if (change.action === 'move') {
+    shared.moveCell(index, Math.min(change.from_index ?? index, shared.cells.length - 1));
+    return { reverted: true };
+  }
+  if (source !== change.after) {
+    return { reverted: false, why: 'changed since the turn' };
+  }
+  if (change.action === 'insert') {
+    shared.deleteCell(index);
+  } else if (change.cell_type && change.cell_type !== shared.cells[index].cell_type) {
+    const metadata = { ...(shared.cells[index].getMetadata() as any) };
+    shared.transact(() => {
+      shared.deleteCell(index);
+      shared.insertCell(index, {
+        id: change.cell,
+        cell_type: change.cell_type,
+        source: change.before ?? '',
+        metadata
+      } as any);
+    });
+  } else {
+    shared.cells[index].setSource(change.before ?? '');
+    shared.cells[index].deleteMetadata(MARK);
+  }
+  markAll(panel);
+  return { reverted: true };
 }
 
 // -- edit ----------------------------------------------------------------------------

@@ -107,9 +107,12 @@ class Frontend:
     def turn(self, calls: list, folder: Path, mode: str = "build") -> dict:
         """Run a prompt cell that makes `calls`; the turn's record."""
         (folder / "calls.json").write_text(json.dumps(calls))
-        msg_id = send_in_cell(
-            self.kc, f"%%elelem -p calls --mode {mode}\nfix it", TURN_CELL, allow_stdin=False
-        )
+        msgs = self.run(f"%%elelem -p calls --mode {mode}\nfix it")
+        return frozen(msgs)["metadata"]["elelem"]
+
+    def run(self, code: str) -> list[dict]:
+        """Run `code` in the turn's cell, answering the kernel's requests; its messages."""
+        msg_id = send_in_cell(self.kc, code, TURN_CELL, allow_stdin=False)
         msgs = []
         comm_id = None
         while True:
@@ -134,7 +137,7 @@ class Frontend:
                 if msg["msg_type"] == "status" and content["execution_state"] == "idle":
                     break
         assert reply_to(self.kc, msg_id)["content"]["status"] == "ok"
-        return frozen(msgs)["metadata"]["elelem"]
+        return msgs
 
 
 def results(record: dict) -> list[dict]:
@@ -193,6 +196,8 @@ def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder)
         "index": 1,
         "before": "x = 1/0",
         "after": "x = 1/1",
+        "cell_type": "code",
+        "from_index": 1,
     }
 
 
@@ -279,3 +284,36 @@ def test_run_never_runs_a_prompt_cell(kernel, folder):
     record = front.turn([["notebook_run", {"cells": [TURN_CELL]}]], folder, mode="auto")
     (result,) = results(record)
     assert result["ok"] is False and "never runs prompts" in result["error"]
+
+
+def test_undo_reverts_files_and_cells_unchanged_since(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    (folder / "kept.md").write_text("before\n")
+    front = Frontend(kc, subshell, edit=lambda r: {"decision": "applied"})
+    calls = [
+        ["write", {"path": "made.md", "content": "new\n"}],
+        ["write", {"path": "kept.md", "content": "after\n"}],
+        ["write", {"path": "touched.md", "content": "agent\n"}],
+        ["notebook_edit", {"cell": "bbb", "source": "x = 2"}],
+    ]
+    record = front.turn(calls, folder, mode="auto")
+    assert [c["kind"] for c in record["changes"]] == ["file", "file", "file", "cell"]
+    (folder / "touched.md").write_text("the person changed it since\n")
+    reverts: list[dict] = []
+
+    def revert(change):
+        reverts.append(change)
+        return {"reverted": True}
+
+    undoer = Frontend(kc, subshell, revert=revert)
+    msgs = undoer.run("%elelem /undo")
+    said = "".join(json.dumps(m["content"]) for m in msgs)
+    assert not (folder / "made.md").exists()
+    assert (folder / "kept.md").read_text() == "before\n"
+    assert (folder / "touched.md").read_text() == "the person changed it since\n"
+    assert "changed since the turn" in said and "cannot be restored" in said
+    (change,) = reverts
+    assert change["cell"] == "bbb" and change["before"] == "x = 1/0" and change["after"] == "x = 2"
+    again = Frontend(kc, subshell).run("%elelem /undo")
+    assert "nothing to undo" in "".join(json.dumps(m["content"]) for m in again)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
@@ -50,7 +51,10 @@ def test_the_turn_record_keeps_what_write_and_edit_replaced(tmp_path):
     session = Session(provider, toolbox, workspace=tmp_path, mode="auto")
     add_workspace_tools(session)
     result = asyncio.run(session.turn("change things"))
-    assert result.record["changes"] == [
+    made, notes = result.record["changes"]
+    assert made.pop("after_sha") == hashlib.sha256(b"new file\n").hexdigest()
+    assert notes.pop("after_sha") == hashlib.sha256(b"new text\n").hexdigest()
+    assert [made, notes] == [
         {"kind": "file", "action": "write", "path": "made.md", "before": None, "created": True},
         {"kind": "file", "action": "edit", "path": "notes.md", "before": "old text\n"},
     ]  # the failed edit changed nothing and is not listed
