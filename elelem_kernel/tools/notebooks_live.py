@@ -260,14 +260,15 @@ def _python(code: str) -> str:
 
 
 def _next_count(namespace: dict) -> int | None:
-    """The shell's next execution count, taken as the person's next run would."""
+    """An execution count for a cell the agent ran: the one after the running prompt
+    cell's, which the shell then skips (so the person's next cell gets the one after)."""
     shell = namespace.get("get_ipython")
     ip = shell() if callable(shell) else None
     count = getattr(ip, "execution_count", None)
     if ip is None or not isinstance(count, int):
         return None
     ip.execution_count = count + 1
-    return count
+    return count + 1
 
 
 def _outputs(outcome: dict, count: int | None) -> list[dict]:

@@ -70,11 +70,20 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
             "x = 1/0",
             "print('keep me')",
             "%%elelem -p openai\nfix the cell that failed",
+            "%elelem /undo",
         ],
     )
     wire.requests.clear()
     wire.queue(
-        reply("openai", Round(calls=[("notebook_read", {}, "read-1")])),
+        reply(
+            "openai",
+            Round(
+                calls=[
+                    ("notebook_read", {}, "read-1"),
+                    ("write", {"path": "fix_notes.md", "content": "fixed 1/0\n"}, "write-1"),
+                ]
+            ),
+        ),
         reply(
             "openai",
             Round(
@@ -97,6 +106,9 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
         lab.page.keyboard.type("print('unsaved edit')")
 
         turn = lab.start("fix the cell that failed")
+        allow = turn.locator(".elelem-card").get_by_role("button", name="Allow", exact=True)
+        allow.wait_for(timeout=120_000)
+        allow.click()
         failing = lab.cell("x = 1/0")
         box = proposal(lab, failing)
         assert "elelem proposes to change this cell" in box.inner_text()
@@ -127,14 +139,25 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
         lab.reload()
         assert "elelem-agent-cell" in (lab.cell("x = 1/1").get_attribute("class") or "")
         assert not lab.console_errors or all("elelem" not in e for e in lab.console_errors)
+        assert (root / "fix_notes.md").read_text() == "fixed 1/0\n"
+
+        undo = lab.run("%elelem /undo")
+        said = undo.locator(".jp-OutputArea-output").last
+        said.wait_for()
+        assert "Reverted" in said.inner_text() and "cannot be restored" in said.inner_text()
+        assert lab.page.evaluate(SOURCE, 1) == "x = 1/0"
+        assert not (root / "fix_notes.md").exists()
+        assert lab.page.evaluate(MARKED, 1) is None
+        lab.shot(f"26-{tag}-undone", undo)
 
     read_result = tool_messages(wire.requests[1].body)[0]
     assert "print('unsaved edit')" in read_result and "ZeroDivisionError" in read_result
     assert '\\"this_turn\\": true' in json.dumps(read_result) or '"this_turn": true' in read_result
     accepted, rejected = tool_messages(wire.requests[2].body)[-2:]
+    assert '"created"' in tool_messages(wire.requests[1].body)[1]
     assert '"decision": "accepted"' in accepted
     assert "declined" in rejected and "I still need that print" in rejected
-    saved = nbformat.read(root / "fix.ipynb", as_version=4)
+    saved = nbformat.read(root / "fix.ipynb", as_version=4)  # saved before the undo
     assert saved.cells[1].source == "x = 1/1"
     assert saved.cells[1].metadata["elelem"]["change"] == "replace"
 
@@ -176,6 +199,8 @@ def test_the_demo_fixes_the_cell_that_failed(browser, server, shots):
         output.wait_for()
         assert "total: 9.75" in output.inner_text()
         assert "NameError" not in fixed.inner_text()
-        assert re.search(r"\[\d+\]", fixed.locator(".jp-InputPrompt").first.inner_text())
+        ran = re.search(r"\[(\d+)\]", fixed.locator(".jp-InputPrompt").first.inner_text())
+        asked = re.search(r"\[(\d+)\]", check.locator(".jp-InputPrompt").first.inner_text())
+        assert ran and asked and int(ran.group(1)) == int(asked.group(1)) + 1
         assert "I ran it" in check.inner_text() and "total: 9.75" in check.inner_text()
         lab.shot(f"26-{tag}-demo-fixed", lab.page.locator(".jp-NotebookPanel").first)
