@@ -4,8 +4,9 @@ The turn's record keeps what it changed (`changes`, tools/changes.py). Files go 
 their text before the turn (a file the turn created is removed), open-notebook cells go
 back through the frontend (the `revert` request of the `elelem.notebook` comm), each only
 where it is unchanged since the turn; anything changed since, too large to have been
-kept, or out of reach is listed and left alone. The turn stays in the notebook, marked
-undone, and is no longer sent to the model. Python variables cannot be restored.
+kept, or out of reach is listed and left alone. The turn stays in the notebook, its record
+marked `undone` (in the notebook too, through the frontend, so a restored conversation
+knows), and is no longer sent to the model. Python variables cannot be restored.
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ async def undo(session: Any, link: Any) -> str:
                 left.append(f"{what}: {answer.get('why') or 'not reverted'}")
     record["undone"] = True
     session.conversation.forgotten.add(record.get("turn"))
+    if link is not None:  # the saved record says so too, for a later restore
+        try:
+            await link.request("mark_undone", timeout=30, turn=record.get("turn"))
+        except Exception as e:
+            left.append(f"the turn's record in the notebook: {e}")
     lines = [f"Undid the turn “{_head(record.get('prompt'))}”: it is no longer sent to the model."]
     if reverted:
         lines.append("Reverted: " + ", ".join(reverted) + ".")

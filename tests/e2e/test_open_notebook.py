@@ -306,13 +306,15 @@ def test_undo_reverts_files_and_cells_unchanged_since(kernel, folder):
         reverts.append(change)
         return {"reverted": True}
 
-    undoer = Frontend(kc, subshell, revert=revert)
+    marked: list[dict] = []
+    undoer = Frontend(kc, subshell, revert=revert, mark_undone=lambda r: marked.append(r) or {})
     msgs = undoer.run("%elelem /undo")
     said = "".join(json.dumps(m["content"]) for m in msgs)
     assert not (folder / "made.md").exists()
     assert (folder / "kept.md").read_text() == "before\n"
     assert (folder / "touched.md").read_text() == "the person changed it since\n"
     assert "changed since the turn" in said and "cannot be restored" in said
+    assert [m["turn"] for m in marked] == [record["turn"]]  # the saved record says so too
     (change,) = reverts
     assert change["cell"] == "bbb" and change["before"] == "x = 1/0" and change["after"] == "x = 2"
     again = Frontend(kc, subshell).run("%elelem /undo")
