@@ -33,6 +33,17 @@ MARKED = """
 (index) => window.jupyterapp.shell.currentWidget.content.model.cells.get(index)
   .getMetadata('elelem') || null
 """
+UNDONE = """
+() => {
+  for (const cell of window.jupyterapp.shell.currentWidget.content.model.cells) {
+    for (let i = 0; cell.type === 'code' && i < cell.outputs.length; i++) {
+      const record = (cell.outputs.get(i).metadata || {}).elelem;
+      if (record && record.turn) return record.undone === true;
+    }
+  }
+  return null;
+}
+"""
 SAVE = """
 async () => {
   const panel = window.jupyterapp.shell.currentWidget;
@@ -148,6 +159,7 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
         assert lab.page.evaluate(SOURCE, 1) == "x = 1/0"
         assert not (root / "fix_notes.md").exists()
         assert lab.page.evaluate(MARKED, 1) is None
+        assert lab.page.evaluate(UNDONE) is True  # the turn's saved record will say so
         lab.shot(f"26-{tag}-undone", undo)
 
     read_result = tool_messages(wire.requests[1].body)[0]
@@ -169,7 +181,10 @@ def tool_messages(body: dict) -> list[str]:
 def test_the_demo_fixes_the_cell_that_failed(browser, server, shots):
     """notebooks/fix_a_cell.ipynb as a person runs it, with the offline demo model."""
     root = Path(server.root)
-    shutil.copy(NOTEBOOKS / "fix_a_cell.ipynb", root / "fix_a_cell.ipynb")
+    nb = nbformat.read(NOTEBOOKS / "fix_a_cell.ipynb", as_version=4)  # saved as it ended:
+    nb.cells[3].source = nb.cells[3].source.replace("print(", "pritn(")  # the typo back
+    nb.cells[3].outputs, nb.cells[3].metadata = [], {}
+    nbformat.write(nb, root / "fix_a_cell.ipynb")
     tag = server.kind
     with opened(browser, server, shots, "fix_a_cell.ipynb", f"demo-{tag}") as lab:
         lab.run("%load_ext elelem_kernel")
@@ -204,3 +219,5 @@ def test_the_demo_fixes_the_cell_that_failed(browser, server, shots):
         assert ran and asked and int(ran.group(1)) == int(asked.group(1)) + 1
         assert "I ran it" in check.inner_text() and "total: 9.75" in check.inner_text()
         lab.shot(f"26-{tag}-demo-fixed", lab.page.locator(".jp-NotebookPanel").first)
+        assert lab.page.evaluate(SAVE) is False
+    shutil.copy(root / "fix_a_cell.ipynb", shots / f"fix_a_cell-{tag}.ipynb")  # as it ends
