@@ -2,7 +2,7 @@
 
 `calls`: round 1 makes the tool calls listed in `calls.json` in the kernel's folder (a
 list of [name, arguments]); the next round repeats every tool result of the turn, so the
-test reads them in the reply. Never imported by the test process itself.
+test reads them in the reply, and writes them whole to `results.json`. Never imported by the test process itself.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ class Calls:
     async def fetch(self, messages, tools, emit):
         if messages[-1].get("role") == "tool":
             results = [m["content"] for m in messages if m.get("role") == "tool"]
+            Path("results.json").write_text(json.dumps(results))  # whole, unlike the record
             emit({"type": "saying", "text": json.dumps(results)})
             emit(STOP)
             return

@@ -319,3 +319,31 @@ def test_undo_reverts_files_and_cells_unchanged_since(kernel, folder):
     assert change["cell"] == "bbb" and change["before"] == "x = 1/0" and change["after"] == "x = 2"
     again = Frontend(kc, subshell).run("%elelem /undo")
     assert "nothing to undo" in "".join(json.dumps(m["content"]) for m in again)
+
+
+def test_hundreds_of_cells_stay_bounded(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    many = [
+        {
+            "id": f"c{i}",
+            "cell_type": "code",
+            "source": f"# cell {i}\n" + "x" * 5_000,
+            "execution_count": i,
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": "y" * 5_000}],
+        }
+        for i in range(400)
+    ] + [CELLS[-1]]
+
+    def read(request):
+        return {"path": "big.ipynb", "dirty": False, "kernel": "python3", "cells": many}
+
+    front = Frontend(kc, subshell, read=read)
+    front.turn([["notebook_read", {}]], folder)
+    (sent,) = json.loads((folder / "results.json").read_text())  # what the model got
+    result = json.loads(sent)
+    assert result["ok"] is True, str(result)[:500]
+    assert result["count"] == 401
+    assert 0 < len(result["cells"]) < 401 and "notebook_read with cells=" in result["truncated"]
+    assert len(json.dumps(result)) < 200_000
+    assert all(len(o) < 3_000 for c in result["cells"] for o in c.get("outputs", []))
