@@ -28,7 +28,7 @@ import { unifiedMergeView } from '@codemirror/merge';
 import { EditorState } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
 import { Cell } from '@jupyterlab/cells';
-import { NotebookPanel } from '@jupyterlab/notebook';
+import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 export const LIVE_TARGET = 'elelem.notebook';
@@ -500,8 +500,55 @@ function withdraw(state: ITurnState): void {
   }
 }
 
+/** An Undo button under the last turn that changed something and is not undone: it runs
+ * `/undo` in a new cell below (what `/undo` reverts is exactly that turn). */
+function undoButton(panel: NotebookPanel): void {
+  let last: { widget: Cell; output: number } | null = null;
+  panel.content.widgets.forEach(widget => {
+    const outputs: any = widget.model.type === 'code' ? (widget.model as any).outputs : null;
+    for (let i = 0; outputs && i < outputs.length; i++) {
+      const record = (outputs.get(i).metadata || {}).elelem;
+      if (record && Array.isArray(record.changes) && record.changes.length && !record.undone) {
+        last = { widget, output: i };
+      }
+    }
+  });
+  undoButtons.get(panel)?.remove();
+  undoButtons.delete(panel);
+  if (last === null) {
+    return;
+  }
+  const { widget, output } = last as { widget: Cell; output: number };
+  const area: any = (widget as any).outputArea;
+  const node: HTMLElement | undefined = area?.widgets?.[output]?.node;
+  if (!node) {
+    return;
+  }
+  const button = document.createElement('button');
+  button.className = 'jp-Button elelem-undo';
+  button.textContent = 'Undo this turn';
+  button.title = "Revert this turn's changes to files and cells (not Python variables)";
+  button.onclick = () => {
+    const model = panel.content.model!;
+    const index = panel.content.widgets.indexOf(widget) + 1;
+    const elelem = panel.sessionContext.session?.kernel?.name === 'elelem';
+    model.sharedModel.insertCell(index, {
+      cell_type: 'code',
+      source: elelem ? '/undo' : '%elelem /undo'
+    } as any);
+    panel.content.activeCellIndex = index;
+    void NotebookActions.run(panel.content, panel.sessionContext);
+  };
+  node.appendChild(button);
+  undoButtons.set(panel, button);
+}
+
+/** The Undo button each notebook shows (one at most). */
+const undoButtons = new WeakMap<NotebookPanel, HTMLElement>();
+
 /** The badge on every cell the agent changed (its metadata says which turn). */
 function markAll(panel: NotebookPanel): void {
+  undoButton(panel);
   for (const widget of panel.content.widgets) {
     const found: any = widget.model.getMetadata(MARK);
     const marked = !!found && typeof found === 'object' && 'turn' in found;
@@ -545,6 +592,7 @@ function addStyle(): void {
   background: var(--jp-error-color1, #d32f2f); color: #fff; border: none; }
 .elelem-deleting .jp-InputArea-editor { text-decoration: line-through; opacity: 0.55; }
 .elelem-deleting .cm-content { text-decoration: line-through; }
+.elelem-undo { margin: 2px 0 6px 0; padding: 2px 10px; cursor: pointer; }
 `;
   document.head.appendChild(style);
 }

@@ -81,7 +81,6 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
             "x = 1/0",
             "print('keep me')",
             "%%elelem -p openai\nfix the cell that failed",
-            "%elelem /undo",
         ],
     )
     wire.requests.clear()
@@ -152,7 +151,11 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
         assert not lab.console_errors or all("elelem" not in e for e in lab.console_errors)
         assert (root / "fix_notes.md").read_text() == "fixed 1/0\n"
 
-        undo = lab.run("%elelem /undo")
+        button = lab.cell("fix the cell that failed").locator(".elelem-undo")
+        assert button.count() == 1
+        button.click()  # runs /undo in a new cell below the turn
+        undo = lab.cell("%elelem /undo")
+        lab.wait_done(undo)
         said = undo.locator(".jp-OutputArea-output").last
         said.wait_for()
         assert "Reverted" in said.inner_text() and "cannot be restored" in said.inner_text()
@@ -161,6 +164,7 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
         assert lab.page.evaluate(MARKED, 1) is None
         assert lab.page.evaluate(UNDONE) is True  # the turn's saved record will say so
         lab.shot(f"26-{tag}-undone", undo)
+        assert lab.page.locator(".elelem-undo").count() == 0  # nothing left to undo
 
     read_result = tool_messages(wire.requests[1].body)[0]
     assert "print('unsaved edit')" in read_result and "ZeroDivisionError" in read_result
