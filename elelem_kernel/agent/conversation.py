@@ -54,7 +54,7 @@ class Conversation:
         return record
 
     def active(self, cell: str | None = None) -> list[dict[str, Any]]:
-        """Turns that are sent to the model (not forgotten).
+        """Turns that are sent to the model (not forgotten, not undone).
 
         For a cell that already has a turn, only the turns before it: re-running a cell
         redoes its turn in place, so the model sees what came above it, not its own old
@@ -65,7 +65,7 @@ class Conversation:
             place = next((i for i, t in enumerate(turns) if t.get("cell") == cell), None)
             if place is not None:
                 turns = turns[:place]
-        return [t for t in turns if t.get("turn") not in self.forgotten]
+        return [t for t in turns if t.get("turn") not in self.forgotten and not t.get("undone")]
 
     def compacted(
         self, turns: list[dict[str, Any]], pending: dict[str, Any] | None = None

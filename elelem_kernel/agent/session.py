@@ -130,6 +130,12 @@ class Session:
         self.max_rounds = max_rounds
         self.open_notebook: Path | None = None
         self.propose_cell: Callable[[str], None] = _print_cell
+        #: The front's link to the notebook open in the frontend for this turn (the
+        #: notebook tools without path act on it), or None.
+        self.live_notebook: Any = None
+        #: Lines the front adds to the system prompt's environment facts.
+        self.environment: list[str] = []
+        self.turn_id: str | None = None
         #: Fields the next turn adds to its record (a review's target, its findings); cleared
         #: when the turn ends.
         self.turn_extras: dict[str, Any] = {}
@@ -198,6 +204,8 @@ class Session:
         """
 
         system = system_prompt.build(self.workspace, self.system_prompt)
+        if self.environment:
+            system += "\n" + "\n".join(self.environment)
         budget = self.window()[0] * CHARS_PER_TOKEN  # compaction comes well before this
         history = self.conversation.messages(self.history, budget, cell, pending)
         return [
@@ -368,6 +376,7 @@ class Session:
             model=self.model,
             cell=cell,
         )
+        self.turn_id = recorder.record["turn"]  # what the tools mark their changes with
         stop, error = "end_turn", None
         rounds = 0
         notices: list[str] = []
@@ -784,7 +793,7 @@ class Session:
         """None when the call may run, else why not and the card state."""
         tool = call.tool
         assert tool is not None
-        if tool.kind == "read" or self.mode == "auto":
+        if tool.kind == "read" or self.mode == "auto" or tool.asks_person(call.arguments):
             return None, "running"
         why = tool.caution(call.arguments)
         if why is None and tool.name in self.always | self.allow:

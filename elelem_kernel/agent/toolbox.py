@@ -60,6 +60,9 @@ class Tool:
     preview: Callable[[dict], str] | None = None
     #: Why a call needs a person's yes every time (e.g. a write that can run code), or None.
     sensitive: Callable[[dict], str | None] | None = None
+    #: Whether a call asks the person itself (a live notebook edit shows its diff in the
+    #: cell with Accept / Reject), so the session does not ask first.
+    asks_itself: Callable[[dict], bool] | None = None
 
     @property
     def schema(self) -> dict:
@@ -89,6 +92,13 @@ class Tool:
             except Exception as e:  # a broken preview must not hide the call
                 return f"{self.name}({json.dumps(args, ensure_ascii=False)})  [preview failed: {e}]"
         return f"{self.name}({json.dumps(args, ensure_ascii=False, indent=2)})"
+
+    def asks_person(self, args: dict) -> bool:
+        """Whether this call asks the person itself (see `asks_itself`); False if unsure."""
+        try:
+            return bool(self.asks_itself and self.asks_itself(args))
+        except Exception:
+            return False
 
     def caution(self, args: dict) -> str | None:
         """Why this call must be asked every time (see `sensitive`), or None."""
@@ -155,6 +165,7 @@ class Toolbox:
         kind: str = "read",
         preview: Callable[[dict], str] | None = None,
         sensitive: Callable[[dict], str | None] | None = None,
+        asks_itself: Callable[[dict], bool] | None = None,
     ) -> Callable[[ToolFn], ToolFn]:
         """Register the decorated function as tool `name`; adding a name again replaces it.
 
@@ -175,6 +186,7 @@ class Toolbox:
                 kind,
                 preview,
                 sensitive,
+                asks_itself,
             )
             self.put(tool)
             return fn

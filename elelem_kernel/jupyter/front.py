@@ -119,6 +119,12 @@ class NotebookFront:
         session.commands.notes.append(MULTI_LINE if elelem else MAGIC_MULTI_LINE)
         session.propose_cell = self.propose_cell
         session.open_notebook = self.notebook_path()
+        session.commands.add(
+            "undo",
+            "Revert the last turn's changes to files and open-notebook cells, where unchanged "
+            "since (Python variables cannot be restored)",
+            lambda _session, _args: self.undo(),
+        )
         store = _store()
         if store is not None:
             try:
@@ -209,10 +215,12 @@ class NotebookFront:
             scope.callback(session.allow.difference_update, added)
             view = _new_view(session, self.watcher(parent))
             session.approver = self._approver(view, parent)
+            self._link_notebook(session, parent, cell)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
         except KeyboardInterrupt:
             interrupted = True
         finally:
+            self._unlink_notebook(session)
             session.approver = None
             scope.close()
             if view is not None:
@@ -320,6 +328,50 @@ class NotebookFront:
             memo=self.approvals,
         )
 
+    def _link_notebook(self, session: Session, parent: dict[str, Any], cell: str | None) -> None:
+        """Open this turn's link to the open notebook where the frontend can take it, and
+        tell the model in the environment facts whether it can."""
+        from elelem_kernel.jupyter import notebook_comm  # lazy: small, but only for turns
+
+        store = _store()
+        frontend = self.ip.user_ns.get(store.FRONTEND_KEY) if store else None
+        session.live_notebook = None
+        if cell and notebook_comm.reachable(frontend, _channel(self.ip, parent)):
+            link = notebook_comm.NotebookLink(cell)
+            try:
+                link.open()
+            except Exception as error:
+                self.say(f"warning: the open notebook is not reachable: {error}")
+            else:
+                session.live_notebook = link
+        session.environment = [_notebook_fact(session.live_notebook is not None)]
+
+    def undo(self) -> str:
+        """`/undo`: revert the last turn's changes (jupyter/undo.py), reaching the open
+        notebook's cells through the frontend where it can be reached."""
+        from elelem_kernel.jupyter import notebook_comm, undo  # lazy: only for /undo
+
+        session = self.get_session()
+        parent = self.parent()
+        cell = (parent.get("metadata") or {}).get("cellId")
+        store = _store()
+        frontend = self.ip.user_ns.get(store.FRONTEND_KEY) if store else None
+        link = None
+        if cell and notebook_comm.reachable(frontend, _channel(self.ip, parent)):
+            link = notebook_comm.NotebookLink(cell)
+            link.open()
+        try:
+            text, _ = self.runner.run(undo.undo(session, link))
+        finally:
+            if link is not None:
+                link.close()
+        return str(text)
+
+    def _unlink_notebook(self, session: Session) -> None:
+        link, session.live_notebook = session.live_notebook, None
+        if link is not None:
+            link.close()
+
     def _restore(self, session: Session, cell: str | None, source: str | None) -> None:
         store = _store()
         if store is None:
@@ -359,6 +411,21 @@ class NotebookFront:
             self.announced = True
             if getattr(session, "notice", None):
                 self.say(f"provider **{session.provider_name}**: {session.notice}")
+
+
+def _notebook_fact(reachable: bool) -> str:
+    """The environment fact about the open notebook, for the system prompt."""
+    if reachable:
+        return (
+            "The notebook open in Jupyter is reachable: notebook_read, notebook_edit and "
+            "notebook_run without path act on it as the person sees it (unsaved edits "
+            "included); your edits show as diffs the person accepts or rejects."
+        )
+    return (
+        "The notebook open in Jupyter is not reachable from here (no frontend extension "
+        "took this turn): the notebook tools need a path to a file, and propose_cell "
+        "offers the person a new cell."
+    )
 
 
 def _channel(ip: Any, parent: dict[str, Any]) -> str:

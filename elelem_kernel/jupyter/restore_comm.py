@@ -7,6 +7,7 @@ start or restart, before an elelem cell until the kernel has answered, and befor
     {"v": 1, "reason": "start" | "cell" | "load",
      "path": "folder/analysis.ipynb",   # relative to the server root
      "root": "/home/me/work",           # the server root ("" or missing when unknown)
+     "features": ["notebook"],          # what the extension offers (notebook_comm.py)
      "notebook": {"cells": [{"id": ..., "outputs": [{"metadata": {"elelem": record}}]}]}}
 
 `receive` keeps the cells in `user_ns[store.FRONTEND_KEY]`; the next restore uses them
@@ -44,6 +45,9 @@ def receive(user_ns: dict, data: Any) -> int:
         "name": name,
         "cells": cells,
         "warnings": warnings,
+        "features": [f for f in data.get("features") or [] if isinstance(f, str)][:20]
+        if isinstance(data.get("features"), list)
+        else [],
     }
     return len(cells)
 

@@ -9,7 +9,8 @@ depends on the prompt:
 - "slowly" streams a long answer slowly, to try the stop button;
 - "mcp" calls a read-only MCP tool on offer (`mcp__SERVER__TOOL`), preferring one whose
   name shares a word with the prompt, with its required arguments filled in;
-- with a `report_finding` tool on offer it runs the scripted code review.
+- with a `report_finding` tool on offer it runs the scripted code review;
+- "fix the cell that failed" reads the open notebook and proposes a fix (`demo_fix`).
 Later turns mention the first prompt of the conversation, which shows memory at work.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 from elelem_kernel.events import Emit
 from elelem_kernel.images import kilobytes, label
 from elelem_kernel.options import unknown
-from elelem_kernel.providers import demo_review
+from elelem_kernel.providers import demo_fix, demo_review
 
 HOW_TO = (
     "I am the **demo model**: offline and scripted, so my answers are canned around what the "
@@ -74,6 +75,9 @@ class DemoProvider:
         }
         calls = [c for m in turn if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
         self._out = 0
+        if demo_fix.wanted(prompt, offered):  # "fix the cell that failed" in the open notebook
+            demo_fix.fetch(prompt, calls, results, offered, emit)
+            return
         if calls:
             await self._answer(prompt, calls, results, messages, emit)
         else:

@@ -92,6 +92,12 @@ def read_notebook(
     """Cells with index, id, type, source and short output summaries; bounded."""
     target, nb = load(ws, path)
     rel = ws.relative(target)
+    kernel = nb.metadata.get("kernelspec", {}).get("name")
+    return {"path": rel, **read_cells(nb, rel, cells, outputs), "kernel": kernel}
+
+
+def read_cells(nb: Any, rel: str, cells: list[int | str] | None, outputs: bool) -> dict:
+    """The chosen cells of `nb` as the model sees them, within `MAX_BYTES`."""
     indexes = [find_cell(nb, c, rel) for c in cells] if cells else range(len(nb.cells))
     shown: list[dict] = []
     size = 0
@@ -105,8 +111,7 @@ def read_notebook(
         shown.append(entry)
         pictures = mine
         size += cost
-    kernel = nb.metadata.get("kernelspec", {}).get("name")
-    result: dict = {"path": rel, "cells": shown, "count": len(nb.cells), "kernel": kernel}
+    result: dict = {"cells": shown, "count": len(nb.cells)}
     if pictures:
         result["_images"] = pictures
     if len(shown) < len(indexes):
@@ -204,14 +209,7 @@ def plan_notebook_edit(
     ws: Workspace,
     path: str,
     protected: Path | None = None,
-    cell: int | str | None = None,
-    old: str | None = None,
-    new: str | None = None,
-    source: str | None = None,
-    insert: str | None = None,
-    cell_type: str | None = None,
-    delete: bool = False,
-    move_to: int | None = None,
+    **change: Any,
 ) -> tuple[Path, Any, str, str, dict]:
     """Check and compute one edit: (file, new notebook, text before, text after, summary).
 
@@ -219,8 +217,6 @@ def plan_notebook_edit(
     source), `insert` ("before"/"after" `cell`, or at the start/end without one; with
     `source` and `cell_type`), `delete`, `move_to` (new index), or `cell_type` alone.
     """
-    import nbformat
-
     target = ws.resolve(path)
     check_writable(ws, path, target)
     rel = ws.relative(target)
@@ -232,6 +228,26 @@ def plan_notebook_edit(
     target, nb = load(ws, path)
     _ensure_ids(nb)
     before = as_text(nb)
+    summary = change_cells(nb, rel, **change)
+    after = as_text(nb)
+    return target, nb, before, after, summary
+
+
+def change_cells(
+    nb: Any,
+    rel: str,
+    cell: int | str | None = None,
+    old: str | None = None,
+    new: str | None = None,
+    source: str | None = None,
+    insert: str | None = None,
+    cell_type: str | None = None,
+    delete: bool = False,
+    move_to: int | None = None,
+) -> dict:
+    """Make one change to `nb` in memory (checked, valid); a summary of what it did."""
+    import nbformat
+
     actions = [
         name
         for name, given in (
@@ -293,13 +309,12 @@ def plan_notebook_edit(
         raise ToolError(
             f"the change would leave {rel} invalid ({e.message}); nothing was written"
         ) from None
-    after = as_text(nb)
     summary: dict = {"action": action}
     if action != "delete":
         summary["cell"] = {"index": index, "id": nb.cells[index].get("id")}
     else:
         summary["cell"] = {"index": index, "id": current.get("id")}
-    return target, nb, before, after, summary
+    return summary
 
 
 def as_text(nb: Any) -> str:

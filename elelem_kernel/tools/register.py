@@ -16,10 +16,12 @@ from typing import Any
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import (
+    changes,
     files,
     namespace,
     notebook_run,
     notebooks,
+    notebooks_live,
     protected,
     search,
     shell,
@@ -41,6 +43,37 @@ def add_workspace_tools(session: Any) -> None:
 
     def open_notebook() -> Path | None:
         return getattr(session, "open_notebook", None)
+
+    def live(path: str | None) -> Any:
+        """The link to the open notebook when `path` means it (omitted, or its own path);
+        None for another notebook's file. No path and no link: `ToolError`."""
+        link = getattr(session, "live_notebook", None)
+        if not path:
+            if link is None:
+                raise ToolError(notebooks_live.NOT_REACHABLE)
+            return link
+        opened = open_notebook()
+        if link is not None and opened is not None and ws().resolve(path) == Path(opened).resolve():
+            return link
+        return None
+
+    def kept(name: str, path: str, write: Callable[[], dict]) -> dict:
+        """Run `write` on file `path`; when it succeeds, keep what the file held before in
+        the turn's record (`changes`), so the turn can be undone."""
+        target = ws().resolve(path)
+        before = changes.file_before(target)
+        result = write()
+        if "error" not in result:
+            entry = {"kind": "file", "action": name, "path": ws().relative(target), **before}
+            entry["after_sha"] = changes.digest(target)
+            changes.remember(session.turn_extras, entry)
+        return result
+
+    def edits_asked(args: dict) -> bool:
+        """Whether this call's live edit shows as a diff the person decides on (build mode
+        and no standing yes); the diff in the cell is then the approval."""
+        allowed = getattr(session, "always", set()) | getattr(session, "allow", set())
+        return getattr(session, "mode", "build") != "auto" and "notebook_edit" not in allowed
 
     @tools.add(
         "read",
@@ -105,7 +138,11 @@ def add_workspace_tools(session: Any) -> None:
     )
     @_guard
     def write(args: dict) -> dict:
-        return files.write(ws(), args["path"], args["content"], open_notebook())
+        return kept(
+            "write",
+            args["path"],
+            lambda: files.write(ws(), args["path"], args["content"], open_notebook()),
+        )
 
     @tools.add(
         "edit",
@@ -121,13 +158,17 @@ def add_workspace_tools(session: Any) -> None:
     )
     @_guard
     def edit(args: dict) -> dict:
-        return files.edit(
-            ws(),
+        return kept(
+            "edit",
             args["path"],
-            args["old"],
-            args["new"],
-            args.get("replace_all", False),
-            open_notebook(),
+            lambda: files.edit(
+                ws(),
+                args["path"],
+                args["old"],
+                args["new"],
+                args.get("replace_all", False),
+                open_notebook(),
+            ),
         )
 
     @tools.add(
@@ -177,21 +218,27 @@ def add_workspace_tools(session: Any) -> None:
     @tools.add(
         "notebook_read",
         "Read a notebook's cells: index, id, type, source and short output summaries "
-        "(output images, up to 8, reach you as images). cells picks some by id or index.",
+        "(output images, up to 8, reach you as images). cells picks some by id or index. "
+        "Without path: the notebook open in Jupyter as the person sees it now (unsaved "
+        "edits and outputs included), where the environment says it is reachable.",
         {
-            "path": _PATH,
+            "path": {**_PATH, "description": "a notebook file; omit for the open notebook"},
             "cells": {"type": "array", "items": _CELL},
             "outputs": {"type": "boolean", "description": "include outputs (default true)"},
         },
-        required=["path"],
     )
     @_guard
-    def notebook_read(args: dict) -> dict:
+    async def notebook_read(args: dict) -> dict:
+        link = live(args.get("path"))
+        if link is not None:
+            return await notebooks_live.read_open(
+                link, args.get("cells"), args.get("outputs", True)
+            )
         result = notebooks.read_notebook(
             ws(), args["path"], args.get("cells"), args.get("outputs", True)
         )
-        live = open_notebook()
-        if live is not None and ws().resolve(args["path"]) == Path(live).resolve():
+        opened = open_notebook()
+        if opened is not None and ws().resolve(args["path"]) == Path(opened).resolve():
             result["note"] = (
                 "this notebook is open in the frontend; this is the saved file, which may lag "
                 "behind unsaved edits"
@@ -199,7 +246,7 @@ def add_workspace_tools(session: Any) -> None:
         return result
 
     edit_params = {
-        "path": _PATH,
+        "path": {**_PATH, "description": "a notebook file; omit for the open notebook"},
         "cell": {**_CELL, "description": "the cell's id, or its 0-based index"},
         "old": {"type": "string", "description": "exact text in the cell to replace"},
         "new": {"type": "string", "description": "replacement for old"},
@@ -214,42 +261,61 @@ def add_workspace_tools(session: Any) -> None:
         "notebook_edit",
         "Change one cell of a notebook file per call: old+new (exact text), source (whole "
         "cell), insert before/after (with source and cell_type), delete, move_to, or "
-        "cell_type. Returns a diff. Not for the notebook open in the frontend: use "
-        "propose_cell there.",
+        "cell_type. Returns a diff. Without path: the notebook open in Jupyter, where the "
+        "person sees each edit as a diff in the cell and accepts or rejects it.",
         edit_params,
-        required=["path"],
         kind="write",
         preview=lambda a: notebooks.edit_preview(ws(), protected=open_notebook(), **a),
-        sensitive=lambda a: protected.startup_code(ws(), a["path"]),
+        sensitive=lambda a: protected.startup_code(ws(), a["path"]) if a.get("path") else None,
+        asks_itself=lambda a: not a.get("path") or live(a["path"]) is not None,
     )
     @_guard
-    def notebook_edit(args: dict) -> dict:
+    async def notebook_edit(args: dict) -> dict:
         change = {k: v for k, v in args.items() if k != "path"}
-        return notebooks.edit_notebook(ws(), args["path"], open_notebook(), **change)
+        link = live(args.get("path"))
+        if link is not None:
+            result = await notebooks_live.edit_open(
+                link, edits_asked(args), getattr(session, "turn_id", None), **change
+            )
+            undo = result.pop("_undo", None)
+            if undo is not None:
+                changes.remember(session.turn_extras, undo)
+            return result
+        return kept(
+            "notebook_edit",
+            args["path"],
+            lambda: notebooks.edit_notebook(ws(), args["path"], open_notebook(), **change),
+        )
 
     @tools.add(
         "notebook_run",
-        "Execute a notebook's code cells (all, or those given) in a fresh headless kernel; "
-        "returns each cell's outputs (images, up to 8, reach you as images) and stops at the "
-        "first error. The file is not changed.",
+        "Execute a notebook's code cells (all, or those given): with path, in a fresh "
+        "headless kernel (the file is not changed); without path, cells of the notebook open "
+        "in Jupyter, in the person's own kernel namespace, their outputs shown in the cells. "
+        "Returns each cell's outputs (images, up to 8, reach you as images) and stops at the "
+        "first error. Prompt cells never run.",
         {
-            "path": _PATH,
+            "path": {**_PATH, "description": "a notebook file; omit for the open notebook"},
             "cells": {"type": "array", "items": _CELL},
             "timeout": {"type": "number", "minimum": 1, "description": "seconds per cell"},
         },
-        required=["path"],
         kind="execute",
         preview=lambda a: (
-            f"run {a['path']}"
+            f"run {a.get('path') or 'cells of the open notebook'}"
             + (f" cells {json.dumps(a['cells'])}" if a.get("cells") else "")
-            + f" in a new kernel ({a.get('timeout', notebook_run.DEFAULT_TIMEOUT):g} s per cell)"
+            + (" in a new kernel" if a.get("path") else " in your kernel's namespace")
+            + f" ({a.get('timeout', notebook_run.DEFAULT_TIMEOUT):g} s per cell)"
         ),
     )
     @_guard
     async def run(args: dict) -> dict:
-        return await notebook_run.run_notebook(
-            ws(), args["path"], args.get("cells"), args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
-        )
+        timeout = args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
+        link = live(args.get("path"))
+        if link is not None:
+            return await notebooks_live.run_open(
+                link, session.namespace, args.get("cells"), timeout
+            )
+        return await notebook_run.run_notebook(ws(), args["path"], args.get("cells"), timeout)
 
     @tools.add(
         "propose_cell",

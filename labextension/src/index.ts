@@ -9,7 +9,8 @@
  * after a start or restart, and again before each elelem cell until the kernel has
  * acknowledged them (a Python kernel registers the comm target only at
  * `%load_ext elelem_kernel`); and before a `/load` cell with no path. It also keeps the
- * notebook-level `metadata.elelem` summary up to date after each run.
+ * notebook-level `metadata.elelem` summary up to date after each run. The open notebook's
+ * cells are the agent's to read and (with the person's yes) change: see live.ts.
  */
 
 import {
@@ -24,11 +25,15 @@ import {
   NotebookPanel
 } from '@jupyterlab/notebook';
 import { KernelMessage } from '@jupyterlab/services';
+import { attachLive } from './live';
 
 /** The comm target the kernel registers (elelem_kernel/jupyter/restore_comm.py). */
 const TARGET = 'elelem.restore';
 /** Version of the comm message and of the notebook-level summary. */
 const VERSION = 1;
+/** What this extension can do for the kernel: `notebook` is the `elelem.notebook` comm
+ * (live.ts), the open notebook as the agent's workspace. */
+const FEATURES = ['notebook'];
 /** Name of the Elelem kernel, whose every cell is a prompt. */
 const ELELEM_KERNEL = 'elelem';
 /** A cell that is `/load` alone (Elelem kernel) or `%elelem /load`. */
@@ -54,6 +59,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       tracker.find(panel => panel.content === notebook) ?? null;
 
     tracker.widgetAdded.connect((_, panel) => {
+      attachLive(panel);
       const state: IState = { delivered: false, startPending: true };
       states.set(panel, state);
       const session = panel.sessionContext;
@@ -159,6 +165,7 @@ function send(panel: NotebookPanel, state: IState, reason: Reason): void {
         reason,
         path: panel.context.path,
         root: PageConfig.getOption('serverRoot'),
+        features: FEATURES,
         notebook: { cells: cells(panel) }
       }
     }

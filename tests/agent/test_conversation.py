@@ -34,6 +34,12 @@ def test_forgotten_turns_and_the_budget_leave_turns_out():
         c.forget(4)
 
 
+def test_an_undone_turn_is_not_sent_also_when_restored():
+    c = Conversation(turns=[turn(1), turn(2, undone=True), turn(3)])  # as restored
+    assert texts(c.messages()) == ["q1", "a1", "q3", "a3"]
+    assert len(c.turns) == 3  # still there, shown as undone
+
+
 def test_full_history_replays_rounds_with_their_tool_calls():
     call = {"id": None, "name": "read", "arguments": {"path": "a"}, "result": '{"ok": true}'}
     record = turn(1, rounds=[{"text": "", "calls": [call]}, {"text": "done", "calls": []}])

@@ -20,6 +20,7 @@ class StandInSession:
         self.open_notebook = open_notebook
         self.proposed: list[str] = []
         self.propose_cell = self.proposed.append
+        self.turn_extras: dict = {}  # where a turn's changes are kept
 
 
 @pytest.fixture

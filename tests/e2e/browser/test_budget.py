@@ -58,6 +58,8 @@ def test_the_footer_shows_the_budget_and_a_stop_says_how_to_raise_it(page: Lab, 
     assert "budget: this turn spent 0 tokens of 500 tokens/turn" in text
     assert re.search(r"raise it: %%elelem --budget '[\d.]+k tokens/turn' \(this cell\)", text)
     last = text.strip().splitlines()[-1]
-    assert re.search(r"0 rounds · budget · openai/\S+ · cost unknown · 0 of 500 tokens/turn$", last), last
+    assert re.search(
+        r"0 rounds · budget · openai/\S+ · cost unknown · 0 of 500 tokens/turn$", last
+    ), last
     assert len(wire.requests) == 1  # the stopped turn sent nothing
     lab.shot("budget-stop", stopped)

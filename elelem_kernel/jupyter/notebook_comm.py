@@ -1,0 +1,173 @@
+"""The `elelem.notebook` comm: the agent's hands on the notebook open in the frontend.
+
+The kernel opens this comm once per turn, from a request sent by a frontend with the
+bundled extension (it says so with `features: ["notebook"]` on the `elelem.restore` comm)
+and on a kernel whose comm messages run on subshells while the cell runs (JupyterLab >=
+4.4, Notebook >= 7.4, ipykernel 7). The opening data names the turn's cell; the extension
+answers only where that cell is in its notebook and the request came from its session,
+so the tools act only on the notebook that sent the turn.
+
+Messages, each a comm message's data:
+
+    kernel → frontend  {"id": n, "op": "read" | "edit" | ..., ...arguments}
+    frontend → kernel  {"type": "hello"}                          once, when it owns the turn
+                       {"id": n, "ack": true}                     the request is being handled
+                       {"id": n, "result": {...}} | {"id": n, "error": "..."}
+
+A request with no hello, or no ack within `ACK_TIMEOUT`, fails with a clear message
+(extension missing, the tab closed, another client); an acknowledged request waits for
+its answer (an edit waits for the person's Accept or Reject) until its own timeout, the
+comm closing, or the stop button. Answers are bounded (`MAX_ANSWER`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import json
+import os
+import threading
+from typing import Any
+
+TARGET = "elelem.notebook"
+VERSION = 1
+FEATURE = "notebook"
+ACK_TIMEOUT = 20.0  #: seconds for the frontend to say it has a request (ELELEM_NOTEBOOK_WAIT)
+MAX_ANSWER = 8_000_000  #: characters of JSON kept from one answer
+
+NOT_REACHABLE = (
+    "the open notebook is not reachable from here (it needs JupyterLab >= 4.4 or Notebook "
+    ">= 7.4 with the elelem-kernel extension); pass path to work on a notebook file, or "
+    "use propose_cell"
+)
+
+
+class FrontendGone(Exception):
+    """The frontend did not answer (closed tab, no extension, another client)."""
+
+
+def reachable(frontend: Any, channel: str) -> bool:
+    """Whether a turn can reach its open notebook: the extension said it can, and comm
+    messages reach the kernel while the cell runs (the `buttons` approval channel)."""
+    features = frontend.get("features") if isinstance(frontend, dict) else None
+    return channel == "buttons" and isinstance(features, list) and FEATURE in features
+
+
+class NotebookLink:
+    """One turn's comm to its open notebook; requests are awaited on any event loop."""
+
+    def __init__(self, cell: str | None, turn: str | None = None):
+        self.cell = cell
+        self.turn = turn
+        self._comm: Any = None
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._hello = threading.Event()
+        self._closed = False
+        self._acks: dict[int, concurrent.futures.Future] = {}
+        self._answers: dict[int, concurrent.futures.Future] = {}
+        try:
+            self.wait = float(os.environ.get("ELELEM_NOTEBOOK_WAIT", ACK_TIMEOUT))
+        except ValueError:
+            self.wait = ACK_TIMEOUT
+
+    def open(self) -> None:
+        """Open the comm (on the kernel's main thread, inside the execute request)."""
+        from comm import create_comm  # lazy: only a reachable frontend needs it
+
+        comm = create_comm(target_name=TARGET, primary=False)  # opened once wired
+        comm.on_msg(self._received)
+        comm.on_close(lambda _msg: self._gone("the notebook closed its connection"))
+        _answers_anywhere(comm)
+        comm.primary = True
+        comm.open(data={"v": VERSION, "cell": self.cell, "turn": self.turn})
+        self._comm = comm
+
+    def close(self) -> None:
+        """End the link: pending requests fail; the frontend drops what it showed."""
+        self._gone("the turn ended")
+        comm, self._comm = self._comm, None
+        if comm is not None:
+            try:
+                comm.close()
+            except Exception:  # the kernel may be shutting down
+                pass
+
+    async def request(self, op: str, timeout: float | None = 30.0, **arguments: Any) -> Any:
+        """Send one request; its result. `FrontendGone` when nobody answers; `RuntimeError`
+        with the frontend's message when it refused."""
+        if self._comm is None or self._closed:
+            raise FrontendGone(NOT_REACHABLE)
+        number = next(self._ids)
+        ack: concurrent.futures.Future = concurrent.futures.Future()
+        answer: concurrent.futures.Future = concurrent.futures.Future()
+        with self._lock:
+            self._acks[number] = ack
+            self._answers[number] = answer
+        try:
+            if not await asyncio.to_thread(self._hello.wait, self.wait):
+                raise FrontendGone(f"no answer from the open notebook: {NOT_REACHABLE}")
+            comm = self._comm
+            if comm is None or self._closed:
+                raise FrontendGone("the open notebook went away")
+            comm.send({"id": number, "op": op, **arguments})
+            try:
+                await asyncio.wait_for(asyncio.wrap_future(ack), self.wait)
+            except TimeoutError:
+                raise FrontendGone(
+                    "the open notebook did not take the request (was its tab closed?)"
+                ) from None
+            try:
+                message = await asyncio.wait_for(asyncio.wrap_future(answer), timeout)
+            except TimeoutError:
+                raise FrontendGone(f"the open notebook gave no answer in {timeout:g} s") from None
+        finally:
+            with self._lock:
+                self._acks.pop(number, None)
+                self._answers.pop(number, None)
+        if "error" in message:
+            raise RuntimeError(str(message["error"]))
+        return message.get("result")
+
+    # -- from the frontend (a subshell thread) -----------------------------------------
+
+    def _received(self, msg: dict) -> None:
+        data = (msg.get("content") or {}).get("data")
+        if not isinstance(data, dict):
+            return
+        if data.get("type") == "hello":
+            self._hello.set()
+            return
+        number = data.get("id")
+        with self._lock:
+            ack = self._acks.get(number) if isinstance(number, int) else None
+            answer = self._answers.get(number) if isinstance(number, int) else None
+        if ack is not None and not ack.done():
+            ack.set_result(True)
+        if answer is None or data.get("ack"):
+            return
+        if len(json.dumps(data, default=str)) > MAX_ANSWER:
+            data = {"error": "the open notebook's answer was too large"}
+        if not answer.done():
+            answer.set_result(data)
+
+    def _gone(self, why: str) -> None:
+        self._closed = True
+        with self._lock:
+            pending = list(self._acks.values()) + list(self._answers.values())
+        for future in pending:
+            if not future.done():
+                future.set_exception(FrontendGone(why))
+        self._hello.set()  # nobody waits for a hello that will not come
+
+
+def _answers_anywhere(comm: Any) -> None:
+    """Let the frontend's answers run on the subshell it sends them on.
+
+    ipykernel 7.4 routes a comm's incoming messages to the shell that last published on
+    it (`_reply_subshell_for`); this comm publishes from the running cell, so its answers
+    would wait on the main shell until the turn ends. Each answer's own subshell serves.
+    """
+    if hasattr(comm, "_reply_subshell_for"):
+        comm._reply_subshell_for = lambda data, default: default

@@ -1,0 +1,52 @@
+"""What a turn changed, kept in its record with what is needed to revert it.
+
+Each change is one entry of the record's `changes`: a file the turn wrote (`write`,
+`edit`, `notebook_edit` on a file) with its text before (None when the turn created it),
+or a cell of the open notebook the turn edited, inserted, deleted or moved, with its
+source before and after. Texts are bounded (`MAX_TEXT` each, `MAX_TURN` a turn); a
+change too large to keep says so in `too_large` and cannot be reverted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+MAX_TEXT = 64_000  #: characters of one before/after text kept
+MAX_TURN = 256_000  #: characters of all the texts one turn keeps
+
+
+def remember(extras: dict[str, Any], change: dict[str, Any]) -> None:
+    """Add `change` to the turn's `changes` (in `extras`, merged into the record)."""
+    kept = extras.setdefault("changes", [])
+    used = sum(len(c.get("before") or "") + len(c.get("after") or "") for c in kept)
+    entry = dict(change)
+    size = len(entry.get("before") or "") + len(entry.get("after") or "")
+    too_big = [k for k in ("before", "after") if len(entry.get(k) or "") > MAX_TEXT]
+    if too_big or used + size > MAX_TURN:
+        for key in ("before", "after"):
+            entry.pop(key, None)
+        entry["too_large"] = f"{size:,} characters: too large to keep for undo"
+    kept.append(entry)
+
+
+def file_before(path: Path) -> dict[str, Any]:
+    """What a file holds before the turn writes it: its text, or that it did not exist."""
+    if not path.exists():
+        return {"before": None, "created": True}
+    try:
+        if path.stat().st_size > MAX_TEXT * 4:
+            return {"too_large": f"{path.stat().st_size:,} bytes: too large to keep for undo"}
+        return {"before": path.read_bytes().decode("utf-8")}
+    except (OSError, UnicodeDecodeError) as e:
+        return {"too_large": f"not kept for undo: {e}"}
+
+
+def digest(path: Path) -> str | None:
+    """The SHA-256 of what a regular file holds now (None when it is not one), to tell at
+    undo time whether it changed since the turn wrote it."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    except OSError:
+        return None

@@ -1,0 +1,296 @@
+"""The notebook tools on the notebook open in the frontend, through a link to it.
+
+The same vocabulary as the file forms (`notebooks.py`): `notebook_read` shows the cells as
+the person sees them now (unsaved edits, outputs on screen), `notebook_edit` makes one
+change through the frontend's notebook model (the person's undo, saving and real-time
+collaboration see it as an edit), offered as a diff in the cell that the person accepts
+or rejects unless `ask` is false. The link is anything with
+`async request(op, timeout=..., **arguments)` (the kernel's `elelem.notebook` comm); the
+frontend bounds what it sends (`clipped` marks a source cut short) and this side bounds
+what reaches the model as the file forms do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol
+
+from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.bounds import unified_diff
+from elelem_kernel.tools.namespace import run_python_async
+from elelem_kernel.tools.notebooks import (
+    CELL_TYPES,
+    _text,
+    change_cells,
+    find_cell,
+    read_cells,
+    summarize_outputs,
+)
+
+READ_TIMEOUT = 30.0  #: seconds for the frontend to hand over the cells
+#: What the model is told where there is no open notebook to act on.
+NOT_REACHABLE = (
+    "the open notebook is not reachable here (no JupyterLab >= 4.4 / Notebook >= 7.4 "
+    "frontend with the elelem-kernel extension sent this turn); pass path to work on a "
+    "notebook file, or use propose_cell to offer the person a cell"
+)
+
+
+class Link(Protocol):
+    """The frontend side of the open notebook."""
+
+    cell: str | None
+
+    async def request(self, op: str, timeout: float | None = ..., **arguments: Any) -> Any: ...
+
+
+async def snapshot(link: Link, outputs: bool = True) -> tuple[Any, dict]:
+    """The open notebook as an nbformat node, and what the frontend said about it."""
+    import nbformat
+
+    answer = await _ask(link, "read", READ_TIMEOUT, outputs=outputs)
+    if not isinstance(answer, dict) or not isinstance(answer.get("cells"), list):
+        raise ToolError("the open notebook sent no cells")
+    cells = [_cell(c, outputs) for c in answer["cells"] if isinstance(c, dict)]
+    nb = nbformat.from_dict({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    return nb, answer
+
+
+async def read_open(link: Link, cells: list[int | str] | None, outputs: bool = True) -> dict:
+    """`notebook_read` on the open notebook: its cells now, the turn's own cell marked."""
+    nb, answer = await snapshot(link, outputs)
+    rel = str(answer.get("path") or "the open notebook")
+    shown = read_cells(nb, rel, cells, outputs)
+    for entry in shown["cells"]:
+        if link.cell is not None and entry.get("id") == link.cell:
+            entry["this_turn"] = True
+        if nb.cells[entry["index"]].metadata.get("clipped"):
+            entry["clipped"] = "the source is longer than shown"
+    result: dict = {"path": rel, "open": True, "unsaved_changes": bool(answer.get("dirty"))}
+    result.update(shown)
+    result["kernel"] = answer.get("kernel")
+    result["note"] = (
+        "the notebook as the person sees it now; the cell marked this_turn is the prompt "
+        "this turn runs from"
+    )
+    return result
+
+
+async def edit_open(link: Link, ask: bool, turn: str | None = None, **change: Any) -> dict:
+    """`notebook_edit` on the open notebook: one change, asked as a diff unless `ask` is
+    false; the person's decision (and any reason) decides the result."""
+    nb, answer = await snapshot(link, outputs=False)
+    rel = str(answer.get("path") or "the open notebook")
+    before = [
+        (c.get("id"), c.cell_type, _text(c.source), bool(c.metadata.get("clipped")))
+        for c in nb.cells
+    ]
+    summary = change_cells(nb, rel, **change)
+    action, index = summary["action"], summary["cell"]["index"]
+    target_id = summary["cell"]["id"]
+    if action != "insert":
+        old = next(b for b in before if b[0] == target_id)
+        if old[3]:
+            raise ToolError(
+                f"cell {target_id} is too long to edit through the notebook view; pass source "
+                "to a smaller cell or edit the file with path"
+            )
+        if link.cell is not None and target_id == link.cell:
+            raise ToolError("that is the cell this turn runs from; it cannot be changed now")
+    request: dict[str, Any] = {"action": action, "ask": ask, "turn": turn}
+    if action == "insert":
+        made = nb.cells[index]
+        anchor = before[index - 1][0] if index > 0 else None
+        request.update(
+            index=index,
+            after=anchor,
+            new_id=made.get("id"),
+            cell_type=made.cell_type,
+            source=_text(made.source),
+        )
+        diff = unified_diff("", _text(made.source), f"new {made.cell_type} cell {index}")
+    else:
+        _, old_type, old_source, _ = old
+        request.update(cell=target_id, before=old_source)
+        if action == "delete":
+            diff = unified_diff(old_source, "", f"cell {target_id} (deleted)")
+        elif action == "move":
+            request["to"] = index
+            diff = f"move cell {target_id} to index {index}"
+        else:
+            changed = nb.cells[index]
+            request.update(source=_text(changed.source), cell_type=changed.cell_type)
+            diff = unified_diff(old_source, _text(changed.source), f"cell {target_id}")
+            if changed.cell_type != old_type:
+                diff = f"cell type {old_type} -> {changed.cell_type}\n" + diff
+    decision = await _ask(link, "edit", None, **request)
+    decision = decision if isinstance(decision, dict) else {}
+    if decision.get("decision") == "rejected":
+        reason = str(decision.get("reason") or "").strip()[:2_000]
+        return {
+            "error": "the person declined this edit"
+            + (f": {reason}" if reason else " (no reason given)")
+            + "; the notebook is unchanged",
+            "declined": True,
+        }
+    if decision.get("decision") not in ("accepted", "applied"):
+        raise ToolError("the open notebook did not apply the edit")
+    undo: dict[str, Any] = {"kind": "cell", "action": action, "cell": target_id, "index": index}
+    if action != "insert":
+        undo["cell_type"] = old[1]
+        undo["from_index"] = next(i for i, b in enumerate(before) if b[0] == target_id)
+    undo["before"] = None if action == "insert" else request.get("before")
+    undo["after"] = None if action in ("delete", "move") else request.get("source")
+    return {
+        "_undo": undo,
+        **summary,
+        "path": rel,
+        "open": True,
+        "decision": decision["decision"],
+        "cells": len(nb.cells),
+        "diff": diff,
+    }
+
+
+def _cell(raw: dict, outputs: bool) -> dict:
+    """A frontend cell as a valid nbformat cell (only the fields the tools read)."""
+    kind = raw.get("cell_type") if raw.get("cell_type") in CELL_TYPES else "raw"
+    cell: dict[str, Any] = {
+        "cell_type": kind,
+        "id": str(raw.get("id") or ""),
+        "source": raw.get("source") if isinstance(raw.get("source"), str) else "",
+        "metadata": {"clipped": True} if raw.get("clipped") else {},
+    }
+    if kind == "code":
+        count = raw.get("execution_count")
+        cell["execution_count"] = count if isinstance(count, int) else None
+        found = raw.get("outputs") if outputs else None
+        cell["outputs"] = (
+            [o for o in found if isinstance(o, dict)] if isinstance(found, list) else []
+        )
+    return cell
+
+
+async def _ask(link: Link, op: str, timeout: float | None, **arguments: Any) -> Any:
+    """The frontend's answer; `ToolError` with its reason when there is none."""
+    try:
+        return await link.request(op, timeout=timeout, **arguments)
+    except ToolError:
+        raise
+    except Exception as e:  # FrontendGone, or the frontend's own refusal
+        raise ToolError(str(e)) from None
+
+
+async def run_open(
+    link: Link,
+    namespace: dict,
+    cells: list[int | str] | None,
+    timeout: float,
+) -> dict:
+    """`notebook_run` on the open notebook: run code cells in the person's namespace, in
+    notebook order, stopping at the first error; their outputs go back to the model and
+    into the cells (with an execution count, as if the person ran them)."""
+    nb, answer = await snapshot(link, outputs=False)
+    rel = str(answer.get("path") or "the open notebook")
+    elelem_kernel = answer.get("kernel") == "elelem"  # every cell a prompt but %%py ones
+    chosen = sorted({find_cell(nb, c, rel) for c in cells}) if cells else range(len(nb.cells))
+    plan = []
+    for i in chosen:
+        cell = nb.cells[i]
+        if cell.cell_type != "code":
+            continue
+        code = runnable(_text(cell.source), elelem_kernel)
+        if code is None or cell.get("id") == link.cell:
+            if cells:
+                raise ToolError(
+                    f"cell {i} is a prompt cell; the agent never runs prompts (only code"
+                    + (" cells starting with %%py" if elelem_kernel else " cells")
+                    + ")"
+                )
+            continue
+        if cell.metadata.get("clipped"):
+            raise ToolError(f"cell {i} is too long to run from here")
+        plan.append((i, cell.get("id"), code))
+    if not plan:
+        raise ToolError("no code cells to run" + (f" among cells {cells}" if cells else ""))
+    ran: list[dict] = []
+    result: dict = {"path": rel, "open": True, "cells": ran}
+    for index, cell_id, code in plan:
+        try:
+            outcome = await asyncio.wait_for(run_python_async(namespace, _python(code)), timeout)
+        except TimeoutError:
+            outcome = {
+                "error": f"TimeoutError: the cell ran longer than {timeout:g} s and was stopped"
+            }
+        count = _next_count(namespace)
+        outputs = _outputs(outcome, count)
+        await _ask(
+            link, "outputs", READ_TIMEOUT, cell=cell_id, outputs=outputs, execution_count=count
+        )
+        entry = {"index": index, "id": cell_id, "execution_count": count}
+        entry["outputs"] = summarize_outputs(outputs)
+        ran.append(entry)
+        if "error" in outcome:
+            result["error"] = (
+                f"cell {index} (id {cell_id}) raised {outcome['error']}; later cells were not run"
+            )
+            result["not_run"] = [i for i, _, _ in plan[len(ran) :]]
+            break
+    result["note"] = "Python variables the cells changed cannot be restored by /undo"
+    return result
+
+
+def runnable(source: str, elelem_kernel: bool) -> str | None:
+    """The code a cell runs, or None for a prompt cell (never run by the agent)."""
+    first, _, rest = source.lstrip().partition("\n")
+    if elelem_kernel:
+        return rest if first.strip() == "%%py" else None
+    if first.strip().startswith(("%%elelem", "%elelem")):
+        return None
+    return source
+
+
+def _python(code: str) -> str:
+    """IPython syntax (magics, `!commands`) as the plain Python that runs it."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return code
+    return TransformerManager().transform_cell(code)
+
+
+def _next_count(namespace: dict) -> int | None:
+    """An execution count for a cell the agent ran: the one after the running prompt
+    cell's, which the shell then skips (so the person's next cell gets the one after)."""
+    shell = namespace.get("get_ipython")
+    ip = shell() if callable(shell) else None
+    count = getattr(ip, "execution_count", None)
+    if ip is None or not isinstance(count, int):
+        return None
+    ip.execution_count = count + 1
+    return count + 1
+
+
+def _outputs(outcome: dict, count: int | None) -> list[dict]:
+    """What the python run printed and returned, as nbformat outputs."""
+    outputs: list[dict] = []
+    for name in ("stdout", "stderr"):
+        if outcome.get(name):
+            outputs.append({"output_type": "stream", "name": name, "text": outcome[name]})
+    if "value" in outcome:
+        outputs.append(
+            {
+                "output_type": "execute_result",
+                "execution_count": count,
+                "data": {"text/plain": outcome["value"]},
+                "metadata": {},
+            }
+        )
+    if "error" in outcome:
+        ename, _, evalue = str(outcome["error"]).partition(": ")
+        trace = outcome.get("traceback") or ""
+        lines = trace.splitlines() if isinstance(trace, str) else [str(t) for t in trace]
+        outputs.append(
+            {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": lines}
+        )
+    return outputs

@@ -1,0 +1,349 @@
+"""The open notebook through the `elelem.notebook` comm, against a real kernel.
+
+This test plays the JupyterLab extension (labextension/src/live.ts) with jupyter_client:
+it tells the kernel it has the feature (the `elelem.restore` comm), opens a comm
+subshell, answers the kernel's requests on it while the prompt cell runs, and checks
+what the model got back in the turn's record.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+from queue import Empty
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+from tests.e2e.kernels import frozen, isolated_env, reply_to, run, send_in_cell, trusted
+
+pytestmark = pytest.mark.kernel
+
+HERE = Path(__file__).parent
+TURN_CELL = "turn-cell"
+ERROR = {
+    "output_type": "error",
+    "ename": "ZeroDivisionError",
+    "evalue": "division by zero",
+    "traceback": ["Traceback", "\x1b[31m----> 1 1/0\x1b[0m", "ZeroDivisionError: division by zero"],
+}
+CELLS = [
+    {"id": "aaa", "cell_type": "markdown", "source": "# Unsaved title"},
+    {
+        "id": "bbb",
+        "cell_type": "code",
+        "source": "x = 1/0",
+        "execution_count": 3,
+        "outputs": [ERROR],
+    },
+    {
+        "id": "ccc",
+        "cell_type": "code",
+        "source": "answer = 6 * 7\nprint('printed', answer)\nanswer",
+        "execution_count": None,
+        "outputs": [],
+    },
+    {
+        "id": TURN_CELL,
+        "cell_type": "code",
+        "source": "%%elelem -p calls\nfix it",
+        "execution_count": None,
+        "outputs": [],
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    root = tmp_path_factory.mktemp("open-notebook")
+    plugins = root / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    shutil.copy(HERE / "notebook_plugin.py", plugins / "notebook_plugin.py")
+    return root
+
+
+@pytest.fixture(scope="module")
+def kernel(folder):
+    env = trusted(isolated_env(folder, ELELEM_NOTEBOOK_WAIT="2"), folder)
+    km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(folder))
+    reply, _ = run(kc, "%load_ext elelem_kernel")
+    assert reply["content"]["status"] == "ok"
+    kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
+    subshell = kc.get_control_msg(timeout=10)["content"]["subshell_id"]
+    yield km, kc, subshell
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
+def restore(kc, features: list[str]) -> None:
+    """What the extension sends before an elelem cell (index.ts), with its features."""
+    comm_id = uuid.uuid4().hex
+    data = {"v": 1, "reason": "cell", "path": "nb.ipynb", "root": "", "features": features}
+    data["notebook"] = {"cells": [{"id": c["id"], "cell_type": c["cell_type"]} for c in CELLS]}
+    content = {"comm_id": comm_id, "target_name": "elelem.restore", "data": data}
+    kc.shell_channel.send(kc.session.msg("comm_open", content))
+
+
+class Frontend:
+    """The extension's side of one turn: hello, ack, then an answer from `answers`."""
+
+    def __init__(self, kc, subshell: str, hello: bool = True, **answers):
+        self.kc, self.subshell, self.hello = kc, subshell, hello
+        self.answers = {"read": self.read, **answers}
+        self.requests: list[dict] = []
+        self.opened: dict | None = None
+
+    def read(self, request: dict) -> dict:
+        cells = CELLS if request.get("outputs", True) else [{**c, "outputs": []} for c in CELLS]
+        return {"path": "nb.ipynb", "dirty": True, "kernel": "python3", "cells": cells}
+
+    def send(self, comm_id: str, data: dict) -> None:
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        msg["header"]["subshell_id"] = self.subshell
+        self.kc.shell_channel.send(msg)
+
+    def turn(self, calls: list, folder: Path, mode: str = "build") -> dict:
+        """Run a prompt cell that makes `calls`; the turn's record."""
+        (folder / "calls.json").write_text(json.dumps(calls))
+        msgs = self.run(f"%%elelem -p calls --mode {mode}\nfix it")
+        return frozen(msgs)["metadata"]["elelem"]
+
+    def run(self, code: str) -> list[dict]:
+        """Run `code` in the turn's cell, answering the kernel's requests; its messages."""
+        msg_id = send_in_cell(self.kc, code, TURN_CELL, allow_stdin=False)
+        msgs = []
+        comm_id = None
+        while True:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=60)
+            except Empty:
+                raise AssertionError("the turn never ended") from None
+            content = msg["content"]
+            if msg["msg_type"] == "comm_open" and content["target_name"] == "elelem.notebook":
+                self.opened = content["data"]
+                comm_id = content["comm_id"]
+                if self.hello:
+                    self.send(comm_id, {"type": "hello"})
+            elif msg["msg_type"] == "comm_msg" and content["comm_id"] == comm_id:
+                request = content["data"]
+                self.requests.append(request)
+                self.send(comm_id, {"id": request["id"], "ack": True})
+                answer = self.answers[request["op"]](request)
+                self.send(comm_id, {"id": request["id"], "result": answer})
+            if msg["parent_header"].get("msg_id") == msg_id:
+                msgs.append(msg)
+                if msg["msg_type"] == "status" and content["execution_state"] == "idle":
+                    break
+        assert reply_to(self.kc, msg_id)["content"]["status"] == "ok"
+        return msgs
+
+
+def results(record: dict) -> list[dict]:
+    return [json.loads(c["result"]) for c in record["rounds"][0]["calls"]]
+
+
+def test_read_sees_the_notebook_as_shown(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    front = Frontend(kc, subshell)
+    record = front.turn([["notebook_read", {}]], folder)
+    assert front.opened == {"v": 1, "cell": TURN_CELL, "turn": None}
+    assert record["rounds"][0]["text"] == "reachable: True"
+    (result,) = results(record)
+    assert result["ok"] is True, result
+    assert result["open"] is True and result["unsaved_changes"] is True
+    cells = result["cells"]
+    assert [c["id"] for c in cells] == ["aaa", "bbb", "ccc", TURN_CELL]
+    assert cells[0]["source"] == "# Unsaved title"
+    assert cells[1]["execution_count"] == 3
+    assert cells[1]["outputs"][0].startswith("ZeroDivisionError: division by zero")
+    assert "\x1b" not in cells[1]["outputs"][0]
+    assert cells[3].get("this_turn") is True and "this_turn" not in cells[1]
+
+
+def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    edits: list[dict] = []
+
+    def decide(request):
+        edits.append(request)
+        if request["action"] == "replace":
+            return {"decision": "accepted"}
+        return {"decision": "rejected", "reason": "keep the title"}
+
+    front = Frontend(kc, subshell, edit=decide)
+    calls = [
+        ["notebook_edit", {"cell": "bbb", "old": "1/0", "new": "1/1"}],
+        ["notebook_edit", {"cell": 0, "delete": True}],
+    ]
+    record = front.turn(calls, folder)
+    fixed, deleted = results(record)
+    assert edits[0]["ask"] is True and edits[0]["cell"] == "bbb"
+    assert edits[0]["before"] == "x = 1/0" and edits[0]["source"] == "x = 1/1"
+    assert edits[0]["turn"] == record["turn"]
+    assert fixed["ok"] is True and fixed["decision"] == "accepted"
+    assert "-x = 1/0" in fixed["diff"] and "+x = 1/1" in fixed["diff"]
+    assert edits[1]["action"] == "delete" and edits[1]["before"] == "# Unsaved title"
+    assert deleted["ok"] is False and "keep the title" in deleted["error"]
+    (change,) = record["changes"]  # the accepted edit, kept to undo it; not the rejected one
+    assert change == {
+        "kind": "cell",
+        "action": "replace",
+        "cell": "bbb",
+        "index": 1,
+        "before": "x = 1/0",
+        "after": "x = 1/1",
+        "cell_type": "code",
+        "from_index": 1,
+    }
+
+
+def test_auto_applies_at_once(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    edits: list[dict] = []
+    front = Frontend(kc, subshell, edit=lambda r: edits.append(r) or {"decision": "applied"})
+    calls = [["notebook_edit", {"insert": "after", "cell": "bbb", "source": "print(x)"}]]
+    record = front.turn(calls, folder, mode="auto")
+    (result,) = results(record)
+    assert result["ok"] is True, result
+    assert edits[0]["ask"] is False and edits[0]["action"] == "insert"
+    assert edits[0]["after"] == "bbb" and edits[0]["source"] == "print(x)"
+    assert edits[0]["id"] == 2 and edits[0]["new_id"] == result["cell"]["id"]
+    assert result["cell"]["index"] == 2  # right after bbb
+
+
+def test_the_turn_cell_is_not_edited(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    front = Frontend(kc, subshell)
+    record = front.turn([["notebook_edit", {"cell": TURN_CELL, "source": "x"}]], folder)
+    (result,) = results(record)
+    assert result["ok"] is False and "this turn runs from" in result["error"]
+
+
+def test_no_answer_is_a_clear_failure(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    front = Frontend(kc, subshell, hello=False)
+    record = front.turn([["notebook_read", {}]], folder)
+    (result,) = results(record)
+    assert result["ok"] is False and "no answer from the open notebook" in result["error"]
+
+
+def test_without_the_extension_the_model_is_told(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, [])
+    front = Frontend(kc, subshell)
+    record = front.turn([["notebook_read", {}]], folder)
+    assert front.opened is None
+    assert record["rounds"][0]["text"] == "reachable: False"
+    (result,) = results(record)
+    assert result["ok"] is False and "not reachable" in result["error"]
+
+
+def test_run_in_the_persons_namespace_shows_outputs_in_the_cell(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    shown: list[dict] = []
+    front = Frontend(kc, subshell, outputs=lambda r: shown.append(r) or {"shown": True})
+    record = front.turn([["notebook_run", {"cells": ["ccc"]}]], folder, mode="auto")
+    (result,) = results(record)
+    assert result["ok"] is True, result
+    (cell,) = result["cells"]
+    assert cell["id"] == "ccc" and cell["outputs"] == [
+        "stdout: printed 42\n",
+        f"Out[{cell['execution_count']}]: 42",
+    ]
+    (request,) = shown
+    assert request["cell"] == "ccc" and request["execution_count"] == cell["execution_count"]
+    assert [o["output_type"] for o in request["outputs"]] == ["stream", "execute_result"]
+    reply, msgs = run(kc, "print(answer)")  # the person's namespace has what the cell made
+    assert [m["content"]["text"] for m in msgs if m["msg_type"] == "stream"] == ["42\n"]
+
+
+def test_run_stops_at_the_first_error(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    shown: list[dict] = []
+    front = Frontend(kc, subshell, outputs=lambda r: shown.append(r) or {"shown": True})
+    record = front.turn([["notebook_run", {"cells": ["ccc", "bbb"]}]], folder, mode="auto")
+    (result,) = results(record)
+    assert result["ok"] is False and "ZeroDivisionError" in result["error"]
+    assert result["not_run"] == [2] and [c["id"] for c in result["cells"]] == ["bbb"]
+    assert shown[0]["outputs"][-1]["ename"] == "ZeroDivisionError"
+
+
+def test_run_never_runs_a_prompt_cell(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    front = Frontend(kc, subshell)
+    record = front.turn([["notebook_run", {"cells": [TURN_CELL]}]], folder, mode="auto")
+    (result,) = results(record)
+    assert result["ok"] is False and "never runs prompts" in result["error"]
+
+
+def test_undo_reverts_files_and_cells_unchanged_since(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    (folder / "kept.md").write_text("before\n")
+    front = Frontend(kc, subshell, edit=lambda r: {"decision": "applied"})
+    calls = [
+        ["write", {"path": "made.md", "content": "new\n"}],
+        ["write", {"path": "kept.md", "content": "after\n"}],
+        ["write", {"path": "touched.md", "content": "agent\n"}],
+        ["notebook_edit", {"cell": "bbb", "source": "x = 2"}],
+    ]
+    record = front.turn(calls, folder, mode="auto")
+    assert [c["kind"] for c in record["changes"]] == ["file", "file", "file", "cell"]
+    (folder / "touched.md").write_text("the person changed it since\n")
+    reverts: list[dict] = []
+
+    def revert(change):
+        reverts.append(change)
+        return {"reverted": True}
+
+    marked: list[dict] = []
+    undoer = Frontend(kc, subshell, revert=revert, mark_undone=lambda r: marked.append(r) or {})
+    msgs = undoer.run("%elelem /undo")
+    said = "".join(json.dumps(m["content"]) for m in msgs)
+    assert not (folder / "made.md").exists()
+    assert (folder / "kept.md").read_text() == "before\n"
+    assert (folder / "touched.md").read_text() == "the person changed it since\n"
+    assert "changed since the turn" in said and "cannot be restored" in said
+    assert [m["turn"] for m in marked] == [record["turn"]]  # the saved record says so too
+    (change,) = reverts
+    assert change["cell"] == "bbb" and change["before"] == "x = 1/0" and change["after"] == "x = 2"
+    again = Frontend(kc, subshell).run("%elelem /undo")
+    assert "nothing to undo" in "".join(json.dumps(m["content"]) for m in again)
+
+
+def test_hundreds_of_cells_stay_bounded(kernel, folder):
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    many = [
+        {
+            "id": f"c{i}",
+            "cell_type": "code",
+            "source": f"# cell {i}\n" + "x" * 5_000,
+            "execution_count": i,
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": "y" * 5_000}],
+        }
+        for i in range(400)
+    ] + [CELLS[-1]]
+
+    def read(request):
+        return {"path": "big.ipynb", "dirty": False, "kernel": "python3", "cells": many}
+
+    front = Frontend(kc, subshell, read=read)
+    front.turn([["notebook_read", {}]], folder)
+    (sent,) = json.loads((folder / "results.json").read_text())  # what the model got
+    result = json.loads(sent)
+    assert result["ok"] is True, str(result)[:500]
+    assert result["count"] == 401
+    assert 0 < len(result["cells"]) < 401 and "notebook_read with cells=" in result["truncated"]
+    assert len(json.dumps(result)) < 200_000
+    assert all(len(o) < 3_000 for c in result["cells"] for o in c.get("outputs", []))
