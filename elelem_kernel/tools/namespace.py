@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import contextvars
 import ctypes
 import fnmatch
 import itertools
@@ -83,7 +84,11 @@ async def run_python_async(namespace: dict, code: str) -> dict:
         with contextlib.suppress(RuntimeError):  # the loop may be closed by now
             loop.call_soon_threadsafe(_settle, done, result)
 
-    thread = threading.Thread(target=work, name="elelem-python", daemon=True)
+    # The code runs in this turn's context: a new thread's own would be empty, and ipykernel
+    # would then send what the code displays to whichever message set its parent last (a
+    # comm message from the open notebook, on a subshell), not to the turn's cell.
+    runner = contextvars.copy_context().run
+    thread = threading.Thread(target=runner, args=(work,), name="elelem-python", daemon=True)
     thread.start()
     try:
         return await asyncio.shield(done)

@@ -347,3 +347,15 @@ def test_hundreds_of_cells_stay_bounded(kernel, folder):
     assert 0 < len(result["cells"]) < 401 and "notebook_read with cells=" in result["truncated"]
     assert len(json.dumps(result)) < 200_000
     assert all(len(o) < 3_000 for c in result["cells"] for o in c.get("outputs", []))
+
+
+def test_what_the_agents_python_displays_goes_to_the_turns_cell(kernel, folder):
+    """The frontend's hello (a comm message on a subshell) sets ipykernel's fallback parent;
+    the python tool's thread must still publish under the turn's own request."""
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    code = "from IPython.display import HTML, display\ndisplay(HTML('<b>shown here</b>'))"
+    (folder / "calls.json").write_text(json.dumps([["python", {"code": code}]]))
+    msgs = Frontend(kc, subshell).run("%%elelem -p calls --mode auto\nfix it")
+    shown = [m for m in msgs if m["msg_type"] == "display_data"]
+    assert any("<b>shown here</b>" in m["content"]["data"].get("text/html", "") for m in shown)

@@ -10,12 +10,6 @@ from tests.e2e.browser.pages import FROZEN, Lab
 pytestmark = pytest.mark.browser
 
 
-@pytest.mark.xfail(
-    reason="known regression, open: with the open-notebook link (elelem.notebook comm) "
-    "active, the display_data of the agent's plot does not reach the cell; the model "
-    "still gets the image. Passes with the link disabled.",
-    strict=False,
-)
 def test_the_agents_plot_shows_once_in_the_cell(page: Lab):
     pytest.importorskip("matplotlib")
     lab = page.open("elelem_kernel.ipynb", "images")
