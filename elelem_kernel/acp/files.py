@@ -19,7 +19,7 @@ from typing import Any
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, unified_diff
-from elelem_kernel.tools.files import LINE_CHARS, apply_edit
+from elelem_kernel.tools.files import LINE_CHARS, apply_edit, lines_result
 from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.regular import check_regular
 from elelem_kernel.tools.workspace import Workspace
@@ -148,15 +148,6 @@ def numbered(rel: str, text: str, offset: int = 1, limit: int | None = None) -> 
             break
         shown.append(entry)
         size += len(entry) + 1
-    last = offset + len(shown) - 1
-    result: dict = {"path": rel, "content": "\n".join(shown), "total_lines": total}
-    if shown:
-        result["lines"] = f"{offset}-{last}"
-    else:
-        result["note"] = "the file is empty"
-    if last < total:
-        result["truncated"] = (
-            f"showing lines {offset}-{last} of {total}; call read with offset={last + 1} for more"
-        )
+    result = lines_result(rel, shown, offset, total)
     result["source"] = "the editor's buffer (unsaved changes included)"
     return result

@@ -55,6 +55,17 @@ def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> d
         total = n + _count_rest(f) if stopped else n
     if not shown and total:
         raise ToolError(f"offset {offset} is past the end of {rel}: it has {total} lines")
+    result = lines_result(rel, shown, offset, total)
+    if replaced:
+        result["note"] = "bytes that are not valid UTF-8 were replaced with U+FFFD"
+    if target.suffix == ".ipynb":
+        result["note"] = "a notebook: notebook_read shows its cells and outputs more compactly"
+    return result
+
+
+def lines_result(rel: str, shown: list[str], offset: int, total: int) -> dict:
+    """`read`'s answer for numbered lines `shown` from `offset` of `total`: which lines,
+    and how to ask for the rest (the editor's buffer is read the same way, acp/files.py)."""
     last = offset + len(shown) - 1
     result: dict = {"path": rel, "content": "\n".join(shown), "total_lines": total}
     if shown:
@@ -65,10 +76,6 @@ def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> d
         result["truncated"] = (
             f"showing lines {offset}-{last} of {total}; call read with offset={last + 1} for more"
         )
-    if replaced:
-        result["note"] = "bytes that are not valid UTF-8 were replaced with U+FFFD"
-    if target.suffix == ".ipynb":
-        result["note"] = "a notebook: notebook_read shows its cells and outputs more compactly"
     return result
 
 
