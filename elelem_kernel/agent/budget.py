@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent.context import estimate, short
+from elelem_kernel.agent.context import short
 from elelem_kernel.agent.pricing import cost
 from elelem_kernel.agent.record import add_usage
 from elelem_kernel.errors import ConfigError, ElelemError
@@ -182,19 +182,14 @@ def priced(session: Session, usage: dict[str, Any]) -> float | None:
     """Dollars for `usage` with the session's provider and model; None when unknown.
 
     The same question the session asks for its footer's cost: of the model it prices
-    (`Session.price_model`, where the session has one: none away from the official
-    endpoint, so a local server's model is unknown, never guessed from its name).
+    (`Session.price_model`: none away from the official endpoint, so a local server's model is unknown, never guessed from its name).
     """
-    price_model = getattr(session, "price_model", None)
-    model = price_model() if callable(price_model) else session.model
-    return cost(session.provider_name, model, usage)
+    return cost(session.provider_name, session.price_model(), usage)
 
 
 def request_tokens(session: Session, messages: list[dict[str, Any]], tools: list) -> int:
-    """The estimated input tokens of a request: the session's own (calibrated) estimate
-    where it has one, else `agent/context.py`'s."""
-    own = getattr(session, "estimate", None)
-    return int(own(messages, tools)) if callable(own) else estimate(messages, tools)
+    """The estimated input tokens of a request: the session's own (calibrated) estimate."""
+    return session.estimate(messages, tools)
 
 
 def output_limit(provider: Any) -> int:
