@@ -182,7 +182,8 @@ def priced(session: Session, usage: dict[str, Any]) -> float | None:
     """Dollars for `usage` with the session's provider and model; None when unknown.
 
     The same question the session asks for its footer's cost: of the model it prices
-    (`Session.price_model`: none away from the official endpoint, so a local server's model is unknown, never guessed from its name).
+    (`Session.price_model`: none away from the official endpoint, so a local server's
+    model is unknown, never guessed from its name).
     """
     return cost(session.provider_name, session.price_model(), usage)
 
