@@ -87,7 +87,7 @@ def ask(
     The provider's connections are closed afterwards.
     """
     from elelem_kernel.agent.factory import new_session  # lazy: the face stays cheap to import
-    from elelem_kernel.agent.sync import run_sync
+    from elelem_kernel.sync import run_sync
 
     session = new_session(provider=provider, model=model, **options)
     return run_sync(lambda: session.turn(prompt), close=session.aclose)

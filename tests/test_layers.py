@@ -117,6 +117,7 @@ LAYERS: list[tuple[str, ...]] = [
         "images",
         "options",
         "redaction",
+        "sync",
         "text",
         "visible",
         "_version",

@@ -54,12 +54,12 @@ from elelem_kernel.agent.record import (
     deeper_than,
     fit,
 )
-from elelem_kernel.agent.sync import run_sync
 from elelem_kernel.agent.toolbox import Call, Tool, Toolbox, check_mode, finish
 from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError
 from elelem_kernel.events import map_stop_reason
 from elelem_kernel.options import from_env
 from elelem_kernel.redaction import redact
+from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import visible
 
 Renderer = Callable[[dict[str, Any]], None]
@@ -341,7 +341,7 @@ class Session:
         """Run a turn to the end from synchronous code; Ctrl-C ends it as interrupted.
 
         With no `loop` a private one is made and closed after the provider's connections.
-        Works inside a running event loop too (agent/sync.py).
+        Works inside a running event loop too (sync.py).
         """
         return run_sync(
             lambda: self.turn(prompt, renderer=renderer, cell=cell),

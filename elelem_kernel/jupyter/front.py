@@ -21,10 +21,10 @@ from elelem_kernel.agent.commands import check_tools
 from elelem_kernel.agent.record import unfinished
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.jupyter.approvals import approver_for, choose_channel
-from elelem_kernel.jupyter.runner import LoopThread
 from elelem_kernel.render.markdown import neutralise, no_blank_lines, to_html
 from elelem_kernel.render.markdown_text import to_text
 from elelem_kernel.render.static import bundle
+from elelem_kernel.sync import LoopThread
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
@@ -69,7 +69,8 @@ class NotebookFront:
     def __init__(self, ip: Any):
         self.ip = ip
         self.session: Session | None = None
-        self.runner = LoopThread()
+        self.runner = LoopThread("elelem-turns")  #: kept for the kernel's life: providers
+        #: may hold HTTP clients bound to its loop
         self.announced = False
         self.placed = False
         self.approvals: dict[str, Any] = {}  #: what the approval channels learnt

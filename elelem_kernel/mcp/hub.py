@@ -2,8 +2,8 @@
 
 Servers must outlive a turn, and the fronts run turns on different loops (a private loop
 per CLI turn, a kernel's long-lived turn thread), so the client sessions live on a loop of
-their own in a daemon thread. Turns reach it with `run`, which hands a coroutine over and
-cancels it there when the turn is interrupted. `close` (at exit, and at kernel shutdown)
+their own in a daemon thread (a `sync.LoopThread`). Turns reach it with `run`, which hands
+a coroutine over and cancels it there when the turn is interrupted. `close` (at exit, and at kernel shutdown)
 stops every server and its process tree, so none outlives the session.
 
 Servers' stderr logs go to a private folder (`0700`) made for the session and removed by
@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.link import INIT_TIMEOUT, Link, describe
+from elelem_kernel.sync import LoopThread
 
 T = TypeVar("T")
 LOGS_ENV = "ELELEM_MCP_LOGS"  #: a folder for the servers' stderr logs, kept after the session
@@ -43,9 +44,7 @@ class Hub:
         chosen = logs or (Path(os.environ[LOGS_ENV]) if os.environ.get(LOGS_ENV) else None)
         self.keep_logs = chosen is not None  #: the person named the folder: it stays
         self._logs = chosen
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._loop = LoopThread("elelem-mcp")
 
     @property
     def logs(self) -> Path:
@@ -64,28 +63,17 @@ class Hub:
 
     # -- the loop ---------------------------------------------------------------------
 
-    def _start(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                self._thread = threading.Thread(
-                    target=loop.run_forever, daemon=True, name="elelem-mcp"
-                )
-                self._thread.start()
-                self._loop = loop
-            return self._loop
-
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Run `coro` on the hub's loop; its future."""
-        return asyncio.run_coroutine_threadsafe(coro, self._start())
+        return self._loop.submit(coro)
 
     async def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await `coro` on the hub's loop from any other loop; cancelling cancels it there."""
-        return await asyncio.wrap_future(self.submit(coro))
+        return await self._loop.run_from_loop(coro)
 
     def wait(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run `coro` on the hub's loop from synchronous code and wait for it."""
-        return self.submit(coro).result(timeout)
+        return self._loop.wait(coro, timeout)
 
     # -- servers ----------------------------------------------------------------------
 
@@ -183,8 +171,7 @@ class Hub:
     def close(self) -> None:
         """Stop every server and the loop, remove the logs unless kept (idempotent, safe
         at exit)."""
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None or not thread.is_alive():
+        if not self._loop.running:
             self.remove_logs()
             return
         with _signals_held():
@@ -193,9 +180,7 @@ class Hub:
             except Exception:
                 pass
             finally:
-                loop.call_soon_threadsafe(loop.stop)
-                thread.join(5)
-                self._loop = self._thread = None
+                self._loop.stop(5)
                 self.remove_logs()
 
 

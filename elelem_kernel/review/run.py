@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.budget import EXIT_CODE, budget_argument, parse
 from elelem_kernel.agent.factory import new_session
-from elelem_kernel.agent.sync import run_sync
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.options import parse_pairs
@@ -35,6 +34,7 @@ from elelem_kernel.review.findings import SEVERITIES, at_least, check_severity, 
 from elelem_kernel.review.report import FORMATS, ReviewResult, render
 from elelem_kernel.review.review_tools import FindingLog, add_review_tools
 from elelem_kernel.review.target import Target, resolve
+from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import json_visible, visible
 
 if TYPE_CHECKING:

@@ -4,21 +4,20 @@ Outputs are bounded while the cells run (`cell_outputs`): a cell that prints gig
 keeps the ends of its streams and the first and last of its outputs, and its entry in the
 result says what was left out.
 
-The run happens in a fresh kernel on a thread with its own event loop: nbclient installs
-SIGINT/SIGTERM handlers on the loop it runs in, which must not be the Jupyter kernel's own.
+The run happens in a fresh kernel on a thread with its own event loop (`sync.on_own_loop`):
+nbclient installs SIGINT/SIGTERM handlers on the loop it runs in, which must not be the
+Jupyter kernel's own.
 Cancelling the tool cancels the run, and nbclient shuts the kernel down. The file on disk
 is left as it was; the outputs come back as text summaries.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import threading
 from pathlib import Path
 from typing import Any
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.sync import on_own_loop
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.cell_outputs import CellCuts, bounded_client
 from elelem_kernel.tools.notebooks import describe_cell, find_cell, load
@@ -46,7 +45,9 @@ async def run_notebook(
         )
     name = kernel or nb.metadata.get("kernelspec", {}).get("name") or "python3"
     cuts: dict[int, CellCuts] = {}
-    outcome = await _on_own_loop(_execute(nb, indexes, target.parent, timeout, name, cuts))
+    outcome = await on_own_loop(
+        _execute(nb, indexes, target.parent, timeout, name, cuts), name="elelem-notebook-run"
+    )
     ran, failed, problem = outcome
     results, size = [], 0
     pictures: list[dict] = []
@@ -115,55 +116,3 @@ async def _execute(
         names = ", ".join(sorted(KernelSpecManager().find_kernel_specs()))
         raise ToolError(f'kernel "{kernel}" is not installed; installed kernels: {names}') from None
     return ran, None, None
-
-
-async def _on_own_loop(coro: Any) -> Any:
-    """Await `coro` on a private loop in a thread; cancelling here cancels it there."""
-    outer = asyncio.get_running_loop()
-    done: asyncio.Future = outer.create_future()
-    inner: list[tuple[asyncio.AbstractEventLoop, asyncio.Task]] = []
-    started = threading.Event()
-
-    def settle(value: Any, error: BaseException | None) -> None:
-        if done.done():
-            return
-        if isinstance(error, asyncio.CancelledError):
-            done.cancel()
-        elif error is not None:
-            done.set_exception(error)
-        else:
-            done.set_result(value)
-
-    async def main() -> Any:
-        task = asyncio.current_task()
-        assert task is not None
-        inner.append((asyncio.get_running_loop(), task))
-        started.set()
-        return await coro
-
-    def run() -> None:
-        try:
-            value, error = asyncio.run(main()), None  # also ends nbclient's helper tasks
-        except BaseException as e:  # handed to the awaiting side
-            value, error = None, e
-        finally:
-            started.set()
-        with contextlib.suppress(RuntimeError):  # the outer loop may be gone
-            outer.call_soon_threadsafe(settle, value, error)
-
-    thread = threading.Thread(target=run, name="elelem-notebook-run", daemon=True)
-    thread.start()
-    try:
-        return await asyncio.shield(done)
-    except asyncio.CancelledError:
-        await asyncio.to_thread(started.wait)
-        if inner:
-            loop, task = inner[0]
-            with contextlib.suppress(RuntimeError):  # the run may have just finished
-                loop.call_soon_threadsafe(task.cancel)
-        await asyncio.to_thread(thread.join, 30)
-        if not done.done():
-            done.cancel()
-        elif not done.cancelled():
-            done.exception()  # seen: the run ended anyway, and this call was cancelled
-        raise

@@ -7,12 +7,12 @@ import time
 
 import pytest
 
-from elelem_kernel.jupyter.runner import LoopThread
+from elelem_kernel.sync import LoopThread
 
 
 @pytest.fixture(scope="module")
 def runner():
-    return LoopThread()
+    return LoopThread("elelem-turns")
 
 
 def test_runs_a_coroutine_on_its_own_loop(runner):
@@ -100,7 +100,7 @@ def test_a_stop_before_the_turn_begins(runner):
 
 
 def test_the_wait_ends_when_the_turn_does_not_at_the_next_poll(monkeypatch):
-    import elelem_kernel.jupyter.runner as runner_module
+    import elelem_kernel.sync as runner_module
 
     monkeypatch.setattr(runner_module, "POLL", 600)  # a poll would outlast the join below
     fresh = LoopThread()
@@ -115,3 +115,69 @@ def test_the_wait_ends_when_the_turn_does_not_at_the_next_poll(monkeypatch):
     waiter.start()
     waiter.join(timeout=60)
     assert out == [("end_turn", False)]
+
+
+def test_submit_and_wait_reach_the_loop_from_any_thread_and_stop_ends_it():
+    bridge = LoopThread("elelem-test")
+
+    async def where():
+        return threading.current_thread().name
+
+    assert bridge.wait(where(), 30) == "elelem-test"
+    assert bridge.submit(where()).result(30) == "elelem-test"
+    first = bridge.loop
+    bridge.stop(5)
+    assert not bridge.running and bridge.loop is None
+    assert bridge.wait(where(), 30) == "elelem-test"  # a later call starts it again
+    assert bridge.loop is not first
+    bridge.stop(5)
+
+
+def test_run_from_loop_cancels_the_coroutine_there():
+    bridge = LoopThread("elelem-test")
+    started, ended = threading.Event(), threading.Event()
+
+    async def long():
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        finally:
+            ended.set()
+
+    async def caller():
+        task = asyncio.ensure_future(bridge.run_from_loop(long()))
+        await asyncio.to_thread(started.wait, 30)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(caller())
+    assert ended.wait(30)
+    bridge.stop(5)
+
+
+def test_on_own_loop_runs_on_a_fresh_loop_and_cancelling_waits_for_the_end():
+    from elelem_kernel.sync import on_own_loop
+
+    ended = threading.Event()
+
+    async def where():
+        return threading.current_thread().name, asyncio.get_running_loop()
+
+    async def long():
+        try:
+            await asyncio.sleep(30)
+        finally:
+            ended.set()
+
+    async def caller():
+        name, loop = await on_own_loop(where(), name="elelem-own")
+        assert (name, loop is asyncio.get_running_loop()) == ("elelem-own", False)
+        task = asyncio.ensure_future(on_own_loop(long()))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert ended.is_set()  # the wait ended only once the coroutine had
+
+    asyncio.run(caller())

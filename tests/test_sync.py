@@ -8,7 +8,7 @@ import pytest
 
 import elelem_kernel
 from elelem_kernel.agent import registry
-from elelem_kernel.agent.sync import run_sync
+from elelem_kernel.sync import run_sync
 
 
 class Closing:
