@@ -125,7 +125,7 @@ def _record_of(cell: Any) -> dict | None:
 
 def restore(path: Path, ws: Path) -> int:
     """Restore the notebook into a fresh session, as a kernel does on its first prompt."""
-    from elelem_kernel.jupyter.store import restore_into
+    from elelem_kernel.jupyter.restore import restore_into
 
     session = session_for(ws)
     line = restore_into(session, {}, {"ELELEM_NOTEBOOK": str(path)}, force=True)

@@ -20,7 +20,7 @@ from elelem_kernel.errors import ElelemError
 from elelem_kernel.events import EXIT_CODES
 from elelem_kernel.jupyter import append
 from elelem_kernel.jupyter.notebook_file import read_notebook
-from elelem_kernel.jupyter.store import restored_line
+from elelem_kernel.jupyter.restore import restored_line
 from elelem_kernel.render.static import bundle
 from elelem_kernel.render.terminal import TerminalRenderer
 from elelem_kernel.visible import visible

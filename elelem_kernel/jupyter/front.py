@@ -80,9 +80,9 @@ class NotebookFront:
 
     def get_session(self) -> Session:
         """The shell's session, created with the default provider on first use."""
-        store = _store()
-        if store is not None:  # VS Code names the notebook only in its cell ids
-            store.note_vscode_cell(
+        restore = _restore_module()
+        if restore is not None:  # VS Code names the notebook only in its cell ids
+            restore.note_vscode_cell(
                 self.ip.user_ns, (self.parent().get("metadata") or {}).get("cellId")
             )
         try:
@@ -126,26 +126,26 @@ class NotebookFront:
             "since (Python variables cannot be restored)",
             lambda _session, _args: self.undo(),
         )
-        store = _store()
-        if store is not None:
+        restore = _restore_module()
+        if restore is not None:
             try:
-                store.register_commands(session, self.ip.user_ns, dict(os.environ))
+                restore.register_commands(session, self.ip.user_ns, dict(os.environ))
             except Exception as error:
                 self.say(f"warning: notebook commands unavailable: {error}")
 
     def _frontend_folder(self) -> Path | None:
         """The notebook's folder as the frontend told it, when this kernel can see it."""
-        store = _store()
-        frontend = self.ip.user_ns.get(store.FRONTEND_KEY) if store else None
+        restore = _restore_module()
+        frontend = self.ip.user_ns.get(restore.FRONTEND_KEY) if restore else None
         path = frontend.get("path") if isinstance(frontend, dict) else None
         folder = Path(path).parent if path else None
         return folder if folder is not None and folder.is_dir() else None
 
     def notebook_path(self) -> Path | None:
         """The notebook open in the frontend, when it can be known."""
-        store = _store()
+        restore = _restore_module()
         try:
-            return store.find_notebook(self.ip.user_ns, dict(os.environ))[0] if store else None
+            return restore.find_notebook(self.ip.user_ns, dict(os.environ))[0] if restore else None
         except Exception:  # an unreadable setting must not stop the prompt
             return None
 
@@ -334,8 +334,8 @@ class NotebookFront:
         tell the model in the environment facts whether it can."""
         from elelem_kernel.jupyter import notebook_comm  # lazy: small, but only for turns
 
-        store = _store()
-        frontend = self.ip.user_ns.get(store.FRONTEND_KEY) if store else None
+        restore = _restore_module()
+        frontend = self.ip.user_ns.get(restore.FRONTEND_KEY) if restore else None
         session.live_notebook = None
         if cell and notebook_comm.reachable(frontend, _channel(self.ip, parent)):
             link = notebook_comm.NotebookLink(cell)
@@ -355,8 +355,8 @@ class NotebookFront:
         session = self.get_session()
         parent = self.parent()
         cell = (parent.get("metadata") or {}).get("cellId")
-        store = _store()
-        frontend = self.ip.user_ns.get(store.FRONTEND_KEY) if store else None
+        restore = _restore_module()
+        frontend = self.ip.user_ns.get(restore.FRONTEND_KEY) if restore else None
         link = None
         if cell and notebook_comm.reachable(frontend, _channel(self.ip, parent)):
             link = notebook_comm.NotebookLink(cell)
@@ -374,10 +374,10 @@ class NotebookFront:
             link.close()
 
     def _restore(self, session: Session, cell: str | None, source: str | None) -> None:
-        store = _store()
-        if store is None:
+        restore = _restore_module()
+        if restore is None:
             return
-        message = store.restore_into(
+        message = restore.restore_into(
             session, self.ip.user_ns, dict(os.environ), cell=cell, source=source
         )
         if message:
@@ -543,16 +543,16 @@ def _drop_deleted(session: Session, deleted: Any) -> None:
         conversation.turns[:] = [t for t in conversation.turns if t.get("cell") not in gone]
 
 
-def _store() -> Any:
+def _restore_module() -> Any:
     try:
         from elelem_kernel.jupyter import (
-            store,  # lazy: nbformat and the agent, only once a session exists
+            restore,  # lazy: nbformat and the agent, only once a session exists
         )
     except ModuleNotFoundError as error:
-        if error.name and error.name.endswith("jupyter.store"):
+        if error.name and error.name.endswith("jupyter.restore"):
             return None
         raise
-    return store
+    return restore
 
 
 def say_bundle(markdown: str, as_text: bool = False) -> dict[str, str]:

@@ -34,13 +34,13 @@ def register(ip: Any) -> None:
 def receive(user_ns: dict, data: Any) -> int:
     """Keep what the frontend sent for the next restore; the number of cells it holds."""
     # lazy: these load the agent; registering the comm must not
-    from elelem_kernel.jupyter import notebook_file, store
+    from elelem_kernel.jupyter import notebook_file, restore
 
     data = data if isinstance(data, dict) else {}
     relative = data.get("path") if isinstance(data.get("path"), str) else ""
     name = PurePosixPath(relative).name or "the open notebook"
     cells, warnings = notebook_file.cells_of(data.get("notebook"), name)
-    user_ns[store.FRONTEND_KEY] = {
+    user_ns[restore.FRONTEND_KEY] = {
         "path": notebook_path(relative, data.get("root")),
         "name": name,
         "cells": cells,

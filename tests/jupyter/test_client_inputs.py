@@ -11,7 +11,7 @@ import pytest
 from elelem_kernel.agent.approval import ApprovalRequest
 from elelem_kernel.jupyter.approvals import IN_THE_BOX, StdinApprover
 from elelem_kernel.jupyter.kernel import unwrap
-from elelem_kernel.jupyter.store import VSCODE_FILE, note_vscode_cell
+from elelem_kernel.jupyter.restore import VSCODE_FILE, note_vscode_cell
 
 
 def test_unwrap_drops_the_backslash_that_continued_a_console_line():

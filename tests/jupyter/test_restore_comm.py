@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from elelem_kernel.jupyter.restore import FRONTEND_KEY, NOTEBOOK_KEY, find_notebook
 from elelem_kernel.jupyter.restore_comm import notebook_path, receive
-from elelem_kernel.jupyter.store import FRONTEND_KEY, NOTEBOOK_KEY, find_notebook
 
 
 def test_the_notebook_path_joins_the_server_root_and_the_relative_path(tmp_path):

@@ -14,7 +14,12 @@ from elelem_kernel.agent.session import Session
 from elelem_kernel.cli_notebook import append_turn, ask_in_notebook
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.jupyter.notebook_file import read_cells
-from elelem_kernel.jupyter.store import NOTEBOOK_KEY, find_notebook, register_commands, restore_into
+from elelem_kernel.jupyter.restore import (
+    NOTEBOOK_KEY,
+    find_notebook,
+    register_commands,
+    restore_into,
+)
 from elelem_kernel.render.static import bundle
 from tests.records import record
 
