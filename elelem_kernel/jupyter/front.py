@@ -188,32 +188,15 @@ class NotebookFront:
             except ValueError as error:
                 raise ConfigError(f"--allow: {error}") from None
         parent = self.parent()
-        if cell is None:
-            cell = (parent.get("metadata") or {}).get("cellId")
-        self._restore(session, cell, (parent.get("content") or {}).get("code"))
-        _drop_deleted(session, (parent.get("metadata") or {}).get("deletedCells"))
-        if provider is None:  # the notice is about the default provider
-            self._announce(session)
-        self._place(session)
-        if new:
-            session.new_conversation()
+        cell = self._before_turn(session, parent, cell, announce=provider is None, new=new)
         view = None
         result = None
         interrupted = False
         scope = ExitStack()  # this turn's provider, options, model, mode and system prompt
         try:
-            scope.enter_context(
-                session.overridden(
-                    provider=provider,
-                    model=model,
-                    mode=mode,
-                    system_prompt=system_prompt,
-                    options=options,
-                )
-            )
-            added = set(allow or ()) - session.allow
-            session.allow |= added
-            scope.callback(session.allow.difference_update, added)
+            overrides: dict[str, Any] = {"provider": provider, "model": model, "mode": mode}
+            overrides |= {"system_prompt": system_prompt, "options": options}
+            _for_this_turn(session, scope, allow or [], overrides)
             view = _new_view(session, self.watcher(parent))
             session.approver = self._approver(view, parent)
             self._link_notebook(session, parent, cell)
@@ -231,6 +214,32 @@ class NotebookFront:
                 raise TurnInterrupted("the stop came as the turn ended; its output above is whole")
             raise TurnInterrupted()
         return result
+
+    def _before_turn(
+        self,
+        session: Session,
+        parent: dict[str, Any],
+        cell: str | None,
+        *,
+        announce: bool,
+        new: bool,
+    ) -> str | None:
+        """Ready the session for a prompt's turn; the turn's cell id.
+
+        Restores the notebook's turns (up to this cell), forgets deleted cells' turns, says
+        once which provider answers (when `announce`: the default one) and where the
+        workspace is, and starts a fresh conversation when `new`.
+        """
+        if cell is None:
+            cell = (parent.get("metadata") or {}).get("cellId")
+        self._restore(session, cell, (parent.get("content") or {}).get("code"))
+        _drop_deleted(session, (parent.get("metadata") or {}).get("deletedCells"))
+        if announce:  # the notice is about the default provider
+            self._announce(session)
+        self._place(session)
+        if new:
+            session.new_conversation()
+        return cell
 
     def run_review(
         self,
@@ -412,6 +421,17 @@ class NotebookFront:
             self.announced = True
             if getattr(session, "notice", None):
                 self.say(f"provider **{session.provider_name}**: {session.notice}")
+
+
+def _for_this_turn(
+    session: Session, scope: ExitStack, allow: list[str], overrides: dict[str, Any]
+) -> None:
+    """Apply the turn's overrides (provider, model, mode, system prompt, options) and its
+    allowed tools to `session`; closing `scope` puts them back."""
+    scope.enter_context(session.overridden(**overrides))
+    added = set(allow) - session.allow
+    session.allow |= added
+    scope.callback(session.allow.difference_update, added)
 
 
 def _notebook_fact(reachable: bool) -> str:

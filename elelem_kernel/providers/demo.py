@@ -92,74 +92,86 @@ class DemoProvider:
         emit: Emit,
         tools: list[dict] | None = None,
     ) -> None:
+        """The turn's first round: the scripted case the prompt asks for."""
         low = prompt.lower()
         code = _code_block(prompt)
         if "slowly" in low:
-            await self._think(emit, "The person wants a long answer, streamed slowly.")
-            await self._say(emit, " ".join(f"word{i}" for i in range(1, 301)) + ".", delay=0.05)
-            return self._stop(emit, "end_turn")
-        if re.search(r"\bmcp\b", low):
-            chosen = _mcp_tool(low, tools)
-            if chosen is not None:
-                name, arguments = chosen
-                await self._think(emit, f"An MCP server offers {name}; I will ask it.")
-                await self._say(emit, f"Let me ask the MCP tool `{name}`.")
-                emit({"type": "doing", "id": "demo_mcp", "name": name, "arguments": arguments})
-                return self._stop(emit, "tool_use")
+            return await self._slowly(emit)
+        chosen = _mcp_tool(low, tools) if re.search(r"\bmcp\b", low) else None
+        if chosen is not None:
+            return await self._call_mcp(emit, *chosen)
         if re.search(r"\b(write|create|save)\b", low) and "file" in low:
             if "write" in offered:
-                path = _file_name(prompt) or "demo_notes.md"
-                await self._think(emit, f"I will write {path} with a short note.")
-                await self._say(emit, f"I'll write `{path}`.")
-                content = f"# Notes\n\nWritten by the elelem demo model for the prompt:\n\n> {prompt.strip()}\n"
-                emit(
-                    {
-                        "type": "doing",
-                        "id": "demo_write",
-                        "name": "write",
-                        "arguments": {"path": path, "content": content},
-                    }
-                )
-                return self._stop(emit, "tool_use")
+                return await self._write_file(emit, prompt)
             return await self._unavailable(emit, "write", "build or auto", messages)
         if re.search(r"\b(plot|chart|graph)\b", low) and not code:
             code = PLOT_CODE
         if code or re.search(r"\b(python|compute|calculate|variables?|namespace|dataframe)\b", low):
             if "python" in offered:
-                await self._think(
-                    emit, "I will look at the namespace and run some Python, in parallel."
-                )
-                await self._say(emit, "Let me check the namespace and run the code.")
-                if "variables" in offered:
-                    emit({"type": "doing", "id": "demo_vars", "name": "variables", "arguments": {}})
-                emit(
-                    {
-                        "type": "doing",
-                        "id": "demo_py",
-                        "name": "python",
-                        "arguments": {"code": code or DEFAULT_CODE},
-                    }
-                )
-                return self._stop(emit, "tool_use")
+                return await self._run_python(emit, code or DEFAULT_CODE, "variables" in offered)
             return await self._unavailable(emit, "python", "verify or auto", messages)
         if "list" in offered and "read" in offered:
-            await self._think(
-                emit,
-                "I should look at the workspace: list the files and read the README, in parallel.",
-            )
-            await self._say(emit, "Let me look at the workspace.")
-            emit({"type": "doing", "id": "demo_list", "name": "list", "arguments": {"path": "."}})
-            emit(
-                {
-                    "type": "doing",
-                    "id": "demo_read",
-                    "name": "read",
-                    "arguments": {"path": "README.md"},
-                }
-            )
-            return self._stop(emit, "tool_use")
+            return await self._look_around(emit)
         await self._say(emit, f"You said: {prompt.strip()}\n\n{_memory(messages)}{HOW_TO}")
         return self._stop(emit, "end_turn")
+
+    async def _slowly(self, emit: Emit) -> None:
+        """A long answer, streamed slowly: something to press stop on."""
+        await self._think(emit, "The person wants a long answer, streamed slowly.")
+        await self._say(emit, " ".join(f"word{i}" for i in range(1, 301)) + ".", delay=0.05)
+        self._stop(emit, "end_turn")
+
+    async def _call_mcp(self, emit: Emit, name: str, arguments: dict) -> None:
+        """Call the MCP tool `name` with `arguments`."""
+        await self._think(emit, f"An MCP server offers {name}; I will ask it.")
+        await self._say(emit, f"Let me ask the MCP tool `{name}`.")
+        emit({"type": "doing", "id": "demo_mcp", "name": name, "arguments": arguments})
+        self._stop(emit, "tool_use")
+
+    async def _write_file(self, emit: Emit, prompt: str) -> None:
+        """Write a short note to the file the prompt names (demo_notes.md if none)."""
+        path = _file_name(prompt) or "demo_notes.md"
+        await self._think(emit, f"I will write {path} with a short note.")
+        await self._say(emit, f"I'll write `{path}`.")
+        content = (
+            f"# Notes\n\nWritten by the elelem demo model for the prompt:\n\n> {prompt.strip()}\n"
+        )
+        emit(
+            {
+                "type": "doing",
+                "id": "demo_write",
+                "name": "write",
+                "arguments": {"path": path, "content": content},
+            }
+        )
+        self._stop(emit, "tool_use")
+
+    async def _run_python(self, emit: Emit, code: str, variables: bool) -> None:
+        """Run `code` with the python tool, and list the namespace too when `variables`."""
+        await self._think(emit, "I will look at the namespace and run some Python, in parallel.")
+        await self._say(emit, "Let me check the namespace and run the code.")
+        if variables:
+            emit({"type": "doing", "id": "demo_vars", "name": "variables", "arguments": {}})
+        emit({"type": "doing", "id": "demo_py", "name": "python", "arguments": {"code": code}})
+        self._stop(emit, "tool_use")
+
+    async def _look_around(self, emit: Emit) -> None:
+        """List the workspace and read its README, two calls in parallel."""
+        await self._think(
+            emit,
+            "I should look at the workspace: list the files and read the README, in parallel.",
+        )
+        await self._say(emit, "Let me look at the workspace.")
+        emit({"type": "doing", "id": "demo_list", "name": "list", "arguments": {"path": "."}})
+        emit(
+            {
+                "type": "doing",
+                "id": "demo_read",
+                "name": "read",
+                "arguments": {"path": "README.md"},
+            }
+        )
+        self._stop(emit, "tool_use")
 
     async def _answer(
         self, prompt: str, calls: list[dict], results: dict, messages: list[dict], emit: Emit
