@@ -97,7 +97,6 @@ def bounded_client(nb: Any, cuts: dict[int, CellCuts], **options: Any) -> Any:
 @functools.cache
 def _client_class() -> type:
     from nbclient import NotebookClient
-    from nbformat.v4 import output_from_msg
 
     class BoundedClient(NotebookClient):
         def __init__(self, nb: Any, cuts: dict[int, CellCuts], **options: Any):
@@ -105,7 +104,9 @@ def _client_class() -> type:
             self.cuts = cuts
             self._ends: dict[int, tuple[Any, Ends]] = {}
 
-        def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> Any:
+        def output(
+            self, outs: list[Any], msg: dict[str, Any], display_id: str | None, cell_index: int
+        ) -> Any:
             if self.output_hook_stack[msg["parent_header"].get("msg_id")]:
                 return super().output(outs, msg, display_id, cell_index)
             if self.clear_before_next_output:
@@ -113,61 +114,88 @@ def _client_class() -> type:
                 outs[:] = []
                 self.clear_display_id_mapping(cell_index)
             cuts = self.cuts.setdefault(cell_index, CellCuts())
-            content = msg["content"]
-            if msg["msg_type"] == "stream" and outs:
-                last = outs[-1]
-                joined = self._ends.get(id(last))
-                if joined and joined[0] is last and last.get("name") == content.get("name"):
-                    return self._stream(last, joined[1], content.get("text", ""), cuts)
+            joined = _continued_stream(self._ends, outs, msg)
+            if joined is not None:
+                return _stream(*joined, msg["content"].get("text", ""), cuts)
             if len(outs) < HEAD_OUTPUTS:
                 out = super().output(outs, msg, display_id, cell_index)
             else:
-                try:
-                    out = output_from_msg(msg)
-                except ValueError:
-                    return None
-                outs.append(out)  # past the head: its place moves, so no display id
-                if len(outs) > HEAD_OUTPUTS + TAIL_OUTPUTS:
-                    self._ends.pop(id(outs.pop(HEAD_OUTPUTS)), None)
-                    cuts.dropped += 1
+                out = _past_head(self._ends, outs, msg, cuts)
             if out is None:
                 return None
             if out.get("output_type") == "stream":
                 text, out["text"] = out.get("text", ""), ""
                 ends = Ends()
                 self._ends[id(out)] = (out, ends)
-                return self._stream(out, ends, text, cuts)
-            self._shorten(out, cuts)
+                return _stream(out, ends, text, cuts)
+            _shorten(out, cuts)
             return out
 
-        def clear_output(self, outs: list, msg: dict, cell_index: int) -> None:
+        def clear_output(self, outs: list[Any], msg: dict[str, Any], cell_index: int) -> None:
             super().clear_output(outs, msg, cell_index)
             if not outs:
                 self._ends.clear()
 
-        def _stream(self, out: Any, ends: Ends, text: str, cuts: CellCuts) -> Any:
-            was_cut = ends.cut > 0
-            ends.feed(text)
-            out["text"] = ends.text()
-            if ends.cut:
-                name = out.get("name", "stream")
-                counted = len(text) if was_cut else ends.total
-                cuts.streams[name] = cuts.streams.get(name, 0) + counted
-            return out
-
-        def _shorten(self, out: Any, cuts: CellCuts) -> None:
-            data = out.get("data") or {}
-            for mime, value in list(data.items()):
-                if isinstance(value, str):
-                    text = value
-                elif isinstance(value, list) and all(isinstance(v, str) for v in value):
-                    text = "".join(value)
-                else:  # JSON data (application/json, widget state): its text size counts
-                    text = json.dumps(value, default=str)
-                limit = IMAGE_CHARS if mime in IMAGE_TYPES else DATA_CHARS
-                if len(text) > limit:
-                    data[mime] = text[:limit]
-                    out.setdefault("metadata", {}).setdefault("elelem_sizes", {})[mime] = len(text)
-                    cuts.data += 1
-
     return BoundedClient
+
+
+def _continued_stream(
+    streams: dict[int, tuple[Any, Ends]], outs: list[Any], msg: dict[str, Any]
+) -> tuple[Any, Ends] | None:
+    """The stream output that `msg` goes on with (the cell's last output, of the same
+    stream) and its ends, or None."""
+    if msg["msg_type"] != "stream" or not outs:
+        return None
+    last = outs[-1]
+    joined = streams.get(id(last))
+    if joined and joined[0] is last and last.get("name") == msg["content"].get("name"):
+        return joined
+    return None
+
+
+def _past_head(
+    streams: dict[int, tuple[Any, Ends]], outs: list[Any], msg: dict[str, Any], cuts: CellCuts
+) -> Any:
+    """Append the output of `msg` after the first `HEAD_OUTPUTS`, dropping the oldest of
+    those after them once more than `TAIL_OUTPUTS` follow; the output, or None."""
+    from nbformat.v4 import output_from_msg
+
+    try:
+        out = output_from_msg(msg)
+    except ValueError:
+        return None
+    outs.append(out)  # past the head: its place moves, so no display id
+    if len(outs) > HEAD_OUTPUTS + TAIL_OUTPUTS:
+        streams.pop(id(outs.pop(HEAD_OUTPUTS)), None)
+        cuts.dropped += 1
+    return out
+
+
+def _stream(out: Any, ends: Ends, text: str, cuts: CellCuts) -> Any:
+    """Feed `text` to a stream output's ends, noting what is cut."""
+    was_cut = ends.cut > 0
+    ends.feed(text)
+    out["text"] = ends.text()
+    if ends.cut:
+        name = out.get("name", "stream")
+        counted = len(text) if was_cut else ends.total
+        cuts.streams[name] = cuts.streams.get(name, 0) + counted
+    return out
+
+
+def _shorten(out: Any, cuts: CellCuts) -> None:
+    """Cut an output's data values to `DATA_CHARS` (images to `IMAGE_CHARS`), noting their
+    full size in its metadata."""
+    data = out.get("data") or {}
+    for mime, value in list(data.items()):
+        if isinstance(value, str):
+            text = value
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            text = "".join(value)
+        else:  # JSON data (application/json, widget state): its text size counts
+            text = json.dumps(value, default=str)
+        limit = IMAGE_CHARS if mime in IMAGE_TYPES else DATA_CHARS
+        if len(text) > limit:
+            data[mime] = text[:limit]
+            out.setdefault("metadata", {}).setdefault("elelem_sizes", {})[mime] = len(text)
+            cuts.data += 1
