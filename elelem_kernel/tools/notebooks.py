@@ -244,10 +244,34 @@ def change_cells(
     cell_type: str | None = None,
     delete: bool = False,
     move_to: int | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Make one change to `nb` in memory (checked, valid); a summary of what it did."""
-    import nbformat
+    action = _one_action(old, new, source, insert, cell_type, delete, move_to)
+    deleted = None
+    if action == "insert":
+        index = _insert_cell(nb, rel, cell, insert, cell_type, source)
+    else:
+        if cell is None:
+            raise ToolError(f"{action} needs cell (an id or an index)")
+        index = find_cell(nb, cell, rel)
+        deleted = nb.cells[index] if action == "delete" else None
+        index = _change_cell(nb, rel, index, action, old, new, source, cell_type, move_to)
+    _check_valid(nb, rel)
+    changed = deleted if deleted is not None else nb.cells[index]
+    return {"action": action, "cell": {"index": index, "id": changed.get("id")}}
 
+
+def _one_action(
+    old: str | None,
+    new: str | None,
+    source: str | None,
+    insert: str | None,
+    cell_type: str | None,
+    delete: bool,
+    move_to: int | None,
+) -> str:
+    """The one change the arguments ask for: insert, delete, move, replace, set source or
+    set type; ToolError when they ask for none, several, or an unknown cell type."""
     actions = [
         name
         for name, given in (
@@ -268,53 +292,73 @@ def change_cells(
         )
     if cell_type is not None and cell_type not in CELL_TYPES:
         raise ToolError(f"cell_type must be one of {', '.join(CELL_TYPES)}, not {cell_type!r}")
-    action = actions[0] if actions else "set type"
+    return actions[0] if actions else "set type"
 
-    if action == "insert":
-        if insert not in ("before", "after"):
-            raise ToolError(f"insert must be 'before' or 'after', not {insert!r}")
-        if cell is None:
-            index = 0 if insert == "before" else len(nb.cells)
-        else:
-            index = find_cell(nb, cell, rel) + (insert == "after")
-        made = _new_cell(cell_type or "code", source or "", _fresh_id(nb))
-        nb.cells.insert(index, made)
+
+def _insert_cell(
+    nb: Any,
+    rel: str,
+    cell: int | str | None,
+    insert: str | None,
+    cell_type: str | None,
+    source: str | None,
+) -> int:
+    """Insert a new cell "before" or "after" `cell` (the start or the end without one);
+    its index."""
+    if insert not in ("before", "after"):
+        raise ToolError(f"insert must be 'before' or 'after', not {insert!r}")
+    if cell is None:
+        index = 0 if insert == "before" else len(nb.cells)
     else:
-        if cell is None:
-            raise ToolError(f"{action} needs cell (an id or an index)")
-        index = find_cell(nb, cell, rel)
-        current = nb.cells[index]
-        text = _text(current.source)
-        if action == "delete":
-            del nb.cells[index]
-        elif action == "move":
-            assert move_to is not None
-            moved = nb.cells.pop(index)
-            index = max(
-                0, min(move_to if move_to >= 0 else len(nb.cells) + 1 + move_to, len(nb.cells))
-            )
-            nb.cells.insert(index, moved)
-        elif action == "replace":
-            current.source = _replace(text, old, new, index, rel)
-        elif action == "set source":
-            current.source = source
-        if cell_type is not None and action in ("replace", "set source", "set type"):
-            if cell_type != current.cell_type:
-                changed = _new_cell(cell_type, _text(current.source), current.get("id"))
-                changed.metadata = current.metadata
-                nb.cells[index] = changed
+        index = find_cell(nb, cell, rel) + (insert == "after")
+    made = _new_cell(cell_type or "code", source or "", _fresh_id(nb))
+    nb.cells.insert(index, made)
+    return index
+
+
+def _change_cell(
+    nb: Any,
+    rel: str,
+    index: int,
+    action: str,
+    old: str | None,
+    new: str | None,
+    source: str | None,
+    cell_type: str | None,
+    move_to: int | None,
+) -> int:
+    """Delete, move, replace text in, set the source of or retype cell `index`; the index
+    it has afterwards."""
+    current = nb.cells[index]
+    if action == "delete":
+        del nb.cells[index]
+    elif action == "move":
+        assert move_to is not None
+        moved = nb.cells.pop(index)
+        index = max(0, min(move_to if move_to >= 0 else len(nb.cells) + 1 + move_to, len(nb.cells)))
+        nb.cells.insert(index, moved)
+    elif action == "replace":
+        current.source = _replace(_text(current.source), old, new, index, rel)
+    elif action == "set source":
+        current.source = source
+    if cell_type is not None and action in ("replace", "set source", "set type"):
+        if cell_type != current.cell_type:
+            changed = _new_cell(cell_type, _text(current.source), current.get("id"))
+            changed.metadata = current.metadata
+            nb.cells[index] = changed
+    return index
+
+
+def _check_valid(nb: Any, rel: str) -> None:
+    """ToolError unless `nb` is a valid notebook (so nothing invalid is written)."""
+    import nbformat
+
     try:
         nbformat.validate(nb)
     except nbformat.ValidationError as e:
         raise ToolError(
             f"the change would leave {rel} invalid ({e.message}); nothing was written"
         ) from None
-    summary: dict = {"action": action}
-    if action != "delete":
-        summary["cell"] = {"index": index, "id": nb.cells[index].get("id")}
-    else:
-        summary["cell"] = {"index": index, "id": current.get("id")}
-    return summary
 
 
 def as_text(nb: Any) -> str:

@@ -88,41 +88,12 @@ async def edit_open(link: Link, ask: bool, turn: str | None = None, **change: An
     summary = change_cells(nb, rel, **change)
     action, index = summary["action"], summary["cell"]["index"]
     target_id = summary["cell"]["id"]
-    if action != "insert":
-        old = next(b for b in before if b[0] == target_id)
-        if old[3]:
-            raise ToolError(
-                f"cell {target_id} is too long to edit through the notebook view; pass source "
-                "to a smaller cell or edit the file with path"
-            )
-        if link.cell is not None and target_id == link.cell:
-            raise ToolError("that is the cell this turn runs from; it cannot be changed now")
     request: dict[str, Any] = {"action": action, "ask": ask, "turn": turn}
     if action == "insert":
-        made = nb.cells[index]
-        anchor = before[index - 1][0] if index > 0 else None
-        request.update(
-            index=index,
-            after=anchor,
-            new_id=made.get("id"),
-            cell_type=made.cell_type,
-            source=_text(made.source),
-        )
-        diff = unified_diff("", _text(made.source), f"new {made.cell_type} cell {index}")
+        diff = _insert_request(request, nb, index, before)
     else:
-        _, old_type, old_source, _ = old
-        request.update(cell=target_id, before=old_source)
-        if action == "delete":
-            diff = unified_diff(old_source, "", f"cell {target_id} (deleted)")
-        elif action == "move":
-            request["to"] = index
-            diff = f"move cell {target_id} to index {index}"
-        else:
-            changed = nb.cells[index]
-            request.update(source=_text(changed.source), cell_type=changed.cell_type)
-            diff = unified_diff(old_source, _text(changed.source), f"cell {target_id}")
-            if changed.cell_type != old_type:
-                diff = f"cell type {old_type} -> {changed.cell_type}\n" + diff
+        old = _editable(before, target_id, link)
+        diff = _change_request(request, nb, index, target_id, old)
     decision = await _ask(link, "edit", None, **request)
     decision = decision if isinstance(decision, dict) else {}
     if decision.get("decision") == "rejected":
@@ -135,14 +106,8 @@ async def edit_open(link: Link, ask: bool, turn: str | None = None, **change: An
         }
     if decision.get("decision") not in ("accepted", "applied"):
         raise ToolError("the open notebook did not apply the edit")
-    undo: dict[str, Any] = {"kind": "cell", "action": action, "cell": target_id, "index": index}
-    if action != "insert":
-        undo["cell_type"] = old[1]
-        undo["from_index"] = next(i for i, b in enumerate(before) if b[0] == target_id)
-    undo["before"] = None if action == "insert" else request.get("before")
-    undo["after"] = None if action in ("delete", "move") else request.get("source")
     return {
-        "_undo": undo,
+        "_undo": _undo_entry(request, target_id, index, before),
         **summary,
         "path": rel,
         "open": True,
@@ -150,6 +115,72 @@ async def edit_open(link: Link, ask: bool, turn: str | None = None, **change: An
         "cells": len(nb.cells),
         "diff": diff,
     }
+
+
+#: A cell of the open notebook before the edit: id, type, source, whether it was clipped.
+Before = tuple[Any, str, str, bool]
+
+
+def _editable(before: list[Before], target_id: Any, link: Link) -> Before:
+    """The cell to change as it was; ToolError when it cannot be changed from here."""
+    old = next(b for b in before if b[0] == target_id)
+    if old[3]:
+        raise ToolError(
+            f"cell {target_id} is too long to edit through the notebook view; pass source "
+            "to a smaller cell or edit the file with path"
+        )
+    if link.cell is not None and target_id == link.cell:
+        raise ToolError("that is the cell this turn runs from; it cannot be changed now")
+    return old
+
+
+def _insert_request(request: dict[str, Any], nb: Any, index: int, before: list[Before]) -> str:
+    """Complete the frontend's request for an inserted cell; the diff shown for it."""
+    made = nb.cells[index]
+    anchor = before[index - 1][0] if index > 0 else None
+    request.update(
+        index=index,
+        after=anchor,
+        new_id=made.get("id"),
+        cell_type=made.cell_type,
+        source=_text(made.source),
+    )
+    return unified_diff("", _text(made.source), f"new {made.cell_type} cell {index}")
+
+
+def _change_request(
+    request: dict[str, Any], nb: Any, index: int, target_id: Any, old: Before
+) -> str:
+    """Complete the frontend's request for a deleted, moved or changed cell; the diff
+    shown for it."""
+    _, old_type, old_source, _ = old
+    request.update(cell=target_id, before=old_source)
+    if request["action"] == "delete":
+        return unified_diff(old_source, "", f"cell {target_id} (deleted)")
+    if request["action"] == "move":
+        request["to"] = index
+        return f"move cell {target_id} to index {index}"
+    changed = nb.cells[index]
+    request.update(source=_text(changed.source), cell_type=changed.cell_type)
+    diff = unified_diff(old_source, _text(changed.source), f"cell {target_id}")
+    if changed.cell_type != old_type:
+        diff = f"cell type {old_type} -> {changed.cell_type}\n" + diff
+    return diff
+
+
+def _undo_entry(
+    request: dict[str, Any], target_id: Any, index: int, before: list[Before]
+) -> dict[str, Any]:
+    """What `/undo` needs to put the cell back as it was."""
+    action = request["action"]
+    undo: dict[str, Any] = {"kind": "cell", "action": action, "cell": target_id, "index": index}
+    if action != "insert":
+        from_index = next(i for i, b in enumerate(before) if b[0] == target_id)
+        undo["cell_type"] = before[from_index][1]
+        undo["from_index"] = from_index
+    undo["before"] = None if action == "insert" else request.get("before")
+    undo["after"] = None if action in ("delete", "move") else request.get("source")
+    return undo
 
 
 def _cell(raw: dict, outputs: bool) -> dict:
