@@ -1,7 +1,7 @@
 """The bridges between synchronous code and event loops: the one home for all of them.
 
 - `run_sync`: synchronous code runs one coroutine to its end (`Session.run`, `ask()`,
-  `review()`, the CLI).
+  `review()`, the CLI), on a private loop, or on a `kept_loop` across calls (the chat).
 - `LoopThread`: a private loop in a daemon thread, kept running (the kernel's turns, the MCP
   hub's servers), reached from synchronous code (`run`, `wait`), any thread (`submit`) or
   another loop (`run_from_loop`).
@@ -96,12 +96,30 @@ def _run(
             return result
     finally:
         if own:
-            try:
-                if close is not None:
-                    loop.run_until_complete(close())
-                loop.run_until_complete(loop.shutdown_asyncgens())
-            finally:
-                loop.close()
+            _close(loop, close)
+
+
+@contextlib.contextmanager
+def kept_loop(
+    close: Callable[[], Awaitable[None]] | None = None,
+) -> Iterator[asyncio.AbstractEventLoop]:
+    """A private loop for several `run_sync(..., loop=loop)` calls in this thread (a chat's
+    turns keep their HTTP connections); at the end `close()` runs on it, then it closes."""
+    loop = asyncio.new_event_loop()
+    try:
+        yield loop
+    finally:
+        _close(loop, close)
+
+
+def _close(loop: asyncio.AbstractEventLoop, close: Callable[[], Awaitable[None]] | None) -> None:
+    """Run `close()` on `loop` (the loop that opened what it closes), then close the loop."""
+    try:
+        if close is not None:
+            loop.run_until_complete(close())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
 
 
 @contextlib.contextmanager
