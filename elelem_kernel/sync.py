@@ -155,6 +155,13 @@ class LoopThread:
 
     Kept rather than made per call: an HTTP client (a provider's) or a client session (an
     MCP server's) belongs to the loop that opened it, and must outlive one turn.
+
+    In the kernel a magic (and a prompt cell, which goes through the magic) runs
+    synchronously inside ipykernel's running loop, where `asyncio.run` fails: the turn runs
+    here and the main thread waits in `run`. The stop button's SIGINT raises
+    KeyboardInterrupt there, which cancels the turn's task; the session ends the turn as
+    `interrupted` and returns normally. While it waits, the main thread runs the jobs that
+    must happen there (`call_in_main`), such as `input()` over the stdin channel.
     """
 
     def __init__(self, name: str = "elelem-loop") -> None:
