@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elelem_kernel.agent.context import CHARS_PER_TOKEN, short
+from elelem_kernel.text import clip_middle
 
 INSTRUCTION = (
     "You compact a long conversation between a person and a coding agent so that it fits "
@@ -122,14 +123,14 @@ def transcript(turns: list[dict[str, Any]], limit: int) -> str:
     each = max(limit // max(3 * len(turns), 1), 200)
     parts = []
     for record in turns:
-        lines = [f"## The person asked\n{_cut(str(record.get('prompt') or ''), each)}"]
+        lines = [f"## The person asked\n{clip_middle(str(record.get('prompt') or ''), each)}"]
         for round_ in record.get("rounds") or []:
             for call in round_.get("calls") or []:
                 arguments = json.dumps(call.get("arguments") or {}, ensure_ascii=False)
-                result = _cut(str(call.get("result") or ""), min(each, RESULT_CHARS))
-                lines.append(f"- tool {call.get('name')} {_cut(arguments, 300)} → {result}")
+                result = clip_middle(str(call.get("result") or ""), min(each, RESULT_CHARS))
+                lines.append(f"- tool {call.get('name')} {clip_middle(arguments, 300)} → {result}")
         reply = str(record.get("reply") or "") or f"[no reply: {record.get('stop')}]"
-        lines.append(f"## The agent answered\n{_cut(reply, each)}")
+        lines.append(f"## The agent answered\n{clip_middle(reply, each)}")
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
 
@@ -179,11 +180,3 @@ async def summarise(
             raise ValueError("the model's summary was empty")
         summary = answer.strip()
     return summary
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head
-    return f"{text[:head]}\n… [{len(text) - limit} characters left out] …\n{text[-tail:]}"

@@ -25,6 +25,7 @@ from elelem_kernel.render.plain import (
     short_arguments,
     state_of,
 )
+from elelem_kernel.text import clip
 
 RESULT_SHOWN = 2_000  #: characters of a tool result shown before "show all"
 
@@ -95,11 +96,9 @@ def images_html(images: Any) -> str:
 def _bounded(text: str) -> str:
     if len(text) <= RESULT_SHOWN:
         return pre(text)
-    more = len(text) - RESULT_SHOWN
     return (
-        pre(text[:RESULT_SHOWN] + "…")
-        + f'<details><summary style="{SUMMARY}; {DIM}">show all ({more:,} more characters)'
-        + f"</summary>{pre(text)}</details>"
+        pre(clip(text, RESULT_SHOWN))
+        + f'<details><summary style="{SUMMARY}; {DIM}">show all</summary>{pre(text)}</details>'
     )
 
 

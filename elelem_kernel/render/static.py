@@ -19,7 +19,7 @@ from elelem_kernel.render.footer import footer_line
 from elelem_kernel.render.markdown import closed, neutralise, no_blank_lines, to_html
 from elelem_kernel.render.markdown_text import to_text
 from elelem_kernel.render.plain import STATES, seconds, short_arguments, state_of
-from elelem_kernel.text import shorten
+from elelem_kernel.text import more, shorten
 from elelem_kernel.visible import visible
 
 MIMETYPES = ("text/html", "text/markdown", "text/plain")
@@ -204,7 +204,7 @@ def _plain_call(call: dict[str, Any]) -> str:
         return f"[{_call_line(call)}]"
     shown = [f"    {shorten(line, CODE_WIDTH)}" for line in lines[:CODE_LINES]]
     if len(lines) > CODE_LINES:
-        shown.append(f"    … {len(lines) - CODE_LINES} more lines")
+        shown.append(f"    {more(len(lines) - CODE_LINES, 'lines')}")
     return f"[{_call_line(call, summary=False)}]\n" + "\n".join(shown)
 
 

@@ -1,10 +1,13 @@
-"""How tool results stay small: the bounds, and helpers that cut and say what they cut."""
+"""How tool results stay small: the bounds, a bounded stream sink, sizes and diffs.
+
+The cutting and its markers are `elelem_kernel.text`'s.
+"""
 
 from __future__ import annotations
 
 from collections import deque
 
-from elelem_kernel.text import clip as text_clip
+from elelem_kernel.text import clip, ends
 
 #: Result bounds: roughly what fits a model's context without crowding it.
 MAX_BYTES = 50_000
@@ -19,11 +22,6 @@ def human_size(n: int) -> str:
         if n < scale * 1000:
             return f"{n / scale:.1f} {unit}"
     return f"{n / 1e9:.1f} GB"
-
-
-def clip(text: str, limit: int = 2_000) -> str:
-    """`text` cut to `limit` characters, marking the cut."""
-    return text_clip(text, limit)
 
 
 class HeadTail:
@@ -61,14 +59,10 @@ class HeadTail:
     def text(self) -> str:
         """What was kept, decoded, with a marker saying how much is missing in the middle."""
         tail = b"".join(self.tail)[-self.tail_limit :] if self.tail else b""
-        head = self.head.decode("utf-8", errors="replace")
         if not self.cut:
             return (bytes(self.head) + tail).decode("utf-8", errors="replace")
-        return (
-            head
-            + f"\n[... {self.cut} bytes cut from the middle of {self.total} ...]\n"
-            + tail.decode("utf-8", errors="replace")
-        )
+        head = self.head.decode("utf-8", errors="replace")
+        return ends(head, tail.decode("utf-8", errors="replace"), self.cut, self.total, "bytes")
 
 
 def unified_diff(before: str, after: str, name: str, limit: int = MAX_BYTES) -> str:
@@ -82,6 +76,4 @@ def unified_diff(before: str, after: str, name: str, limit: int = MAX_BYTES) -> 
         tofile=f"b/{name}",
     )
     text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-    if len(text) > limit:
-        return text[:limit] + f"\n[... diff cut: {len(text) - limit} more characters]\n"
-    return text
+    return text if len(text) <= limit else clip(text, limit, "\n") + "\n"

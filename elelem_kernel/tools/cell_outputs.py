@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from elelem_kernel.text import ends
 from elelem_kernel.tools.notebooks import IMAGE_TYPES, OUTPUT_CHARS
 
 #: Characters kept from the start and the end of one stream: with the cut marker they fit
@@ -51,12 +52,7 @@ class Ends:
         return self.total - len(self.head) - len(self.tail)
 
     def text(self) -> str:
-        if not self.cut:
-            return self.head + self.tail
-        return (
-            f"{self.head}\n[... {self.cut:,} characters cut from the middle of "
-            f"{self.total:,} ...]\n{self.tail}"
-        )
+        return ends(self.head, self.tail, self.cut, self.total)
 
 
 @dataclass

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.text import clip
 from elelem_kernel.tools import pyregex
-from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, clip
+from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES
 from elelem_kernel.tools.children import Children, GroupStopped
 from elelem_kernel.tools.files import (
     LINE_BYTES,
