@@ -38,7 +38,7 @@ from acp import (
 )
 from acp.schema import Cost, ToolCallLocation, UsageUpdate
 
-from elelem_kernel.render.plain import result_text, short_arguments
+from elelem_kernel.render.call_text import result_text, short_arguments
 from elelem_kernel.text import clip, shorten
 from elelem_kernel.tools.workspace import Workspace
 

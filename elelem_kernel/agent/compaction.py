@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from elelem_kernel.agent.context import CHARS_PER_TOKEN, short
+from elelem_kernel.agent.context import CHARS_PER_TOKEN
 from elelem_kernel.text import clip_middle
 
 INSTRUCTION = (
@@ -76,16 +76,6 @@ class Compaction:
         if self.focus:
             entry["focus"] = self.focus
         return entry
-
-
-def note(entry: dict[str, Any]) -> str:
-    """The one line a person sees: `compacted 14 turns, 58k → 3k tokens` (or why not)."""
-    n = int(entry.get("turns") or 0)
-    turns = f"{n} turn" + ("" if n == 1 else "s")
-    sizes = f"{short(int(entry.get('before') or 0))} → {short(int(entry.get('after') or 0))} tokens"
-    if entry.get("failed"):
-        return f"could not compact ({entry['failed']}): left out the oldest {turns}, {sizes}"
-    return f"compacted {turns}, {sizes}"
 
 
 def summary_messages(summary: str) -> list[dict[str, Any]]:

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem_kernel.agent.compaction import note
 from elelem_kernel.agent.media import without_data
 from elelem_kernel.render import cards
+from elelem_kernel.render.call_text import STATES, seconds, short_arguments, state_of
 from elelem_kernel.render.findings import findings_html, findings_markdown, location
-from elelem_kernel.render.footer import footer_line
+from elelem_kernel.render.footer import compaction_note, footer_line
 from elelem_kernel.render.markdown import closed, neutralise, no_blank_lines, to_html
 from elelem_kernel.render.markdown_text import to_text
-from elelem_kernel.render.plain import STATES, seconds, short_arguments, state_of
 from elelem_kernel.text import more, shorten
 from elelem_kernel.visible import visible
 
@@ -128,7 +127,7 @@ def _compaction_line(record: dict[str, Any]) -> list[str]:
     """The compaction note of the turn, if it made one (its summary is in the HTML)."""
 
     entry = record.get("compaction")
-    return [note(entry)] if isinstance(entry, dict) else []
+    return [compaction_note(entry)] if isinstance(entry, dict) else []
 
 
 def _rounds(record: dict[str, Any]) -> list[dict[str, Any]]:

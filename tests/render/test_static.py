@@ -132,8 +132,8 @@ def test_cost_unknown_and_free():
 
 
 def test_results_show_text_fields_as_text():
+    from elelem_kernel.render.call_text import result_text
     from elelem_kernel.render.cards import result_html
-    from elelem_kernel.render.plain import result_text
 
     result = json.dumps(
         {"ok": True, "path": "a.py", "content": "     1\tx = 1\n     2\ty = 2\n", "total_lines": 2}
@@ -149,7 +149,7 @@ def test_results_show_text_fields_as_text():
 
 
 def test_footer_says_tokens_unknown_when_a_cut_stream_counted_none():
-    from elelem_kernel.render.plain import footer_text
+    from elelem_kernel.render.footer import footer_text
 
     zero = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
     assert footer_text(zero, 2300, 1, "interrupted", "openai", "gpt-4.1").startswith(
