@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from elelem_kernel.text import ends
+from elelem_kernel.text import HeadTail
 from elelem_kernel.tools.notebooks import IMAGE_TYPES, OUTPUT_CHARS
 
 #: Characters kept from the start and the end of one stream: with the cut marker they fit
@@ -28,31 +28,6 @@ TAIL_OUTPUTS = 5
 DATA_CHARS = 20_000
 #: Base64 characters kept of one PNG, JPEG, GIF or WebP output (a cut one is not sent).
 IMAGE_CHARS = 4_000_000
-
-
-class Ends:
-    """The head and tail of a growing text, and how many characters came in all."""
-
-    def __init__(self, head: int = STREAM_HEAD, tail: int = STREAM_TAIL):
-        self.head_limit, self.tail_limit = head, tail
-        self.head = self.tail = ""
-        self.total = 0
-
-    def feed(self, text: str) -> None:
-        self.total += len(text)
-        room = self.head_limit - len(self.head)
-        if room > 0:
-            self.head += text[:room]
-            text = text[room:]
-        if text:
-            self.tail = (self.tail + text[-self.tail_limit :])[-self.tail_limit :]
-
-    @property
-    def cut(self) -> int:
-        return self.total - len(self.head) - len(self.tail)
-
-    def text(self) -> str:
-        return ends(self.head, self.tail, self.cut, self.total)
 
 
 @dataclass
@@ -99,7 +74,7 @@ def _client_class() -> type:
         def __init__(self, nb: Any, cuts: dict[int, CellCuts], **options: Any):
             super().__init__(nb, **options)
             self.cuts = cuts
-            self._ends: dict[int, tuple[Any, Ends]] = {}
+            self._ends: dict[int, tuple[Any, HeadTail[str]]] = {}
 
         def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> Any:
             if self.output_hook_stack[msg["parent_header"].get("msg_id")]:
@@ -130,7 +105,7 @@ def _client_class() -> type:
                 return None
             if out.get("output_type") == "stream":
                 text, out["text"] = out.get("text", ""), ""
-                ends = Ends()
+                ends = HeadTail(STREAM_HEAD, STREAM_TAIL, "")
                 self._ends[id(out)] = (out, ends)
                 return self._stream(out, ends, text, cuts)
             self._shorten(out, cuts)
@@ -141,7 +116,7 @@ def _client_class() -> type:
             if not outs:
                 self._ends.clear()
 
-        def _stream(self, out: Any, ends: Ends, text: str, cuts: CellCuts) -> Any:
+        def _stream(self, out: Any, ends: HeadTail[str], text: str, cuts: CellCuts) -> Any:
             was_cut = ends.cut > 0
             ends.feed(text)
             out["text"] = ends.text()
