@@ -19,12 +19,9 @@ import sys
 from typing import TextIO
 
 from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
-from elelem_kernel.text import clip_lines
+from elelem_kernel.render.approval_question import heading, preview_lines
 from elelem_kernel.visible import visible
 
-#: Preview lines, and characters, shown before the rest is summarised.
-PREVIEW_LINES = 400
-PREVIEW_CHARS = 40_000
 QUESTION = "Allow? [y]es / [n]o / [a]lways for this tool: "
 
 
@@ -65,11 +62,11 @@ class TerminalApprover:
     @staticmethod
     def format(request: ApprovalRequest, color: bool = False) -> str:
         """The request as the person reads it: what tool, what kind, then the preview."""
-        shown = clip_lines(visible(request.preview), PREVIEW_LINES, PREVIEW_CHARS)
+        shown = preview_lines(request)
         if color:
             shown = [_paint(line) for line in shown]
         body = "\n".join("  " + line for line in shown)
-        title = visible(f"{request.name} wants to run ({request.kind})")
+        title = heading(request)
         if color:
             title = f"\x1b[1m{title}\x1b[0m"
         return f"\n{title}\n{body}\n"

@@ -3,8 +3,12 @@
 ElelemError            root: every message says what to do about it
 ├── ConfigError        unknown provider, missing key, bad option
 ├── ProviderError      the model's API failed (HTTP status, stream cut, bad JSON)
+│   ├── StatusError       an HTTP status or an error event, maybe with retry_after
 │   └── ContextOverflow   the request did not fit the model's context window
 └── ToolError          a tool refused its input (bad path, missing file)
+
+TooLarge, Undecodable  a provider's stream passed its bound or cannot be read; the
+                       provider turns them into a ProviderError (`providers.stream.problem`)
 """
 
 from __future__ import annotations
@@ -25,6 +29,21 @@ class ProviderError(ElelemError):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+
+
+class StatusError(ProviderError):
+    """A `ProviderError` from an HTTP status or error event; may carry `retry_after` seconds."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ):
+        super().__init__(message, retryable=retryable, status=status)
+        self.retry_after = retry_after
 
 
 class ContextOverflow(ProviderError):
@@ -49,3 +68,21 @@ class ContextOverflow(ProviderError):
 
 class ToolError(ElelemError):
     """A tool cannot do what it was asked; the message goes back to the model."""
+
+
+class TooLarge(Exception):
+    """A line, event or body passed the limit; `what` names which ("line", "event")."""
+
+    def __init__(self, what: str, limit: int):
+        super().__init__(f"{what} over {limit} bytes")
+        self.what = what
+        self.limit = limit
+
+
+class Undecodable(Exception):
+    """The body came in a content encoding that is not read, or does not decompress."""
+
+    def __init__(self, encoding: str, reason: str = ""):
+        super().__init__(encoding)
+        self.encoding = encoding
+        self.reason = reason

@@ -1,11 +1,20 @@
-"""Bounded text: one way to cut a long text and say how much was left out.
+"""Truncation: the one home of cutting a long text and saying how much was left out.
 
 Content (a tool result, a diff, a preview) is cut with one marker, `[... N more characters]`
-(or lines), so a model and a person both see that and how much is missing. A one-line label
-(a title, an argument summary) ends in `…` instead: it only has to fit its line.
+(or lines), so a model and a person both see that and how much is missing; content kept at
+both ends says `[... N characters cut from the middle of T ...]` (or bytes) between them,
+and a file line too long to show `[... line cut: N bytes in all]`. A one-line label (a
+title, an argument summary, an error's reason) ends in `…` instead: it only has to fit
+its line. Every layer imports these from here.
 """
 
 from __future__ import annotations
+
+from collections import deque
+from typing import Generic, TypeVar
+
+#: What a stream is made of: characters (`str`) or bytes.
+S = TypeVar("S", str, bytes)
 
 
 def more(count: int, unit: str = "characters") -> str:
@@ -18,6 +27,85 @@ def clip(text: str, limit: int, sep: str = " ") -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + sep + more(len(text) - limit)
+
+
+def middle(cut: int, total: int, unit: str = "characters") -> str:
+    """The marker between kept ends: `[... 8 characters cut from the middle of 17 ...]`."""
+    return f"[... {cut} {unit} cut from the middle of {total} ...]"
+
+
+def ends(head: str, tail: str, cut: int, total: int, unit: str = "characters") -> str:
+    """`head` and `tail` of a text of `total` units, with the middle marker between them."""
+    if not cut:
+        return head + tail
+    return f"{head}\n{middle(cut, total, unit)}\n{tail}"
+
+
+def clip_middle(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, two thirds from its start and the rest from its end."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = text[len(text) - (limit - head) :]
+    return ends(text[:head], tail, len(text) - limit, len(text))
+
+
+class HeadTail(Generic[S]):
+    """The first `head` and last `tail` characters (or bytes) of a stream fed piece by piece,
+    and how many came in all: memory stays bounded however long the stream runs.
+
+    `empty` says which: `""` for text, `b""` for bytes (decoded as UTF-8 by `text()`).
+    """
+
+    def __init__(self, head: int, tail: int, empty: S):
+        self.head_limit, self.tail_limit = head, tail
+        self.empty: S = empty
+        self.head: S = empty
+        self._tail: deque[S] = deque()
+        self._tail_size = 0
+        self.total = 0
+
+    def feed(self, piece: S) -> None:
+        """Take the next piece of the stream."""
+        self.total += len(piece)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += piece[:room]
+            piece = piece[room:]
+        if not piece or self.tail_limit <= 0:
+            return
+        self._tail.append(piece)
+        self._tail_size += len(piece)
+        while self._tail_size - len(self._tail[0]) >= self.tail_limit:
+            self._tail_size -= len(self._tail.popleft())
+
+    @property
+    def tail(self) -> S:
+        """The last `tail_limit` units fed after the head was full."""
+        if not self._tail:
+            return self.empty
+        return self.empty.join(self._tail)[-self.tail_limit :]
+
+    @property
+    def cut(self) -> int:
+        """How many units in the middle were dropped."""
+        return self.total - len(self.head) - len(self.tail)
+
+    def text(self) -> str:
+        """What was kept, with the middle marker where something was cut."""
+        head, tail = self.head, self.tail
+        if isinstance(head, str) and isinstance(tail, str):
+            return ends(head, tail, self.cut, self.total)
+        assert isinstance(head, bytes) and isinstance(tail, bytes)
+        if not self.cut:  # decoded whole: a character split between head and tail stays one
+            return (head + tail).decode("utf-8", errors="replace")
+        kept = head.decode("utf-8", errors="replace"), tail.decode("utf-8", errors="replace")
+        return ends(*kept, self.cut, self.total, "bytes")
+
+
+def line_cut(total: int, unit: str = "bytes") -> str:
+    """The marker after the shown part of a file's overlong line: its whole length."""
+    return f"[... line cut: {total} {unit} in all]"
 
 
 def shorten(text: str, limit: int) -> str:

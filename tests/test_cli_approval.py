@@ -72,7 +72,7 @@ def test_unclear_answers_ask_again_then_deny() -> None:
 def test_long_previews_are_cut() -> None:
     long = ApprovalRequest("c2", "write", "write", {}, "\n".join(f"+{i}" for i in range(1000)))
     _, seen = ask("n\n", long)
-    assert "+399" in seen and "+400" not in seen and "[... 600 more lines]" in seen
+    assert "+199" in seen and "+200" not in seen and "[... 800 more lines]" in seen
 
 
 def test_through_a_real_terminal() -> None:

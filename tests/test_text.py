@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from elelem_kernel.agent.record import cut
-from elelem_kernel.text import clip, clip_lines, more, shorten
-from elelem_kernel.tools.bounds import clip as tool_clip
+from elelem_kernel.text import clip, clip_lines, clip_middle, ends, line_cut, more, shorten
 
 
 def test_content_is_cut_with_one_marker_everywhere():
     assert clip("abcdef", 4) == "abcd [... 2 more characters]"
     assert clip("abc", 4) == "abc"
     assert cut("x" * 10, 4) == "xxxx\n[... 6 more characters]"
-    assert tool_clip("y" * 10, 4) == "yyyy [... 6 more characters]"
     assert more(3, "lines") == "[... 3 more lines]"
+
+
+def test_text_kept_at_both_ends_says_what_the_middle_lost():
+    assert (
+        clip_middle("abcdefghij", 6) == "abcd\n[... 4 characters cut from the middle of 10 ...]\nij"
+    )
+    assert clip_middle("abc", 6) == "abc" and clip_middle("abcdefgh", 1).endswith("...]\nh")
+    assert ends("ab", "yz", 3, 7, "bytes") == "ab\n[... 3 bytes cut from the middle of 7 ...]\nyz"
+    assert ends("ab", "yz", 0, 4) == "abyz"
+    assert line_cut(1_000_001) == "[... line cut: 1000001 bytes in all]"
 
 
 def test_labels_end_in_an_ellipsis_within_their_limit():

@@ -62,7 +62,7 @@ from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.errors import ElelemError
-from elelem_kernel.render.plain import result_text
+from elelem_kernel.render.call_text import result_text
 
 log = logging.getLogger("elelem_kernel.acp")
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.text import line_cut
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, unified_diff
 from elelem_kernel.tools.files import LINE_CHARS, apply_edit, lines_result
 from elelem_kernel.tools.protected import check_writable
@@ -142,7 +143,7 @@ def numbered(rel: str, text: str, offset: int = 1, limit: int | None = None) -> 
     for n in range(offset, min(total, offset + limit - 1) + 1):
         line = lines[n - 1]
         if len(line) > LINE_CHARS:
-            line = line[:LINE_CHARS] + f" [... line cut: {len(line)} characters in all]"
+            line = line[:LINE_CHARS] + " " + line_cut(len(line), "characters")
         entry = f"{n:>6}\t{line}"
         if shown and size + len(entry) > MAX_BYTES:
             break

@@ -38,8 +38,8 @@ from acp import (
 )
 from acp.schema import Cost, ToolCallLocation, UsageUpdate
 
-from elelem_kernel.render.plain import result_text, short_arguments
-from elelem_kernel.text import shorten
+from elelem_kernel.render.call_text import result_text, short_arguments
+from elelem_kernel.text import clip, shorten
 from elelem_kernel.tools.workspace import Workspace
 
 #: ACP tool kinds of the built-in tools, by name; others go by their own kind.
@@ -218,8 +218,7 @@ class Updates:
     def _tool_result(self, call_id: str, ok: bool, content: Any) -> None:
         watched = self.calls.get(call_id)
         text = result_text(content)
-        if len(text) > RESULT_CHARS:
-            text = text[:RESULT_CHARS] + f"\n… ({len(text) - RESULT_CHARS:,} more characters)"
+        text = clip(text, RESULT_CHARS, "\n")
         shown: list[Any] = [
             tool_content(text_block(fenced(text) if text.strip() else "(no output)"))
         ]

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.context import short
-from elelem_kernel.agent.pricing import cost
+from elelem_kernel.agent.pricing import cost, dollars
 from elelem_kernel.agent.record import add_usage
 from elelem_kernel.errors import ConfigError, ElelemError
 from elelem_kernel.events import EXIT_CODES
@@ -83,13 +83,6 @@ class Budget:
     def as_record(self, spent: float) -> dict[str, Any]:
         """The record's entry: this budget and what its scope had spent at the turn's end."""
         return {"amount": self.amount, "unit": self.unit, "per": self.per, "spent": spent}
-
-
-def dollars(value: float) -> str:
-    """`$2.00`, `$0.42`, and `$0.0012` for amounts under ten cents (still worth reading)."""
-    if value and abs(value) < 0.1:
-        return f"${value:.4f}"
-    return f"${value:.2f}"
 
 
 def parse(text: str) -> Budget | None:
@@ -387,23 +380,6 @@ class Ledger:
                 )
         lines.append(f"`/budget off` removes {'them' if len(lines) > 1 else 'it'}.")
         return "\n\n".join(lines)
-
-
-def gauge(entries: Any) -> list[str]:
-    """Footer parts for a record's `budget`: `$0.42 of $2.00`, `41k of 200k tokens/turn`."""
-    parts = []
-    for entry in entries if isinstance(entries, list) else []:
-        try:
-            budget = Budget(float(entry["amount"]), str(entry["unit"]), str(entry["per"]))
-            spent = float(entry["spent"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        if budget.unit == "tokens":
-            text = f"{short(int(spent))} of {short(int(budget.amount))} tokens"
-        else:
-            text = f"{dollars(spent)} of {dollars(budget.amount)}"
-        parts.append(f"{text}/turn" if budget.per == "turn" else text)
-    return parts
 
 
 def _nice_up(value: float, unit: str) -> float:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import budget, trust
-from elelem_kernel.agent.pricing import format_cost
+from elelem_kernel.agent.pricing import dollars
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.agent.window_commands import add_window_commands, window_line
 from elelem_kernel.errors import ElelemError
@@ -291,7 +291,7 @@ def _usage(session: Session, args: str) -> str:
     return (
         f"{session.turns} turns, {u.get('input', 0)} tokens in "
         f"({u.get('cache_read', 0)} cached), {u.get('output', 0)} out, "
-        f"cost {format_cost(session.cost)}"
+        f"cost {'unknown' if session.cost is None else dollars(session.cost)}"
     )
 
 

@@ -22,7 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from elelem_kernel.agent.context import CHARS_PER_TOKEN, short
+from elelem_kernel.agent.context import CHARS_PER_TOKEN
+from elelem_kernel.text import clip_middle
 
 INSTRUCTION = (
     "You compact a long conversation between a person and a coding agent so that it fits "
@@ -77,16 +78,6 @@ class Compaction:
         return entry
 
 
-def note(entry: dict[str, Any]) -> str:
-    """The one line a person sees: `compacted 14 turns, 58k → 3k tokens` (or why not)."""
-    n = int(entry.get("turns") or 0)
-    turns = f"{n} turn" + ("" if n == 1 else "s")
-    sizes = f"{short(int(entry.get('before') or 0))} → {short(int(entry.get('after') or 0))} tokens"
-    if entry.get("failed"):
-        return f"could not compact ({entry['failed']}): left out the oldest {turns}, {sizes}"
-    return f"compacted {turns}, {sizes}"
-
-
 def summary_messages(summary: str) -> list[dict[str, Any]]:
     """The summary as it is sent: a user message with a header, and a short acknowledgement."""
     return [
@@ -122,14 +113,14 @@ def transcript(turns: list[dict[str, Any]], limit: int) -> str:
     each = max(limit // max(3 * len(turns), 1), 200)
     parts = []
     for record in turns:
-        lines = [f"## The person asked\n{_cut(str(record.get('prompt') or ''), each)}"]
+        lines = [f"## The person asked\n{clip_middle(str(record.get('prompt') or ''), each)}"]
         for round_ in record.get("rounds") or []:
             for call in round_.get("calls") or []:
                 arguments = json.dumps(call.get("arguments") or {}, ensure_ascii=False)
-                result = _cut(str(call.get("result") or ""), min(each, RESULT_CHARS))
-                lines.append(f"- tool {call.get('name')} {_cut(arguments, 300)} → {result}")
+                result = clip_middle(str(call.get("result") or ""), min(each, RESULT_CHARS))
+                lines.append(f"- tool {call.get('name')} {clip_middle(arguments, 300)} → {result}")
         reply = str(record.get("reply") or "") or f"[no reply: {record.get('stop')}]"
-        lines.append(f"## The agent answered\n{_cut(reply, each)}")
+        lines.append(f"## The agent answered\n{clip_middle(reply, each)}")
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
 
@@ -179,11 +170,3 @@ async def summarise(
             raise ValueError("the model's summary was empty")
         summary = answer.strip()
     return summary
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head
-    return f"{text[:head]}\n… [{len(text) - limit} characters left out] …\n{text[-tail:]}"

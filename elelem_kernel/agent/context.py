@@ -190,15 +190,3 @@ def short(tokens: int) -> str:
     if tokens < 1_000_000:
         return f"{round(tokens / 1_000)}k"
     return f"{tokens / 1_000_000:.1f}m"
-
-
-def meter(context: Mapping[str, Any] | None) -> str | None:
-    """`ctx 41k/200k` (`ctx ~41k/200k` when estimated) for a record's `context`, or None."""
-    if not isinstance(context, Mapping):
-        return None
-    used, window = context.get("used"), context.get("window")
-    if not isinstance(used, int) or not isinstance(window, int) or window <= 0:
-        return None
-    mark = "~" if context.get("estimated") else ""
-    assumed = "?" if context.get("assumed") else ""
-    return f"ctx {mark}{short(used)}/{short(window)}{assumed}"

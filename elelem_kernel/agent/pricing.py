@@ -54,10 +54,9 @@ def cost(provider: str, model: str | None, usage: dict[str, Any]) -> float | Non
     return dollars / 1_000_000
 
 
-def format_cost(dollars: float | None) -> str:
-    """`$0.0123`, `$0` or `unknown`."""
-    if dollars is None:
-        return "unknown"
-    if dollars == 0:
-        return "$0"
-    return f"${dollars:.4f}" if dollars < 1 else f"${dollars:.2f}"
+def dollars(value: float) -> str:
+    """The one way an amount of money is written (footer, /usage, budgets): `$2.00`,
+    `$0.42`, and `$0.0012` for amounts under ten cents (still worth reading)."""
+    if value and abs(value) < 0.1:
+        return f"${value:.4f}"
+    return f"${value:.2f}"

@@ -60,6 +60,7 @@ from elelem_kernel.events import map_stop_reason
 from elelem_kernel.options import from_env
 from elelem_kernel.redaction import redact
 from elelem_kernel.sync import run_sync
+from elelem_kernel.text import shorten
 from elelem_kernel.visible import visible
 
 Renderer = Callable[[dict[str, Any]], None]
@@ -847,7 +848,7 @@ _LARGER = (
 def _reason(error: BaseException) -> str:
     """Why a summary failed, in one short line."""
     text = " ".join(str(error).split()) or type(error).__name__
-    return text if len(text) <= 160 else text[:159] + "…"
+    return shorten(text, 160)
 
 
 async def _ask_provider(provider: Any, method: str) -> Any:

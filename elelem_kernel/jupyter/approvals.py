@@ -28,12 +28,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
-from elelem_kernel.text import clip_lines
-from elelem_kernel.visible import visible
+from elelem_kernel.render.approval_question import question
 
 SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
-ONE_LINE = 100  #: a preview up to this long, on one line, is asked about on that line
-QUESTION_LINES, QUESTION_CHARS = 200, 20_000  #: how much of a preview the question shows
 #: What the card says while it waits for the frontend's subshell, and after it gave up.
 EITHER = (
     "Allow / Deny buttons appear here in a moment; a JupyterLab older than 4.4 (or "
@@ -75,25 +72,6 @@ def subshells(kernel: Any) -> list[str]:
 def parse_answer(text: str) -> Decision:
     """What a typed answer means (`approval.ANSWERS`); anything unclear or empty is deny."""
     return decision_for(text) or "deny"
-
-
-def question(request: ApprovalRequest) -> str:
-    """The stdin question for `request`: the whole preview (bounded), then y / n / a.
-
-    A short one-line preview stays on the question's line; anything longer is shown line
-    by line above it, so the end of a long command is not hidden. Control characters are
-    shown as escapes (see `elelem_kernel.visible`), so the preview cannot redraw itself.
-    """
-
-    name = visible(request.name)
-    ask = f"? [y]es / [n]o / [a]lways for {name}: "
-    preview = visible(request.preview or "").strip("\n")
-    if not preview:
-        return f"Allow {name}{ask}"
-    if "\n" not in preview and len(preview) <= ONE_LINE:
-        return f"Allow {name}: {preview}{ask}"
-    shown = "\n".join("  " + line for line in clip_lines(preview, QUESTION_LINES, QUESTION_CHARS))
-    return f"{name} wants to run ({visible(request.kind)}):\n{shown}\nAllow {name}{ask}"
 
 
 class StdinApprover:

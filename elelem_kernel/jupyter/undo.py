@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.text import shorten
 from elelem_kernel.tools.changes import digest
 from elelem_kernel.tools.workspace import Workspace, atomic_write
 
@@ -101,4 +102,4 @@ def _name(change: dict) -> str:
 
 def _head(prompt: Any) -> str:
     text = " ".join(str(prompt or "").split())
-    return text[:60] + ("…" if len(text) > 60 else "")
+    return shorten(text, 61)

@@ -21,6 +21,7 @@ from elelem_kernel.agent.media import KEY as IMAGES
 from elelem_kernel.agent.toolbox import Tool
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.redaction import forms_of, redact
+from elelem_kernel.text import clip, shorten
 
 PREFIX = "mcp__"
 RESULT_CHARS = 50_000  #: characters of text a call hands the model
@@ -71,7 +72,7 @@ def make_tool(config: ServerConfig, remote: Any, call: Any) -> McpTool:
     name = tool_name(config.name, remote.name)
     description = (remote.description or remote.title or remote.name).strip()
     if len(description) > DESCRIPTION_CHARS:
-        description = description[:DESCRIPTION_CHARS] + " …"
+        description = shorten(description, DESCRIPTION_CHARS)
     schema = remote.input_schema if isinstance(remote.input_schema, dict) else {}
     server, tool = config.name, remote.name
 
@@ -122,7 +123,9 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict:
     text = "\n".join(texts)
     out: dict[str, Any] = {}
     if result.is_error:
-        out["error"] = _cut(text) or "the tool reported an error without a message"
+        out["error"] = (
+            clip(text, RESULT_CHARS, "\n") or "the tool reported an error without a message"
+        )
     else:
         structured = result.structured_content
         if structured is not None and len(json.dumps(structured, default=str)) > RESULT_CHARS:
@@ -131,9 +134,9 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict:
         if structured is not None:
             out["structured"] = structured
             if text and not _same_json(text, structured):
-                out["content"] = _cut(text)
+                out["content"] = clip(text, RESULT_CHARS, "\n")
         else:
-            out["content"] = _cut(text)
+            out["content"] = clip(text, RESULT_CHARS, "\n")
     if media:
         out["media"] = media
         shown = [m for m in media if m["type"] == "image"]
@@ -144,15 +147,6 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict:
     if images:
         out[IMAGES] = images
     return out
-
-
-def _cut(text: str) -> str:
-    if len(text) <= RESULT_CHARS:
-        return text
-    return (
-        text[:RESULT_CHARS]
-        + f"\n… [cut: {len(text) - RESULT_CHARS} more characters of this MCP result were dropped]"
-    )
 
 
 def _same_json(text: str, value: Any) -> bool:

@@ -24,11 +24,18 @@ from contextlib import aclosing, asynccontextmanager, contextmanager
 from typing import Any
 
 from elelem_kernel import redaction
-from elelem_kernel.errors import ConfigError, ContextOverflow, ProviderError
+from elelem_kernel.errors import (
+    ConfigError,
+    ContextOverflow,
+    ProviderError,
+    StatusError,
+    TooLarge,
+    Undecodable,
+)
 from elelem_kernel.events import TRUNCATED, Emit, Event
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window, stream
-from elelem_kernel.providers.stream import DEFAULT_LIMIT, TooLarge, Undecodable
+from elelem_kernel.providers.stream import DEFAULT_LIMIT
 from elelem_kernel.text import clip
 
 #: Options every HTTP provider accepts, with their defaults.
@@ -46,21 +53,6 @@ MAX_BACKOFF = 30.0
 INFO_TIMEOUT = 10.0
 MAX_RETRY_AFTER = 60.0
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
-
-
-class StatusError(ProviderError):
-    """A `ProviderError` from an HTTP status or error event; may carry `retry_after` seconds."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        retryable: bool = False,
-        status: int | None = None,
-        retry_after: float | None = None,
-    ):
-        super().__init__(message, retryable=retryable, status=status)
-        self.retry_after = retry_after
 
 
 class HTTPProvider:

@@ -15,6 +15,8 @@ import re
 import zlib
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 
+from elelem_kernel.errors import TooLarge, Undecodable
+
 #: Largest line, event or body accepted when a provider does not say otherwise.
 DEFAULT_LIMIT = 16_000_000
 #: Most bytes one decompression step may produce (a compressed read can expand 1000-fold).
@@ -23,24 +25,6 @@ STEP = 65_536
 ENCODINGS = frozenset({"gzip", "x-gzip", "deflate"})
 
 _BREAKS = {True: re.compile(rb"\r\n|\r|\n"), False: re.compile(rb"\n")}
-
-
-class TooLarge(Exception):
-    """A line, event or body passed the limit; `what` names which ("line", "event")."""
-
-    def __init__(self, what: str, limit: int):
-        super().__init__(f"{what} over {limit} bytes")
-        self.what = what
-        self.limit = limit
-
-
-class Undecodable(Exception):
-    """The body came in a content encoding that is not read, or does not decompress."""
-
-    def __init__(self, encoding: str, reason: str = ""):
-        super().__init__(encoding)
-        self.encoding = encoding
-        self.reason = reason
 
 
 def problem(error: TooLarge | Undecodable, name: str) -> str:

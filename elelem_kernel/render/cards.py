@@ -1,6 +1,6 @@
 """HTML pieces shared by the live widget view and the frozen static output.
 
-What they say in words (states, arguments, results, durations) is `plain.py`.
+What they say in words (states, arguments, results, durations) is `call_text.py`.
 
 Inline styles only (outputs carry no stylesheet). Each themed declaration is written
 twice, a plain value readable on light and dark backgrounds first, then the JupyterLab
@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem_kernel.agent.compaction import note
 from elelem_kernel.agent.media import BASE64, SHOWN_IN_CELL, TYPES
 from elelem_kernel.images import label, placeholder
-from elelem_kernel.render.markdown import escape, themed, to_html
-from elelem_kernel.render.plain import (
+from elelem_kernel.render.call_text import (
     STATES,
     arguments_text,
     result_parts,
@@ -25,6 +23,9 @@ from elelem_kernel.render.plain import (
     short_arguments,
     state_of,
 )
+from elelem_kernel.render.footer import compaction_note
+from elelem_kernel.render.markdown import escape, themed, to_html
+from elelem_kernel.text import clip
 
 RESULT_SHOWN = 2_000  #: characters of a tool result shown before "show all"
 
@@ -95,11 +96,9 @@ def images_html(images: Any) -> str:
 def _bounded(text: str) -> str:
     if len(text) <= RESULT_SHOWN:
         return pre(text)
-    more = len(text) - RESULT_SHOWN
     return (
-        pre(text[:RESULT_SHOWN] + "…")
-        + f'<details><summary style="{SUMMARY}; {DIM}">show all ({more:,} more characters)'
-        + f"</summary>{pre(text)}</details>"
+        pre(clip(text, RESULT_SHOWN))
+        + f'<details><summary style="{SUMMARY}; {DIM}">show all</summary>{pre(text)}</details>'
     )
 
 
@@ -155,7 +154,7 @@ def compaction_html(entry: dict[str, Any]) -> str:
     summary = str(entry.get("summary") or "") or "(no summary)"
     return (
         f'<details style="margin: 2px 0"><summary style="{SUMMARY}; {colour}{DIM}">'
-        f"{escape(note(entry))}</summary>"
+        f"{escape(compaction_note(entry))}</summary>"
         f'<div style="{DIM}; white-space: pre-wrap; font-size: 0.92em">{escape(summary)}</div>'
         "</details>"
     )

@@ -1,8 +1,10 @@
-"""The footer line under a turn, the same in every view: terminal, live widget and static.
+"""The words under a turn, the same in every view: terminal, live widget and static.
 
-Every view hands it the same fields, from the `turn_end` event (live views) or the turn
-record (frozen output): usage, ms, rounds, stop, cost, provider/model and the context
-meter (how much of the model's window the last request used).
+The footer line: every view hands it the same fields, from the `turn_end` event (live
+views) or the turn record (frozen output): usage, ms, rounds, stop, cost (written by
+`agent.pricing.dollars`, the one money format), provider/model, the context meter (how
+much of the model's window the last request used) and the budgets in force. And the
+compaction note: the one line saying what a compaction did.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from elelem_kernel.agent.budget import gauge
-from elelem_kernel.render.plain import footer_text
+from elelem_kernel.agent.budget import Budget
+from elelem_kernel.agent.context import short
+from elelem_kernel.agent.pricing import dollars
+from elelem_kernel.render.call_text import seconds
 
 
 def footer_line(
@@ -42,4 +46,83 @@ def footer_line(
         cost if isinstance(cost, (int, float, str)) else None,
         fields.get("context"),
     )
-    return " · ".join([line, *gauge(fields.get("budget"))])
+    return " · ".join([line, *_budget_parts(fields.get("budget"))])
+
+
+def footer_text(
+    usage: dict[str, Any] | None,
+    ms: float | None,
+    rounds: int | None,
+    stop: str | None,
+    provider: str | None = None,
+    model: str | None = None,
+    cost: float | str | None = None,
+    context: dict[str, Any] | None = None,
+) -> str:
+    """`in 1,234 · out 56 · cached 7 · ctx 1.3k/200k · 2.3 s · 2 rounds · end_turn · openai/gpt-x · $0.0012`.
+
+    `cost` in dollars (0 or None: not shown), or a word such as "cost unknown"; `context`
+    the record's meter of the last request (`meter`).
+    """
+    usage = usage or {}
+    if stop in ("interrupted", "error") and not any(usage.values()):
+        parts = ["tokens unknown"]  # the stream ended before the provider counted them
+    else:
+        parts = [f"in {int(usage.get('input') or 0):,}", f"out {int(usage.get('output') or 0):,}"]
+    if usage.get("cache_read"):
+        parts.append(f"cached {int(usage['cache_read']):,}")
+    gauge = meter(context)
+    if gauge:
+        parts.append(gauge)
+    parts.append(seconds(ms))
+    if rounds is not None:
+        parts.append(f"{rounds} round" + ("" if rounds == 1 else "s"))
+    if stop:
+        parts.append(stop)
+    if provider or model:
+        names = [str(p) for p in (provider, model) if p]
+        parts.append("/".join(dict.fromkeys(names)))  # "demo", not "demo/demo"
+    if isinstance(cost, str):
+        parts.append(cost)
+    elif cost:
+        parts.append(dollars(cost))
+    return " · ".join(parts)
+
+
+def meter(context: Mapping[str, Any] | None) -> str | None:
+    """`ctx 41k/200k` (`ctx ~41k/200k` when estimated) for a record's `context`, or None."""
+    if not isinstance(context, Mapping):
+        return None
+    used, window = context.get("used"), context.get("window")
+    if not isinstance(used, int) or not isinstance(window, int) or window <= 0:
+        return None
+    mark = "~" if context.get("estimated") else ""
+    assumed = "?" if context.get("assumed") else ""
+    return f"ctx {mark}{short(used)}/{short(window)}{assumed}"
+
+
+def _budget_parts(entries: Any) -> list[str]:
+    """Footer parts for a record's `budget`: `$0.42 of $2.00`, `41k of 200k tokens/turn`."""
+    parts = []
+    for entry in entries if isinstance(entries, list) else []:
+        try:
+            budget = Budget(float(entry["amount"]), str(entry["unit"]), str(entry["per"]))
+            spent = float(entry["spent"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if budget.unit == "tokens":
+            text = f"{short(int(spent))} of {short(int(budget.amount))} tokens"
+        else:
+            text = f"{dollars(spent)} of {dollars(budget.amount)}"
+        parts.append(f"{text}/turn" if budget.per == "turn" else text)
+    return parts
+
+
+def compaction_note(entry: dict[str, Any]) -> str:
+    """The one line a person sees: `compacted 14 turns, 58k → 3k tokens` (or why not)."""
+    n = int(entry.get("turns") or 0)
+    turns = f"{n} turn" + ("" if n == 1 else "s")
+    sizes = f"{short(int(entry.get('before') or 0))} → {short(int(entry.get('after') or 0))} tokens"
+    if entry.get("failed"):
+        return f"could not compact ({entry['failed']}): left out the oldest {turns}, {sizes}"
+    return f"compacted {turns}, {sizes}"

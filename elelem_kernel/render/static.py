@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem_kernel.agent.compaction import note
 from elelem_kernel.agent.media import without_data
 from elelem_kernel.render import cards
+from elelem_kernel.render.call_text import STATES, seconds, short_arguments, state_of
 from elelem_kernel.render.findings import findings_html, findings_markdown, location
-from elelem_kernel.render.footer import footer_line
+from elelem_kernel.render.footer import compaction_note, footer_line
 from elelem_kernel.render.markdown import closed, neutralise, no_blank_lines, to_html
 from elelem_kernel.render.markdown_text import to_text
-from elelem_kernel.render.plain import STATES, seconds, short_arguments, state_of
-from elelem_kernel.text import shorten
+from elelem_kernel.text import more, shorten
 from elelem_kernel.visible import visible
 
 MIMETYPES = ("text/html", "text/markdown", "text/plain")
@@ -128,7 +127,7 @@ def _compaction_line(record: dict[str, Any]) -> list[str]:
     """The compaction note of the turn, if it made one (its summary is in the HTML)."""
 
     entry = record.get("compaction")
-    return [note(entry)] if isinstance(entry, dict) else []
+    return [compaction_note(entry)] if isinstance(entry, dict) else []
 
 
 def _rounds(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -204,7 +203,7 @@ def _plain_call(call: dict[str, Any]) -> str:
         return f"[{_call_line(call)}]"
     shown = [f"    {shorten(line, CODE_WIDTH)}" for line in lines[:CODE_LINES]]
     if len(lines) > CODE_LINES:
-        shown.append(f"    … {len(lines) - CODE_LINES} more lines")
+        shown.append(f"    {more(len(lines) - CODE_LINES, 'lines')}")
     return f"[{_call_line(call, summary=False)}]\n" + "\n".join(shown)
 
 

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import IO, Any
 
-from elelem_kernel.render.footer import footer_line
+from elelem_kernel.render.footer import compaction_note, footer_line
 from elelem_kernel.text import shorten
 from elelem_kernel.visible import visible, visible_json
 
@@ -120,9 +120,8 @@ class TerminalRenderer:
         elif kind == "tool_state" and event.get("state") == "declined":
             self._progress((RED, "declined\n"))
         elif kind == "compaction":
-            from elelem_kernel.agent.compaction import note
-
-            self._progress((YELLOW if event.get("failed") else DIM, note(event) + "\n"))
+            note = compaction_note(event)
+            self._progress((YELLOW if event.get("failed") else DIM, note + "\n"))
         elif kind == "turn_end":
             self._end(event)
 

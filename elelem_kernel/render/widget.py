@@ -21,10 +21,9 @@ import threading
 import time
 from typing import Any
 
-from elelem_kernel.agent.context import meter
-from elelem_kernel.render import cards, plain
+from elelem_kernel.render import call_text, cards
 from elelem_kernel.render.block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
-from elelem_kernel.render.footer import footer_line
+from elelem_kernel.render.footer import footer_line, meter
 from elelem_kernel.render.markdown import escape
 from elelem_kernel.render.static import bundle, notice_html
 
@@ -326,7 +325,7 @@ class TurnView:
         elif not self.ended:
             names = "/".join(dict.fromkeys(str(n) for n in (self.provider, self.model) if n))
             gauge = meter(self.context)
-            clock = plain.seconds((now - self.started) * 1000)
+            clock = call_text.seconds((now - self.started) * 1000)
             line = f"{names} · {clock}{f' · {gauge}' if gauge else ''} · working…"
             self.footer.value = cards.footer_html(line.lstrip(" ·"))
         for block in self.blocks.values():

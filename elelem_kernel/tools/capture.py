@@ -16,14 +16,15 @@ import threading
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from elelem_kernel.tools.bounds import MAX_BYTES, HeadTail
+from elelem_kernel.text import HeadTail
+from elelem_kernel.tools.bounds import MAX_BYTES
 
 
 class Capture(io.TextIOBase):
     """A text stream keeping the first and last part of what is written."""
 
     def __init__(self, limit: int = MAX_BYTES // 2):
-        self.sink = HeadTail(limit)
+        self.sink = HeadTail(limit // 2, limit - limit // 2, b"")
 
     def writable(self) -> bool:
         return True

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from elelem_kernel.text import HeadTail
 from elelem_kernel.tools.notebooks import IMAGE_TYPES, OUTPUT_CHARS
 
 #: Characters kept from the start and the end of one stream: with the cut marker they fit
@@ -27,36 +28,6 @@ TAIL_OUTPUTS = 5
 DATA_CHARS = 20_000
 #: Base64 characters kept of one PNG, JPEG, GIF or WebP output (a cut one is not sent).
 IMAGE_CHARS = 4_000_000
-
-
-class Ends:
-    """The head and tail of a growing text, and how many characters came in all."""
-
-    def __init__(self, head: int = STREAM_HEAD, tail: int = STREAM_TAIL):
-        self.head_limit, self.tail_limit = head, tail
-        self.head = self.tail = ""
-        self.total = 0
-
-    def feed(self, text: str) -> None:
-        self.total += len(text)
-        room = self.head_limit - len(self.head)
-        if room > 0:
-            self.head += text[:room]
-            text = text[room:]
-        if text:
-            self.tail = (self.tail + text[-self.tail_limit :])[-self.tail_limit :]
-
-    @property
-    def cut(self) -> int:
-        return self.total - len(self.head) - len(self.tail)
-
-    def text(self) -> str:
-        if not self.cut:
-            return self.head + self.tail
-        return (
-            f"{self.head}\n[... {self.cut:,} characters cut from the middle of "
-            f"{self.total:,} ...]\n{self.tail}"
-        )
 
 
 @dataclass
@@ -102,7 +73,7 @@ def _client_class() -> type:
         def __init__(self, nb: Any, cuts: dict[int, CellCuts], **options: Any):
             super().__init__(nb, **options)
             self.cuts = cuts
-            self._ends: dict[int, tuple[Any, Ends]] = {}
+            self._ends: dict[int, tuple[Any, HeadTail[str]]] = {}
 
         def output(
             self, outs: list[Any], msg: dict[str, Any], display_id: str | None, cell_index: int
@@ -125,7 +96,7 @@ def _client_class() -> type:
                 return None
             if out.get("output_type") == "stream":
                 text, out["text"] = out.get("text", ""), ""
-                ends = Ends()
+                ends = HeadTail(STREAM_HEAD, STREAM_TAIL, "")
                 self._ends[id(out)] = (out, ends)
                 return _stream(out, ends, text, cuts)
             _shorten(out, cuts)
@@ -140,8 +111,8 @@ def _client_class() -> type:
 
 
 def _continued_stream(
-    streams: dict[int, tuple[Any, Ends]], outs: list[Any], msg: dict[str, Any]
-) -> tuple[Any, Ends] | None:
+    streams: dict[int, tuple[Any, HeadTail[str]]], outs: list[Any], msg: dict[str, Any]
+) -> tuple[Any, HeadTail[str]] | None:
     """The stream output that `msg` goes on with (the cell's last output, of the same
     stream) and its ends, or None."""
     if msg["msg_type"] != "stream" or not outs:
@@ -154,7 +125,7 @@ def _continued_stream(
 
 
 def _past_head(
-    streams: dict[int, tuple[Any, Ends]], outs: list[Any], msg: dict[str, Any], cuts: CellCuts
+    streams: dict[int, tuple[Any, HeadTail[str]]], outs: list[Any], msg: dict[str, Any], cuts: CellCuts
 ) -> Any:
     """Append the output of `msg` after the first `HEAD_OUTPUTS`, dropping the oldest of
     those after them once more than `TAIL_OUTPUTS` follow; the output, or None."""
@@ -171,7 +142,7 @@ def _past_head(
     return out
 
 
-def _stream(out: Any, ends: Ends, text: str, cuts: CellCuts) -> Any:
+def _stream(out: Any, ends: HeadTail[str], text: str, cuts: CellCuts) -> Any:
     """Feed `text` to a stream output's ends, noting what is cut."""
     was_cut = ends.cut > 0
     ends.feed(text)

@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import Any
 
 
-class Stopped(Exception):
+class GroupStopped(Exception):
     """Raised by `popen` once the group was stopped: nothing new is started."""
 
 
@@ -37,7 +37,7 @@ class Children:
         """`subprocess.Popen(command, **options)`, killed with the others on `stop`."""
         with self._lock:
             if self.reason is not None:
-                raise Stopped(self.reason)
+                raise GroupStopped(self.reason)
             proc: subprocess.Popen[bytes] = subprocess.Popen(command, **options)
             self._procs.append(proc)
             return proc

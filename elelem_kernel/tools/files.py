@@ -14,6 +14,7 @@ from typing import IO, BinaryIO
 
 from elelem_kernel import images
 from elelem_kernel.errors import ToolError
+from elelem_kernel.text import line_cut
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, human_size, unified_diff
 from elelem_kernel.tools.globs import Glob
 from elelem_kernel.tools.listing import files_under, looks_binary
@@ -45,7 +46,7 @@ def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> d
             text, bad = decode_line(part)
             replaced |= bad
             if length > len(part) or len(text) > LINE_CHARS:
-                text = text[:LINE_CHARS] + f" [... line cut: {length} bytes in all]"
+                text = text[:LINE_CHARS] + " " + line_cut(length)
             entry = f"{n:>6}\t{text}"
             if len(shown) >= limit or (shown and size + len(entry) > MAX_BYTES):
                 stopped = True

@@ -19,7 +19,8 @@ import threading
 import traceback
 import types
 
-from elelem_kernel.tools.bounds import MAX_BYTES, clip
+from elelem_kernel.text import clip
+from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.capture import captured
 from elelem_kernel.tools.displays import Displays, captured_displays, rich_value, to_result
 

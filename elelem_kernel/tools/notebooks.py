@@ -17,7 +17,8 @@ from typing import Any
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.images import TYPES
-from elelem_kernel.tools.bounds import MAX_BYTES, clip, human_size, unified_diff
+from elelem_kernel.text import clip
+from elelem_kernel.tools.bounds import MAX_BYTES, human_size, unified_diff
 from elelem_kernel.tools.displays import DEFAULT_REPR, html_text
 from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.regular import check_regular, open_regular

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from elelem_kernel.tools.children import Children, Stopped
+from elelem_kernel.tools.children import Children, GroupStopped
 
 #: Where the `elelem_kernel` package is, put first on the child's path.
 _HOME = str(Path(__file__).resolve().parents[2])
@@ -42,7 +42,7 @@ def search(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-    except Stopped as e:
+    except GroupStopped as e:
         return f"stopped ({e})"
     try:
         out, err = proc.communicate(job.encode("utf-8"))

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.text import clip
 from elelem_kernel.tools import pyregex
-from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, clip
-from elelem_kernel.tools.children import Children, Stopped
+from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES
+from elelem_kernel.tools.children import Children, GroupStopped
 from elelem_kernel.tools.files import (
     LINE_BYTES,
     LINE_CHARS,
@@ -228,7 +229,7 @@ def _run_rg(command: list[str], root: Path, group: Children) -> _Matches | None:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
-    except Stopped:
+    except GroupStopped:
         return None
     with proc:
         assert proc.stdout is not None

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 from typing import IO
 
-from elelem_kernel.tools.bounds import MAX_BYTES, HeadTail, human_size
+from elelem_kernel.text import HeadTail
+from elelem_kernel.tools.bounds import MAX_BYTES, human_size
 
 DEFAULT_TIMEOUT = 120
 #: How long pipes may stay open after the shell exits before the group is stopped.
@@ -41,7 +42,8 @@ async def bash(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> di
         start_new_session=True,
         env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"},
     )
-    out, err = HeadTail(MAX_BYTES // 2), HeadTail(MAX_BYTES // 2)
+    end = MAX_BYTES // 4  # each stream keeps MAX_BYTES // 2: a quarter from each end
+    out, err = HeadTail(end, end, b""), HeadTail(end, end, b"")
     readers = [_pump(proc.stdout, out), _pump(proc.stderr, err)]
     timed_out = lingering = False
     try:
@@ -102,7 +104,7 @@ def _group_running(pgid: int) -> bool:
     return False
 
 
-def _pump(stream: IO[bytes] | None, sink: HeadTail) -> threading.Thread:
+def _pump(stream: IO[bytes] | None, sink: HeadTail[bytes]) -> threading.Thread:
     # The reader closes its own pipe: closing it from another thread while a read is
     # blocked (a process that left the group still holds it) would wait on the buffer lock.
     def run() -> None:
@@ -132,8 +134,8 @@ async def _joined(threads: list[threading.Thread], wait: float) -> bool:
 
 def _result(
     code: int | None,
-    out: HeadTail,
-    err: HeadTail,
+    out: HeadTail[bytes],
+    err: HeadTail[bytes],
     timed_out: float | None,
     lingering: bool,
 ) -> dict:

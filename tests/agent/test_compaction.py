@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 
-from elelem_kernel.agent.compaction import HEADER, note
+from elelem_kernel.agent.compaction import HEADER
 from elelem_kernel.agent.restore import check, rebuild
 from elelem_kernel.agent.session import Session
 from elelem_kernel.errors import ProviderError
+from elelem_kernel.render.footer import compaction_note
 from elelem_kernel.render.static import bundle
 from tests.scripted import Scripted, say
 
@@ -55,7 +56,7 @@ def test_past_the_threshold_the_oldest_turns_become_a_summary_sent_from_then_on(
     assert third.record["v"] == 2 and entry["turns"] == 2 and entry["upto"]
     assert entry["after"] < entry["before"] and "failed" not in entry
     notes = [e for e in events if e.get("type") == "compaction"]
-    assert len(notes) == 1 and note(notes[0]).startswith("compacted 2 turns, ")
+    assert len(notes) == 1 and compaction_note(notes[0]).startswith("compacted 2 turns, ")
     assert check(third.record) is None  # a valid v2 record
 
     turn(s, "fourth")
@@ -93,7 +94,7 @@ def test_a_failing_summary_leaves_the_oldest_turns_out_and_says_so():
     assert "overloaded" in entry["failed"] and entry["summary"] == ""
     sent = texts(p.sent[3]["messages"])
     assert "FACT-1" not in sent and "FACT-2" not in sent
-    shown = [note(e) for e in events if e.get("type") == "compaction"]
+    shown = [compaction_note(e) for e in events if e.get("type") == "compaction"]
     assert shown and shown[0].startswith("could not compact (overloaded, try later): left out")
     assert "left out the oldest 2 turns" in bundle(third.record)[0]["text/plain"]
 

@@ -9,14 +9,13 @@ import pytest
 from elelem_kernel.agent.context import (
     estimate,
     known_window,
-    meter,
     parse_window,
     resolve_window,
 )
 from elelem_kernel.agent.registry import create_with_env as create
 from elelem_kernel.agent.session import Session
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.render.plain import footer_text
+from elelem_kernel.render.footer import footer_text, meter
 from elelem_kernel.render.static import bundle
 from tests.scripted import Scripted, say
 

@@ -11,8 +11,8 @@ from elelem_kernel.jupyter.approvals import (
     approver_for,
     choose_channel,
     parse_answer,
-    question,
 )
+from elelem_kernel.render.approval_question import question
 
 
 def kernel(subshells=True, opened=()):

@@ -45,4 +45,4 @@ def test_structured_content_is_used_unless_too_big():
     assert small == {"structured": {"a": 1}}
     big = {"rows": ["z" * 100] * (RESULT_CHARS // 50)}
     result = convert(CallToolResult(content=[text(json.dumps(big))], structured_content=big))
-    assert "structured" not in result and "cut" in result["content"]
+    assert "structured" not in result and result["content"].endswith(" more characters]")

@@ -8,7 +8,8 @@ import httpx
 import pytest
 from httpx_sse import EventSource
 
-from elelem_kernel.providers.stream import DEFAULT_LIMIT, TooLarge, events
+from elelem_kernel.errors import TooLarge
+from elelem_kernel.providers.stream import DEFAULT_LIMIT, events
 from tests.wire_servers import Reply, WireServer
 
 SSE = {"content-type": "text/event-stream; charset=utf-8"}

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from elelem_kernel.errors import TooLarge, Undecodable
 from elelem_kernel.providers import stream
-from elelem_kernel.providers.stream import TooLarge
 
 
 async def _chunks(parts: list[bytes]):
@@ -81,5 +81,5 @@ def test_decoded_inflates_in_bounded_steps():
         out = asyncio.run(go([packed], encoding))
         assert b"".join(out) == data and max(map(len, out)) <= stream.STEP
     assert asyncio.run(go([b"plain"], "identity")) == [b"plain"]
-    with pytest.raises(stream.Undecodable):
+    with pytest.raises(Undecodable):
         asyncio.run(go([b"x"], "zstd"))

@@ -44,7 +44,7 @@ def test_the_footer_shows_spent_of_budget_in_the_live_widget(view, turns):  # no
     for event in events:
         view(event)
     footer = view.footer.value
-    assert " end_turn · " in footer and "· $0.2800 · $0.28 of $0.50</div>" in footer, footer
+    assert " end_turn · " in footer and "· $0.28 · $0.28 of $0.50</div>" in footer, footer
 
 
 def test_the_frozen_outputs_show_the_budget_and_the_stop(turns):

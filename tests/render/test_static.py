@@ -89,7 +89,7 @@ def test_long_results_are_bounded_and_expandable():
     rec = record()
     rec["rounds"][0]["calls"][0]["result"] = json.dumps({"ok": True, "output": big})
     html = bundle(rec)[0]["text/html"]
-    assert "show all (8,000 more characters)" in html
+    assert "[... 8000 more characters]</pre>" in html and ">show all</summary>" in html
 
 
 def test_cost_is_shown_when_carried():
@@ -132,8 +132,8 @@ def test_cost_unknown_and_free():
 
 
 def test_results_show_text_fields_as_text():
+    from elelem_kernel.render.call_text import result_text
     from elelem_kernel.render.cards import result_html
-    from elelem_kernel.render.plain import result_text
 
     result = json.dumps(
         {"ok": True, "path": "a.py", "content": "     1\tx = 1\n     2\ty = 2\n", "total_lines": 2}
@@ -149,7 +149,7 @@ def test_results_show_text_fields_as_text():
 
 
 def test_footer_says_tokens_unknown_when_a_cut_stream_counted_none():
-    from elelem_kernel.render.plain import footer_text
+    from elelem_kernel.render.footer import footer_text
 
     zero = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
     assert footer_text(zero, 2300, 1, "interrupted", "openai", "gpt-4.1").startswith(
@@ -203,4 +203,4 @@ def test_plain_shows_a_long_code_argument_cut_with_the_count_of_lines_left():
     call = {"id": "p", "name": "python", "arguments": {"code": code}, "state": "done", "ms": 3}
     text = bundle(record(rounds=[{"text": "", "calls": [call]}]))[0]["text/plain"]
     assert "    x11 = 11" in text and "x12 = 12" not in text
-    assert "    … 28 more lines" in text
+    assert "    [... 28 more lines]" in text

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import nbformat
 
+from elelem_kernel.text import HeadTail
 from elelem_kernel.tools.cell_outputs import (
     HEAD_OUTPUTS,
     TAIL_OUTPUTS,
     CellCuts,
-    Ends,
     bounded_client,
 )
 
@@ -33,12 +33,12 @@ def client_and_cell() -> tuple[object, object, dict[int, CellCuts]]:
 
 
 def test_ends_keep_head_and_tail_and_count() -> None:
-    ends = Ends(head=5, tail=4)
+    ends = HeadTail(5, 4, "")
     for piece in ("abc", "defgh", "ijklmnop", "q"):
         ends.feed(piece)
     assert ends.total == 17 and ends.cut == 8
     assert ends.text() == "abcde\n[... 8 characters cut from the middle of 17 ...]\nnopq"
-    small = Ends(head=5, tail=4)
+    small = HeadTail(5, 4, "")
     small.feed("abcdefg")
     assert small.text() == "abcdefg" and small.cut == 0
 

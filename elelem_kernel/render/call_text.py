@@ -1,7 +1,7 @@
-"""Plain-text pieces of a turn's views: tool states, arguments, results, durations, the footer.
+"""A tool call in words: its states, arguments, results and durations.
 
-The terminal, the static text/plain and Markdown outputs and the HTML cards (`cards.py`)
-all say these the same way.
+The terminal, the static text/plain and Markdown outputs, the HTML cards (`cards.py`) and
+the ACP updates all say these the same way.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import json
 import re
 from typing import Any
 
-from elelem_kernel.agent.context import meter
 from elelem_kernel.text import shorten
 
 TEXT_KEYS = ("content", "stdout", "output", "text", "stderr", "value", "diff")
@@ -99,47 +98,6 @@ def seconds(ms: float | None) -> str:
         return f"{ms / 1000:.1f} s"
     minutes, rest = divmod(int(ms / 1000), 60)
     return f"{minutes} min {rest:02d} s"
-
-
-def footer_text(
-    usage: dict[str, Any] | None,
-    ms: float | None,
-    rounds: int | None,
-    stop: str | None,
-    provider: str | None = None,
-    model: str | None = None,
-    cost: float | str | None = None,
-    context: dict[str, Any] | None = None,
-) -> str:
-    """`in 1,234 · out 56 · cached 7 · ctx 1.3k/200k · 2.3 s · 2 rounds · end_turn · openai/gpt-x · $0.0012`.
-
-    `cost` in dollars (0 or None: not shown), or a word such as "cost unknown"; `context`
-    the record's meter of the last request (`agent/context.py`).
-    """
-
-    usage = usage or {}
-    if stop in ("interrupted", "error") and not any(usage.values()):
-        parts = ["tokens unknown"]  # the stream ended before the provider counted them
-    else:
-        parts = [f"in {int(usage.get('input') or 0):,}", f"out {int(usage.get('output') or 0):,}"]
-    if usage.get("cache_read"):
-        parts.append(f"cached {int(usage['cache_read']):,}")
-    gauge = meter(context)
-    if gauge:
-        parts.append(gauge)
-    parts.append(seconds(ms))
-    if rounds is not None:
-        parts.append(f"{rounds} round" + ("" if rounds == 1 else "s"))
-    if stop:
-        parts.append(stop)
-    if provider or model:
-        names = [str(p) for p in (provider, model) if p]
-        parts.append("/".join(dict.fromkeys(names)))  # "demo", not "demo/demo"
-    if isinstance(cost, str):
-        parts.append(cost)
-    elif cost:
-        parts.append(f"${cost:.4f}")
-    return " · ".join(parts)
 
 
 def state_of(call: dict[str, Any]) -> str:
