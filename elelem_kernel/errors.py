@@ -4,7 +4,8 @@ ElelemError            root: every message says what to do about it
 ├── ConfigError        unknown provider, missing key, bad option
 ├── ProviderError      the model's API failed (HTTP status, stream cut, bad JSON)
 │   └── ContextOverflow   the request did not fit the model's context window
-└── ToolError          a tool refused its input (bad path, missing file)
+├── ToolError          a tool refused its input (bad path, missing file)
+└── ReviewError        a review cannot run: not a git repository, unknown revision, git failed
 """
 
 from __future__ import annotations
@@ -49,3 +50,7 @@ class ContextOverflow(ProviderError):
 
 class ToolError(ElelemError):
     """A tool cannot do what it was asked; the message goes back to the model."""
+
+
+class ReviewError(ElelemError):
+    """A review cannot run: not a git repository, an unknown revision, git itself failed."""

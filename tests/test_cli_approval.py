@@ -11,7 +11,7 @@ import select
 import pytest
 
 from elelem_kernel.agent.approval import ApprovalRequest
-from elelem_kernel.cli_approval import QUESTION, TerminalApprover
+from elelem_kernel.cli.approval import QUESTION, TerminalApprover
 
 REQUEST = ApprovalRequest(
     id="c1",

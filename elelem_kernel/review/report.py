@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, field
 
 from elelem_kernel._version import __version__
+from elelem_kernel.findings import Finding, at_least, sort
 from elelem_kernel.render.findings import findings_html, findings_markdown
 from elelem_kernel.render.markdown import escape, neutralise, to_html
-from elelem_kernel.review.findings import Finding, at_least, sort
 
 FORMATS = ("markdown", "json", "sarif")
 SARIF_SCHEMA = (

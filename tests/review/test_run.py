@@ -9,8 +9,9 @@ import pytest
 
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.cli.review import main
 from elelem_kernel.review.report import render
-from elelem_kernel.review.run import main, review
+from elelem_kernel.review.run import review
 from tests.review.test_report import SCHEMA
 from tests.scripted import Scripted, call, say
 
@@ -118,7 +119,7 @@ def test_main_errors_exit_2(planted, demo, capsys, args, message):
 
 def test_not_a_git_repository_as_a_real_process(tmp_path, demo):
     proc = subprocess.run(
-        [sys.executable, "-m", "elelem_kernel.review.run", "--fail-on", "major"],
+        [sys.executable, "-m", "elelem_kernel.cli", "review", "--fail-on", "major"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from elelem_kernel.errors import ReviewError
+from elelem_kernel.findings import SEVERITIES, Finding
 from elelem_kernel.review import diff as diffs
 from elelem_kernel.review import git, git_options, notebook
-from elelem_kernel.review.findings import SEVERITIES, Finding
-from elelem_kernel.review.git import ReviewError
 from elelem_kernel.review.target import Target, resolve
 
 if TYPE_CHECKING:
