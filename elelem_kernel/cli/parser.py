@@ -266,6 +266,7 @@ def _add_review(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     p.add_argument("--report", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--output", dest="old_output", metavar="FILE", help=argparse.SUPPRESS)
+    p.add_argument("--mode", help=argparse.SUPPRESS)  # refused by name, not taken as --model
     p.add_argument(
         "--fail-on",
         choices=SEVERITIES,

@@ -28,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
 
     renderer = None if args.quiet else TerminalRenderer(out=sys.stderr, err=sys.stderr)
     try:
+        if args.mode is not None:  # not taken for --model: argparse would, as an abbreviation
+            raise ConfigError("a review always runs in plan mode (read-only tools); drop --mode")
         options, output = _report_file(args)
         result = review(
             args.target or None,

@@ -14,7 +14,7 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 def run(
     root: Path, *args: str, check: bool = True, timeout: float = 60
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[bytes]:
     """Run neutral `git -C root args...` (see `git_command`) and return the finished process.
 
     Review commands read work-tree files, so the repository's filter and diff drivers are

@@ -52,7 +52,7 @@ def reviewing(session: Session, diff: Diff) -> tuple[ExitStack, FindingLog]:
     return scope, log
 
 
-def _meta(diff: Diff) -> dict:
+def _meta(diff: Diff) -> dict[str, Any]:
     return {
         "target": diff.target.label,
         "command": diff.target.command(),
@@ -93,7 +93,7 @@ def _later_parts(diff: Diff) -> list[str]:
     return [f.path for part in diff.parts[1:] for f in part]
 
 
-def nothing(skipped: list[dict]) -> str:
+def nothing(skipped: list[dict[str, Any]]) -> str:
     if not skipped:
         return NOTHING
 
