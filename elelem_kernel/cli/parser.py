@@ -15,7 +15,6 @@ from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.findings import SEVERITIES
 from elelem_kernel.jupyter.install import DISPLAY_NAME, NAME
-from elelem_kernel.review.diff import BUDGET
 from elelem_kernel.review.report import FORMATS
 
 DESCRIPTION = """\
@@ -276,7 +275,7 @@ def _add_review(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--severity", choices=SEVERITIES, help="report only findings this bad or worse")
     p.add_argument("--focus", metavar="TEXT", help="what to look at most (security, tests, ...)")
     p.add_argument("--workspace", "-C", metavar="DIR", help="the repository folder (default: here)")
-    p.add_argument("--diff-budget", type=int, default=BUDGET, help=argparse.SUPPRESS)
+    p.add_argument("--diff-budget", type=int, default=None, help=argparse.SUPPRESS)
     budget_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 

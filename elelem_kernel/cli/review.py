@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from elelem_kernel.agent.budget import EXIT_CODE  # lazy: only a review needs them
     from elelem_kernel.options import parse_pairs
     from elelem_kernel.render.terminal import TerminalRenderer
+    from elelem_kernel.review.diff import BUDGET
     from elelem_kernel.review.report import render
     from elelem_kernel.review.run import nothing, review
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
             focus=args.focus,
             severity=args.severity,
             workspace=args.workspace,
-            budget=args.diff_budget,
+            budget=BUDGET if args.diff_budget is None else args.diff_budget,
             spend=args.budget,
             renderer=renderer,
         )
