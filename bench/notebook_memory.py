@@ -57,7 +57,7 @@ def session_for(ws: Path) -> Any:
 def write_turns(path: Path, ws: Path, turns: int) -> tuple[list[int], list[float]]:
     """Run and append `turns` turns; the file size and the append time after each."""
     from elelem_kernel.agent.record import new_id
-    from elelem_kernel.cli_notebook import append_turn
+    from elelem_kernel.cli.notebook import append_turn
     from elelem_kernel.render.static import bundle
 
     session = session_for(ws)

@@ -5,7 +5,8 @@ ElelemError            root: every message says what to do about it
 ├── ProviderError      the model's API failed (HTTP status, stream cut, bad JSON)
 │   ├── StatusError       an HTTP status or an error event, maybe with retry_after
 │   └── ContextOverflow   the request did not fit the model's context window
-└── ToolError          a tool refused its input (bad path, missing file)
+├── ToolError          a tool refused its input (bad path, missing file)
+└── ReviewError        a review cannot run: not a git repository, unknown revision, git failed
 
 TooLarge, Undecodable  a provider's stream passed its bound or cannot be read; the
                        provider turns them into a ProviderError (`providers.stream.problem`)
@@ -86,3 +87,7 @@ class Undecodable(Exception):
         super().__init__(encoding)
         self.encoding = encoding
         self.reason = reason
+
+
+class ReviewError(ElelemError):
+    """A review cannot run: not a git repository, an unknown revision, git itself failed."""

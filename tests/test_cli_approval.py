@@ -11,7 +11,7 @@ import select
 import pytest
 
 from elelem_kernel.agent.approval import ApprovalRequest
-from elelem_kernel.cli_approval import QUESTION, TerminalApprover
+from elelem_kernel.cli.approval import QUESTION, TerminalApprover
 
 REQUEST = ApprovalRequest(
     id="c1",
@@ -138,3 +138,18 @@ def test_the_terminal_takes_the_same_words_as_the_notebook() -> None:
     for word, decision in ANSWERS.items():
         assert ask(f"{word.upper()}\n")[0] == decision == parse_answer(f" {word} ")
     assert ask("ok\n")[0] == "allow" and ask("deny\n")[0] == "deny"
+
+
+def test_one_approver_serves_turns_on_different_loops_as_the_chat_runs_them():
+    """`chat` runs each turn on a loop of its own; two questions at once on each still queue."""
+    read_end, write_end = os.pipe()
+    approver = TerminalApprover(os.fdopen(read_end), io.StringIO())
+
+    async def two_at_once() -> list[str]:
+        return list(await asyncio.gather(approver.approve(REQUEST), approver.approve(REQUEST)))
+
+    for _ in range(2):  # the answers arrive while the first question waits on the loop
+        os.write(write_end, b"y\nn\n")
+        assert asyncio.run(two_at_once()) == ["allow", "deny"]
+    os.close(write_end)
+    approver.stream_in.close()

@@ -12,16 +12,7 @@ import argparse
 import importlib.util
 import sys
 
-from elelem_kernel.agent.toolbox import MODES
-
 INSTALL_HINT = "pip install 'elelem-kernel[acp]'"
-
-DESCRIPTION = """\
-Run elelem as an ACP (Agent Client Protocol) agent on stdin/stdout, for editors and chats
-that host agents: Zed, JetBrains IDEs, Neovim, marimo, jupyter-ai. Configure the client to
-start `elelem-kernel` with the arguments `acp`. Each session is kept as a notebook in the
-sessions folder ($ELELEM_ACP_SESSIONS, else ~/.local/share/elelem-kernel/acp-sessions), so
-a client can load it again, and JupyterLab or `elelem-kernel ask --notebook` continue it."""
 
 
 def sdk_installed() -> bool:
@@ -32,30 +23,12 @@ def sdk_installed() -> bool:
         return False
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="elelem-kernel acp",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--list", action="store_true", help="list the saved sessions and exit")
-    parser.add_argument("-p", "--provider", help="provider name (default: as for `ask`)")
-    parser.add_argument("--model", help="model name (default: the provider's default)")
-    parser.add_argument("--mode", choices=list(MODES), help="mode of new sessions (default build)")
-    parser.add_argument(
-        "-o",
-        "--option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a provider option (repeatable), as for `ask`",
-    )
-    return parser
+def main(args: argparse.Namespace) -> int:
+    """`elelem-kernel acp [--list] [-p P] [--model M] [--mode MODE] [-o NAME=VALUE]`.
 
-
-def main(argv: list[str] | None = None) -> int:
-    """`elelem-kernel acp [--list] [-p P] [--model M] [--mode MODE] [-o NAME=VALUE]`."""
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    `args` come from the command line's one parser (cli/parser.py), whose flags every
+    command that runs a model shares.
+    """
     if args.list:
         from elelem_kernel.acp.store import listing_text  # lazy: only this option needs it
 

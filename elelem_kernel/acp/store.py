@@ -1,7 +1,7 @@
 """ACP sessions kept as notebooks: one `.ipynb` per session in the sessions folder.
 
 Each turn is appended as a cell with its frozen output and record, exactly as
-`elelem-kernel ask --notebook` writes it (`cli_notebook.append_turn`), so `session/load`
+`elelem-kernel ask --notebook` writes it (`cli.notebook.append_turn`), so `session/load`
 restores the conversation in a new process, JupyterLab and `ask --notebook` open and
 continue it, and a person can read what an editor session did. The notebook's metadata
 `elelem_acp` keeps the session's working directory. Nothing is written for a session
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.agent.restore import Rebuilt, rebuild
-from elelem_kernel.cli_notebook import append_turn, new_notebook
+from elelem_kernel.cli.notebook import append_turn, new_notebook
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.jupyter.notebook_file import read_notebook
 from elelem_kernel.render.static import bundle

@@ -1,4 +1,4 @@
-"""`elelem-kernel install`: make the Elelem kernel known to Jupyter.
+"""Making the Elelem kernel known to Jupyter (`elelem-kernel install`, cli/install.py).
 
 Writes a kernelspec (kernel.json and the logos) whose `argv` starts with the current
 interpreter, so the kernel runs with the Python this package is installed in, whatever
@@ -7,7 +7,6 @@ Python starts Jupyter.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -17,19 +16,6 @@ from pathlib import Path
 NAME = "elelem"
 DISPLAY_NAME = "Elelem"
 LOGOS = ("logo-32x32.png", "logo-64x64.png", "logo-svg.svg")
-
-DESCRIPTION = f"""\
-Install the Elelem kernel (every cell is a prompt) for Jupyter.
-
-Where it goes:
-  --user        your per-user Jupyter data folder (default); works without any rights
-  --sys-prefix  the current environment (sys.prefix/share/jupyter/kernels): the choice
-                for a virtualenv or conda env that also runs JupyterLab
-  --prefix P    P/share/jupyter/kernels, for a Jupyter installed elsewhere
-
-The kernel runs with the interpreter running this command:
-  {sys.executable}
-"""
 
 
 def kernel_json(display_name: str = DISPLAY_NAME, python: str | None = None) -> dict:
@@ -80,46 +66,3 @@ def install(
             for logo in LOGOS:
                 shutil.copy(logos / logo, folder / logo)
         return KernelSpecManager().install_kernel_spec(str(folder), name, user=user, prefix=prefix)
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="elelem-kernel install",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--user", action="store_true", help="install for the current user (default)")
-    where.add_argument(
-        "--sys-prefix", action="store_true", help="install into sys.prefix (this environment)"
-    )
-    where.add_argument("--prefix", metavar="P", help="install into P/share/jupyter/kernels")
-    p.add_argument("--name", default=NAME, help=f"kernelspec name (default: {NAME})")
-    p.add_argument(
-        "--display-name", default=None, help=f"name shown in the launcher (default: {DISPLAY_NAME})"
-    )
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run `elelem-kernel install [options]`; the exit code."""
-    args = parser().parse_args(argv)
-    prefix = sys.prefix if args.sys_prefix else args.prefix
-    display_name = args.display_name or (
-        DISPLAY_NAME if args.name == NAME else f"{DISPLAY_NAME} ({args.name})"
-    )
-    try:
-        path = install(
-            user=prefix is None, prefix=prefix, name=args.name, display_name=display_name
-        )
-    except OSError as error:
-        print(f"elelem-kernel install: {error}", file=sys.stderr)
-        print("Try --user, or --sys-prefix inside a virtual environment.", file=sys.stderr)
-        return 1
-    print(f"Installed the {display_name!r} kernel in {path}")
-    print(f"It runs {sys.executable}. Start JupyterLab and pick {display_name!r} in the launcher.")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from elelem_kernel.review import git, notebook
 from elelem_kernel.review.target import Target
@@ -54,7 +55,7 @@ class Diff:
     target: Target
     files: list[FileDiff]
     parts: list[list[FileDiff]] = field(default_factory=list)
-    skipped: list[dict] = field(default_factory=list)  #: [{"path", "reason"}]
+    skipped: list[dict[str, Any]] = field(default_factory=list)  #: [{"path", "reason"}]
 
     @property
     def empty(self) -> bool:

@@ -5,20 +5,16 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from elelem_kernel.errors import ElelemError, ToolError
+from elelem_kernel.errors import ReviewError, ToolError
 from elelem_kernel.tools import git_command
 
 #: The id of git's empty tree: the base of a diff for a repository without commits.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
-class ReviewError(ElelemError):
-    """A review cannot start: not a git repository, an unknown revision, a failing git."""
-
-
 def run(
     root: Path, *args: str, check: bool = True, timeout: float = 60
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[bytes]:
     """Run neutral `git -C root args...` (see `git_command`) and return the finished process.
 
     Review commands read work-tree files, so the repository's filter and diff drivers are

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from elelem_kernel.findings import SEVERITIES
 from elelem_kernel.review.diff import Diff
-from elelem_kernel.review.findings import SEVERITIES
 
 INSTRUCTIONS = """\
 You are reviewing code changes. Read the diff below, look at the surrounding code where

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from elelem_kernel._version import __version__
+from elelem_kernel.findings import Finding, at_least, sort
 from elelem_kernel.render.findings import findings_html, findings_markdown
 from elelem_kernel.render.markdown import escape, neutralise, to_html
-from elelem_kernel.review.findings import Finding, at_least, sort
 
 FORMATS = ("markdown", "json", "sarif")
 SARIF_SCHEMA = (
@@ -34,10 +35,10 @@ class ReviewResult:
     findings: list[Finding] = field(default_factory=list)
     summary: str = ""
     reviewed: list[str] = field(default_factory=list)
-    skipped: list[dict] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
     provider: str | None = None
     model: str | None = None
-    usage: dict = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     empty: bool = False
     #: `budget` when a budget stopped the review before a request (the rest not reviewed).
@@ -53,7 +54,7 @@ class ReviewResult:
     def _repr_html_(self) -> str:
         return html(self)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "target": self.target,
             "command": self.command,
@@ -144,7 +145,7 @@ def html(result: ReviewResult) -> str:
     return "\n".join(parts)
 
 
-def _message(f: Finding) -> dict:
+def _message(f: Finding) -> dict[str, Any]:
     text = f.title + (f"\n\n{f.body}" if f.body else "")
     md = f"**{f.title}**" + (f"\n\n{f.body}" if f.body else "")
     if f.suggestion:
@@ -153,11 +154,11 @@ def _message(f: Finding) -> dict:
     return {"text": text, "markdown": md}
 
 
-def _result(f: Finding) -> dict:
-    physical: dict = {"artifactLocation": {"uri": f.path, "uriBaseId": "SRCROOT"}}
+def _result(f: Finding) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": f.path, "uriBaseId": "SRCROOT"}}
     if f.line and not f.cell_id:
         physical["region"] = {"startLine": f.line}
-    out: dict = {
+    out: dict[str, Any] = {
         "ruleId": f"review/{f.severity}",
         "ruleIndex": list(LEVELS).index(f.severity) if f.severity in LEVELS else 3,
         "level": LEVELS.get(f.severity, "note"),
@@ -173,7 +174,7 @@ def _result(f: Finding) -> dict:
     return out
 
 
-def sarif(result: ReviewResult) -> dict:
+def sarif(result: ReviewResult) -> dict[str, Any]:
     """The review as a SARIF 2.1.0 log (one run, one rule per severity)."""
     rules = [
         {

@@ -1,4 +1,4 @@
-"""Running a review: for fronts (`prepare`/`restore_mode`), for Python (`review`), for CI (`main`).
+"""Running a review: for fronts (`prepare`/`restore_mode`), for Python and CI (`review`).
 
 Fronts (the `%%elelem review` magic, the kernel's `/review`) run one turn:
 
@@ -9,33 +9,29 @@ Fronts (the `%%elelem review` magic, the kernel's `/review`) run one turn:
         finally:
             restore_mode(session)
 
-`review()` and the CLI run one turn per part of a large diff and build a ReviewResult.
+`review()` (and `elelem-kernel review`, cli/review.py) runs one turn per part of a large diff
+and builds a ReviewResult.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import weakref
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent.budget import EXIT_CODE, budget_argument, parse
+from elelem_kernel.agent.budget import parse
 from elelem_kernel.agent.factory import new_session
 from elelem_kernel.agent.toolbox import Toolbox
-from elelem_kernel.errors import ElelemError
-from elelem_kernel.options import parse_pairs
-from elelem_kernel.render.terminal import TerminalRenderer
+from elelem_kernel.findings import at_least, check_severity, sort
 from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, collect
-from elelem_kernel.review.findings import SEVERITIES, at_least, check_severity, sort
-from elelem_kernel.review.report import FORMATS, ReviewResult, render
-from elelem_kernel.review.review_tools import FindingLog, add_review_tools
+from elelem_kernel.review.report import ReviewResult
 from elelem_kernel.review.target import Target, resolve
+from elelem_kernel.review.tools import FindingLog, add_review_tools
 from elelem_kernel.sync import run_sync
-from elelem_kernel.visible import json_visible, visible
+from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -56,7 +52,7 @@ def reviewing(session: Session, diff: Diff) -> tuple[ExitStack, FindingLog]:
     return scope, log
 
 
-def _meta(diff: Diff) -> dict:
+def _meta(diff: Diff) -> dict[str, Any]:
     return {
         "target": diff.target.label,
         "command": diff.target.command(),
@@ -81,7 +77,7 @@ def prepare(
     severity = check_severity(severity)
     diff = collect(resolve(target, Path(session.workspace)))
     if not diff.parts:
-        print(_nothing(diff.skipped))
+        print(nothing(diff.skipped))
         return None
     diff.skipped += [
         {"path": p, "reason": "over the budget of one review turn"} for p in _later_parts(diff)
@@ -97,7 +93,7 @@ def _later_parts(diff: Diff) -> list[str]:
     return [f.path for part in diff.parts[1:] for f in part]
 
 
-def _nothing(skipped: list[dict]) -> str:
+def nothing(skipped: list[dict[str, Any]]) -> str:
     if not skipped:
         return NOTHING
 
@@ -126,7 +122,7 @@ async def areview(
     severity: str | None = None,
     workspace: Path | str | None = None,
     budget: int = BUDGET,
-    renderer: Callable[[dict], None] | None = None,
+    renderer: Callable[[dict[str, Any]], None] | None = None,
     session: Session | None = None,
     options: dict[str, Any] | None = None,
     spend: str | None = None,
@@ -151,27 +147,9 @@ async def areview(
         session.ledger.set(parse(spend), session)
     scope, log = reviewing(session, diff)
     result = ReviewResult(t.label, t.command(), reviewed=diff.reviewed, skipped=diff.skipped)
-    result.provider, result.model = (
-        session.provider_name,
-        session.model,
-    )
-    replies = []
+    result.provider, result.model = session.provider_name, session.model
     try:
-        for i in range(len(diff.parts)):
-            if i:
-                session.new_conversation()
-            session.turn_extras["review"] = _meta(diff)
-            turn = await session.turn(prompts.build(diff, i, focus, severity), renderer=renderer)
-            if turn.reply and turn.reply.strip():
-                replies.append(turn.reply.strip())
-            if turn.error:
-                result.errors.append(turn.error)
-            for key, value in (turn.usage or {}).items():
-                if isinstance(value, (int, float)):
-                    result.usage[key] = result.usage.get(key, 0) + value
-            if turn.stop == "budget":
-                result.stop = "budget"
-                break
+        replies = await _review_parts(session, diff, result, focus, severity, renderer)
     finally:
         scope.close()
         if own:
@@ -182,102 +160,37 @@ async def areview(
     return result
 
 
+async def _review_parts(
+    session: Session,
+    diff: Diff,
+    result: ReviewResult,
+    focus: str | None,
+    severity: str | None,
+    renderer: Callable[[dict[str, Any]], None] | None,
+) -> list[str]:
+    """One turn per part of `diff`, each in a new conversation; the replies.
+
+    Errors, usage and a budget's stop go into `result`; a stop ends the review.
+    """
+    replies = []
+    for i in range(len(diff.parts)):
+        if i:
+            session.new_conversation()
+        session.turn_extras["review"] = _meta(diff)
+        turn = await session.turn(prompts.build(diff, i, focus, severity), renderer=renderer)
+        if turn.reply and turn.reply.strip():
+            replies.append(turn.reply.strip())
+        if turn.error:
+            result.errors.append(turn.error)
+        for key, value in (turn.usage or {}).items():
+            if isinstance(value, (int, float)):
+                result.usage[key] = result.usage.get(key, 0) + value
+        if turn.stop == "budget":
+            result.stop = "budget"
+            break
+    return replies
+
+
 def review(target: str | Sequence[str] | None = None, **options: Any) -> ReviewResult:
     """`areview` for synchronous callers; works inside a running event loop (a notebook) too."""
     return run_sync(lambda: areview(target, **options))
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="elelem-kernel review",
-        description="Review a git change with an agent. TARGET: a range (main..HEAD), a revision "
-        "(HEAD~3: changes since it), paths, or nothing (uncommitted changes, else the last commit).",
-        epilog="Exit codes: 0 done (or nothing to review), 1 a finding at or above --fail-on, "
-        "2 error (not a git repository, unknown revision, provider failure), "
-        f"{EXIT_CODE} stopped by --budget (or ELELEM_BUDGET) before passing it.",
-    )
-    p.add_argument("target", nargs="*", metavar="TARGET")
-    p.add_argument(
-        "-p", "--provider", help="provider name (default: ELELEM_PROVIDER or the first configured)"
-    )
-    p.add_argument("--model", help="model name for the provider")
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a provider option (repeatable): max_tokens=2000; JSON when it parses, else text "
-        "(-o is --output here)",
-    )
-    p.add_argument(
-        "--format", choices=FORMATS, default="markdown", help="report format (default markdown)"
-    )
-    p.add_argument(
-        "--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout"
-    )
-    p.add_argument(
-        "--fail-on",
-        choices=SEVERITIES,
-        metavar="SEVERITY",
-        help="exit 1 if a finding is this bad or worse",
-    )
-    p.add_argument("--severity", choices=SEVERITIES, help="report only findings this bad or worse")
-    p.add_argument("--focus", metavar="TEXT", help="what to look at most (security, tests, ...)")
-    p.add_argument("--workspace", "-C", metavar="DIR", help="the repository folder (default: here)")
-    p.add_argument("--diff-budget", type=int, default=BUDGET, help=argparse.SUPPRESS)
-    budget_argument(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`elelem-kernel review ...`; returns the exit code."""
-
-    args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    renderer = None
-    if not args.quiet:
-        renderer = TerminalRenderer(out=sys.stderr, err=sys.stderr)
-    try:
-        result = review(
-            args.target or None,
-            provider=args.provider,
-            model=args.model,
-            options=parse_pairs(args.option),
-            focus=args.focus,
-            severity=args.severity,
-            workspace=args.workspace,
-            budget=args.diff_budget,
-            spend=args.budget,
-            renderer=renderer,
-        )
-    except ElelemError as e:  # ReviewError, ConfigError (unknown provider), ...
-        print(f"elelem-kernel review: error: {visible(str(e))}", file=sys.stderr)
-        return 2
-    report = render(result, args.format)
-    if args.output:
-        Path(args.output).write_text(report, encoding="utf-8")
-    if result.empty:
-        machine = not args.output and args.format != "markdown"
-        print(_nothing(result.skipped), file=sys.stderr if machine else sys.stdout)
-        if machine:
-            sys.stdout.write(_shown(report, args.format))
-        return 0
-    if not args.output:
-        sys.stdout.write(_shown(report, args.format))
-    if result.stop == "budget":
-        return EXIT_CODE  # the stop's line is on stderr already, with how to raise it
-    for error in result.errors:
-        print(f"elelem-kernel review: error: {visible(str(error))}", file=sys.stderr)
-    if result.errors:
-        return 2
-    return 1 if result.failed(args.fail_on) else 0
-
-
-def _shown(report: str, fmt: str) -> str:
-    """The report as written to stdout: control characters from the model made visible."""
-
-    return visible(report) if fmt == "markdown" else json_visible(report)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

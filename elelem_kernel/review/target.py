@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from elelem_kernel.errors import ReviewError
 from elelem_kernel.review import git
-from elelem_kernel.review.git import EMPTY_TREE, ReviewError
+from elelem_kernel.review.git import EMPTY_TREE
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,10 @@ def _continued_stream(
 
 
 def _past_head(
-    streams: dict[int, tuple[Any, HeadTail[str]]], outs: list[Any], msg: dict[str, Any], cuts: CellCuts
+    streams: dict[int, tuple[Any, HeadTail[str]]],
+    outs: list[Any],
+    msg: dict[str, Any],
+    cuts: CellCuts,
 ) -> Any:
     """Append the output of `msg` after the first `HEAD_OUTPUTS`, dropping the oldest of
     those after them once more than `TAIL_OUTPUTS` follow; the output, or None."""

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from elelem_kernel.jupyter import install
+from elelem_kernel.cli import install
 from tests.e2e.kernels import frozen, isolated_env, run, texts, trusted, workspace
 from tests.wire_servers import Round, WireServer
 

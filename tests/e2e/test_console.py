@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from elelem_kernel.jupyter import install
+from elelem_kernel.cli import install
 from tests.e2e.kernels import isolated_env
 
 pexpect = pytest.importorskip("pexpect")

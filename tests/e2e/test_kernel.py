@@ -12,7 +12,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import start_new_kernel
 
-from elelem_kernel.jupyter import install
+from elelem_kernel.cli import install
 from tests.e2e.kernels import (
     collect,
     frozen,

@@ -8,7 +8,7 @@ import json
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from elelem_kernel.jupyter import install
+from elelem_kernel.cli import install
 from tests.e2e.kernels import frozen, isolated_env, run, texts, workspace
 
 pytestmark = pytest.mark.kernel

@@ -7,7 +7,7 @@ import pytest
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
-from elelem_kernel.jupyter import install
+from elelem_kernel.cli import install
 from tests.e2e.kernels import isolated_env, trusted, workspace
 
 pytestmark = pytest.mark.kernel

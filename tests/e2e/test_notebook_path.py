@@ -9,7 +9,7 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 
 from elelem_kernel import cli
-from elelem_kernel.jupyter import install
+from elelem_kernel.cli import install
 from tests.e2e.kernels import isolated_env, run, texts
 
 pytestmark = pytest.mark.kernel

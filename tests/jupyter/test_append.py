@@ -5,7 +5,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from elelem_kernel.cli_notebook import append_turn
+from elelem_kernel.cli.notebook import append_turn
 from elelem_kernel.jupyter import append
 from elelem_kernel.render.static import bundle
 from tests import records

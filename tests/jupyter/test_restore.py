@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from elelem_kernel.agent.session import Session
-from elelem_kernel.cli_notebook import append_turn, ask_in_notebook
+from elelem_kernel.cli.notebook import append_turn, ask_in_notebook
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.jupyter.notebook_file import read_cells
 from elelem_kernel.jupyter.restore import (

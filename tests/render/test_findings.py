@@ -53,9 +53,9 @@ def test_suggestion_diff_lines_are_coloured_and_titles_show_code():
 
 
 def test_the_review_and_every_view_place_a_finding_the_same_way():
+    from elelem_kernel.findings import Finding
     from elelem_kernel.render import findings as views
     from elelem_kernel.render.static import bundle
-    from elelem_kernel.review.findings import Finding
 
     for made in (
         Finding("a.py", "nit", "t", line=3),

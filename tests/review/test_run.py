@@ -9,8 +9,9 @@ import pytest
 
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.cli.review import main
 from elelem_kernel.review.report import render
-from elelem_kernel.review.run import main, review
+from elelem_kernel.review.run import review
 from tests.review.test_report import SCHEMA
 from tests.scripted import Scripted, call, say
 
@@ -118,7 +119,7 @@ def test_main_errors_exit_2(planted, demo, capsys, args, message):
 
 def test_not_a_git_repository_as_a_real_process(tmp_path, demo):
     proc = subprocess.run(
-        [sys.executable, "-m", "elelem_kernel.review.run", "--fail-on", "major"],
+        [sys.executable, "-m", "elelem_kernel.cli", "review", "--fail-on", "major"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -187,3 +188,55 @@ def test_the_public_face_reviews_too(planted):
     session = scripted_session(planted, say("Looks fine."))
     result = elelem_kernel.review(None, session=session, workspace=planted.root)
     assert isinstance(result, elelem_kernel.ReviewResult) and result.summary == "Looks fine."
+
+
+# `elelem-kernel review`'s report file: `--report FILE`, and the deprecated `-o`/`--output`.
+def _run(planted, *args):
+    return main(["-C", str(planted.root), "-q", "--format", "json", *args])
+
+
+def test_report_writes_the_file_and_says_nothing_of_deprecation(planted, demo, tmp_path, capsys):
+    out = tmp_path / "review.json"
+    assert _run(planted, "--report", str(out)) == 0
+    assert json.loads(out.read_text())["findings"][0]["path"] == "stats.py"
+    captured = capsys.readouterr()
+    assert captured.out == "" and "deprecated" not in captured.err
+
+
+def test_the_old_dash_o_file_still_writes_the_report_with_one_deprecation_line(
+    planted, demo, tmp_path, capsys
+):
+    out = tmp_path / "old.json"
+    assert _run(planted, "-o", str(out), "--fail-on", "major") == 1
+    assert json.loads(out.read_text())["findings"][0]["severity"] == "major"
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if "deprecated" in line]
+    assert lines == [
+        "elelem-kernel review: -o FILE is deprecated, write --report FILE "
+        "(-o is now --option NAME=VALUE)"
+    ]
+    assert captured.out == ""
+
+
+def test_the_old_output_flag_still_writes_the_report_with_one_deprecation_line(
+    planted, demo, tmp_path, capsys
+):
+    out = tmp_path / "old.json"
+    assert _run(planted, "--output", str(out)) == 0
+    assert json.loads(out.read_text())["target"]
+    err = capsys.readouterr().err
+    assert err.count("deprecated") == 1
+    assert "elelem-kernel review: --output FILE is deprecated, write --report FILE" in err
+
+
+def test_dash_o_with_a_value_is_a_provider_option_as_in_ask(planted, demo, capsys):
+    assert _run(planted, "-o", "no_such_option=1") == 2
+    captured = capsys.readouterr()
+    assert "no_such_option" in captured.err and "deprecated" not in captured.err
+
+
+def test_two_report_files_are_refused_and_nothing_is_written(planted, demo, tmp_path, capsys):
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    assert _run(planted, "--report", str(one), "--output", str(two)) == 2
+    assert "give the report file once" in capsys.readouterr().err
+    assert not one.exists() and not two.exists()

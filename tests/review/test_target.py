@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from elelem_kernel.review.git import EMPTY_TREE, ReviewError
+from elelem_kernel.errors import ReviewError
+from elelem_kernel.review.git import EMPTY_TREE
 from elelem_kernel.review.target import resolve
 
 

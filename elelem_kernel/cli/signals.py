@@ -107,11 +107,11 @@ class ReaderGone:
     with `EXIT_READER_GONE` and says nothing: the reader asked for no more.
     """
 
-    def __init__(self, renderer: Callable[[dict], None]):
+    def __init__(self, renderer: Callable[[dict[str, Any]], None]):
         self.renderer = renderer
         self.gone = False
 
-    def __call__(self, event: dict) -> None:
+    def __call__(self, event: dict[str, Any]) -> None:
         if self.gone:
             return
         try:

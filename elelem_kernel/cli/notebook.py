@@ -103,9 +103,9 @@ def _unwritable(path: Path) -> str | None:
 
 def append_turn(
     path: Path,
-    record: dict,
-    data: dict,
-    metadata: dict,
+    record: dict[str, Any],
+    data: dict[str, Any],
+    metadata: dict[str, Any],
     *,
     expected_mtime_ns: int | None,
 ) -> None:
@@ -140,7 +140,9 @@ def append_turn(
     append.remember(path, notebook, elelem)
 
 
-def _turn_cell(record: dict, data: dict, metadata: dict, elelem: bool) -> Any:
+def _turn_cell(
+    record: dict[str, Any], data: dict[str, Any], metadata: dict[str, Any], elelem: bool
+) -> Any:
     """The turn's cell: its prompt (after `%%elelem` in Python notebooks), its frozen output."""
     import nbformat
 

@@ -31,15 +31,17 @@ class TerminalApprover:
     def __init__(self, stream_in: TextIO | None = None, stream_out: TextIO | None = None):
         self.stream_in = stream_in
         self.stream_out = stream_out
-        self._lock: asyncio.Lock | None = None
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._pending = b""  # read past the end of the last answer (a pipe gives several)
 
     async def approve(self, request: ApprovalRequest) -> Decision:
         """Show the request's preview and return the person's answer."""
         stream_in = self.stream_in or sys.stdin
         out = self.stream_out or sys.stderr
-        self._lock = self._lock or asyncio.Lock()
-        async with self._lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:  # a chat's turns: a loop each
+            self._lock = (loop, asyncio.Lock())
+        async with self._lock[1]:
             out.write(self.format(request, color=_colors(out)))
             for _ in range(3):
                 out.write(QUESTION)
