@@ -45,6 +45,12 @@ RESULT_CHARS = 1_500
 #: too small for it; at most a quarter of the window.
 SUMMARY_TOKENS = 4_096
 
+#: The notice of a `/compact` whose summary would not make the request smaller.
+LARGER = (
+    "/compact: kept the conversation as it was: the summary would make the request larger "
+    "(~{after:,} tokens) than the turns it replaces (~{before:,} tokens)"
+)
+
 Ask = Callable[[list[dict[str, Any]]], Awaitable[str]]
 
 
@@ -60,6 +66,14 @@ class Compaction:
     failed: str | None = None
     focus: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
+
+    def supersede(self, earlier: dict[str, Any] | None) -> None:
+        """Replace `earlier`, a compaction made before in the same turn (its summary is in
+        this one): the size before is the first one's, and so is the focus unless a new one
+        was given."""
+        if earlier:
+            self.before = int(earlier.get("before") or self.before)
+            self.focus = self.focus or earlier.get("focus")
 
     def as_record(self) -> dict[str, Any]:
         """The `compaction` entry of a turn record."""
@@ -115,6 +129,18 @@ def split(
     kept = min(kept, len(turns) - 1) if turns else 0
     cut = len(turns) - kept
     return turns[:cut], turns[cut:]
+
+
+def choose(
+    turns: list[dict[str, Any]], sizes: list[int], before: int, window: int, focus: str | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`(oldest to compact, newest to keep)` for a request of `before` tokens whose history
+    is `turns` (`sizes` tokens each): afterwards it should use `TARGET` of the window, with
+    room for the summary. `focus` not None (`/compact`, or a forced compaction): `split`'s
+    `force`."""
+    fixed = before - sum(sizes)
+    keep = int(TARGET * window) - fixed - window // 10  # room for the summary
+    return split(turns, sizes, keep, force=focus is not None)
 
 
 def transcript(turns: list[dict[str, Any]], limit: int) -> str:
@@ -179,6 +205,26 @@ async def summarise(
             raise ValueError("the model's summary was empty")
         summary = answer.strip()
     return summary
+
+
+async def write_summary(
+    entry: Compaction, ask: Ask, turns: list[dict[str, Any]], window: int, focus: str | None
+) -> None:
+    """Summarise `entry.summary` (the earlier summary) and `turns` into `entry.summary`.
+
+    When the model cannot (an error, an empty or cut-off answer), `entry.failed` says why
+    and the earlier summary stays: the turns are then left out, and the note says so.
+    """
+    try:
+        entry.summary = await summarise(ask, turns, entry.summary, window, focus)
+    except Exception as e:
+        entry.failed = _reason(e)
+
+
+def _reason(error: BaseException) -> str:
+    """Why a summary failed, in one short line."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 160 else text[:159] + "…"
 
 
 def _cut(text: str, limit: int) -> str:
