@@ -84,6 +84,11 @@ class Session(ModelFacts):
         #: when the turn ends.
         self.turn_extras: dict[str, Any] = {}
         self.notice: str | None = None
+        self._start_accounts()
+        super().__init__()
+
+    def _start_accounts(self) -> None:
+        """One fresh conversation, nothing spent, no budget but ELELEM_BUDGET's."""
         self.conversation = Conversation()
         self.conversations: dict[str, Conversation] = {self.conversation.id: self.conversation}
         self.usage: dict[str, int] = {}
@@ -93,7 +98,6 @@ class Session(ModelFacts):
         self.turns = 0
         #: `/compact [what to keep]` asked for: the next turn compacts first ("" no focus).
         self.compact_next: str | None = None
-        super().__init__()
 
     @property
     def mode(self) -> str:
