@@ -20,15 +20,8 @@ from elelem_kernel.agent import media
 from elelem_kernel.agent.approval import decide
 from elelem_kernel.agent.blocks import BlockLayout, Renderer
 from elelem_kernel.agent.budget import OverBudget
-from elelem_kernel.agent.compaction import (
-    LARGER,
-    Compaction,
-    choose,
-    summary_limit,
-    write_summary,
-)
-from elelem_kernel.agent.context import THRESHOLD, short
-from elelem_kernel.agent.conversation import turn_messages
+from elelem_kernel.agent.compaction import Compaction, compact
+from elelem_kernel.agent.context import THRESHOLD
 from elelem_kernel.agent.pricing import cost
 from elelem_kernel.agent.record import (
     COMPACTION_VERSION,
@@ -394,8 +387,9 @@ class Turn:
     async def prepare(self, force: bool = False) -> None:
         """Set the next request's messages and where this turn's own rounds start in them:
         the oldest turns are compacted first when the request would pass the threshold of
-        the window (or `/compact` asked for it). `force`: compact now (the server refused
-        the request as too big)."""
+        the window (or `/compact` asked for it; `agent/compaction.py`). A second compaction
+        in the same turn supersedes the first in the record (its summary includes the
+        first). `force`: compact now (the server refused the request as too big)."""
         session = self.session
         tail = self.messages[self.head :]
         if not self.messages:
@@ -406,56 +400,13 @@ class Turn:
         asked = session.compact_next is not None
         focus = session.compact_next if asked or not force else ""
         if focus is not None or before > THRESHOLD * window:
-            await self.compact(before, window, focus, tail)
+            entry = await compact(self, before, window, focus, tail)
+            if entry is not None:
+                self.compactions.append(entry)
+                self.recorder.record["compaction"] = entry.as_record()
+                self.recorder.record["v"] = COMPACTION_VERSION
+                self.out({"type": "compaction", **entry.as_record()})
         self.head = len(self.messages) - len(tail)
-
-    async def compact(
-        self, before: int, window: int, focus: str | None, tail: list[dict[str, Any]]
-    ) -> None:
-        """Compact the oldest turns (`agent/compaction.py`) and rebuild the request with
-        the summary and `tail`. A second compaction in the same turn supersedes the first
-        in the record (its summary includes the first)."""
-        session = self.session
-        current = self.recorder.record.get("compaction")
-        active = session.conversation.active(self.cell)
-        summary, turns = session.conversation.compacted(active, current)
-        if not turns:
-            return
-        asked, session.compact_next = session.compact_next is not None, None
-        sizes = [session.estimate(turn_messages(t, session.history)) for t in turns]
-        old, kept = choose(turns, sizes, before, window, focus)
-        # The summary replaces every active turn up to the newest one it covers, the ones
-        # an earlier summary covered included: that is the count a person reads.
-        covered = len(active) - len(kept)
-        entry = Compaction(old[-1]["turn"], covered, summary, before, focus=focus or None)
-        entry.supersede(current)
-        self.out(
-            {
-                "type": "status",
-                "state": "compacting",
-                "turns": len(old),
-                "provider": session.provider_name,
-                "model": session.model,
-            }
-        )
-        limit = summary_limit(window)
-        await write_summary(entry, lambda m: self.ask(m, entry.usage, limit), old, window, focus)
-        tools = session.toolbox.specs(session.mode)
-        compacted = session.messages(self.prompt, self.cell, entry.as_record()) + tail
-        entry.after = session.estimate(compacted, tools)
-        if asked and not entry.failed and entry.after >= before:
-            self.out({"type": "notice", "text": LARGER.format(after=entry.after, before=before)})
-            return
-        self.messages = compacted
-        if not entry.failed and entry.after > THRESHOLD * window:
-            entry.failed = f"the summary is still too large, ~{short(entry.after)} tokens"
-            entry.summary = summary
-            self.messages = session.messages(self.prompt, self.cell, entry.as_record()) + tail
-            entry.after = session.estimate(self.messages, tools)
-        self.compactions.append(entry)
-        self.recorder.record["compaction"] = entry.as_record()
-        self.recorder.record["v"] = COMPACTION_VERSION
-        self.out({"type": "compaction", **entry.as_record()})
 
     async def ask(self, messages: list[dict[str, Any]], usage: dict[str, int], limit: int) -> str:
         """One request without tools (a summary), its reply limited to `limit` tokens when
