@@ -138,7 +138,7 @@ async def decide(
     request = _request(call, tool, index, why)
     state = {"type": "tool_state", "index": index, "id": call.id, "state": "approval"}
     out({**state, "preview": request.preview})
-    decision = await ask(session.approver, request)
+    decision = await _answer(session.approver, request)
     if decision == "always":
         session.always.add(tool.name)
     if decision in ("allow", "always"):
@@ -148,7 +148,7 @@ async def decide(
     return "declined: the person did not allow this call", "declined"
 
 
-async def ask(approver: Approver, request: ApprovalRequest) -> Decision | str:
+async def _answer(approver: Approver, request: ApprovalRequest) -> Decision | str:
     """The approver's answer; a plain `def` runs in a worker thread (it may block)."""
     approve = approver.approve
     if inspect.iscoroutinefunction(approve):

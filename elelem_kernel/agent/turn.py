@@ -211,7 +211,8 @@ class Turn:
                     raise
                 retried, self.rounds = True, self.rounds - 1
                 self.recorder.rounds.pop()  # refused before a word: not a round
-                self.notice(_overflowed(session, e))
+                session.learn(e)  # the window the server stated, its count of the request
+                self.notice(_refused(e))
                 made = len(self.compactions)
                 await self.prepare(force=True)
                 if len(self.compactions) == made or self.compactions[-1].failed:
@@ -436,9 +437,8 @@ class Turn:
         return "".join(reply.text)
 
 
-def _overflowed(session: Session, error: ContextOverflow) -> str:
-    """Learn from a server's context-overflow refusal (`Session.learn`); the notice."""
-    session.learn(error)
+def _refused(error: ContextOverflow) -> str:
+    """The notice of a request the server refused as too big for the context window."""
     counted = f" of {error.requested:,} tokens" if error.requested else ""
     window = (
         f"its context window is {error.limit:,} tokens"
