@@ -1,7 +1,8 @@
 """Approval of write and execute calls: who says yes, and how.
 
 The session asks an `Approver` before it runs a write or execute tool, unless the mode is
-`auto` or the person already said "always" for that tool in this session. A sensitive call
+`auto` or the tool is allowed by name (`allowed`: --allow, ELELEM_ALLOW, /allow, or the
+person already said "always" for it in this session); `decide` is that decision. A sensitive call
 (`request.sensitive`: a write into a plugin or MCP config) is asked every time but in
 `auto`, and only a person can allow it: a `Policy` denies it. Channels (a
 terminal prompt, buttons in a notebook card, `input()` over stdin, a policy for headless
@@ -10,9 +11,17 @@ runs) all implement the same one-method interface.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable
+import asyncio
+import inspect
+from collections.abc import Awaitable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from elelem_kernel.agent.blocks import Renderer
+from elelem_kernel.agent.toolbox import Call, Tool
+
+if TYPE_CHECKING:
+    from elelem_kernel.agent.session import Session
 
 Decision = Literal["allow", "deny", "always"]
 DECISIONS = ("allow", "deny", "always")
@@ -89,9 +98,72 @@ class Policy:
         self.yes = yes
 
     def approve(self, request: ApprovalRequest) -> Decision:
-        if request.sensitive:
-            return "deny"
-        return "allow" if self.yes or request.name in self.allow else "deny"
+        if self.yes and not request.sensitive:
+            return "allow"
+        return "allow" if allowed(request.name, request.sensitive, self.allow) else "deny"
 
     def __repr__(self) -> str:
         return f"Policy(allow={sorted(self.allow)!r}, yes={self.yes})"
+
+
+def allowed(name: str, sensitive: str | None, names: Collection[str]) -> bool:
+    """The one rule for a tool allowed by name (--allow, ELELEM_ALLOW, /allow, an "always"
+    answer, a `Policy`): it is named, and the call is not sensitive (such a call needs a
+    yes for itself)."""
+    return sensitive is None and name in names
+
+
+async def decide(
+    session: Session, call: Call, index: int | None, out: Renderer
+) -> tuple[str | None, str]:
+    """Whether a resolved `call` may run: `(None, "running")`, else why not and the card
+    state (`declined`).
+
+    Unasked: a read tool, the auto mode, a tool that asks the person itself, a tool
+    `allowed` by name. Otherwise the session's approver is asked (the card shows the
+    question); with none, the call is declined, saying how to allow it.
+    """
+    tool = call.tool
+    assert tool is not None
+    if tool.kind == "read" or session.mode == "auto" or tool.asks_person(call.arguments):
+        return None, "running"
+    why = tool.caution(call.arguments)
+    if allowed(tool.name, why, session.always | session.allow):
+        return None, "running"
+    if session.approver is None:
+        if why is not None:
+            return SENSITIVE_DECLINED.format(why=why), "declined"
+        how = session.allow_hint.format(name=tool.name)
+        return NO_CHANNEL.format(kind=tool.kind, how=how), "declined"
+    request = _request(call, tool, index, why)
+    state = {"type": "tool_state", "index": index, "id": call.id, "state": "approval"}
+    out({**state, "preview": request.preview})
+    decision = await _answer(session.approver, request)
+    if decision == "always":
+        session.always.add(tool.name)
+    if decision in ("allow", "always"):
+        return None, "running"
+    if why is not None:
+        return SENSITIVE_DECLINED.format(why=why), "declined"
+    return "declined: the person did not allow this call", "declined"
+
+
+async def _answer(approver: Approver, request: ApprovalRequest) -> Decision | str:
+    """The approver's answer; a plain `def` runs in a worker thread (it may block)."""
+    approve = approver.approve
+    if inspect.iscoroutinefunction(approve):
+        return await approve(request)
+    decision = await asyncio.to_thread(approve, request)
+    if inspect.isawaitable(decision):
+        decision = await decision
+    return decision
+
+
+def _request(call: Call, tool: Tool, index: int | None, why: str | None) -> ApprovalRequest:
+    """The question for `call`: its preview, headed by the caution of a sensitive call."""
+    preview = tool.describe(call.arguments)
+    if why is not None:
+        preview = f"CAUTION: {why}. Allowing it now does not allow the next one.\n\n{preview}"
+    return ApprovalRequest(
+        call.id, tool.name, tool.kind, call.arguments, preview, index, sensitive=why
+    )

@@ -181,7 +181,9 @@ def priced(session: Session, usage: dict[str, Any]) -> float | None:
     return cost(session.provider_name, session.price_model(), usage)
 
 
-def request_tokens(session: Session, messages: list[dict[str, Any]], tools: list) -> int:
+def request_tokens(
+    session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> int:
     """The estimated input tokens of a request: the session's own (calibrated) estimate."""
     return session.estimate(messages, tools)
 

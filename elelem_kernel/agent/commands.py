@@ -107,6 +107,12 @@ def add_builtin_commands(commands: Commands) -> None:
         lambda s, a: ["--focus", "--severity"],
         f"/review {usage}",
     )
+    _add_model_commands(commands)
+    _add_session_commands(commands)
+
+
+def _add_model_commands(commands: Commands) -> None:
+    """/provider, /model, /option, /mode and /tools: what the turns are sent to, with what."""
     commands.add(
         "provider",
         "show or switch the provider (the conversation is kept)",
@@ -130,6 +136,10 @@ def add_builtin_commands(commands: Commands) -> None:
         "/mode [MODE]",
     )
     commands.add("tools", "list the tools the current mode offers", _tools)
+
+
+def _add_session_commands(commands: Commands) -> None:
+    """/allow, the conversation's commands, the context's, spending and /trust."""
     commands.add(
         "allow",
         "run these tools without asking for the rest of the session (--clear: ask again)",

@@ -13,6 +13,9 @@ summary cut off at its output limit, a summary still too large), the turns are l
 instead, `failed` says why, and the note in the turn's output says so: a turn is never
 dropped without saying. A `/compact` whose summary would make the request larger than the
 turns it replaces changes nothing, and says so.
+
+`compact` is the step a turn takes (`Turn.prepare` decides when); later requests send the
+summary as `conversation.summary_messages`.
 """
 
 from __future__ import annotations
@@ -20,10 +23,14 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent.context import CHARS_PER_TOKEN
-from elelem_kernel.text import clip_middle
+from elelem_kernel.agent.context import CHARS_PER_TOKEN, THRESHOLD, short
+from elelem_kernel.agent.conversation import turn_messages
+from elelem_kernel.text import clip_middle, shorten
+
+if TYPE_CHECKING:
+    from elelem_kernel.agent.turn import Turn
 
 INSTRUCTION = (
     "You compact a long conversation between a person and a coding agent so that it fits "
@@ -33,9 +40,6 @@ INSTRUCTION = (
     "showed, errors seen, and open questions. Drop greetings and repetition. Answer with "
     "the summary only, in plain text, in at most {words} words. Do not call tools."
 )
-#: What the summary is called in later requests (a user message, never a system one).
-HEADER = "[Summary of the earlier conversation, written when it was compacted]"
-ACK = "Understood: I will continue from this summary of our earlier conversation."
 #: After a compaction the request should use at most this share of the window.
 TARGET = 0.5
 #: A summary request may use this share of the window; bigger transcripts go in parts.
@@ -45,6 +49,12 @@ RESULT_CHARS = 1_500
 #: A summary's reply limit (tokens): its own, never the person's `max_tokens`, which may be
 #: too small for it; at most a quarter of the window.
 SUMMARY_TOKENS = 4_096
+
+#: The notice of a `/compact` whose summary would not make the request smaller.
+LARGER = (
+    "/compact: kept the conversation as it was: the summary would make the request larger "
+    "(~{after:,} tokens) than the turns it replaces (~{before:,} tokens)"
+)
 
 Ask = Callable[[list[dict[str, Any]]], Awaitable[str]]
 
@@ -62,6 +72,14 @@ class Compaction:
     focus: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
 
+    def supersede(self, earlier: dict[str, Any] | None) -> None:
+        """Replace `earlier`, a compaction made before in the same turn (its summary is in
+        this one): the size before is the first one's, and so is the focus unless a new one
+        was given."""
+        if earlier:
+            self.before = int(earlier.get("before") or self.before)
+            self.focus = self.focus or earlier.get("focus")
+
     def as_record(self) -> dict[str, Any]:
         """The `compaction` entry of a turn record."""
         entry: dict[str, Any] = {
@@ -78,12 +96,54 @@ class Compaction:
         return entry
 
 
-def summary_messages(summary: str) -> list[dict[str, Any]]:
-    """The summary as it is sent: a user message with a header, and a short acknowledgement."""
-    return [
-        {"role": "user", "content": f"{HEADER}\n\n{summary}"},
-        {"role": "assistant", "content": ACK},
-    ]
+async def compact(
+    turn: Turn, before: int, window: int, focus: str | None, tail: list[dict[str, Any]]
+) -> Compaction | None:
+    """The compaction step of a turn whose next request is `before` tokens: summarise the
+    oldest active turns and rebuild `turn.messages` with the summary and `tail` (the turn's
+    own rounds so far). `focus`: what `/compact` asked to keep ("" nothing in particular);
+    not None also compacts all but the newest turn.
+
+    Returns the compaction made (a summary still too large is a failed one: the turns are
+    left out), or None: no turn to compact, or a `/compact` whose summary would make the
+    request larger, which changes nothing and says so.
+    """
+    session = turn.session
+    current = turn.recorder.record.get("compaction")  # made before in this turn: superseded
+    active = session.conversation.active(turn.cell)
+    summary, turns = session.conversation.compacted(active, current)
+    if not turns:
+        return None
+    asked, session.compact_next = session.compact_next is not None, None
+    sizes = [session.estimate(turn_messages(t, session.history)) for t in turns]
+    old, kept = _choose(turns, sizes, before, window, focus)
+    # The summary replaces every active turn up to the newest one it covers, the ones
+    # an earlier summary covered included: that is the count a person reads.
+    covered = len(active) - len(kept)
+    entry = Compaction(old[-1]["turn"], covered, summary, before, focus=focus or None)
+    entry.supersede(current)
+    state = {"type": "status", "state": "compacting", "turns": len(old)}
+    turn.out({**state, "provider": session.provider_name, "model": session.model})
+    limit = summary_limit(window)
+    await _write_summary(entry, lambda m: turn.ask(m, entry.usage, limit), old, window, focus)
+    messages = _request(turn, entry, tail)
+    if asked and not entry.failed and entry.after >= before:
+        turn.out({"type": "notice", "text": LARGER.format(after=entry.after, before=before)})
+        return None
+    if not entry.failed and entry.after > THRESHOLD * window:
+        entry.failed = f"the summary is still too large, ~{short(entry.after)} tokens"
+        entry.summary = summary
+        messages = _request(turn, entry, tail)
+    turn.messages = messages
+    return entry
+
+
+def _request(turn: Turn, entry: Compaction, tail: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turn's next request with `entry` applied; its size goes to `entry.after`."""
+    session = turn.session
+    messages = session.messages(turn.prompt, turn.cell, entry.as_record()) + tail
+    entry.after = session.estimate(messages, session.toolbox.specs(session.mode))
+    return messages
 
 
 def split(
@@ -106,6 +166,18 @@ def split(
     kept = min(kept, len(turns) - 1) if turns else 0
     cut = len(turns) - kept
     return turns[:cut], turns[cut:]
+
+
+def _choose(
+    turns: list[dict[str, Any]], sizes: list[int], before: int, window: int, focus: str | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`(oldest to compact, newest to keep)` for a request of `before` tokens whose history
+    is `turns` (`sizes` tokens each): afterwards it should use `TARGET` of the window, with
+    room for the summary. `focus` not None (`/compact`, or a forced compaction): `split`'s
+    `force`."""
+    fixed = before - sum(sizes)
+    keep = int(TARGET * window) - fixed - window // 10  # room for the summary
+    return split(turns, sizes, keep, force=focus is not None)
 
 
 def transcript(turns: list[dict[str, Any]], limit: int) -> str:
@@ -170,3 +242,17 @@ async def summarise(
             raise ValueError("the model's summary was empty")
         summary = answer.strip()
     return summary
+
+
+async def _write_summary(
+    entry: Compaction, ask: Ask, turns: list[dict[str, Any]], window: int, focus: str | None
+) -> None:
+    """Summarise `entry.summary` (the earlier summary) and `turns` into `entry.summary`.
+
+    When the model cannot (an error, an empty or cut-off answer), `entry.failed` says why
+    and the earlier summary stays: the turns are then left out, and the note says so.
+    """
+    try:
+        entry.summary = await summarise(ask, turns, entry.summary, window, focus)
+    except Exception as e:
+        entry.failed = shorten(" ".join(str(e).split()) or type(e).__name__, 160)

@@ -15,12 +15,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from elelem_kernel.agent.compaction import summary_messages
 from elelem_kernel.agent.media import annotate
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.images import placeholder
 
 HISTORY_POLICIES = ("replies", "full")
+#: What a compaction's summary is called in later requests (a user message, never a system
+#: one).
+HEADER = "[Summary of the earlier conversation, written when it was compacted]"
+ACK = "Understood: I will continue from this summary of our earlier conversation."
 INTERRUPTED = "\n\n[interrupted by the person: this reply is incomplete]"
 
 
@@ -103,6 +106,14 @@ class Conversation:
         """How many active turns are neither compacted nor sent: they do not fit the budget."""
         _, turns = self.compacted(self.active())
         return len(turns) - len(_fit(turns, policy, budget))
+
+
+def summary_messages(summary: str) -> list[dict[str, Any]]:
+    """The summary as it is sent: a user message with a header, and a short acknowledgement."""
+    return [
+        {"role": "user", "content": f"{HEADER}\n\n{summary}"},
+        {"role": "assistant", "content": ACK},
+    ]
 
 
 def _fit(

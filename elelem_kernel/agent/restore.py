@@ -30,7 +30,7 @@ from importlib import resources
 from typing import Any
 
 from elelem_kernel.agent.record import MAX_RECORD_BYTES, NEWEST, VERSIONS, larger_than
-from elelem_kernel.agent.shape import checker
+from elelem_kernel.agent.schema_check import checker
 from elelem_kernel.text import shorten
 
 #: Skipped records named one by one in the warning; the rest are counted.
@@ -44,7 +44,7 @@ Cell = tuple[str | None, list[Any]]
 class Rebuilt:
     """Conversations restored from a notebook, ready for `Session.load`."""
 
-    conversations: dict[str, list[dict]] = field(default_factory=dict)
+    conversations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     active: str | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -57,7 +57,7 @@ class Rebuilt:
 def rebuild(cells: list[Cell], *, max_bytes: int = MAX_RECORD_BYTES) -> Rebuilt:
     """Walk `cells` (cell id, record candidates) in order and rebuild the conversations."""
     skipped: list[tuple[int, str]] = []
-    kept: list[tuple[int, dict]] = []
+    kept: list[tuple[int, dict[str, Any]]] = []
     for position, (cell_id, candidates) in enumerate(cells, start=1):
         chosen = None
         for candidate in candidates:
@@ -98,20 +98,22 @@ def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
     return None
 
 
-def migrate(record: dict) -> dict:
+def migrate(record: dict[str, Any]) -> dict[str, Any]:
     """`record` as this version reads it: v1 records as they always read (no compaction)."""
     if record.get("v") == 1 and "compaction" in record:
         return {k: v for k, v in record.items() if k != "compaction"}
     return record
 
 
-def _with_cell(record: dict, cell_id: str | None) -> dict:
+def _with_cell(record: dict[str, Any], cell_id: str | None) -> dict[str, Any]:
     if cell_id is None or record.get("cell") == cell_id:
         return record
     return {**record, "cell": cell_id}
 
 
-def _dedupe(kept: list[tuple[int, dict]]) -> tuple[list[dict], dict[str, list[int]]]:
+def _dedupe(
+    kept: list[tuple[int, dict[str, Any]]],
+) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
     """Keep one cell per turn id, the later one; report the turns claimed more than once."""
     last: dict[str, int] = {}
     claims: dict[str, list[int]] = {}
@@ -143,7 +145,7 @@ def _duplicates_warning(duplicates: dict[str, list[int]]) -> str:
 
 
 @cache
-def _schema() -> dict:
+def _schema() -> dict[str, Any]:
     text = resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
     return json.loads(text)
 
@@ -160,7 +162,7 @@ def _validator() -> Any:
     return jsonschema.Draft202012Validator(_schema())
 
 
-def _schema_error(record: dict) -> str | None:
+def _schema_error(record: dict[str, Any]) -> str | None:
     if _fits_schema()(record):  # the usual case: a quick check, no jsonschema import
         return None
     import jsonschema

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from elelem_kernel.agent.shape import fits
+from elelem_kernel.agent.schema_check import fits
 from elelem_kernel.errors import ConfigError
 
 KINDS = ("read", "write", "execute")

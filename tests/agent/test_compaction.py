@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from elelem_kernel.agent.compaction import HEADER
+from elelem_kernel.agent.conversation import HEADER
 from elelem_kernel.agent.restore import check, rebuild
 from elelem_kernel.agent.session import Session
 from elelem_kernel.errors import ProviderError

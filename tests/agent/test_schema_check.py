@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from elelem_kernel.agent.factory import new_session
-from elelem_kernel.agent.shape import fits
+from elelem_kernel.agent.schema_check import fits
 
 RECORD_SCHEMA = json.loads(
     resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
@@ -117,7 +117,7 @@ assert "jsonschema" in sys.modules
 
 
 def test_a_compiled_checker_follows_recursive_references():
-    from elelem_kernel.agent.shape import checker
+    from elelem_kernel.agent.schema_check import checker
 
     tree = {
         "$defs": {

@@ -70,7 +70,7 @@ def _always(value: Any) -> bool:
     return True
 
 
-def _compile(schema: Any, root: dict, refs: dict[str, Check]) -> Check:
+def _compile(schema: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check:
     if schema is True or schema == {}:
         return _always
     if not isinstance(schema, dict):
@@ -100,7 +100,9 @@ def _compile(schema: Any, root: dict, refs: dict[str, Check]) -> Check:
     return all_of
 
 
-def _conditional(schema: dict, root: dict, refs: dict[str, Check]) -> Check | None:
+def _conditional(
+    schema: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]
+) -> Check | None:
     """`if` / `then` / `else`; None when the condition is not one we understand (a condition
     we cannot check must not pick a branch)."""
     condition = _compile(schema["if"], root, refs)
@@ -111,7 +113,7 @@ def _conditional(schema: dict, root: dict, refs: dict[str, Check]) -> Check | No
     return lambda value: then(value) if condition(value) else otherwise(value)
 
 
-def _keyword(key: str, rule: Any, root: dict, refs: dict[str, Check]) -> Check | None:
+def _keyword(key: str, rule: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check | None:
     """The check of one keyword, or None when its rule is not one we understand."""
     if key == "type":
         names = rule if isinstance(rule, list) else [rule]
@@ -120,19 +122,7 @@ def _keyword(key: str, rule: Any, root: dict, refs: dict[str, Check]) -> Check |
         types = frozenset(t for n in names for t in _TYPES[n])
         return lambda value: type(value) in types
     if key == "properties":
-        if not isinstance(rule, dict):
-            return None
-        props = [(name, _compile(sub, root, refs)) for name, sub in rule.items()]
-
-        def properties(value: Any) -> bool:
-            if type(value) is not dict:
-                return True
-            for name, check in props:
-                if name in value and not check(value[name]):
-                    return False
-            return True
-
-        return properties
+        return _properties(rule, root, refs) if isinstance(rule, dict) else None
     if key == "required":
         if not isinstance(rule, list):
             return None
@@ -146,18 +136,6 @@ def _keyword(key: str, rule: Any, root: dict, refs: dict[str, Check]) -> Check |
         if not isinstance(options, list):
             return None
         return lambda value: any(_same(value, o) for o in options)
-    if key in ("minimum", "maximum"):
-        if type(rule) not in _NUMBERS:
-            return None
-        if key == "minimum":
-            return lambda value: type(value) not in _NUMBERS or value >= rule
-        return lambda value: type(value) not in _NUMBERS or value <= rule
-    if key in ("minLength", "maxLength"):
-        if type(rule) is not int:
-            return None
-        if key == "minLength":
-            return lambda value: type(value) is not str or len(value) >= rule
-        return lambda value: type(value) is not str or len(value) <= rule
     if key == "pattern":
         try:
             search = re.compile(rule).search  # as jsonschema matches patterns
@@ -171,10 +149,43 @@ def _keyword(key: str, rule: Any, root: dict, refs: dict[str, Check]) -> Check |
         return lambda value: any(option(value) for option in options_)
     if key == "$ref":
         return _ref(rule, root, refs)
+    return _bound(key, rule)
+
+
+def _properties(rule: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]) -> Check:
+    """`properties`: each named property that is present fits its schema."""
+    props = [(name, _compile(sub, root, refs)) for name, sub in rule.items()]
+
+    def properties(value: Any) -> bool:
+        if type(value) is not dict:
+            return True
+        for name, check in props:
+            if name in value and not check(value[name]):
+                return False
+        return True
+
+    return properties
+
+
+def _bound(key: str, rule: Any) -> Check | None:
+    """`minimum`, `maximum`, `minLength`, `maxLength`; None for any other keyword or a
+    rule that is not a number (a whole number for lengths)."""
+    if key in ("minimum", "maximum"):
+        if type(rule) not in _NUMBERS:
+            return None
+        if key == "minimum":
+            return lambda value: type(value) not in _NUMBERS or value >= rule
+        return lambda value: type(value) not in _NUMBERS or value <= rule
+    if key in ("minLength", "maxLength"):
+        if type(rule) is not int:
+            return None
+        if key == "minLength":
+            return lambda value: type(value) is not str or len(value) >= rule
+        return lambda value: type(value) is not str or len(value) <= rule
     return None
 
 
-def _ref(ref: Any, root: dict, refs: dict[str, Check]) -> Check | None:
+def _ref(ref: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check | None:
     """The check of a local `#/$defs/name` reference (compiled once, recursion allowed)."""
     if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
         return None

@@ -1,0 +1,152 @@
+"""What a session knows of its model: context window, request sizes, images, price name.
+
+Mixed into `Session`. The window and the image support are asked of the provider once per
+provider; a window a server states when it refuses a request is remembered; the server's
+count of a request's input tokens calibrates the estimates of that conversation
+(`agent/context.py` says where each number comes from).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import TYPE_CHECKING, Any
+
+from elelem_kernel.agent import media
+from elelem_kernel.agent.context import ENV, OPTION, calibration, estimate, known, resolve_window
+from elelem_kernel.errors import ContextOverflow
+from elelem_kernel.events import Provider
+from elelem_kernel.options import from_env
+
+if TYPE_CHECKING:
+    from elelem_kernel.agent.conversation import Conversation
+
+
+class ModelFacts:
+    """The session's knowledge of its model, kept per provider (a mixin of `Session`)."""
+
+    provider: Provider
+    provider_name: str
+    provider_options: dict[str, dict[str, Any]]
+    model: str | None
+    conversation: Conversation
+
+    def __init__(self) -> None:
+        #: The window set with `/context-window` (tokens); None: see `agent/context.py`.
+        self.context_window: int | None = None
+        self._probed: tuple[Any, int | None] | None = None
+        #: The window a server stated when it refused a request as too big, by provider.
+        self._learned: tuple[Any, int] | None = None
+        #: The server's count / the estimate, by conversation id (`context.calibration`).
+        self.calibration: dict[str, float] = {}
+        self._vision: tuple[Any, bool] | None = None  # what the provider said, per provider
+        self._raw = 0  # the uncalibrated estimate of the last request sent
+
+    def window(self) -> tuple[int, str]:
+        """The model's context window in tokens, and where that number comes from."""
+
+        reported = self._probed[1] if self._probed and self._probed[0] is self.provider else None
+        learned = self._learned[1] if self._learned and self._learned[0] is self.provider else None
+        return resolve_window(
+            override=self.context_window,
+            options=self._options(),
+            provider_name=self.provider_name,
+            model=self.model,
+            reported=reported,
+            learned=learned,
+            official=self.official,
+        )
+
+    @property
+    def official(self) -> bool:
+        """Whether the provider talks to its vendor's own endpoint, where a model's name
+        has a known window and price (providers that do not say are taken at their word)."""
+        return bool(getattr(self.provider, "official", True))
+
+    def price_model(self) -> str | None:
+        """The model name to price (`agent/pricing.py`): None away from the official
+        endpoint, where a name such as `gpt-4.1` says nothing about what it costs."""
+        return self.model if self.official else None
+
+    def estimate(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> int:
+        """The estimated tokens of a request, scaled by what the server counted for this
+        conversation's earlier requests."""
+        factor = self.calibration.get(self.conversation.id, 1.0)
+        return int(estimate(messages, tools) * factor + 0.5)
+
+    def measure(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The context meter of a request about to be sent: its estimated tokens and the
+        window (`assumed` when no source names it)."""
+        self._raw = estimate(messages, tools)
+        window, source = self.window()
+        meter = {"used": self.estimate(messages, tools), "window": window, "estimated": True}
+        if not known(source):
+            meter["assumed"] = True
+        return meter
+
+    def calibrate(self, reported: int) -> None:
+        """The server counted `reported` input tokens for the last request sent: scale this
+        conversation's later estimates by it."""
+        factor = calibration(reported, self._raw)
+        if factor is not None:
+            self.calibration[self.conversation.id] = factor
+
+    def learn(self, error: ContextOverflow) -> None:
+        """Learn from a server's context-overflow refusal: the window it stated, and its
+        count of the request for this conversation's estimates."""
+        if error.limit:
+            self._learned = (self.provider, error.limit)
+        if error.requested:
+            self.calibrate(error.requested)
+
+    async def probe_window(self) -> int:
+        """The window; asks the provider for its own (once per provider) when no setting
+        names one: a local server's window is only known by asking it."""
+
+        probe = getattr(self.provider, "context_window", None)
+        named = self.context_window or OPTION in self._options()
+        if (
+            callable(probe)
+            and not named
+            and not os.environ.get(ENV, "").strip()
+            and not (self._probed and self._probed[0] is self.provider)
+        ):
+            value = await _ask_provider(self.provider, "context_window")
+            self._probed = (self.provider, value if isinstance(value, int) and value > 0 else None)
+        return self.window()[0]
+
+    async def takes_images(self) -> bool:
+        """Whether the model is sent images: the option `vision` (`-o vision=off`), else
+        what the provider says (`takes_images()`: Ollama's capabilities, llm's attachment
+        types; asked once per provider), else the models known to (`media.known_vision`)."""
+        chosen = self._options().get(media.OPTION)
+        if chosen is not None:
+            return media.parse_vision(chosen)
+        if self._vision is not None and self._vision[0] is self.provider:
+            return self._vision[1]
+        answer = await _ask_provider(self.provider, "takes_images")
+        if not isinstance(answer, bool):
+            answer = media.known_vision(self.provider_name, self.model)
+        self._vision = (self.provider, answer)
+        return answer
+
+    def _options(self) -> dict[str, Any]:
+        """ELELEM_OPTIONS under the options the person gave the current provider."""
+        return {**from_env(), **self.provider_options.get(self.provider_name, {})}
+
+
+async def _ask_provider(provider: Provider, method: str) -> Any:
+    """What the provider's optional `method()` (sync or async) answers; None when it has
+    none or it fails (a question about the model must never end a turn)."""
+    probe = getattr(provider, method, None)
+    if not callable(probe):
+        return None
+    try:
+        value = probe()
+        return await value if inspect.isawaitable(value) else value
+    except Exception:
+        return None

@@ -1,0 +1,513 @@
+"""The turn loop: one prompt driven through rounds of model calls and tool calls.
+
+A turn runs rounds: send the messages, collect events, run the tool calls the model made
+(asking for approval where needed), send the results, and repeat until the model answers
+without a tool call, the round limit is hit, an error happens, or the person interrupts.
+Every ending yields a turn record; the session stays usable after any of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from elelem_kernel.agent import media
+from elelem_kernel.agent.approval import decide
+from elelem_kernel.agent.blocks import BlockLayout, Renderer
+from elelem_kernel.agent.budget import OverBudget
+from elelem_kernel.agent.compaction import Compaction, compact
+from elelem_kernel.agent.context import THRESHOLD
+from elelem_kernel.agent.pricing import cost
+from elelem_kernel.agent.record import (
+    COMPACTION_VERSION,
+    DEPTH_LIMIT,
+    TurnRecorder,
+    add_usage,
+    bounded,
+    deeper_than,
+    fit,
+)
+from elelem_kernel.agent.toolbox import Call, finish
+from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError
+from elelem_kernel.events import Provider, map_stop_reason
+from elelem_kernel.options import from_env
+from elelem_kernel.redaction import redact
+
+if TYPE_CHECKING:
+    from elelem_kernel.agent.session import Session
+
+
+@dataclass
+class TurnResult:
+    """What a turn produced: the reply, how it ended, its tokens and its record."""
+
+    reply: str
+    stop: str
+    usage: dict[str, int]
+    record: dict[str, Any]
+    error: str | None = None
+    cost: float | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+#: Why the calls of a reply cut off at the output limit were not run, and what to do.
+CUT_OFF = (
+    "not run: the reply was cut off at max_tokens (the model's output limit); raise it with "
+    "-o max_tokens=N on the command line or in %%elelem, or /option max_tokens N"
+)
+#: A round as the recorder starts it, before any event.
+_EMPTY_ROUND: dict[str, Any] = {"thinking": "", "text": "", "calls": []}
+
+
+@dataclass
+class Reply:
+    """What one model call sent back: its text, thinking, tool calls and how it ended."""
+
+    number: int  #: the round's number, for the ids of calls that came without one
+    calls: list[Call] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    thinking: list[dict[str, Any]] = field(default_factory=list)
+    ending: dict[str, Any] = field(default_factory=dict)
+
+    def take(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """Keep a `doing`, `saying`, `thinking` or `stop` event; the event to record and
+        show (a call with its parsed arguments and id), or None for any other."""
+        kind = event.get("type")
+        if kind == "doing":
+            event = {**event, "arguments": _arguments(event.get("arguments"))}
+            call_id = str(event.get("id") or f"call_{self.number}_{len(self.calls)}")
+            self.calls.append(
+                Call(
+                    call_id,
+                    str(event.get("name")),
+                    event["arguments"],
+                    metadata=event.get("metadata"),
+                )
+            )
+            event["id"] = call_id
+        elif kind == "saying":
+            self.text.append(str(event.get("text", "")))
+        elif kind == "thinking":
+            piece = {"text": str(event.get("text", "")), "metadata": event.get("metadata")}
+            self.thinking.append(piece)
+        elif kind == "stop":
+            self.ending.update(event)
+        else:
+            return None
+        return event
+
+    def stop(self) -> str:
+        """How the round ended: `end_turn`, `tool_use`, `max_tokens` or `error`."""
+        truncated = bool(self.ending.get("truncated"))
+        return map_stop_reason(self.ending.get("reason"), bool(self.calls), truncated)
+
+    def message(self) -> dict[str, Any]:
+        """The assistant message that carries this reply into the next request."""
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
+        merged = _merge_thinking(self.thinking)
+        if merged:
+            message["thinking"] = merged
+        if self.calls:
+            message["tool_calls"] = []
+            for c in self.calls:
+                entry: dict[str, Any] = {"id": c.id, "name": c.name, "arguments": c.arguments}
+                if c.metadata:
+                    entry["metadata"] = c.metadata
+                message["tool_calls"].append(entry)
+        return message
+
+
+class Turn:
+    """One turn of a session: its output, layout, recorder, rounds, notices, compactions
+    and meter, and the steps that fill them (prepare, round, call, ask)."""
+
+    def __init__(
+        self, session: Session, prompt: str, renderer: Renderer | None, cell: str | None
+    ) -> None:
+        self.session = session
+        self.prompt = prompt
+        self.cell = cell
+        self.out = _safe(renderer)
+        self.layout = BlockLayout(self.out)
+        self.recorder = TurnRecorder(
+            conversation=session.conversation.id,
+            prompt=prompt,
+            provider=session.provider_name,
+            model=session.model,
+            cell=cell,
+        )
+        self.rounds = 0
+        self.notices: list[str] = []
+        self.compactions: list[Compaction] = []
+        #: The context meter of the last request sent (tokens used, window), or None.
+        self.meter: dict[str, Any] | None = None
+        self.served: str | None = None  #: the model the server said answered
+        #: The next request, and where this turn's own rounds start in it.
+        self.messages: list[dict[str, Any]] = []
+        self.head = 0
+        self.stop = "end_turn"
+        self.error: str | None = None
+
+    async def run(self) -> TurnResult:
+        """Run the turn to its end; returns normally on errors and on cancellation."""
+        session = self.session
+        session.turn_id = self.recorder.record["turn"]  # what the tools mark their changes with
+        session.ledger.start(self.recorder, self.compactions)
+        try:
+            await self.loop()
+        except asyncio.CancelledError:
+            self.stop = "interrupted"
+        except OverBudget as e:
+            self.stop, self.error = "budget", str(e)
+        except ElelemError as e:
+            self.stop, self.error = "error", str(e)
+        except Exception as e:
+            self.stop, self.error = "error", f"{type(e).__name__}: {e}"
+        finally:
+            record = self.finish()
+        return TurnResult(
+            record["reply"],
+            self.stop,
+            record["usage"],
+            record,
+            self.error,
+            record["cost"],
+            self.notices,
+        )
+
+    async def loop(self) -> None:
+        """Rounds until the model answers without a tool call or the round limit is hit.
+
+        A request the server refuses as too big, before a word of its answer, is sent once
+        more after compacting the older turns."""
+        session = self.session
+        if not self.prompt.strip():
+            raise ConfigError("the prompt is empty: write a question or a task for the agent")
+        await self.prepare()
+        for notice in await session.toolbox.refresh():
+            self.notice(notice)
+        retried = False
+        while True:
+            if self.rounds == session.max_rounds:
+                self.stop = "max_rounds"
+                self.error = (
+                    f"stopped after {session.max_rounds} rounds of tool calls (the round limit); "
+                    "ask again to let the agent continue"
+                )
+                return
+            if self.rounds:  # this turn's tool results may push the request past the threshold
+                await self.prepare()
+            session.ledger.check(session, self.messages, session.toolbox.specs(session.mode))
+            self.rounds += 1
+            try:
+                self.stop = await self.round()
+            except ContextOverflow as e:
+                if retried or self.recorder.rounds[-1] != _EMPTY_ROUND:
+                    raise
+                retried, self.rounds = True, self.rounds - 1
+                self.recorder.rounds.pop()  # refused before a word: not a round
+                session.learn(e)  # the window the server stated, its count of the request
+                self.notice(_refused(e))
+                made = len(self.compactions)
+                await self.prepare(force=True)
+                if len(self.compactions) == made or self.compactions[-1].failed:
+                    raise
+                continue
+            if self.stop != "tool_use":
+                return
+
+    def notice(self, text: str) -> None:
+        """Something the person must know, said once and kept in the record."""
+        self.notices.append(text)
+        self.out({"type": "notice", "text": text})
+
+    def finish(self) -> dict[str, Any]:
+        """End the turn in every case: close the blocks, complete and keep the record,
+        count its tokens and cost, and tell the renderer (`turn_end`)."""
+        session = self.session
+        self.layout.close()
+        record = self.recorder.finish(self.stop, self.error)
+        for compaction in self.compactions:
+            add_usage(record["usage"], compaction.usage)
+        if self.rounds and self.meter is not None:
+            record["context"] = dict(self.meter)
+        record.update(session.turn_extras)
+        if self.notices:
+            record["notices"] = self.notices
+        if self.served and self.served != session.model:
+            record["served_model"] = self.served
+        fit(record)
+        record["cost"] = cost(session.provider_name, session.price_model(), record["usage"])
+        session.ledger.settle(session, record)
+        session.turn_extras = {}
+        if self.prompt.strip():
+            session.conversation.add(record)
+            session.turns += 1
+        add_usage(session.usage, record["usage"])
+        if session.cost is not None:
+            session.cost = None if record["cost"] is None else session.cost + record["cost"]
+        end = {"type": "turn_end", "stop": self.stop, "usage": record["usage"]}
+        end.update(rounds=self.rounds, ms=record["ms"], cost=record["cost"])
+        for key in ("context", "served_model", "budget"):
+            if key in record:
+                end[key] = record[key]
+        if self.error:
+            end["error"] = self.error
+        self.out(end)
+        return record
+
+    # -- one round -----------------------------------------------------------------
+
+    async def round(self) -> str:
+        """One model call and the tool calls it asked for; returns the round's stop reason."""
+        session = self.session
+        self.recorder.start_round()
+        reply = Reply(self.rounds)
+        tools = session.toolbox.specs(session.mode)
+        sent = await self.request(tools)
+        await _call_fetch(session.provider, sent, tools, lambda event: self.emit(reply, event))
+        stop = reply.stop()
+        self.messages.append(reply.message())
+        if stop == "max_tokens" and reply.calls:
+            self.not_run(reply.calls)  # the round ends on their cards
+            return stop
+        over = session.ledger.over(session, self.messages, tools) if stop == "tool_use" else None
+        if over:  # their results could not be sent: the calls are not run
+            self.not_run(reply.calls, f"not run: over the {over}")
+            raise OverBudget(over)
+        if stop != "tool_use":
+            self.layout.end_round()
+            return stop
+        for call in reply.calls:
+            images = await self.call(call)
+            message: dict[str, Any] = {
+                "role": "tool",
+                "tool_call_id": call.id,
+                "content": json.dumps(call.result, ensure_ascii=False, default=str),
+            }
+            if images:  # providers that take images in tool results pass them on
+                message["images"] = images
+            self.messages.append(message)
+        return stop
+
+    async def request(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages this round sends (images fitted to what the model takes), measured
+        for the meter and announced to the renderer (`status`: waiting)."""
+        session = self.session
+        sent = self.messages
+        if any(m.get("images") for m in sent):  # only then is the provider asked
+            limit = {**from_env(), **session.options}.get(media.LIMIT_OPTION)
+            limit = media.MAX_PER_REQUEST if limit is None else media.parse_limit(limit)
+            sent = media.for_request(sent, await session.takes_images(), limit)
+        self.meter = session.measure(sent, tools)
+        self.out(
+            {
+                "type": "status",
+                "state": "waiting",
+                "provider": session.provider_name,
+                "model": session.model,
+                "round": self.rounds,
+                "context": dict(self.meter),
+            }
+        )
+        return sent
+
+    def emit(self, reply: Reply, event: dict[str, Any]) -> None:
+        """One provider event: kept in `reply`, recorded and laid out as blocks; the usage
+        event also calibrates the meter, the model event names the model that answered."""
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind == "model":
+            self.served = str(event.get("name") or "") or None
+            return
+        if kind == "usage":
+            reported = event.get("input")
+            if isinstance(reported, int) and reported > 0 and self.meter is not None:
+                self.meter.update(used=reported, estimated=False)
+                self.session.calibrate(reported)
+        else:
+            taken = reply.take(event) if kind is not None else None
+            if taken is None:
+                return
+            event = taken
+        self.recorder.event(event)
+        self.layout.event(event)
+
+    # -- one call --------------------------------------------------------------------
+
+    async def call(self, call: Call) -> list[dict[str, str]]:
+        """Resolve, approve and run one call, then show and record it; its images."""
+        session, out = self.session, self.out
+        index = self.layout.tool_index(call.id)
+        problem = session.toolbox.resolve(call, session.mode)
+        state = "failed"
+        if problem is None:
+            problem, state = await decide(session, call, index, out)
+        if problem is None:
+            out({"type": "tool_state", "index": index, "id": call.id, "state": "running"})
+            try:
+                await session.toolbox.run(call)
+            except asyncio.CancelledError:
+                call.result = finish({"error": "interrupted by the person"}, call.arguments)
+                self.recorder.result(call.id, call.result, call.ms)
+                raise
+            state = "ok" if call.ok else "failed"
+        else:
+            call.result = finish({"error": problem}, call.arguments)
+        images = media.take_images(call.result)
+        call.result = redact(call.result)
+        out({"type": "tool_state", "index": index, "id": call.id, "state": state})
+        self.recorder.result(call.id, call.result, call.ms, images)
+        self.layout.tool_result(
+            call.id, call.ok, json.dumps(call.result, ensure_ascii=False, default=str), images
+        )
+        return images
+
+    def not_run(self, calls: list[Call], why: str = CUT_OFF) -> None:
+        """Calls shown and recorded but never run: a reply cut off at the output limit
+        (`CUT_OFF`), or results the budget could not pay to send (`why` says which).
+
+        A call made before the cut may still be whole, but the model did not finish what
+        it meant to do; the one it was cut off in carries what arrived. Each gets a failed
+        result that says so and how to raise the limit.
+        """
+        state = "not run" if why == CUT_OFF else "over budget"
+        for call in calls:
+            index = self.layout.tool_index(call.id)
+            call.result = finish({"error": why}, call.arguments)
+            self.out({"type": "tool_state", "index": index, "id": call.id, "state": state})
+            self.recorder.result(call.id, call.result, 0)
+            self.layout.tool_result(call.id, False, json.dumps(call.result, ensure_ascii=False))
+
+    # -- the request's size --------------------------------------------------------
+
+    async def prepare(self, force: bool = False) -> None:
+        """Set the next request's messages and where this turn's own rounds start in them:
+        the oldest turns are compacted first when the request would pass the threshold of
+        the window (or `/compact` asked for it; `agent/compaction.py`). A second compaction
+        in the same turn supersedes the first in the record (its summary includes the
+        first). `force`: compact now (the server refused the request as too big)."""
+        session = self.session
+        tail = self.messages[self.head :]
+        if not self.messages:
+            current = self.recorder.record.get("compaction")
+            self.messages = session.messages(self.prompt, self.cell, current)
+        before = session.estimate(self.messages, session.toolbox.specs(session.mode))
+        window = await session.probe_window()
+        asked = session.compact_next is not None
+        focus = session.compact_next if asked or not force else ""
+        if focus is not None or before > THRESHOLD * window:
+            entry = await compact(self, before, window, focus, tail)
+            if entry is not None:
+                self.compactions.append(entry)
+                self.recorder.record["compaction"] = entry.as_record()
+                self.recorder.record["v"] = COMPACTION_VERSION
+                self.out({"type": "compaction", **entry.as_record()})
+        self.head = len(self.messages) - len(tail)
+
+    async def ask(self, messages: list[dict[str, Any]], usage: dict[str, int], limit: int) -> str:
+        """One request without tools (a summary), its reply limited to `limit` tokens when
+        the provider can be (not the person's max_tokens); its tokens are added to `usage`.
+        A reply cut off at the limit is an error: a truncated summary would lose the rest."""
+        session = self.session
+        reply = Reply(0)
+        counted: dict[str, Any] = {}
+
+        def emit(event: dict[str, Any]) -> None:
+            if not isinstance(event, dict):
+                return
+            if event.get("type") == "usage":
+                counted.update(event)
+            elif event.get("type") in ("saying", "stop"):
+                reply.take(event)
+
+        session.ledger.check(session, messages, [])
+        limited = getattr(session.provider, "limited", None)
+        provider = limited(limit) if callable(limited) else session.provider
+        await _call_fetch(provider, messages, [], emit)
+        add_usage(usage, counted)
+        if reply.stop() == "max_tokens":
+            raise ValueError(
+                f"the model's summary was cut off at its output limit ({limit:,} tokens)"
+            )
+        return "".join(reply.text)
+
+
+def _refused(error: ContextOverflow) -> str:
+    """The notice of a request the server refused as too big for the context window."""
+    counted = f" of {error.requested:,} tokens" if error.requested else ""
+    window = (
+        f"its context window is {error.limit:,} tokens"
+        if error.limit
+        else "it does not fit the model's context window"
+    )
+    return (
+        f"the server refused the request{counted}: {window}; compacting the older turns "
+        "and sending it once more"
+    )
+
+
+async def _call_fetch(
+    provider: Provider,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    emit: Callable[[dict[str, Any]], None],
+) -> None:
+    """One `fetch` of the provider, `async def` or a plain `def` (run in a worker thread)."""
+    fetch: Callable[..., Any] = provider.fetch
+    if inspect.iscoroutinefunction(fetch):
+        result = fetch(messages, tools, emit)
+    else:
+        result = await asyncio.to_thread(fetch, messages, tools, emit)
+    if inspect.isawaitable(result):
+        await result
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    """Tool arguments as a dict: JSON text is parsed, empty or missing means `{}`.
+
+    Containers nested past `DEPTH_LIMIT` become a marker string (the schema check then
+    refuses them): hundreds of levels would break every recursive step after this one.
+    """
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return {"_unparsed": value}
+    if deeper_than(value, DEPTH_LIMIT):
+        value = bounded(value, DEPTH_LIMIT, limit=None)
+    return value if isinstance(value, dict) else {"_value": value}
+
+
+def _merge_thinking(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Join streamed thinking pieces into blocks; a piece with metadata closes its block."""
+    blocks: list[dict[str, Any]] = []
+    texts: list[str] = []  # the open block's pieces, joined once when it closes
+    for part in parts:
+        texts.append(part["text"])
+        if part.get("metadata"):
+            blocks.append({"text": "".join(texts), "metadata": part["metadata"]})
+            texts = []
+    if texts:
+        blocks.append({"text": "".join(texts)})
+    return [b for b in blocks if b["text"] or b.get("metadata")]
+
+
+def _safe(renderer: Renderer | None) -> Renderer:
+    """A renderer that can fail without ending the turn."""
+    if renderer is None:
+        return lambda event: None
+
+    def out(event: dict[str, Any]) -> None:
+        try:
+            renderer(event)
+        except Exception:
+            logging.getLogger("elelem_kernel").exception("renderer failed on %s", event.get("type"))
+
+    return out
