@@ -267,7 +267,7 @@ def _run(args: argparse.Namespace, signals: Signals) -> int | None:
 
 
 def _new_session(args: argparse.Namespace) -> Session:
-    from elelem_kernel.agent.factory import new_session  # lazy: only this command needs it
+    from elelem_kernel.assembly.sessions import new_session  # lazy: only this command needs it
     from elelem_kernel.options import parse_pairs
 
     options = parse_pairs(args.option)
@@ -418,13 +418,16 @@ def _mcp(workspace: str | None, start: bool) -> int:
 
     Exit code 1 when a server failed to start or a config file is bad, else 0.
     """
-    from elelem_kernel.agent.factory import new_session  # lazy: only this command needs them
+    from elelem_kernel.assembly.sessions import new_session  # lazy: only this command needs them
     from elelem_kernel.mcp import config as mcp_config
+    from elelem_kernel.mcp.attachment import report
     from elelem_kernel.mcp.hub import shutdown
-    from elelem_kernel.mcp.setup import report
 
     session = new_session("echo", workspace=workspace, mode="auto")
-    state = session.mcp  # type: ignore[attr-defined]
+    state = session.mcp
+    if state is None:
+        print("elelem: no MCP attachment: a plugin replaced the mcp setup", file=sys.stderr)
+        return 1
     try:
         notices = asyncio.run(state.refresh(start_all=True)) if start else []
         for notice in notices:
@@ -437,8 +440,9 @@ def _mcp(workspace: str | None, start: bool) -> int:
 
 
 def _providers() -> int:
-    from elelem_kernel.agent import registry  # lazy: only this command needs it
+    from elelem_kernel.assembly.bundled import catalog  # lazy: only this command needs it
 
+    registry = catalog()
     default, why = registry.default_provider()
     for name in registry.provider_names():
         about = registry.describe_provider(name)
@@ -449,7 +453,7 @@ def _providers() -> int:
 
 def _trust(args: argparse.Namespace) -> int:
     from elelem_kernel.agent import trust  # lazy: only this command needs it
-    from elelem_kernel.agent.factory import find_workspace  # lazy: only this command needs it
+    from elelem_kernel.assembly.sessions import find_workspace  # lazy: only this command needs it
 
     if args.list:
         print(trust.list_text())
@@ -476,7 +480,7 @@ FILES_MAX_BYTES = 1_000_000
 def _files(paths: list[str]) -> int:
     from elelem_kernel.errors import ToolError  # lazy: only this command needs them
     from elelem_kernel.tools import git_command
-    from elelem_kernel.tools.regular import open_regular
+    from elelem_kernel.tools.regular_files import open_regular
     from elelem_kernel.tools.workspace import Workspace
 
     if not paths and not sys.stdin.isatty():

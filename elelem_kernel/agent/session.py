@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent import media, registry, system_prompt
+from elelem_kernel.agent import media, system_prompt
 from elelem_kernel.agent.approval import (
     HOW_TO_ALLOW,
     NO_CHANNEL,
@@ -54,6 +54,7 @@ from elelem_kernel.agent.record import (
     deeper_than,
     fit,
 )
+from elelem_kernel.agent.registry import ProviderCatalog
 from elelem_kernel.agent.sync import run_sync
 from elelem_kernel.agent.toolbox import Call, Tool, Toolbox, check_mode, finish
 from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError
@@ -61,6 +62,9 @@ from elelem_kernel.events import map_stop_reason
 from elelem_kernel.options import from_env
 from elelem_kernel.redaction import redact
 from elelem_kernel.visible import visible
+
+if TYPE_CHECKING:
+    from elelem_kernel.mcp.attachment import McpTools
 
 Renderer = Callable[[dict[str, Any]], None]
 
@@ -94,6 +98,7 @@ class Session:
         toolbox: Toolbox | None = None,
         commands: Commands | None = None,
         *,
+        providers: ProviderCatalog | None = None,
         provider_name: str = "custom",
         model: str | None = None,
         mode: str = "build",
@@ -108,11 +113,16 @@ class Session:
         if history not in HISTORY_POLICIES:
             raise ConfigError(f"unknown history policy {history!r}; use replies or full")
         self.provider = provider
+        #: Where `set_provider` makes providers by name (the registry, handed in by the
+        #: composition root); None: this session keeps the provider it was given.
+        self.providers = providers
         self.provider_name = provider_name
         #: The options the person gave each provider (-o, /option), by provider name.
         self.provider_options: dict[str, dict[str, Any]] = {}
         self.model = model if model is not None else getattr(provider, "model", None)
         self.toolbox = toolbox if toolbox is not None else Toolbox()
+        #: The configured MCP servers' side of this session (the "mcp" setup), or None.
+        self.mcp: McpTools | None = None
         if commands is None:
             commands = Commands()
             add_builtin_commands(commands)
@@ -230,7 +240,11 @@ class Session:
         in this session); nothing changes when the provider refuses them.
         """
         chosen = dict(self.provider_options.get(name, {}) if options is None else options)
-        self.provider = registry.create_with_env(name, model, chosen)
+        if self.providers is None:
+            raise ConfigError(
+                f"cannot switch to {name!r}: this session was made without a registry"
+            )
+        self.provider = self.providers.create_with_env(name, model, chosen)
         self.provider_name = name
         self.provider_options[name] = chosen
         self.model = model if model is not None else getattr(self.provider, "model", None)
@@ -277,7 +291,8 @@ class Session:
         return self.model if self.official else None
 
     def provider_names(self) -> list[str]:
-        return registry.provider_names()
+        """The providers `set_provider` can switch to."""
+        return self.providers.provider_names() if self.providers else [self.provider_name]
 
     @contextmanager
     def overridden(

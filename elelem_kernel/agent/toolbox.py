@@ -7,8 +7,9 @@
         return {"content": ...}
 
 A tool takes the validated argument dict and returns a dict; a dict with `error` is a
-failure. Results reach the model as JSON with `ok` added. Nothing a tool does (raising
-included) ends the turn; only cancellation propagates.
+failure, and so is a `ToolError` it raises (its message alone is the error). Results
+reach the model as JSON with `ok` added. Nothing a tool does (raising included) ends the
+turn; only cancellation propagates.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elelem_kernel.agent.shape import fits
-from elelem_kernel.errors import ConfigError
+from elelem_kernel.errors import ConfigError, ToolError
 
 KINDS = ("read", "write", "execute")
 
@@ -313,6 +314,8 @@ class Toolbox:
                 value = await asyncio.to_thread(tool.fn, call.arguments)
         except asyncio.CancelledError:
             raise
+        except ToolError as e:  # the tool said what went wrong, for the model
+            return {"error": str(e)}
         except Exception as e:
             return {"error": f"{type(e).__name__}: {e}"}
         if isinstance(value, dict):

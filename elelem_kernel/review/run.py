@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.budget import EXIT_CODE, budget_argument, parse
-from elelem_kernel.agent.factory import new_session
 from elelem_kernel.agent.sync import run_sync
 from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.options import parse_pairs
 from elelem_kernel.render.terminal import TerminalRenderer

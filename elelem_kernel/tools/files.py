@@ -14,11 +14,20 @@ from typing import IO, BinaryIO
 
 from elelem_kernel import images
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools import changes, protected
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, human_size, unified_diff
+from elelem_kernel.tools.declaration import (
+    PATH,
+    STRING,
+    Arguments,
+    Result,
+    ToolContext,
+    ToolDefinition,
+)
 from elelem_kernel.tools.globs import Glob
 from elelem_kernel.tools.listing import files_under, looks_binary
 from elelem_kernel.tools.protected import check_writable
-from elelem_kernel.tools.regular import check_regular, open_regular
+from elelem_kernel.tools.regular_files import check_regular, open_regular
 from elelem_kernel.tools.workspace import Workspace, atomic_write
 
 #: Longest line `read` shows; the rest of a longer line is cut with a note.
@@ -336,3 +345,91 @@ def _not_found(rel: str, text: str, old: str) -> str:
     elif re.match(r"\s*\d+\t", old):
         message += " Leave out the line numbers that read adds."
     return message + " Call read to see the current text and copy it exactly."
+
+
+def reading(context: ToolContext) -> tuple[ToolDefinition, ...]:
+    """The `read` and `list` tools on the context's workspace."""
+
+    def read_tool(args: Arguments) -> Result:
+        ws = Workspace(context.workspace)
+        return read(ws, args["path"], args.get("offset", 1), args.get("limit", MAX_LINES))
+
+    def list_tool(args: Arguments) -> Result:
+        return list_files(Workspace(context.workspace), args.get("path"), args.get("pattern"))
+
+    return (
+        ToolDefinition(
+            "read",
+            "Read a text file: numbered lines, 2,000 at most per call; says the total line "
+            "count and how to read on (offset). A PNG, JPEG, GIF or WebP file comes back as "
+            "the image. Refuses other binary files.",
+            {
+                "path": PATH,
+                "offset": {"type": "integer", "minimum": 1, "description": "first line (1-based)"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LINES},
+            },
+            read_tool,
+            required=("path",),
+            aliases=("open",),
+        ),
+        ToolDefinition(
+            "list",
+            "List files under a folder (default: the workspace root), filtered by a glob like "
+            "'*.py' or 'src/**/*.ipynb'; .gitignore is respected inside a git repository.",
+            {"path": PATH, "pattern": {"type": "string", "description": "glob, e.g. '*.csv'"}},
+            list_tool,
+            aliases=("ls", "glob"),
+        ),
+    )
+
+
+def writing(context: ToolContext) -> tuple[ToolDefinition, ...]:
+    """The `write` and `edit` tools: each change kept in the turn's record for undo."""
+
+    def ws() -> Workspace:
+        return Workspace(context.workspace)
+
+    def write_tool(args: Arguments) -> Result:
+        path, content = args["path"], args["content"]
+        return changes.kept(
+            context, "write", path, lambda: write(ws(), path, content, context.open_notebook)
+        )
+
+    def edit_tool(args: Arguments) -> Result:
+        old, new, every = args["old"], args["new"], args.get("replace_all", False)
+        return changes.kept(
+            context,
+            "edit",
+            args["path"],
+            lambda: edit(ws(), args["path"], old, new, every, context.open_notebook),
+        )
+
+    def startup_code(args: Arguments) -> str | None:
+        return protected.startup_code(ws(), args["path"])
+
+    return (
+        ToolDefinition(
+            "write",
+            "Write a whole file (created with its folders, or replaced). To change part of a "
+            "file, use edit.",
+            {"path": PATH, "content": STRING},
+            write_tool,
+            required=("path", "content"),
+            kind="write",
+            preview=lambda a: write_preview(ws(), a["path"], a["content"]),
+            sensitive=startup_code,
+        ),
+        ToolDefinition(
+            "edit",
+            "Replace an exact piece of text in a file with new text; old must appear exactly "
+            "once unless replace_all is true. Returns the diff.",
+            {"path": PATH, "old": STRING, "new": STRING, "replace_all": {"type": "boolean"}},
+            edit_tool,
+            required=("path", "old", "new"),
+            kind="write",
+            preview=lambda a: edit_preview(
+                ws(), a["path"], a["old"], a["new"], a.get("replace_all", False)
+            ),
+            sensitive=startup_code,
+        ),
+    )

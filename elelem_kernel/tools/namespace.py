@@ -21,6 +21,7 @@ import types
 
 from elelem_kernel.tools.bounds import MAX_BYTES, clip
 from elelem_kernel.tools.capture import captured
+from elelem_kernel.tools.declaration import STRING, Arguments, Result, ToolContext, ToolDefinition
 from elelem_kernel.tools.displays import Displays, captured_displays, rich_value, to_result
 
 #: Longest repr of a last expression's value.
@@ -217,3 +218,35 @@ def _traceback(e: BaseException) -> str:
 
 def _syntax(e: SyntaxError) -> str:
     return "".join(traceback.format_exception_only(type(e), e))
+
+
+def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+    """The `python` and `variables` tools on the context's live namespace."""
+
+    async def python_tool(args: Arguments) -> Result:
+        return await run_python_async(context.namespace, args["code"])
+
+    def variables_tool(args: Arguments) -> Result:
+        return list_variables(context.namespace, args.get("pattern"))
+
+    return (
+        ToolDefinition(
+            "python",
+            "Run Python code in the session's live namespace (variables persist and the "
+            "person sees them); returns stdout, stderr, the value of a final expression, or "
+            "the traceback, and what the code displayed, in order: plots (a pyplot figure "
+            "left open counts) and images reach you as images, tables as text.",
+            {"code": STRING},
+            python_tool,
+            required=("code",),
+            kind="execute",
+            preview=lambda a: a["code"],
+        ),
+        ToolDefinition(
+            "variables",
+            "List the names in the live Python namespace with type and a short summary "
+            "(shape and dtypes for arrays and data frames, length for containers).",
+            {"pattern": {"type": "string", "description": "glob on names, e.g. 'df*'"}},
+            variables_tool,
+        ),
+    )

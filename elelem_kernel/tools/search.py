@@ -28,6 +28,7 @@ from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import pyregex
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, clip
 from elelem_kernel.tools.children import Children, Stopped
+from elelem_kernel.tools.declaration import PATH, Arguments, Result, ToolContext, ToolDefinition
 from elelem_kernel.tools.files import (
     LINE_BYTES,
     LINE_CHARS,
@@ -36,7 +37,7 @@ from elelem_kernel.tools.files import (
     matching,
 )
 from elelem_kernel.tools.listing import SNIFF_BYTES, files_under, looks_binary
-from elelem_kernel.tools.regular import check_regular, open_regular
+from elelem_kernel.tools.regular_files import check_regular, open_regular
 from elelem_kernel.tools.workspace import Workspace
 
 #: Longest matching line shown; longer ones are cut with a note.
@@ -319,3 +320,30 @@ def split_lines(data: bytes) -> list[str]:
         else decode_line(line.encode()[:LINE_BYTES])[0]
         for line in lines
     ]
+
+
+def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+    """The `grep` tool on the context's workspace."""
+
+    async def grep_tool(args: Arguments) -> Result:
+        ws = Workspace(context.workspace)
+        return await agrep(
+            ws, args["pattern"], args.get("path"), args.get("glob"), args.get("ignore_case", False)
+        )
+
+    return (
+        ToolDefinition(
+            "grep",
+            "Search file contents with a regular expression; prints path:line:text for every "
+            "matching line (capped, with the total count).",
+            {
+                "pattern": {"type": "string", "description": "regular expression"},
+                "path": PATH,
+                "glob": {"type": "string", "description": "only files matching this glob"},
+                "ignore_case": {"type": "boolean"},
+            },
+            grep_tool,
+            required=("pattern",),
+            aliases=("search",),
+        ),
+    )

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import IO
 
 from elelem_kernel.tools.bounds import MAX_BYTES, HeadTail, human_size
+from elelem_kernel.tools.declaration import STRING, Arguments, Result, ToolContext, ToolDefinition
+from elelem_kernel.tools.workspace import Workspace
 
 DEFAULT_TIMEOUT = 120
 #: How long pipes may stay open after the shell exits before the group is stopped.
@@ -163,3 +165,28 @@ def _result(
             "output redirected (`cmd > out.log 2>&1 &`)."
         )
     return result
+
+
+def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+    """The `bash` tool, run in the context's workspace root."""
+
+    async def bash_tool(args: Arguments) -> Result:
+        root = Workspace(context.workspace).root
+        return await bash(root, args["command"], args.get("timeout", DEFAULT_TIMEOUT))
+
+    return (
+        ToolDefinition(
+            "bash",
+            "Run a shell command with bash in the workspace root; returns exit code, stdout "
+            "and stderr (long output keeps its head and tail). Killed after timeout seconds "
+            f"(default {DEFAULT_TIMEOUT}).",
+            {"command": STRING, "timeout": {"type": "number", "minimum": 1, "maximum": 3600}},
+            bash_tool,
+            required=("command",),
+            aliases=("exec", "shell"),
+            kind="execute",
+            preview=lambda a: preview(
+                Workspace(context.workspace).root, a["command"], a.get("timeout", DEFAULT_TIMEOUT)
+            ),
+        ),
+    )
