@@ -43,7 +43,7 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-ToolFn = Callable[[dict], Any]
+ToolFn = Callable[[dict[str, Any]], Any]
 Hook = Callable[..., Any]
 
 
@@ -53,20 +53,20 @@ class Tool:
 
     name: str
     description: str
-    params: dict[str, dict]
+    params: dict[str, dict[str, Any]]
     fn: ToolFn
     required: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     kind: str = "read"
-    preview: Callable[[dict], str] | None = None
+    preview: Callable[[dict[str, Any]], str] | None = None
     #: Why a call needs a person's yes every time (e.g. a write that can run code), or None.
-    sensitive: Callable[[dict], str | None] | None = None
+    sensitive: Callable[[dict[str, Any]], str | None] | None = None
     #: Whether a call asks the person itself (a live notebook edit shows its diff in the
     #: cell with Accept / Reject), so the session does not ask first.
-    asks_itself: Callable[[dict], bool] | None = None
+    asks_itself: Callable[[dict[str, Any]], bool] | None = None
 
     @property
-    def schema(self) -> dict:
+    def schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments."""
         return {
             "type": "object",
@@ -74,7 +74,7 @@ class Tool:
             "required": list(self.required),
         }
 
-    def spec(self) -> dict:
+    def spec(self) -> dict[str, Any]:
         """The tool in OpenAI function format, as providers receive it."""
         return {
             "type": "function",
@@ -85,7 +85,7 @@ class Tool:
             },
         }
 
-    def describe(self, args: dict) -> str:
+    def describe(self, args: dict[str, Any]) -> str:
         """What the call will do, for a person deciding whether to allow it."""
         if self.preview is not None:
             try:
@@ -94,14 +94,14 @@ class Tool:
                 return f"{self.name}({json.dumps(args, ensure_ascii=False)})  [preview failed: {e}]"
         return f"{self.name}({json.dumps(args, ensure_ascii=False, indent=2)})"
 
-    def asks_person(self, args: dict) -> bool:
+    def asks_person(self, args: dict[str, Any]) -> bool:
         """Whether this call asks the person itself (see `asks_itself`); False if unsure."""
         try:
             return bool(self.asks_itself and self.asks_itself(args))
         except Exception:
             return False
 
-    def caution(self, args: dict) -> str | None:
+    def caution(self, args: dict[str, Any]) -> str | None:
         """Why this call must be asked every time (see `sensitive`), or None."""
         if self.sensitive is None:
             return None
@@ -117,18 +117,18 @@ class Call:
 
     id: str
     name: str
-    arguments: dict
+    arguments: dict[str, Any]
     tool: Tool | None = None
-    result: dict = field(default_factory=dict)
+    result: dict[str, Any] = field(default_factory=dict)
     ms: int = 0
-    metadata: dict | None = None  #: opaque provider data, echoed on the next request
+    metadata: dict[str, Any] | None = None  #: opaque provider data, echoed on the next request
 
     @property
     def ok(self) -> bool:
         return bool(self.result.get("ok"))
 
 
-def validation_error(schema: dict, args: Any) -> str | None:
+def validation_error(schema: dict[str, Any], args: Any) -> str | None:
     """Return a readable message if `args` does not fit `schema`, else None."""
     if not isinstance(args, dict):
         return f"arguments must be a JSON object, got {type(args).__name__}"
@@ -160,13 +160,13 @@ class Toolbox:
         self,
         name: str,
         description: str,
-        params: dict[str, dict] | None = None,
+        params: dict[str, dict[str, Any]] | None = None,
         required: Iterable[str] = (),
         aliases: Iterable[str] = (),
         kind: str = "read",
-        preview: Callable[[dict], str] | None = None,
-        sensitive: Callable[[dict], str | None] | None = None,
-        asks_itself: Callable[[dict], bool] | None = None,
+        preview: Callable[[dict[str, Any]], str] | None = None,
+        sensitive: Callable[[dict[str, Any]], str | None] | None = None,
+        asks_itself: Callable[[dict[str, Any]], bool] | None = None,
     ) -> Callable[[ToolFn], ToolFn]:
         """Register the decorated function as tool `name`; adding a name again replaces it.
 
@@ -258,7 +258,7 @@ class Toolbox:
         kinds = MODES.get(mode, MODES["auto"])
         return [t for t in self.tools.values() if t.kind in kinds]
 
-    def specs(self, mode: str = "auto") -> list[dict]:
+    def specs(self, mode: str = "auto") -> list[dict[str, Any]]:
         """The offered tools in OpenAI function format."""
         return [t.spec() for t in self.offered(mode)]
 
@@ -280,7 +280,7 @@ class Toolbox:
             return f"invalid arguments for {tool.name}: {problem}. Expected schema: {json.dumps(tool.schema)}"
         return None
 
-    async def run(self, call: Call) -> dict:
+    async def run(self, call: Call) -> dict[str, Any]:
         """Run a resolved call: before hooks, the tool, after hooks. Never raises but on cancel."""
         tool = call.tool
         assert tool is not None, "resolve() the call first"
@@ -290,7 +290,7 @@ class Toolbox:
                 if name in (None, tool.name):
                     await _maybe_await(hook(call))
         except Exception as e:
-            result: dict = {"error": f"refused before running: {e}"}
+            result: dict[str, Any] = {"error": f"refused before running: {e}"}
         else:
             result = await self._invoke(tool, call)
             for name, hook in self._after:
@@ -306,7 +306,7 @@ class Toolbox:
         call.result = finish(result, call.arguments)
         return call.result
 
-    async def _invoke(self, tool: Tool, call: Call) -> dict:
+    async def _invoke(self, tool: Tool, call: Call) -> dict[str, Any]:
         try:
             if inspect.iscoroutinefunction(tool.fn):
                 value = await tool.fn(call.arguments)
@@ -323,7 +323,7 @@ class Toolbox:
         return {"result": value}
 
 
-def finish(result: dict, arguments: dict | None = None) -> dict:
+def finish(result: dict[str, Any], arguments: dict[str, Any] | None = None) -> dict[str, Any]:
     """Add `ok` to a tool result; failures also carry the arguments they were given."""
     out = dict(result)
     ok = "error" not in out

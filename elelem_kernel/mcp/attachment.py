@@ -116,7 +116,9 @@ class McpTools:
                 toolbox.remove(tool.name)
                 toolbox.tools[tool.name] = tool
 
-    async def call(self, config: ServerConfig, tool: str, arguments: dict) -> dict:
+    async def call(
+        self, config: ServerConfig, tool: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
         """Run `tool` on its server through the hub (starting the server first if it was
         offered from the cache); failures become error results."""
         try:
