@@ -72,6 +72,37 @@ def test_registering_a_name_twice_replaces_the_first(clean_config):
     assert registry.create_provider("demo") == "mine"
 
 
+def test_built_ins_load_beneath_plugins_whatever_loaded_first(clean_config, tmp_path):
+    """A plugin loaded before the composition root registered the built-ins still wins
+    over a built-in of the same name; the built-in setups still run first."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "mine.py").write_text(
+        "import elelem_kernel\n"
+        "@elelem_kernel.configure\n"
+        "def plugin(config):\n"
+        "    config.provider('demo', lambda model=None, **options: 'my demo')\n"
+        "    config.setup('mine', lambda session: None)\n"
+    )
+    registry.load_plugins([folder])
+    providers = catalog()
+    assert providers.create_provider("demo") == "my demo"
+    assert "anthropic" in providers.provider_names()
+    assert list(registry.CONFIG.setups) == ["workspace", "mcp", "mine"]
+
+
+def test_a_session_made_without_a_catalog_keeps_its_provider(tmp_path):
+    from elelem_kernel.agent.session import Session
+    from tests.scripted import Scripted
+
+    session = Session(Scripted(), workspace=tmp_path, provider_name="scripted")
+    assert session.provider_names() == ["scripted"]
+    with pytest.raises(ConfigError, match="made without a registry"):
+        session.set_provider("echo")
+    assert session.provider_name == "scripted"
+    assert "made without a registry" in session.command("/provider echo")
+
+
 def test_default_provider_order(clean_config, monkeypatch):
     for var in ("ELELEM_PROVIDER", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(var, raising=False)
