@@ -15,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from elelem_kernel.tools.notebooks_live import Link
 
 Arguments = dict[str, Any]
 Result = dict[str, Any]
@@ -34,7 +37,7 @@ class ToolContext(Protocol):
     #: The notebook open in the front (its file is written only through the front), or None.
     open_notebook: Path | None
     #: The front's link to that notebook, for the notebook tools without a path, or None.
-    live_notebook: Any
+    live_notebook: Link | None
     #: Fields the turn adds to its record; the tools keep what they changed there.
     turn_extras: dict[str, Any]
     turn_id: str | None

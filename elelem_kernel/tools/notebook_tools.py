@@ -22,6 +22,7 @@ from elelem_kernel.tools.declaration import (
     ToolContext,
     ToolDefinition,
 )
+from elelem_kernel.tools.notebooks_live import Link
 from elelem_kernel.tools.workspace import Workspace
 
 #: The `path` argument of the notebook tools.
@@ -40,7 +41,7 @@ EDIT_PARAMS: dict[str, dict[str, Any]] = {
 }
 
 
-def live(context: ToolContext, path: str | None) -> Any:
+def live(context: ToolContext, path: str | None) -> Link | None:
     """The link to the open notebook when `path` means it (omitted, or its own path);
     None for another notebook's file. No path and no link: `ToolError`."""
     link = context.live_notebook
