@@ -222,7 +222,7 @@ class ElelemAgent:
             ClientTerminal(
                 self.client, session_id, lambda: session.workspace, lambda: live.updates
             ).install(session.toolbox)
-        mcp = getattr(session, "mcp", None)
+        mcp = session.mcp
         if mcp is not None:
             mcp.extra = self.client_servers
         elif servers:
