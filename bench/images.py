@@ -51,7 +51,7 @@ def bounds(downscale: bool) -> Iterator[None]:
 def measure(downscale: bool, width: float = 16, height: float = 12) -> dict:
     """One turn with `PLOTS` plots; the figures of the request that carries them."""
     from elelem_kernel.agent.context import estimate
-    from elelem_kernel.agent.factory import new_session
+    from elelem_kernel.assembly.sessions import new_session
 
     code = CODE.format(n=PLOTS, w=width, h=height)
     with WireServer() as server, tempfile.TemporaryDirectory() as folder, bounds(downscale):

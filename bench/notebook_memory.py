@@ -46,7 +46,7 @@ class ScriptedReader:
 
 
 def session_for(ws: Path) -> Any:
-    from elelem_kernel.agent.factory import new_session
+    from elelem_kernel.assembly.sessions import new_session
 
     session = new_session(provider="echo", workspace=ws, mode="plan")
     session.provider = ScriptedReader()

@@ -90,7 +90,7 @@ def record(
     window: int | None = None,
 ) -> list[bytes]:
     """Every request body the provider sent for the scripted conversation."""
-    from elelem_kernel.agent.factory import new_session
+    from elelem_kernel.assembly.sessions import new_session
 
     rounds, prompts = script(loop_rounds, more_turns)
     with SummaryServer() as server:

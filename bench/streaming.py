@@ -127,7 +127,7 @@ class WarmSession:
     """A session kept across turns on one event loop (its HTTP client stays open)."""
 
     def __init__(self, base: str, workspace: Path):
-        from elelem_kernel.agent.factory import new_session
+        from elelem_kernel.assembly.sessions import new_session
         from elelem_kernel.render.terminal import TerminalRenderer
 
         self.session = new_session(

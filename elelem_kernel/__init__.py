@@ -20,9 +20,9 @@ from elelem_kernel.errors import ConfigError, ElelemError, ProviderError, ToolEr
 if _typing.TYPE_CHECKING:
     from elelem_kernel import review
     from elelem_kernel.agent.approval import ApprovalRequest, Approver
-    from elelem_kernel.agent.factory import new_session
     from elelem_kernel.agent.session import Session, TurnResult
     from elelem_kernel.agent.toolbox import Call, Tool, Toolbox
+    from elelem_kernel.assembly.sessions import new_session
     from elelem_kernel.events import Provider
     from elelem_kernel.review.report import ReviewResult
 
@@ -37,7 +37,7 @@ _LAZY = {
     "Tool": ".agent.toolbox",
     "Toolbox": ".agent.toolbox",
     "TurnResult": ".agent.session",
-    "new_session": ".agent.factory",
+    "new_session": ".assembly.sessions",
 }
 
 __all__ = [
@@ -86,7 +86,8 @@ def ask(
     a running event loop too (a notebook cell): the turn then runs on a private thread.
     The provider's connections are closed afterwards.
     """
-    from elelem_kernel.agent.factory import new_session  # lazy: the face stays cheap to import
+    # lazy: the face stays cheap to import
+    from elelem_kernel.assembly.sessions import new_session
     from elelem_kernel.sync import run_sync
 
     session = new_session(provider=provider, model=model, **options)

@@ -60,6 +60,14 @@ FORBIDDEN = {
         "httpx",
     ),
     "render": ("elelem_kernel.jupyter", "elelem_kernel.providers", "elelem_kernel.tools", "httpx"),
+    "assembly": (
+        "elelem_kernel.jupyter",
+        "elelem_kernel.render",
+        "ipywidgets",
+        "IPython",
+        "ipykernel",
+        "httpx",
+    ),
 }
 
 
@@ -100,6 +108,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("jupyter",),  # magic, kernel, restore, notebook files, approvals, kernelspec install
     ("review",),  # code review: targets, diffs, findings, reports
     ("render",),  # views of a turn: terminal, static, widget
+    ("assembly",),  # the composition root: built-ins registered, sessions built
     ("agent", "mcp"),  # session, turn loop, toolbox, registry; MCP servers as a tool source
     ("tools",),  # the workspace tools
     ("providers",),  # models: stub, echo, demo, and the HTTP ones

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elelem_kernel.agent.factory import new_session
+from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.options import describe, from_env, parse_pair, parse_pairs, parse_value
 

@@ -190,7 +190,7 @@ class ElelemAgent:
         )
 
     def _make(self, session_id: str, cwd: str, mcp_servers: list[Any] | None) -> Live:
-        from elelem_kernel.agent.factory import new_session  # lazy: registry and providers
+        from elelem_kernel.assembly.sessions import new_session  # lazy: registry and providers
 
         folder = Path(cwd) if isinstance(cwd, str) and cwd else None
         if folder is None or not folder.is_absolute() or not folder.is_dir():
@@ -222,7 +222,7 @@ class ElelemAgent:
             ClientTerminal(
                 self.client, session_id, lambda: session.workspace, lambda: live.updates
             ).install(session.toolbox)
-        mcp = getattr(session, "mcp", None)
+        mcp = session.mcp
         if mcp is not None:
             mcp.extra = self.client_servers
         elif servers:
@@ -234,7 +234,7 @@ class ElelemAgent:
     def _client_servers(self, servers: list[Any], folder: Path) -> list[str]:
         """Add the client's MCP servers (stdio, http, sse) to the shared ones; their names."""
         from elelem_kernel.mcp import config  # lazy: only when a client sends servers
-        from elelem_kernel.mcp.setup import sdk_installed
+        from elelem_kernel.mcp.attachment import sdk_installed
 
         if servers and not sdk_installed():  # on stderr: not a notice in every chat
             log.warning("the client's MCP servers are skipped: they need the MCP SDK 2.x")

@@ -22,7 +22,7 @@ from elelem_kernel.text import line_cut
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, unified_diff
 from elelem_kernel.tools.files import LINE_CHARS, apply_edit, lines_result
 from elelem_kernel.tools.protected import check_writable
-from elelem_kernel.tools.regular import check_regular
+from elelem_kernel.tools.regular_files import check_regular
 from elelem_kernel.tools.workspace import Workspace
 
 log = logging.getLogger("elelem_kernel.acp")

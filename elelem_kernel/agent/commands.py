@@ -237,7 +237,7 @@ def _mode(session: Session, args: str) -> str:
 
 def _tools(session: Session, args: str) -> str:
     tools = session.toolbox.offered(session.mode)
-    note = getattr(getattr(session, "mcp", None), "tools_note", lambda: None)()
+    note = session.mcp.tools_note() if session.mcp is not None else None
     after = f"\n\n{note}" if note else ""
     if not tools:
         return f"No tools in {session.mode} mode.{after}"

@@ -7,8 +7,9 @@
         config.provider("echo2", lambda model=None, **options: Echo(prefix=model))
         config.setup("hello", add_hello_tool)   # add_hello_tool(session)
 
-Built-in providers and the workspace tools register through the same calls. Sessions are
-built from the registry by `agent/factory.py`. Plugin files
+Built-in providers and the workspace tools register through the same calls, by the
+composition root (`assembly/bundled.py`, through `load_builtins`), which also builds
+sessions from the registry (`assembly/sessions.py`). Plugin files
 are every `*.py` directly in `~/.agents/plugins/`, then `./.agents/plugins/`, loaded once;
 a file that fails is skipped with a warning naming it. The person's own folder is trusted;
 the working folder's plugins came with the folder (a cloned repository, a pull request
@@ -26,11 +27,10 @@ import types
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from elelem_kernel import options
 from elelem_kernel.agent import context, media, trust
-from elelem_kernel.agent.builtins import register as register_builtins
 from elelem_kernel.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -38,6 +38,26 @@ if TYPE_CHECKING:
 
 ProviderFactory = Callable[..., Any]
 Setup = Callable[["Session"], None]
+
+
+class ProviderCatalog(Protocol):
+    """What a session and a front ask of the registry (this module is one, once the
+    composition root loaded the built-ins into it: `assembly.bundled.catalog()`)."""
+
+    def create_with_env(self, name: str, model: str | None, chosen: Mapping[str, Any]) -> Any:
+        """Provider `name` made with ELELEM_OPTIONS under `chosen`."""
+
+    def create_provider(self, name: str, model: str | None = None, **options: Any) -> Any:
+        """A new provider `name`, or ConfigError naming the available ones."""
+
+    def provider_names(self) -> list[str]:
+        """Every provider that `-p NAME` can resolve."""
+
+    def describe_provider(self, name: str) -> str:
+        """The one-line description a plugin gave provider `name`, or ""."""
+
+    def default_provider(self) -> tuple[str, str]:
+        """The provider to use when none is named, and why it was chosen."""
 
 
 class Config:
@@ -105,16 +125,28 @@ def skipped() -> list[str]:
     return list(_skipped.values())
 
 
+def load_builtins(register: Callable[[Config], None]) -> None:
+    """Register what ships with the package (`register(config)`, once), beneath whatever
+    plugins registered already: a plugin's provider or setup of the same name still wins,
+    and the built-in setups and default candidates come first."""
+    global _builtins_loaded
+    if _builtins_loaded:
+        return
+    _builtins_loaded = True
+    builtin = Config()
+    register(builtin)
+    CONFIG.providers = {**builtin.providers, **CONFIG.providers}
+    CONFIG.setups = {**builtin.setups, **CONFIG.setups}
+    CONFIG.about = {**builtin.about, **CONFIG.about}
+    CONFIG.default_checks = builtin.default_checks + CONFIG.default_checks
+
+
 def load_plugins(folders: list[Path] | None = None) -> list[str]:
-    """Load built-ins, then plugin files not loaded yet; returns warnings for failures.
+    """Load plugin files not loaded yet; returns warnings for failures.
 
     `folders` given by the caller are loaded as they are; by default the person's folder
     is, and the working folder's only when the person trusted it.
     """
-    global _builtins_loaded
-    if not _builtins_loaded:
-        _builtins_loaded = True
-        register_builtins(CONFIG)
     problems = []
     user = user_plugin_folder().resolve()
     for folder in folders if folders is not None else plugin_folders():
@@ -294,7 +326,7 @@ def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> 
         raise ConfigError(f"{error} ({options.ENV} sets {', '.join(sorted(env))})") from None
 
 
-def run_setups(session: Any, setups: dict[str, Setup]) -> None:
+def run_setups(session: Session, setups: dict[str, Setup]) -> None:
     """Run each of `setups` on `session`; one that fails is a warning naming it."""
     for name, setup in setups.items():
         try:
@@ -303,7 +335,7 @@ def run_setups(session: Any, setups: dict[str, Setup]) -> None:
             warnings.warn(f"elelem: setup {name!r} failed: {type(e).__name__}: {e}", stacklevel=3)
 
 
-def load_trusted_plugins(session: Any = None) -> list[str]:
+def load_trusted_plugins(session: Session | None = None) -> list[str]:
     """After a folder was trusted: load its plugins now and run the setups they add on
     `session`, so their providers, tools and commands work without a restart. Returns
     lines saying what changed (and what is still skipped)."""

@@ -11,9 +11,9 @@ import asyncio
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent import registry, system_prompt
+from elelem_kernel.agent import system_prompt
 from elelem_kernel.agent.approval import HOW_TO_ALLOW, Approver
 from elelem_kernel.agent.blocks import Renderer
 from elelem_kernel.agent.budget import Ledger
@@ -21,12 +21,16 @@ from elelem_kernel.agent.commands import Commands, add_builtin_commands
 from elelem_kernel.agent.context import CHARS_PER_TOKEN
 from elelem_kernel.agent.conversation import HISTORY_POLICIES, Conversation
 from elelem_kernel.agent.model_facts import ModelFacts
+from elelem_kernel.agent.registry import ProviderCatalog
 from elelem_kernel.agent.toolbox import Tool, Toolbox, check_mode
 from elelem_kernel.agent.turn import Turn, TurnResult
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import Provider
 from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import visible
+
+if TYPE_CHECKING:
+    from elelem_kernel.mcp.attachment import McpTools
 
 
 class Session(ModelFacts):
@@ -38,6 +42,7 @@ class Session(ModelFacts):
         toolbox: Toolbox | None = None,
         commands: Commands | None = None,
         *,
+        providers: ProviderCatalog | None = None,
         provider_name: str = "custom",
         model: str | None = None,
         mode: str = "build",
@@ -52,11 +57,16 @@ class Session(ModelFacts):
         if history not in HISTORY_POLICIES:
             raise ConfigError(f"unknown history policy {history!r}; use replies or full")
         self.provider = provider
+        #: Where `set_provider` makes providers by name (the registry, handed in by the
+        #: composition root); None: this session keeps the provider it was given.
+        self.providers = providers
         self.provider_name = provider_name
         #: The options the person gave each provider (-o, /option), by provider name.
         self.provider_options: dict[str, dict[str, Any]] = {}
         self.model = model if model is not None else getattr(provider, "model", None)
         self.toolbox = toolbox if toolbox is not None else Toolbox()
+        #: The configured MCP servers' side of this session (the "mcp" setup), or None.
+        self.mcp: McpTools | None = None
         if commands is None:
             commands = Commands()
             add_builtin_commands(commands)
@@ -168,7 +178,11 @@ class Session(ModelFacts):
         in this session); nothing changes when the provider refuses them.
         """
         chosen = dict(self.provider_options.get(name, {}) if options is None else options)
-        self.provider = registry.create_with_env(name, model, chosen)
+        if self.providers is None:
+            raise ConfigError(
+                f"cannot switch to {name!r}: this session was made without a registry"
+            )
+        self.provider = self.providers.create_with_env(name, model, chosen)
         self.provider_name = name
         self.provider_options[name] = chosen
         self.model = model if model is not None else getattr(self.provider, "model", None)
@@ -183,7 +197,8 @@ class Session(ModelFacts):
         self.set_provider(self.provider_name, self.model, chosen)
 
     def provider_names(self) -> list[str]:
-        return registry.provider_names()
+        """The providers `set_provider` can switch to."""
+        return self.providers.provider_names() if self.providers else [self.provider_name]
 
     @contextmanager
     def overridden(

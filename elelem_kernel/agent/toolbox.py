@@ -7,8 +7,9 @@
         return {"content": ...}
 
 A tool takes the validated argument dict and returns a dict; a dict with `error` is a
-failure. Results reach the model as JSON with `ok` added. Nothing a tool does (raising
-included) ends the turn; only cancellation propagates.
+failure, and so is a `ToolError` it raises (its message alone is the error). Results
+reach the model as JSON with `ok` added. Nothing a tool does (raising included) ends the
+turn; only cancellation propagates.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elelem_kernel.agent.schema_check import fits
-from elelem_kernel.errors import ConfigError
+from elelem_kernel.errors import ConfigError, ToolError
 
 KINDS = ("read", "write", "execute")
 
@@ -42,7 +43,7 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-ToolFn = Callable[[dict], Any]
+ToolFn = Callable[[dict[str, Any]], Any]
 Hook = Callable[..., Any]
 
 
@@ -52,20 +53,20 @@ class Tool:
 
     name: str
     description: str
-    params: dict[str, dict]
+    params: dict[str, dict[str, Any]]
     fn: ToolFn
     required: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     kind: str = "read"
-    preview: Callable[[dict], str] | None = None
+    preview: Callable[[dict[str, Any]], str] | None = None
     #: Why a call needs a person's yes every time (e.g. a write that can run code), or None.
-    sensitive: Callable[[dict], str | None] | None = None
+    sensitive: Callable[[dict[str, Any]], str | None] | None = None
     #: Whether a call asks the person itself (a live notebook edit shows its diff in the
     #: cell with Accept / Reject), so the session does not ask first.
-    asks_itself: Callable[[dict], bool] | None = None
+    asks_itself: Callable[[dict[str, Any]], bool] | None = None
 
     @property
-    def schema(self) -> dict:
+    def schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments."""
         return {
             "type": "object",
@@ -73,7 +74,7 @@ class Tool:
             "required": list(self.required),
         }
 
-    def spec(self) -> dict:
+    def spec(self) -> dict[str, Any]:
         """The tool in OpenAI function format, as providers receive it."""
         return {
             "type": "function",
@@ -84,7 +85,7 @@ class Tool:
             },
         }
 
-    def describe(self, args: dict) -> str:
+    def describe(self, args: dict[str, Any]) -> str:
         """What the call will do, for a person deciding whether to allow it."""
         if self.preview is not None:
             try:
@@ -93,14 +94,14 @@ class Tool:
                 return f"{self.name}({json.dumps(args, ensure_ascii=False)})  [preview failed: {e}]"
         return f"{self.name}({json.dumps(args, ensure_ascii=False, indent=2)})"
 
-    def asks_person(self, args: dict) -> bool:
+    def asks_person(self, args: dict[str, Any]) -> bool:
         """Whether this call asks the person itself (see `asks_itself`); False if unsure."""
         try:
             return bool(self.asks_itself and self.asks_itself(args))
         except Exception:
             return False
 
-    def caution(self, args: dict) -> str | None:
+    def caution(self, args: dict[str, Any]) -> str | None:
         """Why this call must be asked every time (see `sensitive`), or None."""
         if self.sensitive is None:
             return None
@@ -116,18 +117,18 @@ class Call:
 
     id: str
     name: str
-    arguments: dict
+    arguments: dict[str, Any]
     tool: Tool | None = None
-    result: dict = field(default_factory=dict)
+    result: dict[str, Any] = field(default_factory=dict)
     ms: int = 0
-    metadata: dict | None = None  #: opaque provider data, echoed on the next request
+    metadata: dict[str, Any] | None = None  #: opaque provider data, echoed on the next request
 
     @property
     def ok(self) -> bool:
         return bool(self.result.get("ok"))
 
 
-def validation_error(schema: dict, args: Any) -> str | None:
+def validation_error(schema: dict[str, Any], args: Any) -> str | None:
     """Return a readable message if `args` does not fit `schema`, else None."""
     if not isinstance(args, dict):
         return f"arguments must be a JSON object, got {type(args).__name__}"
@@ -159,13 +160,13 @@ class Toolbox:
         self,
         name: str,
         description: str,
-        params: dict[str, dict] | None = None,
+        params: dict[str, dict[str, Any]] | None = None,
         required: Iterable[str] = (),
         aliases: Iterable[str] = (),
         kind: str = "read",
-        preview: Callable[[dict], str] | None = None,
-        sensitive: Callable[[dict], str | None] | None = None,
-        asks_itself: Callable[[dict], bool] | None = None,
+        preview: Callable[[dict[str, Any]], str] | None = None,
+        sensitive: Callable[[dict[str, Any]], str | None] | None = None,
+        asks_itself: Callable[[dict[str, Any]], bool] | None = None,
     ) -> Callable[[ToolFn], ToolFn]:
         """Register the decorated function as tool `name`; adding a name again replaces it.
 
@@ -257,7 +258,7 @@ class Toolbox:
         kinds = MODES.get(mode, MODES["auto"])
         return [t for t in self.tools.values() if t.kind in kinds]
 
-    def specs(self, mode: str = "auto") -> list[dict]:
+    def specs(self, mode: str = "auto") -> list[dict[str, Any]]:
         """The offered tools in OpenAI function format."""
         return [t.spec() for t in self.offered(mode)]
 
@@ -279,7 +280,7 @@ class Toolbox:
             return f"invalid arguments for {tool.name}: {problem}. Expected schema: {json.dumps(tool.schema)}"
         return None
 
-    async def run(self, call: Call) -> dict:
+    async def run(self, call: Call) -> dict[str, Any]:
         """Run a resolved call: before hooks, the tool, after hooks. Never raises but on cancel."""
         tool = call.tool
         assert tool is not None, "resolve() the call first"
@@ -289,7 +290,7 @@ class Toolbox:
                 if name in (None, tool.name):
                     await _maybe_await(hook(call))
         except Exception as e:
-            result: dict = {"error": f"refused before running: {e}"}
+            result: dict[str, Any] = {"error": f"refused before running: {e}"}
         else:
             result = await self._invoke(tool, call)
             for name, hook in self._after:
@@ -305,7 +306,7 @@ class Toolbox:
         call.result = finish(result, call.arguments)
         return call.result
 
-    async def _invoke(self, tool: Tool, call: Call) -> dict:
+    async def _invoke(self, tool: Tool, call: Call) -> dict[str, Any]:
         try:
             if inspect.iscoroutinefunction(tool.fn):
                 value = await tool.fn(call.arguments)
@@ -313,6 +314,8 @@ class Toolbox:
                 value = await asyncio.to_thread(tool.fn, call.arguments)
         except asyncio.CancelledError:
             raise
+        except ToolError as e:  # the tool said what went wrong, for the model
+            return {"error": str(e)}
         except Exception as e:
             return {"error": f"{type(e).__name__}: {e}"}
         if isinstance(value, dict):
@@ -320,7 +323,7 @@ class Toolbox:
         return {"result": value}
 
 
-def finish(result: dict, arguments: dict | None = None) -> dict:
+def finish(result: dict[str, Any], arguments: dict[str, Any] | None = None) -> dict[str, Any]:
     """Add `ok` to a tool result; failures also carry the arguments they were given."""
     out = dict(result)
     ok = "error" not in out

@@ -20,7 +20,7 @@ def run(paths: list[str]) -> int:
     if listed is None:
         return 1
     from elelem_kernel.errors import ToolError  # lazy: only this command needs them
-    from elelem_kernel.tools.regular import open_regular
+    from elelem_kernel.tools.regular_files import open_regular
     from elelem_kernel.tools.workspace import Workspace
 
     ws, here = Workspace.detect(Path.cwd()), Path.cwd()

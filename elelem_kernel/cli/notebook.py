@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from elelem_kernel.agent.factory import new_session
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.restore import rebuild
+from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.events import EXIT_CODES
 from elelem_kernel.jupyter import append

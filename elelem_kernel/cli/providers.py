@@ -5,7 +5,9 @@ from __future__ import annotations
 
 def run() -> int:
     """Print one line per provider; the default one says why it is the default."""
-    from elelem_kernel.agent import registry  # lazy: only this command needs it
+    from elelem_kernel.assembly.bundled import catalog  # lazy: only this command needs it
+
+    registry = catalog()
 
     default, why = registry.default_provider()
     for name in registry.provider_names():

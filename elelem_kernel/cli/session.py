@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 def new_session(args: argparse.Namespace) -> Session:
     """A session as `args` ask: provider, model, options, mode, approvals, budget, notice."""
-    from elelem_kernel.agent import factory  # lazy: the CLI starts fast; a run loads the registry
+    from elelem_kernel.assembly import (
+        sessions,  # lazy: the CLI starts fast; a run loads the registry
+    )
 
     options = parse_pairs(args.option)
     approver: Approver | None = None
@@ -31,7 +33,7 @@ def new_session(args: argparse.Namespace) -> Session:
         )
 
         approver = TerminalApprover()
-    session = factory.new_session(
+    session = sessions.new_session(
         provider=args.provider,
         model=args.model,
         mode=args.mode,

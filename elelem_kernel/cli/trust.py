@@ -10,7 +10,7 @@ from pathlib import Path
 def run(args: argparse.Namespace) -> int:
     """Trust, list or revoke as `args` say; 1 when the folder is not a folder."""
     from elelem_kernel.agent import trust  # lazy: only this command needs it
-    from elelem_kernel.agent.factory import find_workspace  # lazy: only this command needs it
+    from elelem_kernel.assembly.sessions import find_workspace  # lazy: only this command needs it
 
     if args.list:
         print(trust.list_text())

@@ -87,10 +87,10 @@ class NotebookFront:
             )
         try:
             if self.session is None:
-                from elelem_kernel.agent.factory import (
+                from elelem_kernel.agent.registry import set_notify
+                from elelem_kernel.assembly.sessions import (
                     new_session,  # lazy: the agent loads at the first prompt
                 )
-                from elelem_kernel.agent.registry import set_notify
 
                 previous = set_notify(self.untold.append)  # skipped project plugins
                 try:
@@ -288,7 +288,7 @@ class NotebookFront:
         if name == "/trust" and self.session is None:
             # before any session: its default provider may come from the plugin to trust
             from elelem_kernel.agent.commands import trust_command
-            from elelem_kernel.agent.factory import find_workspace
+            from elelem_kernel.assembly.sessions import find_workspace
 
             try:
                 return trust_command(args.strip(), find_workspace())

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from elelem_kernel.mcp.config import ServerConfig
-from elelem_kernel.mcp.link import INIT_TIMEOUT, Link, describe
+from elelem_kernel.mcp.connection import INIT_TIMEOUT, Link, describe
 from elelem_kernel.sync import LoopThread
 
 T = TypeVar("T")

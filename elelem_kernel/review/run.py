@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.budget import parse
-from elelem_kernel.agent.factory import new_session
 from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.findings import at_least, check_severity, sort
 from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, collect

@@ -10,8 +10,12 @@ change too large to keep says so in `too_large` and cannot be reverted.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from elelem_kernel.tools.declaration import Result, ToolContext
+from elelem_kernel.tools.workspace import Workspace
 
 MAX_TEXT = 64_000  #: characters of one before/after text kept
 MAX_TURN = 256_000  #: characters of all the texts one turn keeps
@@ -50,3 +54,17 @@ def digest(path: Path) -> str | None:
         return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
     except OSError:
         return None
+
+
+def kept(context: ToolContext, action: str, path: str, write: Callable[[], Result]) -> Result:
+    """Run `write` on file `path`; when it succeeds, keep what the file held before in
+    the turn's record, so the turn can be undone."""
+    ws = Workspace(context.workspace)
+    target = ws.resolve(path)
+    before = file_before(target)
+    result = write()
+    if "error" not in result:
+        entry = {"kind": "file", "action": action, "path": ws.relative(target), **before}
+        entry["after_sha"] = digest(target)
+        remember(context.turn_extras, entry)
+    return result

@@ -10,16 +10,25 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from elelem_kernel import images
 from elelem_kernel.errors import ToolError
 from elelem_kernel.text import line_cut
+from elelem_kernel.tools import changes, protected
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, human_size, unified_diff
+from elelem_kernel.tools.declaration import (
+    PATH,
+    STRING,
+    Arguments,
+    Result,
+    ToolContext,
+    ToolDefinition,
+)
 from elelem_kernel.tools.globs import Glob
 from elelem_kernel.tools.listing import files_under, looks_binary
 from elelem_kernel.tools.protected import check_writable
-from elelem_kernel.tools.regular import check_regular, open_regular
+from elelem_kernel.tools.regular_files import check_regular, open_regular
 from elelem_kernel.tools.workspace import Workspace, atomic_write
 
 #: Longest line `read` shows; the rest of a longer line is cut with a note.
@@ -29,7 +38,7 @@ LINE_BYTES = LINE_CHARS * 4
 _CHUNK = 1 << 16
 
 
-def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> dict:
+def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> dict[str, Any]:
     """Numbered lines `offset`..`offset+limit-1` of a text file, and its total line count;
     a PNG, JPEG, GIF or WebP file as an image (`_images`)."""
     target = _existing_file(ws, path, hint="read")
@@ -64,11 +73,11 @@ def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> d
     return result
 
 
-def lines_result(rel: str, shown: list[str], offset: int, total: int) -> dict:
+def lines_result(rel: str, shown: list[str], offset: int, total: int) -> dict[str, Any]:
     """`read`'s answer for numbered lines `shown` from `offset` of `total`: which lines,
     and how to ask for the rest (the editor's buffer is read the same way, acp/files.py)."""
     last = offset + len(shown) - 1
-    result: dict = {"path": rel, "content": "\n".join(shown), "total_lines": total}
+    result: dict[str, Any] = {"path": rel, "content": "\n".join(shown), "total_lines": total}
     if shown:
         result["lines"] = f"{offset}-{last}"
     else:
@@ -80,7 +89,7 @@ def lines_result(rel: str, shown: list[str], offset: int, total: int) -> dict:
     return result
 
 
-def read_image(target: Path, rel: str) -> dict:
+def read_image(target: Path, rel: str) -> dict[str, Any]:
     """An image file for the model: its size and type, the image itself as `_images`."""
     size = target.stat().st_size
     if size > images.MAX_INPUT_BYTES:
@@ -109,7 +118,9 @@ def _image_type(target: Path) -> str | None:
         return None
 
 
-def list_files(ws: Workspace, path: str | None = None, pattern: str | None = None) -> dict:
+def list_files(
+    ws: Workspace, path: str | None = None, pattern: str | None = None
+) -> dict[str, Any]:
     """Files under `path` (relative to the root), glob-filtered, .gitignore respected in git."""
     base = ws.resolve(path)
     rel = ws.relative(base)
@@ -127,7 +138,7 @@ def list_files(ws: Workspace, path: str | None = None, pattern: str | None = Non
             break
         names.append(name)
         size += len(name) + 4
-    result: dict = {"path": rel, "files": names, "count": len(files)}
+    result: dict[str, Any] = {"path": rel, "files": names, "count": len(files)}
     if len(names) < len(files):
         result["truncated"] = (
             f"showing {len(names)} of {len(files)} files ({len(files) - len(names)} left out); "
@@ -145,7 +156,7 @@ def matching(names: list[str], pattern: str, folder: str) -> list[str]:
     return [n for n in names if match(n[cut:])]
 
 
-def write(ws: Workspace, path: str, content: str, protected: Path | None = None) -> dict:
+def write(ws: Workspace, path: str, content: str, protected: Path | None = None) -> dict[str, Any]:
     """Write `content` to `path` atomically, creating folders; say if it created or replaced."""
     target = _writable(ws, path, protected)
     existed = target.exists()
@@ -187,7 +198,7 @@ def edit(
     new: str,
     replace_all: bool = False,
     protected: Path | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Replace the exact text `old` with `new` (once, or every time); return the diff."""
     target, before, after, count = plan_edit(ws, path, old, new, replace_all, protected)
     atomic_write(target, after.encode("utf-8"))
@@ -337,3 +348,91 @@ def _not_found(rel: str, text: str, old: str) -> str:
     elif re.match(r"\s*\d+\t", old):
         message += " Leave out the line numbers that read adds."
     return message + " Call read to see the current text and copy it exactly."
+
+
+def reading(context: ToolContext) -> tuple[ToolDefinition, ...]:
+    """The `read` and `list` tools on the context's workspace."""
+
+    def read_tool(args: Arguments) -> Result:
+        ws = Workspace(context.workspace)
+        return read(ws, args["path"], args.get("offset", 1), args.get("limit", MAX_LINES))
+
+    def list_tool(args: Arguments) -> Result:
+        return list_files(Workspace(context.workspace), args.get("path"), args.get("pattern"))
+
+    return (
+        ToolDefinition(
+            "read",
+            "Read a text file: numbered lines, 2,000 at most per call; says the total line "
+            "count and how to read on (offset). A PNG, JPEG, GIF or WebP file comes back as "
+            "the image. Refuses other binary files.",
+            {
+                "path": PATH,
+                "offset": {"type": "integer", "minimum": 1, "description": "first line (1-based)"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LINES},
+            },
+            read_tool,
+            required=("path",),
+            aliases=("open",),
+        ),
+        ToolDefinition(
+            "list",
+            "List files under a folder (default: the workspace root), filtered by a glob like "
+            "'*.py' or 'src/**/*.ipynb'; .gitignore is respected inside a git repository.",
+            {"path": PATH, "pattern": {"type": "string", "description": "glob, e.g. '*.csv'"}},
+            list_tool,
+            aliases=("ls", "glob"),
+        ),
+    )
+
+
+def writing(context: ToolContext) -> tuple[ToolDefinition, ...]:
+    """The `write` and `edit` tools: each change kept in the turn's record for undo."""
+
+    def ws() -> Workspace:
+        return Workspace(context.workspace)
+
+    def write_tool(args: Arguments) -> Result:
+        path, content = args["path"], args["content"]
+        return changes.kept(
+            context, "write", path, lambda: write(ws(), path, content, context.open_notebook)
+        )
+
+    def edit_tool(args: Arguments) -> Result:
+        old, new, every = args["old"], args["new"], args.get("replace_all", False)
+        return changes.kept(
+            context,
+            "edit",
+            args["path"],
+            lambda: edit(ws(), args["path"], old, new, every, context.open_notebook),
+        )
+
+    def startup_code(args: Arguments) -> str | None:
+        return protected.startup_code(ws(), args["path"])
+
+    return (
+        ToolDefinition(
+            "write",
+            "Write a whole file (created with its folders, or replaced). To change part of a "
+            "file, use edit.",
+            {"path": PATH, "content": STRING},
+            write_tool,
+            required=("path", "content"),
+            kind="write",
+            preview=lambda a: write_preview(ws(), a["path"], a["content"]),
+            sensitive=startup_code,
+        ),
+        ToolDefinition(
+            "edit",
+            "Replace an exact piece of text in a file with new text; old must appear exactly "
+            "once unless replace_all is true. Returns the diff.",
+            {"path": PATH, "old": STRING, "new": STRING, "replace_all": {"type": "boolean"}},
+            edit_tool,
+            required=("path", "old", "new"),
+            kind="write",
+            preview=lambda a: edit_preview(
+                ws(), a["path"], a["old"], a["new"], a.get("replace_all", False)
+            ),
+            sensitive=startup_code,
+        ),
+    )

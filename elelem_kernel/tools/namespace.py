@@ -18,10 +18,12 @@ import linecache
 import threading
 import traceback
 import types
+from typing import Any
 
 from elelem_kernel.text import clip
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.capture import captured
+from elelem_kernel.tools.declaration import STRING, Arguments, Result, ToolContext, ToolDefinition
 from elelem_kernel.tools.displays import Displays, captured_displays, rich_value, to_result
 
 #: Longest repr of a last expression's value.
@@ -34,7 +36,7 @@ HIDDEN = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 _counter = itertools.count(1)
 
 
-def run_python(namespace: dict, code: str) -> dict:
+def run_python(namespace: dict[str, Any], code: str) -> dict[str, Any]:
     """Execute `code` in `namespace`: stdout, stderr, the last expression's value, or a
     traceback; and what it displayed (`displayed`, its images as `_images`)."""
     filename = f"<python tool #{next(_counter)}>"
@@ -48,7 +50,7 @@ def run_python(namespace: dict, code: str) -> dict:
         tree.body.pop()
         last = ast.Expression(final.value)
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
-    result: dict = {}
+    result: dict[str, Any] = {}
     shown = Displays()
     try:
         with captured() as (out, err), captured_displays() as shown:
@@ -64,14 +66,14 @@ def run_python(namespace: dict, code: str) -> dict:
     return {"stdout": out.text(), "stderr": err.text(), **result, **to_result(shown)}
 
 
-async def run_python_async(namespace: dict, code: str) -> dict:
+async def run_python_async(namespace: dict[str, Any], code: str) -> dict[str, Any]:
     """`run_python` on a worker thread, so the loop keeps going; cancelling interrupts it.
 
     Cancellation raises KeyboardInterrupt inside the running code (as the stop button does
     for a cell), then waits a little for it to unwind.
     """
     loop = asyncio.get_running_loop()
-    done: asyncio.Future = loop.create_future()
+    done: asyncio.Future[dict[str, Any]] = loop.create_future()
     lock = threading.Lock()
     running = [True]
 
@@ -103,12 +105,12 @@ async def run_python_async(namespace: dict, code: str) -> dict:
         raise
 
 
-def _settle(done: asyncio.Future, result: dict) -> None:
+def _settle(done: asyncio.Future[dict[str, Any]], result: dict[str, Any]) -> None:
     if not done.done():
         done.set_result(result)
 
 
-def list_variables(namespace: dict, pattern: str | None = None) -> dict:
+def list_variables(namespace: dict[str, Any], pattern: str | None = None) -> dict[str, Any]:
     """The namespace's names (glob-filtered) with type and a short summary."""
     names = sorted(
         n
@@ -129,7 +131,7 @@ def list_variables(namespace: dict, pattern: str | None = None) -> dict:
         and not n.startswith("_")
         and (not pattern or fnmatch.fnmatchcase(n, pattern))
     )
-    result: dict = {"variables": shown, "count": len(names)}
+    result: dict[str, Any] = {"variables": shown, "count": len(names)}
     if modules:
         result["modules"] = [f"{n} ({namespace[n].__name__})" for n in modules]
     if len(shown) < len(names):
@@ -218,3 +220,35 @@ def _traceback(e: BaseException) -> str:
 
 def _syntax(e: SyntaxError) -> str:
     return "".join(traceback.format_exception_only(type(e), e))
+
+
+def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+    """The `python` and `variables` tools on the context's live namespace."""
+
+    async def python_tool(args: Arguments) -> Result:
+        return await run_python_async(context.namespace, args["code"])
+
+    def variables_tool(args: Arguments) -> Result:
+        return list_variables(context.namespace, args.get("pattern"))
+
+    return (
+        ToolDefinition(
+            "python",
+            "Run Python code in the session's live namespace (variables persist and the "
+            "person sees them); returns stdout, stderr, the value of a final expression, or "
+            "the traceback, and what the code displayed, in order: plots (a pyplot figure "
+            "left open counts) and images reach you as images, tables as text.",
+            {"code": STRING},
+            python_tool,
+            required=("code",),
+            kind="execute",
+            preview=lambda a: a["code"],
+        ),
+        ToolDefinition(
+            "variables",
+            "List the names in the live Python namespace with type and a short summary "
+            "(shape and dtypes for arrays and data frames, length for containers).",
+            {"pattern": {"type": "string", "description": "glob on names, e.g. 'df*'"}},
+            variables_tool,
+        ),
+    )

@@ -21,7 +21,7 @@ from elelem_kernel.text import clip
 from elelem_kernel.tools.bounds import MAX_BYTES, human_size, unified_diff
 from elelem_kernel.tools.displays import DEFAULT_REPR, html_text
 from elelem_kernel.tools.protected import check_writable
-from elelem_kernel.tools.regular import check_regular, open_regular
+from elelem_kernel.tools.regular_files import check_regular, open_regular
 from elelem_kernel.tools.workspace import Workspace, atomic_write
 
 #: Longest text kept from one output (a stream, a result, a traceback).

@@ -22,13 +22,14 @@ import subprocess
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.text import clip
 from elelem_kernel.tools import pyregex
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES
 from elelem_kernel.tools.children import Children, GroupStopped
+from elelem_kernel.tools.declaration import PATH, Arguments, Result, ToolContext, ToolDefinition
 from elelem_kernel.tools.files import (
     LINE_BYTES,
     LINE_CHARS,
@@ -37,7 +38,7 @@ from elelem_kernel.tools.files import (
     matching,
 )
 from elelem_kernel.tools.listing import SNIFF_BYTES, files_under, looks_binary
-from elelem_kernel.tools.regular import check_regular, open_regular
+from elelem_kernel.tools.regular_files import check_regular, open_regular
 from elelem_kernel.tools.workspace import Workspace
 
 #: Longest matching line shown; longer ones are cut with a note.
@@ -65,7 +66,7 @@ def grep(
     engine: str = "auto",
     timeout: float = TIMEOUT,
     children: Children | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Lines matching `pattern` under `path` as `path:line:text`, capped, with counts.
 
     `engine` is "auto" (ripgrep when installed), "rg" or "python". The search's processes
@@ -112,7 +113,7 @@ async def agrep(
     glob: str | None = None,
     ignore_case: bool = False,
     timeout: float = TIMEOUT,
-) -> dict:
+) -> dict[str, Any]:
     """`grep` on a worker thread; cancelling this kills its processes, so it ends at once."""
     group = Children(timeout)
     work = asyncio.ensure_future(
@@ -147,7 +148,7 @@ def _stopped(group: Children, python: bool, problem: str = "") -> str:
     return f"grep stopped after {group.timeout:g} s without finishing: {why}"
 
 
-def _from_child(result: dict) -> _Matches:
+def _from_child(result: dict[str, Any]) -> _Matches:
     found = _Matches()
     found.lines, found.count, found.files = result["lines"], result["count"], set(result["files"])
     return found
@@ -183,8 +184,8 @@ class _Matches:
         self.count += later.count
         self.files |= later.files
 
-    def result(self, rel: str, pattern: str) -> dict:
-        out: dict = {
+    def result(self, rel: str, pattern: str) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "path": rel,
             "matches": "\n".join(self.lines),
             "count": self.count,
@@ -320,3 +321,30 @@ def split_lines(data: bytes) -> list[str]:
         else decode_line(line.encode()[:LINE_BYTES])[0]
         for line in lines
     ]
+
+
+def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+    """The `grep` tool on the context's workspace."""
+
+    async def grep_tool(args: Arguments) -> Result:
+        ws = Workspace(context.workspace)
+        return await agrep(
+            ws, args["pattern"], args.get("path"), args.get("glob"), args.get("ignore_case", False)
+        )
+
+    return (
+        ToolDefinition(
+            "grep",
+            "Search file contents with a regular expression; prints path:line:text for every "
+            "matching line (capped, with the total count).",
+            {
+                "pattern": {"type": "string", "description": "regular expression"},
+                "path": PATH,
+                "glob": {"type": "string", "description": "only files matching this glob"},
+                "ignore_case": {"type": "boolean"},
+            },
+            grep_tool,
+            required=("pattern",),
+            aliases=("search",),
+        ),
+    )

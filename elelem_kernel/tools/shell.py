@@ -16,10 +16,12 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from elelem_kernel.text import HeadTail
 from elelem_kernel.tools.bounds import MAX_BYTES, human_size
+from elelem_kernel.tools.declaration import STRING, Arguments, Result, ToolContext, ToolDefinition
+from elelem_kernel.tools.workspace import Workspace
 
 DEFAULT_TIMEOUT = 120
 #: How long pipes may stay open after the shell exits before the group is stopped.
@@ -27,7 +29,7 @@ GRACE = 1.0
 _POLL = 0.02
 
 
-async def bash(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> dict:
+async def bash(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
     """Run `command` with `bash -c` in `root`: exit code, stdout, stderr (head and tail).
 
     The process is watched by polling rather than through asyncio's child watcher, whose
@@ -138,8 +140,8 @@ def _result(
     err: HeadTail[bytes],
     timed_out: float | None,
     lingering: bool,
-) -> dict:
-    result: dict = {"exit_code": code, "stdout": out.text(), "stderr": err.text()}
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"exit_code": code, "stdout": out.text(), "stderr": err.text()}
     if code is not None and code < 0:
         with contextlib.suppress(ValueError):
             result["signal"] = signal.Signals(-code).name
@@ -165,3 +167,28 @@ def _result(
             "output redirected (`cmd > out.log 2>&1 &`)."
         )
     return result
+
+
+def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+    """The `bash` tool, run in the context's workspace root."""
+
+    async def bash_tool(args: Arguments) -> Result:
+        root = Workspace(context.workspace).root
+        return await bash(root, args["command"], args.get("timeout", DEFAULT_TIMEOUT))
+
+    return (
+        ToolDefinition(
+            "bash",
+            "Run a shell command with bash in the workspace root; returns exit code, stdout "
+            "and stderr (long output keeps its head and tail). Killed after timeout seconds "
+            f"(default {DEFAULT_TIMEOUT}).",
+            {"command": STRING, "timeout": {"type": "number", "minimum": 1, "maximum": 3600}},
+            bash_tool,
+            required=("command",),
+            aliases=("exec", "shell"),
+            kind="execute",
+            preview=lambda a: preview(
+                Workspace(context.workspace).root, a["command"], a.get("timeout", DEFAULT_TIMEOUT)
+            ),
+        ),
+    )

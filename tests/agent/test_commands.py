@@ -6,6 +6,7 @@ import asyncio
 
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.assembly.bundled import catalog
 from tests.scripted import Scripted, say
 
 
@@ -13,7 +14,9 @@ def session(tmp_path, *rounds):
     box = Toolbox()
     box.add("read", "Read a file", {"path": {"type": "string"}})(lambda a: {})
     box.add("bash", "Run a command", {"command": {"type": "string"}}, kind="execute")(lambda a: {})
-    return Session(Scripted(*rounds), box, workspace=tmp_path, provider_name="echo")
+    return Session(
+        Scripted(*rounds), box, workspace=tmp_path, provider_name="echo", providers=catalog()
+    )
 
 
 def test_help_lists_every_command(tmp_path):

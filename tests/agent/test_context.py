@@ -12,12 +12,17 @@ from elelem_kernel.agent.context import (
     parse_window,
     resolve_window,
 )
-from elelem_kernel.agent.registry import create_with_env as create
 from elelem_kernel.agent.session import Session
+from elelem_kernel.assembly.bundled import catalog
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.render.footer import footer_text, meter
 from elelem_kernel.render.static import bundle
 from tests.scripted import Scripted, say
+
+
+def create(name, model, chosen):
+    """A provider made by the registry with the built-ins in it, as sessions make them."""
+    return catalog().create_with_env(name, model, chosen)
 
 
 @pytest.mark.parametrize(

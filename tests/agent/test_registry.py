@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from elelem_kernel.agent import factory, registry
+from elelem_kernel.agent import registry
+from elelem_kernel.assembly import sessions
+from elelem_kernel.assembly.bundled import catalog
 from elelem_kernel.errors import ConfigError
 
 
@@ -26,7 +28,7 @@ def clean_config(monkeypatch):
 
 def test_unknown_provider_lists_the_available_ones(clean_config):
     with pytest.raises(ConfigError) as e:
-        registry.create_provider("nope")
+        catalog().create_provider("nope")
     message = str(e.value)
     assert message.startswith('unknown provider: "nope". Available: ')
     assert "anthropic" in message and "demo" in message and "ollama" in message
@@ -57,7 +59,7 @@ def test_plugin_files_register_providers_and_setups_and_a_broken_file_is_skipped
     assert registry.load_plugins([folder]) == []  # loaded once
     provider = registry.create_provider("echo2", model="hey")
     assert provider.model == "hey"
-    session = factory.new_session(provider="echo2", model="hey", workspace=tmp_path)
+    session = sessions.new_session(provider="echo2", model="hey", workspace=tmp_path)
     assert session.toolbox.get("hello") is not None
     import asyncio
 
@@ -70,26 +72,57 @@ def test_registering_a_name_twice_replaces_the_first(clean_config):
     assert registry.create_provider("demo") == "mine"
 
 
+def test_built_ins_load_beneath_plugins_whatever_loaded_first(clean_config, tmp_path):
+    """A plugin loaded before the composition root registered the built-ins still wins
+    over a built-in of the same name; the built-in setups still run first."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "mine.py").write_text(
+        "import elelem_kernel\n"
+        "@elelem_kernel.configure\n"
+        "def plugin(config):\n"
+        "    config.provider('demo', lambda model=None, **options: 'my demo')\n"
+        "    config.setup('mine', lambda session: None)\n"
+    )
+    registry.load_plugins([folder])
+    providers = catalog()
+    assert providers.create_provider("demo") == "my demo"
+    assert "anthropic" in providers.provider_names()
+    assert list(registry.CONFIG.setups) == ["workspace", "mcp", "mine"]
+
+
+def test_a_session_made_without_a_catalog_keeps_its_provider(tmp_path):
+    from elelem_kernel.agent.session import Session
+    from tests.scripted import Scripted
+
+    session = Session(Scripted(), workspace=tmp_path, provider_name="scripted")
+    assert session.provider_names() == ["scripted"]
+    with pytest.raises(ConfigError, match="made without a registry"):
+        session.set_provider("echo")
+    assert session.provider_name == "scripted"
+    assert "made without a registry" in session.command("/provider echo")
+
+
 def test_default_provider_order(clean_config, monkeypatch):
     for var in ("ELELEM_PROVIDER", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing listens on the discard port
-    name, why = registry.default_provider()
+    name, why = catalog().default_provider()
     assert name == "demo" and "ANTHROPIC_API_KEY" in why
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
-    assert registry.default_provider()[0] == "openai"
+    assert catalog().default_provider()[0] == "openai"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-y")
-    assert registry.default_provider()[0] == "anthropic"
+    assert catalog().default_provider()[0] == "anthropic"
     monkeypatch.setenv("ELELEM_PROVIDER", "echo")
-    assert registry.default_provider() == ("echo", "chosen by ELELEM_PROVIDER")
+    assert catalog().default_provider() == ("echo", "chosen by ELELEM_PROVIDER")
 
 
 def test_workspace_is_the_git_root(tmp_path):
     (tmp_path / ".git").mkdir()
     inner = tmp_path / "a" / "b"
     inner.mkdir(parents=True)
-    assert factory.find_workspace(inner) == tmp_path.resolve()
-    assert factory.find_workspace(tmp_path / "a") == tmp_path.resolve()
+    assert sessions.find_workspace(inner) == tmp_path.resolve()
+    assert sessions.find_workspace(tmp_path / "a") == tmp_path.resolve()
 
 
 MARKER_PLUGIN = """\
@@ -171,7 +204,7 @@ def test_trusted_plugins_reach_a_running_session(project, tmp_path):
         "    config.setup('hello', add)\n"
     )
     registry.set_notify(lambda line: None)
-    session = factory.new_session(provider="echo", workspace=project)
+    session = sessions.new_session(provider="echo", workspace=project)
     assert session.toolbox.get("hello") is None
     trust.trust(project)
     lines = registry.load_trusted_plugins(session)

@@ -10,8 +10,8 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from elelem_kernel.agent.factory import new_session
 from elelem_kernel.agent.schema_check import fits
+from elelem_kernel.assembly.sessions import new_session
 
 RECORD_SCHEMA = json.loads(
     resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
@@ -103,7 +103,7 @@ def test_a_valid_tool_call_and_a_restore_do_not_import_jsonschema(tmp_path, monk
     code = f"""
 import sys
 from elelem_kernel.agent.restore import check
-from elelem_kernel.agent.factory import new_session
+from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.agent.toolbox import validation_error
 box = new_session(provider="echo", workspace={str(tmp_path)!r}).toolbox
 box.specs()  # offering the tools starts no import either

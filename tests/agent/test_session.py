@@ -10,6 +10,7 @@ import pytest
 from elelem_kernel.agent.approval import Policy
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.assembly.bundled import catalog
 from elelem_kernel.errors import ProviderError
 from tests.scripted import Scripted, call, say
 
@@ -377,7 +378,14 @@ def test_overridden_puts_everything_back_even_after_an_error(tmp_path, monkeypat
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     provider = Scripted()
-    s = Session(provider, make_toolbox(), workspace=tmp_path, mode="build", provider_name="mine")
+    s = Session(
+        provider,
+        make_toolbox(),
+        workspace=tmp_path,
+        mode="build",
+        provider_name="mine",
+        providers=catalog(),
+    )
     original_add = s.toolbox.get("add")
     extra = Box()
 

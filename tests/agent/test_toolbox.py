@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from elelem_kernel.agent.toolbox import Call, Toolbox
+from elelem_kernel.errors import ToolError
 
 
 def box() -> Toolbox:
@@ -58,6 +59,27 @@ def test_results_say_ok_and_a_raising_tool_is_a_failure_with_its_arguments():
     assert run(tools, "cat", {"path": "a"}) == {"ok": True, "text": "contents of a"}
     failed = run(tools, "write", {"path": "a"})
     assert failed == {"ok": False, "error": "OSError: disk full", "arguments": {"path": "a"}}
+
+
+def test_a_tool_error_is_the_failure_message_alone_sync_or_async():
+    """The one place a tool's `ToolError` becomes a result: the model reads what the tool
+    said, not the exception's class name."""
+    tools = Toolbox()
+
+    @tools.add("find", "Find a file", {"path": {"type": "string"}})
+    def find(args):
+        raise ToolError(f'"{args["path"]}" is outside the workspace')
+
+    @tools.add("fetch", "Fetch a file", {"path": {"type": "string"}})
+    async def fetch(args):
+        raise ToolError("no such file")
+
+    assert run(tools, "find", {"path": "/etc"}) == {
+        "ok": False,
+        "error": '"/etc" is outside the workspace',
+        "arguments": {"path": "/etc"},
+    }
+    assert run(tools, "fetch", {"path": "x"})["error"] == "no such file"
 
 
 def test_a_before_hook_refuses_and_an_after_hook_replaces():

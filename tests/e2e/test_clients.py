@@ -107,7 +107,7 @@ def test_help_of_the_magic_lists_every_command_and_review_runs_from_a_line(pytho
 
 def test_help_of_chat_lists_every_command_and_the_cli_its_turn_commands(tmp_path):
     from elelem_kernel.agent.commands import TURN_COMMANDS
-    from elelem_kernel.agent.factory import new_session
+    from elelem_kernel.assembly.sessions import new_session
 
     env = isolated_env(tmp_path, ELELEM_PROVIDER="echo")
     chat = subprocess.run(

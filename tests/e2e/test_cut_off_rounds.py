@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from elelem_kernel.agent.factory import new_session
+from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.render.static import bundle
 from tests.wire_servers import WireServer, sse, stream_reply
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from elelem_kernel.agent.factory import new_session
+from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.errors import ConfigError
 from tests.pictures import png, png64
 from tests.wire_servers import FORMATS, Reply, Round, WireServer

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from elelem_kernel.agent.factory import new_session
+from elelem_kernel.assembly.sessions import new_session
 from tests.wire_servers import FORMATS, Round, WireServer, error_event, error_reply, reply
 
 SECRET = "sk-SECRET-0123456789"

@@ -101,7 +101,7 @@ def test_a_bad_file_is_one_warning_and_the_others_still_load(home, ws):
 
 def test_a_turn_without_mcp_config_does_not_import_the_sdk(home, ws):
     code = (
-        "import sys; from elelem_kernel.agent.factory import new_session; "
+        "import sys; from elelem_kernel.assembly.sessions import new_session; "
         f"s = new_session('echo', workspace={str(ws)!r}); s.run('hi'); "
         "print(sorted(m for m in ('mcp', 'elelem_kernel.mcp.hub') if m in sys.modules))"
     )

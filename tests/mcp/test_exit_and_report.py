@@ -10,7 +10,7 @@ import sys
 import textwrap
 import time
 
-from elelem_kernel.agent.factory import new_session
+from elelem_kernel.assembly.sessions import new_session
 from tests.mcp import servers
 from tests.mcp.servers import write_config
 from tests.mcp.test_lifecycle import tree_command
@@ -71,7 +71,7 @@ def test_a_signal_during_the_exit_clean_up_waits_until_the_servers_are_stopped(h
         textwrap.dedent(
             f"""
             import asyncio, os, signal
-            from elelem_kernel.agent.factory import new_session
+            from elelem_kernel.assembly.sessions import new_session
             from elelem_kernel.mcp.hub import Hub
 
             session = new_session("echo", workspace={str(ws)!r}, mode="auto")

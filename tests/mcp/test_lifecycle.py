@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from elelem_kernel.agent.factory import new_session
+from elelem_kernel.assembly.sessions import new_session
 from tests.e2e.kernels import frozen, isolated_env, run
 from tests.mcp import servers
 from tests.mcp.servers import write_config

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem_kernel.agent.factory import new_session
+from elelem_kernel.assembly.sessions import new_session
 from tests.mcp import servers
 from tests.mcp.servers import write_config
 from tests.ports import free_port
@@ -302,7 +302,7 @@ def test_a_config_without_the_sdk_names_the_extra(home, ws):
         "        if name == 'mcp' or name.startswith('mcp.'):\n"
         "            raise ModuleNotFoundError(name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "from elelem_kernel.agent.factory import new_session\n"
+        "from elelem_kernel.assembly.sessions import new_session\n"
         f"s = new_session('echo', workspace={str(ws)!r})\n"
         "r = s.run('hi')\n"
         "print(r.notices)\n"

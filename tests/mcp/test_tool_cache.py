@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import stat
 
-from elelem_kernel.agent.factory import new_session
+from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.mcp import hub as hub_module
 from elelem_kernel.mcp import tool_cache
 from tests.mcp import servers

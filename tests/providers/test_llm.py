@@ -18,12 +18,18 @@ import pytest
 pytest.importorskip("llm")
 pytest.importorskip("llm_echo")
 
-from elelem_kernel.agent.factory import new_session  # noqa: E402
-from elelem_kernel.agent.registry import create_provider  # noqa: E402
+from elelem_kernel.assembly.bundled import catalog  # noqa: E402
+from elelem_kernel.assembly.sessions import new_session  # noqa: E402
 from elelem_kernel.errors import ConfigError  # noqa: E402
 from elelem_kernel.providers.llm import LLMProvider, about, request  # noqa: E402
 from tests.providers.conftest import PROMPT, TOOLS, fetch  # noqa: E402
 from tests.wire_servers import Round  # noqa: E402
+
+
+def create_provider(name, model=None, **options):
+    """A provider made by the registry with the built-ins in it, as sessions make them."""
+    return catalog().create_provider(name, model, **options)
+
 
 THINKING = "First I consider the prompt, then I decide what to say."
 

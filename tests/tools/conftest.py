@@ -21,6 +21,11 @@ class StandInSession:
         self.proposed: list[str] = []
         self.propose_cell = self.proposed.append
         self.turn_extras: dict = {}  # where a turn's changes are kept
+        self.live_notebook = None  # no notebook open in a front
+        self.turn_id: str | None = None
+        self.mode = "build"
+        self.always: set[str] = set()
+        self.allow: set[str] = set()
 
 
 @pytest.fixture

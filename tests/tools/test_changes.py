@@ -7,8 +7,8 @@ import hashlib
 
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.assembly.workspace_tools import add_workspace_tools
 from elelem_kernel.tools import changes
-from elelem_kernel.tools.register import add_workspace_tools
 from tests.scripted import Scripted, call, say
 
 

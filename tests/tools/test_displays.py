@@ -88,7 +88,7 @@ def test_many_images_are_bounded_per_call():
 
 def test_the_demo_model_plots_and_says_it_received_the_image_and_its_size(tmp_path):
     pytest.importorskip("matplotlib.pyplot")
-    from elelem_kernel.agent.factory import new_session
+    from elelem_kernel.assembly.sessions import new_session
 
     session = new_session("demo", mode="auto", workspace=tmp_path, delay=0)
     result = session.run("plot the squares")

@@ -11,8 +11,8 @@ import pytest
 from elelem_kernel.agent.approval import Policy
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.assembly.workspace_tools import add_workspace_tools
 from elelem_kernel.tools.protected import startup_code
-from elelem_kernel.tools.register import add_workspace_tools
 from elelem_kernel.tools.workspace import Workspace
 from tests.scripted import Scripted, call, say
 

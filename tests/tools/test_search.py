@@ -221,7 +221,7 @@ INTERRUPT = """
 import asyncio, json, os, sys
 from pathlib import Path
 from elelem_kernel.agent.toolbox import Call, Toolbox
-from elelem_kernel.tools.register import add_workspace_tools
+from elelem_kernel.assembly.workspace_tools import add_workspace_tools
 
 class Session:
     toolbox = Toolbox()

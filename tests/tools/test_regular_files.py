@@ -11,7 +11,7 @@ import pytest
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import files, notebooks
 from elelem_kernel.tools.notebook_run import run_notebook
-from elelem_kernel.tools.regular import open_regular
+from elelem_kernel.tools.regular_files import open_regular
 from elelem_kernel.tools.search import grep
 from elelem_kernel.tools.workspace import Workspace
 
@@ -61,11 +61,11 @@ def test_grep_and_list_pass_a_fifo_by(ws: Workspace, pipe: Path, engine: str) ->
 def test_a_fifo_swapped_in_after_the_check_is_refused_too(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from elelem_kernel.tools import regular
+    from elelem_kernel.tools import regular_files
 
     os.mkfifo(root / "late")
     (root / "plain.txt").write_text("text")
-    monkeypatch.setattr(regular, "check_regular", lambda path, rel: None)  # it saw a file
+    monkeypatch.setattr(regular_files, "check_regular", lambda path, rel: None)  # it saw a file
     with pytest.raises(ToolError, match='"late" is a FIFO'):
         open_regular(root / "late", "late")
     with open_regular(root / "plain.txt", "plain.txt") as f:

@@ -13,6 +13,7 @@ from typing import Any
 from elelem_kernel.agent import registry
 from elelem_kernel.agent.approval import Approver
 from elelem_kernel.agent.session import Session
+from elelem_kernel.assembly.bundled import catalog
 from elelem_kernel.tools.workspace import find_root
 
 
@@ -37,14 +38,16 @@ def new_session(
     `ELELEM_MODE` is the default mode and `ELELEM_ALLOW` (`write,bash`) names tools that
     run without asking: for headless runs, where nobody can be asked.
     """
+    providers = catalog()
     notice = None
     if provider is None:
-        provider, why = registry.default_provider()
+        provider, why = providers.default_provider()
         if provider == "demo":
             notice = why
-    instance = registry.create_with_env(provider, model, options)
+    instance = providers.create_with_env(provider, model, options)
     session = Session(
         instance,
+        providers=providers,
         provider_name=provider,
         model=model,
         mode=mode or os.environ.get("ELELEM_MODE") or "build",

@@ -1,4 +1,8 @@
-"""The built-in providers and setups, registered the same way plugins register theirs."""
+"""What ships with the package, registered the same way plugins register theirs.
+
+The providers by module and class (imported when one is made), the "workspace" setup
+(the tools of `tools/`) and the "mcp" setup (configured MCP servers and `/mcp`).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,10 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from elelem_kernel.agent import registry
+from elelem_kernel.agent.registry import Config, ProviderCatalog
+
 if TYPE_CHECKING:
-    from elelem_kernel.agent.registry import Config
     from elelem_kernel.agent.session import Session
 
 #: name -> (module, class) of the providers that ship with the package.
@@ -23,7 +29,13 @@ PROVIDERS = {
 }
 
 
-def _factory(module: str, cls: str):
+def catalog() -> ProviderCatalog:
+    """The registry with the built-ins in it (loaded once, beneath any plugin's)."""
+    registry.load_builtins(register)
+    return registry
+
+
+def _factory(module: str, cls: str) -> Callable[..., Any]:
     def create(model: str | None = None, **options: Any) -> Any:
         return getattr(importlib.import_module(module), cls)(model=model, **options)
 
@@ -46,22 +58,32 @@ def _llm_about() -> str:
 
 
 def _workspace_tools(session: Session) -> None:
-    from elelem_kernel.tools.register import (
+    from elelem_kernel.assembly.workspace_tools import (
         add_workspace_tools,  # lazy: the tools load jsonschema and more
     )
 
     add_workspace_tools(session)
 
 
-def _mcp_tools(session: Any) -> None:
-    from elelem_kernel.mcp.setup import (
-        add_mcp_tools,  # lazy: MCP's modules load only for a session being set up
+def _mcp_tools(session: Session) -> None:
+    """Configured MCP servers as a tool source of the session's toolbox, and `/mcp`."""
+    from elelem_kernel.mcp.attachment import (
+        McpTools,  # lazy: MCP's modules load only for a session being set up
     )
 
-    add_mcp_tools(session)
+    state = McpTools(session.toolbox, lambda: session.workspace)
+    session.mcp = state
+    session.toolbox.source(state.refresh)
+    session.commands.add(
+        "mcp",
+        "MCP servers: where configured, state, tools; /mcp restart NAME",
+        state.command,
+        usage="/mcp [restart NAME]",
+    )
 
 
 def register(config: Config) -> None:
+    """Register the built-in providers, default candidates and setups on `config`."""
     for name, (module, cls) in PROVIDERS.items():
         config.provider(name, _factory(module, cls))
     config.describe("llm", _llm_about)

@@ -9,7 +9,7 @@ import jsonschema
 import nbformat
 
 from elelem_kernel.agent.toolbox import Call, Toolbox
-from elelem_kernel.tools.register import add_workspace_tools
+from elelem_kernel.assembly.workspace_tools import add_workspace_tools
 from tests.tools.conftest import StandInSession
 
 EXPECTED = {

@@ -1,17 +1,21 @@
-"""The "mcp" setup: configured MCP servers' tools in every session, and `/mcp`.
+"""A session's MCP attachment: configured MCP servers' tools in its toolbox, and `/mcp`.
 
 Before each turn the session asks its tool sources to refresh: the config files are read
 again (cheap; a changed file restarts that server), servers not running start in parallel
 on the hub, and the toolbox's `mcp__*` tools are replaced by the running servers' tools.
-Nothing starts and the `mcp` SDK is not imported while no server is configured.
+Nothing starts and the `mcp` SDK is not imported while no server is configured. The
+composition root attaches one to every session (`assembly/bundled.py`, the "mcp" setup).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.mcp import config as mcp_config
 from elelem_kernel.mcp import tool_cache
 from elelem_kernel.mcp.config import ServerConfig
@@ -33,10 +37,15 @@ def sdk_installed() -> bool:
 
 
 class McpTools:
-    """The MCP side of one session: its servers' tools and its `/mcp` command."""
+    """The MCP side of one session: its servers' tools and its `/mcp` command.
 
-    def __init__(self, session: Any):
-        self.session = session
+    `toolbox` is the session's, whose `mcp__*` tools this keeps; `workspace()` the
+    session's workspace root, read at each use (a front may move it).
+    """
+
+    def __init__(self, toolbox: Toolbox, workspace: Callable[[], Path]):
+        self.toolbox = toolbox
+        self.workspace = workspace
         self.configs: dict[str, ServerConfig] = {}
         self.shown: set[str] = set()  #: warnings already given, so each is said once
         self.hub: Any = None
@@ -54,7 +63,7 @@ class McpTools:
         tools are offered at once and it starts when one of them is called (`start_all`:
         start every server anyway, as `elelem-kernel mcp` does).
         """
-        configs, problems = mcp_config.load(self.session.workspace)
+        configs, problems = mcp_config.load(self.workspace())
         configs = {**self.extra, **configs}
         self.configs = configs
         notices = [p for p in problems if p not in self.shown]
@@ -87,7 +96,7 @@ class McpTools:
 
     def install(self) -> None:
         """Replace the toolbox's MCP tools with the running servers' tools."""
-        toolbox = self.session.toolbox
+        toolbox = self.toolbox
         for name in [n for n in toolbox.tools if n.startswith(PREFIX)]:
             toolbox.remove(name)
         if self.hub is None:
@@ -107,7 +116,9 @@ class McpTools:
                 toolbox.remove(tool.name)
                 toolbox.tools[tool.name] = tool
 
-    async def call(self, config: ServerConfig, tool: str, arguments: dict) -> dict:
+    async def call(
+        self, config: ServerConfig, tool: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
         """Run `tool` on its server through the hub (starting the server first if it was
         offered from the cache); failures become error results."""
         try:
@@ -123,7 +134,7 @@ class McpTools:
         return convert(result, config.secrets)
 
     def restart(self, name: str) -> str:
-        configs, _ = mcp_config.load(self.session.workspace)
+        configs, _ = mcp_config.load(self.workspace())
         configs = {**self.extra, **configs}
         if name not in configs:
             known = ", ".join(sorted(configs)) or "(none configured)"
@@ -142,7 +153,7 @@ class McpTools:
         turn (None when there are none, or they ran)."""
         if self.hub is not None:
             return None
-        configs, _ = mcp_config.load(self.session.workspace)
+        configs, _ = mcp_config.load(self.workspace())
         names = [n for n, c in configs.items() if not c.disabled and not c.skipped]
         if not names:
             return None
@@ -151,7 +162,7 @@ class McpTools:
             "listed after it (`/mcp` shows the servers)."
         )
 
-    def command(self, session: Any, args: str) -> str:
+    def command(self, session: object, args: str) -> str:
         """`/mcp` shows the servers; `/mcp restart NAME` restarts one."""
         words = args.split()
         if words[:1] == ["restart"]:
@@ -165,10 +176,10 @@ class McpTools:
 
 def report(state: McpTools) -> str:
     """Markdown: every server, where it was configured, its state and its tools with kinds."""
-    configs, problems = mcp_config.load(state.session.workspace)
+    configs, problems = mcp_config.load(state.workspace())
     configs = {**state.extra, **configs}
     if not configs and not problems:
-        files = ", ".join(str(p) for p, _ in mcp_config.config_files(state.session.workspace))
+        files = ", ".join(str(p) for p, _ in mcp_config.config_files(state.workspace()))
         return f"No MCP servers configured. Files read: {files}"
     links = state.hub.links if state.hub is not None else {}
     lines = []
@@ -202,16 +213,3 @@ def report(state: McpTools) -> str:
             lines.append(f"  log: `{link.log}`")
     lines += [f"warning: {p}" for p in problems]
     return "\n".join(f"  - {line[2:]}" if line.startswith("  ") else f"- {line}" for line in lines)
-
-
-def add_mcp_tools(session: Any) -> None:
-    """The setup: register the MCP tool source and the `/mcp` command on `session`."""
-    state = McpTools(session)
-    session.mcp = state
-    session.toolbox.source(state.refresh)
-    session.commands.add(
-        "mcp",
-        "MCP servers: where configured, state, tools; /mcp restart NAME",
-        state.command,
-        usage="/mcp [restart NAME]",
-    )

@@ -15,11 +15,14 @@ import contextvars
 import os
 import signal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.stderr_log import StderrLog, tail
 from elelem_kernel.redaction import forms_of, redact
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
 
 INIT_TIMEOUT = 10.0  #: seconds for a server to start and answer `initialize`
 MAX_TOOLS = 500  #: tools kept per server
@@ -43,7 +46,7 @@ class Link:
         self.tools: list[Any] = []  #: the SDK's Tool objects, as the server listed them
         self.stale = False  #: the server said its tool list changed
         self.reported = False  #: the current failure was shown once already
-        self.session: Any = None
+        self.session: ClientSession | None = None  #: the SDK's, while running
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -171,7 +174,7 @@ async def _http(config: ServerConfig) -> Any:
             yield streams
 
 
-async def _list_tools(session: Any) -> list[Any]:
+async def _list_tools(session: ClientSession) -> list[Any]:
     from mcp.types import PaginatedRequestParams
 
     tools: list[Any] = []
