@@ -50,7 +50,7 @@ class Provider(Protocol):
     """
 
     def fetch(
-        self, messages: list[dict], tools: list[dict], emit: Emit
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
     ) -> Awaitable[None] | None: ...
 
 

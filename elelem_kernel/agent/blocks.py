@@ -76,7 +76,7 @@ class BlockLayout:
         return None
 
     def tool_result(
-        self, call_id: str, ok: bool, content: Any, images: list[dict] | None = None
+        self, call_id: str, ok: bool, content: Any, images: list[dict[str, Any]] | None = None
     ) -> None:
         """Lay out the result of one of this round's calls; the last one ends the round."""
         self._close()

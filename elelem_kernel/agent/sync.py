@@ -93,7 +93,7 @@ def _run(
 
 
 @contextlib.contextmanager
-def _ctrl_c_cancels(task: asyncio.Task) -> Iterator[list[bool]]:
+def _ctrl_c_cancels(task: asyncio.Task[Any]) -> Iterator[list[bool]]:
     """In the main thread, the first Ctrl-C cancels `task` instead of raising.
 
     Yields a list that is true once Ctrl-C was pressed.

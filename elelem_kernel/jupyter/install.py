@@ -13,6 +13,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 NAME = "elelem"
 DISPLAY_NAME = "Elelem"
@@ -32,7 +33,7 @@ The kernel runs with the interpreter running this command:
 """
 
 
-def kernel_json(display_name: str = DISPLAY_NAME, python: str | None = None) -> dict:
+def kernel_json(display_name: str = DISPLAY_NAME, python: str | None = None) -> dict[str, Any]:
     """The kernelspec's kernel.json, launching `python -m elelem_kernel.jupyter`."""
     return {
         "argv": [

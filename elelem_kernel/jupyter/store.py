@@ -31,7 +31,7 @@ HOW_TO_SET = (
 _restored: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def find_notebook(user_ns: dict, env: dict) -> tuple[Path | None, str]:
+def find_notebook(user_ns: dict[str, Any], env: dict[str, Any]) -> tuple[Path | None, str]:
     """The notebook file this kernel runs for, and how it was found (or how to set it).
 
     Order: `/load PATH` → `ELELEM_NOTEBOOK` → the frontend (the `elelem.restore` comm) →
@@ -60,7 +60,7 @@ def find_notebook(user_ns: dict, env: dict) -> tuple[Path | None, str]:
 VSCODE_FILE = "__vsc_ipynb_file__"  #: what VS Code sets in Python kernels, and we for ours
 
 
-def note_vscode_cell(user_ns: dict, cell_id: Any) -> None:
+def note_vscode_cell(user_ns: dict[str, Any], cell_id: Any) -> None:
     """Learn the notebook's path from a VS Code cell id, as VS Code tells Python kernels.
 
     VS Code sets `__vsc_ipynb_file__` only in kernels whose language is Python; every
@@ -90,8 +90,8 @@ def start_folder() -> Path:
 
 def restore_into(
     session: Any,
-    user_ns: dict,
-    env: dict,
+    user_ns: dict[str, Any],
+    env: dict[str, Any],
     *,
     cell: str | None = None,
     source: str | None = None,
@@ -124,7 +124,7 @@ def restore_into(
         return f"warning: could not restore the conversation: {type(error).__name__}: {error}"
 
 
-def register_commands(session: Any, user_ns: dict, env: dict) -> None:
+def register_commands(session: Any, user_ns: dict[str, Any], env: dict[str, Any]) -> None:
     """Add `/load [PATH]`: show or set the notebook file, and restore from it."""
 
     def load(session: Any, args: str) -> str:

@@ -155,7 +155,7 @@ class Hub:
             link.reported = link.state != "failed"
         return link
 
-    async def call(self, name: str, tool: str, arguments: dict, timeout: float) -> Any:
+    async def call(self, name: str, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Call `tool` on server `name`; raises TimeoutError, or RuntimeError saying why."""
         link = self.links.get(name)
         session = link.session if link is not None else None

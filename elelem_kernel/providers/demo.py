@@ -63,7 +63,9 @@ class DemoProvider:
             delay = float(os.environ.get("ELELEM_DEMO_DELAY", "0.004"))
         self.delay = delay
 
-    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
+    async def fetch(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
+    ) -> None:
         offered = {t["function"]["name"] for t in tools}
         if "report_finding" in offered:
             await demo_review.fetch(messages, tools, emit)
@@ -88,9 +90,9 @@ class DemoProvider:
         self,
         prompt: str,
         offered: set[str],
-        messages: list[dict],
+        messages: list[dict[str, Any]],
         emit: Emit,
-        tools: list[dict] | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> None:
         low = prompt.lower()
         code = _code_block(prompt)
@@ -162,7 +164,12 @@ class DemoProvider:
         return self._stop(emit, "end_turn")
 
     async def _answer(
-        self, prompt: str, calls: list[dict], results: dict, messages: list[dict], emit: Emit
+        self,
+        prompt: str,
+        calls: list[dict[str, Any]],
+        results: dict[Any, Any],
+        messages: list[dict[str, Any]],
+        emit: Emit,
     ) -> None:
         await self._think(emit, "I have the tool results; now I can answer from them.")
         pictures = {
@@ -178,7 +185,9 @@ class DemoProvider:
         await self._say(emit, text)
         self._stop(emit, "end_turn")
 
-    async def _unavailable(self, emit: Emit, tool: str, modes: str, messages: list[dict]) -> None:
+    async def _unavailable(
+        self, emit: Emit, tool: str, modes: str, messages: list[dict[str, Any]]
+    ) -> None:
         await self._say(
             emit,
             f"I would use the `{tool}` tool for that, but the current mode does not offer it. "
@@ -201,7 +210,7 @@ class DemoProvider:
         emit({"type": "stop", "reason": reason, "truncated": False})
 
 
-def _seen(call: dict, pictures: list[dict] | None) -> str:
+def _seen(call: dict[str, Any], pictures: list[dict[str, Any]] | None) -> str:
     """What the demo "sees": the images a call's result brought, with their size."""
     if not pictures:
         return ""
@@ -212,10 +221,10 @@ def _seen(call: dict, pictures: list[dict] | None) -> str:
     return f" I received {count} from `{call.get('name')}`: {shown}."
 
 
-def _mcp_tool(prompt: str, tools: list[dict] | None) -> tuple[str, dict] | None:
+def _mcp_tool(prompt: str, tools: list[dict[str, Any]] | None) -> tuple[str, dict[str, Any]] | None:
     """A read-only MCP tool to call for `prompt` and its arguments, or None."""
     words = set(re.findall(r"[a-z0-9]+", prompt))
-    best: tuple[int, str, dict] | None = None
+    best: tuple[int, str, dict[str, Any]] | None = None
     for tool in tools or []:
         spec = tool.get("function") or {}
         name = str(spec.get("name", ""))
@@ -230,7 +239,7 @@ def _mcp_tool(prompt: str, tools: list[dict] | None) -> tuple[str, dict] | None:
     return (best[1], best[2]) if best else None
 
 
-def _fill(schema: dict, prompt: str) -> dict | None:
+def _fill(schema: dict[str, Any], prompt: str) -> dict[str, Any] | None:
     """Values for the required arguments of `schema` (None when one cannot be guessed)."""
     properties = schema.get("properties") or {}
     arguments: dict[str, Any] = {}
@@ -252,7 +261,7 @@ def _fill(schema: dict, prompt: str) -> dict | None:
     return arguments
 
 
-def _this_turn(messages: list[dict]) -> list[dict]:
+def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Messages from the last user message on."""
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
@@ -260,7 +269,7 @@ def _this_turn(messages: list[dict]) -> list[dict]:
     return []
 
 
-def _memory(messages: list[dict]) -> str:
+def _memory(messages: list[dict[str, Any]]) -> str:
     prompts = [m for m in messages if m.get("role") == "user"]
     if len(prompts) < 2:
         return ""
@@ -270,7 +279,7 @@ def _memory(messages: list[dict]) -> str:
     )
 
 
-def _json(text: Any) -> dict:
+def _json(text: Any) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except (TypeError, ValueError):
@@ -310,14 +319,14 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _text(result: dict) -> str:
+def _text(result: dict[str, Any]) -> str:
     for key in ("content", "output", "stdout", "text", "value", "result"):
         if isinstance(result.get(key), str):
             return result[key]
     return ""
 
 
-def _describe(call: dict, result: dict) -> str:
+def _describe(call: dict[str, Any], result: dict[str, Any]) -> str:
     name, args = call.get("name"), call.get("arguments") or {}
     if not result.get("ok", False):
         error = result.get("error") or "it failed"

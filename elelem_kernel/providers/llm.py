@@ -147,7 +147,9 @@ class LLMProvider:
     async def aclose(self) -> None:
         """Nothing to close: llm's plugins own their clients."""
 
-    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
+    async def fetch(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
+    ) -> None:
         """One round: stream the reply of `messages` as provider events."""
         llm = load()
         try:
@@ -260,7 +262,11 @@ def _stream(event: Any, emit: Emit) -> None:
 
 
 def request(
-    llm: Any, model: Any, messages: list[dict], tools: list[dict], options: dict[str, Any]
+    llm: Any,
+    model: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    options: dict[str, Any],
 ) -> dict[str, Any]:
     """The keyword arguments of `model.prompt` for one round."""
     chain = to_llm(llm, messages, frozenset(getattr(model, "attachment_types", ()) or ()))
@@ -296,7 +302,9 @@ def request(
     return kwargs
 
 
-def to_llm(llm: Any, messages: list[dict], accepts: frozenset[str] = frozenset()) -> list[Any]:
+def to_llm(
+    llm: Any, messages: list[dict[str, Any]], accepts: frozenset[str] = frozenset()
+) -> list[Any]:
     """The session's messages as llm `Message`s; consecutive tool results share one.
 
     A tool message's images become attachments of its result when their type is among

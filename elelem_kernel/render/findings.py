@@ -24,17 +24,17 @@ DIFF_STYLE = (
 CELL = "padding: 3px 8px; text-align: left; vertical-align: top; border-bottom: 1px solid rgba(127,127,127,.25)"
 
 
-def _dicts(findings: Iterable[Any]) -> list[dict]:
+def _dicts(findings: Iterable[Any]) -> list[dict[str, Any]]:
     out = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in findings]
     return sorted(out, key=lambda f: rank(f.get("severity")))
 
 
-def location(finding: dict) -> str:
+def location(finding: dict[str, Any]) -> str:
     """`path:line`, or `path cell ID line N` for a notebook cell."""
     return where(str(finding.get("path") or "?"), finding.get("line"), finding.get("cell_id"))
 
 
-def suggestion_diff(finding: dict) -> str | None:
+def suggestion_diff(finding: dict[str, Any]) -> str | None:
     """The suggestion as a diff: the reviewed line(s) removed, the suggestion added."""
     suggestion = finding.get("suggestion")
     if not suggestion:
@@ -81,7 +81,7 @@ def _badge(severity: str) -> str:
     )
 
 
-def _row(finding: dict) -> str:
+def _row(finding: dict[str, Any]) -> str:
     flag = (
         ' <span style="opacity: .7; font-size: 0.85em">(outside the diff)</span>'
         if finding.get("outside_diff")

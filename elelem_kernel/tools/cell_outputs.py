@@ -105,7 +105,9 @@ def _client_class() -> type:
             self.cuts = cuts
             self._ends: dict[int, tuple[Any, Ends]] = {}
 
-        def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> Any:
+        def output(
+            self, outs: list[Any], msg: dict[str, Any], display_id: str | None, cell_index: int
+        ) -> Any:
             if self.output_hook_stack[msg["parent_header"].get("msg_id")]:
                 return super().output(outs, msg, display_id, cell_index)
             if self.clear_before_next_output:
@@ -140,7 +142,7 @@ def _client_class() -> type:
             self._shorten(out, cuts)
             return out
 
-        def clear_output(self, outs: list, msg: dict, cell_index: int) -> None:
+        def clear_output(self, outs: list[Any], msg: dict[str, Any], cell_index: int) -> None:
             super().clear_output(outs, msg, cell_index)
             if not outs:
                 self._ends.clear()

@@ -18,6 +18,7 @@ import linecache
 import threading
 import traceback
 import types
+from typing import Any
 
 from elelem_kernel.tools.bounds import MAX_BYTES, clip
 from elelem_kernel.tools.capture import captured
@@ -33,7 +34,7 @@ HIDDEN = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 _counter = itertools.count(1)
 
 
-def run_python(namespace: dict, code: str) -> dict:
+def run_python(namespace: dict[str, Any], code: str) -> dict[str, Any]:
     """Execute `code` in `namespace`: stdout, stderr, the last expression's value, or a
     traceback; and what it displayed (`displayed`, its images as `_images`)."""
     filename = f"<python tool #{next(_counter)}>"
@@ -47,7 +48,7 @@ def run_python(namespace: dict, code: str) -> dict:
         tree.body.pop()
         last = ast.Expression(final.value)
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
-    result: dict = {}
+    result: dict[str, Any] = {}
     shown = Displays()
     try:
         with captured() as (out, err), captured_displays() as shown:
@@ -63,14 +64,14 @@ def run_python(namespace: dict, code: str) -> dict:
     return {"stdout": out.text(), "stderr": err.text(), **result, **to_result(shown)}
 
 
-async def run_python_async(namespace: dict, code: str) -> dict:
+async def run_python_async(namespace: dict[str, Any], code: str) -> dict[str, Any]:
     """`run_python` on a worker thread, so the loop keeps going; cancelling interrupts it.
 
     Cancellation raises KeyboardInterrupt inside the running code (as the stop button does
     for a cell), then waits a little for it to unwind.
     """
     loop = asyncio.get_running_loop()
-    done: asyncio.Future = loop.create_future()
+    done: asyncio.Future[Any] = loop.create_future()
     lock = threading.Lock()
     running = [True]
 
@@ -102,12 +103,12 @@ async def run_python_async(namespace: dict, code: str) -> dict:
         raise
 
 
-def _settle(done: asyncio.Future, result: dict) -> None:
+def _settle(done: asyncio.Future[Any], result: dict[str, Any]) -> None:
     if not done.done():
         done.set_result(result)
 
 
-def list_variables(namespace: dict, pattern: str | None = None) -> dict:
+def list_variables(namespace: dict[str, Any], pattern: str | None = None) -> dict[str, Any]:
     """The namespace's names (glob-filtered) with type and a short summary."""
     names = sorted(
         n
@@ -128,7 +129,7 @@ def list_variables(namespace: dict, pattern: str | None = None) -> dict:
         and not n.startswith("_")
         and (not pattern or fnmatch.fnmatchcase(n, pattern))
     )
-    result: dict = {"variables": shown, "count": len(names)}
+    result: dict[str, Any] = {"variables": shown, "count": len(names)}
     if modules:
         result["modules"] = [f"{n} ({namespace[n].__name__})" for n in modules]
     if len(shown) < len(names):

@@ -34,7 +34,7 @@ async def run_notebook(
     cells: list[int | str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     kernel: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Run the code cells (all, or those given, in notebook order); stop at the first error."""
     target, nb = load(ws, path)
     rel = ws.relative(target)
@@ -49,7 +49,7 @@ async def run_notebook(
     outcome = await _on_own_loop(_execute(nb, indexes, target.parent, timeout, name, cuts))
     ran, failed, problem = outcome
     results, size = [], 0
-    pictures: list[dict] = []
+    pictures: list[dict[str, Any]] = []
     for i in ran:
         entry = describe_cell(nb.cells[i], i, images=pictures)
         entry.pop("source", None)
@@ -60,7 +60,7 @@ async def run_notebook(
         results.append(
             entry if size <= MAX_BYTES else {"index": i, "outputs": ["[cut: output budget spent]"]}
         )
-    result: dict = {"path": rel, "kernel": name, "ran": len(ran), "cells": results}
+    result: dict[str, Any] = {"path": rel, "kernel": name, "ran": len(ran), "cells": results}
     if pictures:
         result["_images"] = pictures
     not_run = indexes[len(ran) :]
@@ -79,7 +79,12 @@ async def run_notebook(
 
 
 async def _execute(
-    nb: Any, indexes: list[int], folder: Path, timeout: float, kernel: str, cuts: dict
+    nb: Any,
+    indexes: list[int],
+    folder: Path,
+    timeout: float,
+    kernel: str,
+    cuts: dict[int, CellCuts],
 ) -> tuple[list[int], int | None, str | None]:
     """Run the cells; return (cells run, the failing cell, a problem that stopped the run)."""
     from jupyter_client.kernelspec import NoSuchKernel
@@ -120,8 +125,8 @@ async def _execute(
 async def _on_own_loop(coro: Any) -> Any:
     """Await `coro` on a private loop in a thread; cancelling here cancels it there."""
     outer = asyncio.get_running_loop()
-    done: asyncio.Future = outer.create_future()
-    inner: list[tuple[asyncio.AbstractEventLoop, asyncio.Task]] = []
+    done: asyncio.Future[Any] = outer.create_future()
+    inner: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = []
     started = threading.Event()
 
     def settle(value: Any, error: BaseException | None) -> None:

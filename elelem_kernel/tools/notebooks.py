@@ -88,7 +88,7 @@ def find_cell(nb: Any, cell: int | str, rel: str) -> int:
 
 def read_notebook(
     ws: Workspace, path: str, cells: list[int | str] | None = None, outputs: bool = True
-) -> dict:
+) -> dict[str, Any]:
     """Cells with index, id, type, source and short output summaries; bounded."""
     target, nb = load(ws, path)
     rel = ws.relative(target)
@@ -96,14 +96,14 @@ def read_notebook(
     return {"path": rel, **read_cells(nb, rel, cells, outputs), "kernel": kernel}
 
 
-def read_cells(nb: Any, rel: str, cells: list[int | str] | None, outputs: bool) -> dict:
+def read_cells(nb: Any, rel: str, cells: list[int | str] | None, outputs: bool) -> dict[str, Any]:
     """The chosen cells of `nb` as the model sees them, within `MAX_BYTES`."""
     indexes = [find_cell(nb, c, rel) for c in cells] if cells else range(len(nb.cells))
-    shown: list[dict] = []
+    shown: list[dict[str, Any]] = []
     size = 0
-    pictures: list[dict] = []
+    pictures: list[dict[str, Any]] = []
     for i in indexes:
-        mine: list[dict] = list(pictures)
+        mine: list[dict[str, Any]] = list(pictures)
         entry = describe_cell(nb.cells[i], i, outputs, mine)
         cost = len(json.dumps(entry))
         if shown and size + cost > MAX_BYTES:
@@ -111,7 +111,7 @@ def read_cells(nb: Any, rel: str, cells: list[int | str] | None, outputs: bool) 
         shown.append(entry)
         pictures = mine
         size += cost
-    result: dict = {"cells": shown, "count": len(nb.cells)}
+    result: dict[str, Any] = {"cells": shown, "count": len(nb.cells)}
     if pictures:
         result["_images"] = pictures
     if len(shown) < len(indexes):
@@ -124,10 +124,10 @@ def read_cells(nb: Any, rel: str, cells: list[int | str] | None, outputs: bool) 
 
 
 def describe_cell(
-    cell: Any, index: int, outputs: bool = True, images: list[dict] | None = None
-) -> dict:
+    cell: Any, index: int, outputs: bool = True, images: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """One cell as the model sees it; its output images added to `images` when given."""
-    entry: dict = {"index": index, "id": cell.get("id"), "type": cell.cell_type}
+    entry: dict[str, Any] = {"index": index, "id": cell.get("id"), "type": cell.cell_type}
     entry["source"] = _text(cell.source)
     if cell.cell_type == "code":
         entry["execution_count"] = cell.get("execution_count")
@@ -136,7 +136,7 @@ def describe_cell(
     return entry
 
 
-def summarize_outputs(outputs: list, images: list[dict] | None = None) -> list[str]:
+def summarize_outputs(outputs: list[Any], images: list[dict[str, Any]] | None = None) -> list[str]:
     """Outputs as short text: streams, text/plain results, errors; blobs only named.
 
     With `images` (a list to fill): each PNG, JPEG, GIF or WebP output, whole, is added to
@@ -179,7 +179,7 @@ def edit_notebook(
     path: str,
     protected: Path | None = None,
     **change: Any,
-) -> dict:
+) -> dict[str, Any]:
     """Apply one change (see `plan_notebook_edit`) and write the notebook atomically."""
     import nbformat
 
@@ -210,7 +210,7 @@ def plan_notebook_edit(
     path: str,
     protected: Path | None = None,
     **change: Any,
-) -> tuple[Path, Any, str, str, dict]:
+) -> tuple[Path, Any, str, str, dict[str, Any]]:
     """Check and compute one edit: (file, new notebook, text before, text after, summary).
 
     One action per call: `old`+`new` (exact replace inside the cell), `source` (whole
@@ -244,7 +244,7 @@ def change_cells(
     cell_type: str | None = None,
     delete: bool = False,
     move_to: int | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Make one change to `nb` in memory (checked, valid); a summary of what it did."""
     import nbformat
 
@@ -309,7 +309,7 @@ def change_cells(
         raise ToolError(
             f"the change would leave {rel} invalid ({e.message}); nothing was written"
         ) from None
-    summary: dict = {"action": action}
+    summary: dict[str, Any] = {"action": action}
     if action != "delete":
         summary["cell"] = {"index": index, "id": nb.cells[index].get("id")}
     else:

@@ -44,7 +44,7 @@ class Link(Protocol):
     async def request(self, op: str, timeout: float | None = ..., **arguments: Any) -> Any: ...
 
 
-async def snapshot(link: Link, outputs: bool = True) -> tuple[Any, dict]:
+async def snapshot(link: Link, outputs: bool = True) -> tuple[Any, dict[str, Any]]:
     """The open notebook as an nbformat node, and what the frontend said about it."""
     import nbformat
 
@@ -56,7 +56,9 @@ async def snapshot(link: Link, outputs: bool = True) -> tuple[Any, dict]:
     return nb, answer
 
 
-async def read_open(link: Link, cells: list[int | str] | None, outputs: bool = True) -> dict:
+async def read_open(
+    link: Link, cells: list[int | str] | None, outputs: bool = True
+) -> dict[str, Any]:
     """`notebook_read` on the open notebook: its cells now, the turn's own cell marked."""
     nb, answer = await snapshot(link, outputs)
     rel = str(answer.get("path") or "the open notebook")
@@ -66,7 +68,11 @@ async def read_open(link: Link, cells: list[int | str] | None, outputs: bool = T
             entry["this_turn"] = True
         if nb.cells[entry["index"]].metadata.get("clipped"):
             entry["clipped"] = "the source is longer than shown"
-    result: dict = {"path": rel, "open": True, "unsaved_changes": bool(answer.get("dirty"))}
+    result: dict[str, Any] = {
+        "path": rel,
+        "open": True,
+        "unsaved_changes": bool(answer.get("dirty")),
+    }
     result.update(shown)
     result["kernel"] = answer.get("kernel")
     result["note"] = (
@@ -76,7 +82,9 @@ async def read_open(link: Link, cells: list[int | str] | None, outputs: bool = T
     return result
 
 
-async def edit_open(link: Link, ask: bool, turn: str | None = None, **change: Any) -> dict:
+async def edit_open(
+    link: Link, ask: bool, turn: str | None = None, **change: Any
+) -> dict[str, Any]:
     """`notebook_edit` on the open notebook: one change, asked as a diff unless `ask` is
     false; the person's decision (and any reason) decides the result."""
     nb, answer = await snapshot(link, outputs=False)
@@ -152,7 +160,7 @@ async def edit_open(link: Link, ask: bool, turn: str | None = None, **change: An
     }
 
 
-def _cell(raw: dict, outputs: bool) -> dict:
+def _cell(raw: dict[str, Any], outputs: bool) -> dict[str, Any]:
     """A frontend cell as a valid nbformat cell (only the fields the tools read)."""
     kind = raw.get("cell_type") if raw.get("cell_type") in CELL_TYPES else "raw"
     cell: dict[str, Any] = {
@@ -183,10 +191,10 @@ async def _ask(link: Link, op: str, timeout: float | None, **arguments: Any) -> 
 
 async def run_open(
     link: Link,
-    namespace: dict,
+    namespace: dict[str, Any],
     cells: list[int | str] | None,
     timeout: float,
-) -> dict:
+) -> dict[str, Any]:
     """`notebook_run` on the open notebook: run code cells in the person's namespace, in
     notebook order, stopping at the first error; their outputs go back to the model and
     into the cells (with an execution count, as if the person ran them)."""
@@ -213,8 +221,8 @@ async def run_open(
         plan.append((i, cell.get("id"), code))
     if not plan:
         raise ToolError("no code cells to run" + (f" among cells {cells}" if cells else ""))
-    ran: list[dict] = []
-    result: dict = {"path": rel, "open": True, "cells": ran}
+    ran: list[dict[str, Any]] = []
+    result: dict[str, Any] = {"path": rel, "open": True, "cells": ran}
     for index, cell_id, code in plan:
         try:
             outcome = await asyncio.wait_for(run_python_async(namespace, _python(code)), timeout)
@@ -259,7 +267,7 @@ def _python(code: str) -> str:
     return TransformerManager().transform_cell(code)
 
 
-def _next_count(namespace: dict) -> int | None:
+def _next_count(namespace: dict[str, Any]) -> int | None:
     """An execution count for a cell the agent ran: the one after the running prompt
     cell's, which the shell then skips (so the person's next cell gets the one after)."""
     shell = namespace.get("get_ipython")
@@ -271,9 +279,9 @@ def _next_count(namespace: dict) -> int | None:
     return count + 1
 
 
-def _outputs(outcome: dict, count: int | None) -> list[dict]:
+def _outputs(outcome: dict[str, Any], count: int | None) -> list[dict[str, Any]]:
     """What the python run printed and returned, as nbformat outputs."""
-    outputs: list[dict] = []
+    outputs: list[dict[str, Any]] = []
     for name in ("stdout", "stderr"):
         if outcome.get(name):
             outputs.append({"output_type": "stream", "name": name, "text": outcome[name]})

@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from elelem_kernel.tools.bounds import MAX_BYTES, HeadTail, human_size
 
@@ -26,7 +26,7 @@ GRACE = 1.0
 _POLL = 0.02
 
 
-async def bash(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> dict:
+async def bash(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
     """Run `command` with `bash -c` in `root`: exit code, stdout, stderr (head and tail).
 
     The process is watched by polling rather than through asyncio's child watcher, whose
@@ -136,8 +136,8 @@ def _result(
     err: HeadTail,
     timed_out: float | None,
     lingering: bool,
-) -> dict:
-    result: dict = {"exit_code": code, "stdout": out.text(), "stderr": err.text()}
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"exit_code": code, "stdout": out.text(), "stderr": err.text()}
     if code is not None and code < 0:
         with contextlib.suppress(ValueError):
             result["signal"] = signal.Signals(-code).name
