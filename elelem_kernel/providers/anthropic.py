@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Usage
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 
@@ -276,7 +276,7 @@ class _Stream(StreamParser):
         """Keep the latest value of each count; message_delta's are cumulative."""
         self.counts.update({k: v for k, v in u.items() if isinstance(v, int)})
 
-    def totals(self) -> dict[str, int]:
+    def totals(self) -> Usage:
         read = self.counts.get("cache_read_input_tokens", 0)
         write = self.counts.get("cache_creation_input_tokens", 0)
         return {

@@ -15,10 +15,10 @@ import difflib
 import re
 from typing import Any
 
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Stop
 
-STOP = {"type": "stop", "reason": "tool_use", "truncated": False}
-END = {"type": "stop", "reason": "end_turn", "truncated": False}
+STOP: Stop = {"type": "stop", "reason": "tool_use", "truncated": False}
+END: Stop = {"type": "stop", "reason": "end_turn", "truncated": False}
 
 
 def wanted(prompt: str, offered: set[str]) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 
 from elelem_kernel import redaction
 from elelem_kernel.errors import ConfigError, ContextOverflow, ProviderError
-from elelem_kernel.events import TRUNCATED, Emit, Event
+from elelem_kernel.events import TRUNCATED, Emit, ProviderEvent, Usage
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window, stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT, TooLarge, Undecodable
@@ -275,7 +275,7 @@ class HTTPProvider:
         self.waits = []
         emitted = False
 
-        def guarded(event: Event) -> None:
+        def guarded(event: ProviderEvent) -> None:
             nonlocal emitted
             emitted = True
             emit(event)
@@ -496,7 +496,7 @@ class StreamParser:
     def __init__(self, provider: HTTPProvider, emit: Emit):
         self.provider = provider
         self.emit = emit
-        self.usage: dict[str, int] | None = None
+        self.usage: Usage | None = None
         self.stop: str | None = None
         self.done = False
         #: The model the server says answered (a local server names its own).
@@ -528,7 +528,7 @@ class StreamParser:
     def flush(self) -> None:
         """Hook: what a provider still holds when the stream ended well (before the calls)."""
 
-    def totals(self) -> dict[str, int] | None:
+    def totals(self) -> Usage | None:
         """The round's token counts, or None when the server sent none."""
         return self.usage
 

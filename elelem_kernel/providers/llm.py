@@ -26,10 +26,10 @@ import os
 import secrets
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from elelem_kernel.errors import ConfigError, ElelemError, ProviderError
-from elelem_kernel.events import TRUNCATED, Emit
+from elelem_kernel.events import TRUNCATED, Emit, UsageEvent
 from elelem_kernel.options import unknown
 
 INSTALL = "pip install 'elelem-kernel[llm]'"
@@ -368,11 +368,12 @@ def _assistant(llm: Any, m: Mapping[str, Any]) -> list[Any]:
     return [llm.Message(role="assistant", parts=parts)]
 
 
-def usage_event(input: int | None, output: int | None, details: Any) -> dict[str, Any] | None:
+def usage_event(input: int | None, output: int | None, details: Any) -> UsageEvent | None:
     """A `usage` event from llm's counts; cached tokens found by their usual names."""
     if input is None and output is None:
         return None
-    event: dict[str, Any] = {"type": "usage", "input": input or 0, "output": output or 0}
+    event: UsageEvent = {"type": "usage", "input": input or 0, "output": output or 0}
+    key: Literal["cache_read", "cache_write"]
     for key, names in (("cache_read", CACHE_READ), ("cache_write", CACHE_WRITE)):
         found = _find(details, names)
         if found is not None:
