@@ -72,7 +72,7 @@ class RecordRound(TypedDict):
 
 class TurnRecord(TypedDict):
     """The turn record as this code writes it; its keys are record.schema.json's
-    properties (tests/test_record_types.py keeps the two in step)."""
+    properties (tests/agent/test_record_types.py keeps the two in step)."""
 
     v: int
     conversation: str
