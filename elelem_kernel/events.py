@@ -12,16 +12,78 @@ string `type`:
 | `stop`     | reason (raw provider value), truncated      |
 | `model`    | name: the model the server says answered    |
 
-Any other type is ignored by the session.
+Any other type is ignored by the session. Each row is a TypedDict below (`ProviderEvent`
+is their union, `Emit` takes one), so mypy checks what the providers emit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
-Event = dict[str, Any]
-Emit = Callable[[Event], None]
+if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
+    from typing_extensions import NotRequired
+
+
+class Saying(TypedDict):
+    """A piece of the reply, streamed as tokens arrive."""
+
+    type: Literal["saying"]
+    text: str
+
+
+class Thinking(TypedDict):
+    """Reasoning text; `metadata` is opaque provider data echoed back next round, and an
+    event carrying it closes the current thinking block."""
+
+    type: Literal["thinking"]
+    text: str
+    metadata: NotRequired[dict[str, Any]]
+
+
+class Doing(TypedDict):
+    """One complete tool call."""
+
+    type: Literal["doing"]
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    metadata: NotRequired[dict[str, Any]]
+
+
+class Usage(TypedDict, total=False):
+    """Token counts: of one round (the `usage` event) or, summed, of a turn (the record's)."""
+
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+
+
+class UsageEvent(Usage):
+    """A round's token counts; a provider may report more than once, the last report wins."""
+
+    type: Literal["usage"]
+
+
+class Stop(TypedDict):
+    """How the round ended: the provider's raw finish reason and whether it was cut off."""
+
+    type: Literal["stop"]
+    reason: str | None
+    truncated: bool
+
+
+class ServedModel(TypedDict):
+    """The model the server says answered (a local server answers to any name)."""
+
+    type: Literal["model"]
+    name: str
+
+
+#: What a provider's `fetch` emits.
+ProviderEvent = Saying | Thinking | Doing | UsageEvent | Stop | ServedModel
+Emit = Callable[[ProviderEvent], None]
 
 TRUNCATED = frozenset(
     {"length", "max_tokens", "max_output_tokens", "model_context_window_exceeded", "MAX_TOKENS"}
@@ -50,7 +112,7 @@ class Provider(Protocol):
     """
 
     def fetch(
-        self, messages: list[dict], tools: list[dict], emit: Emit
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
     ) -> Awaitable[None] | None: ...
 
 

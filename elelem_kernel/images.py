@@ -224,7 +224,7 @@ def _encode(picture: Any, kind: str) -> Image:
     return Image(mime, out.getvalue(), width, height)
 
 
-def label(entry: dict) -> str:
+def label(entry: dict[str, Any]) -> str:
     """`640×480 PNG` for an `_images` entry (a recorded or pending image)."""
     mime = str(entry.get("mime_type") or "")
     width, height = entry.get("width"), entry.get("height")
@@ -232,13 +232,13 @@ def label(entry: dict) -> str:
     return f"{size}{TYPES.get(mime, mime or 'image')}"
 
 
-def placeholder(entry: dict, turn: int | None = None) -> str:
+def placeholder(entry: dict[str, Any], turn: int | None = None) -> str:
     """`[image from turn 3: 640×480 PNG, omitted]`: an image not sent again."""
     where = f" from turn {turn}" if turn else ""
     return f"[image{where}: {label(entry)}, omitted]"
 
 
-def entry_tokens(entry: dict) -> int:
+def entry_tokens(entry: dict[str, Any]) -> int:
     """Estimated tokens of an `_images` entry (its `width` and `height` when known)."""
     width, height = entry.get("width"), entry.get("height")
     if isinstance(width, int) and isinstance(height, int):

@@ -57,8 +57,8 @@ class ClientFiles:
         answer = await self.client.read_text_file(session_id=self.session_id, path=str(target))
         return str(answer.content)
 
-    def _read(self, disk: Callable[[dict], Any]) -> Callable[[dict], Any]:
-        async def read(args: dict) -> Any:
+    def _read(self, disk: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        async def read(args: dict[str, Any]) -> Any:
             ws = Workspace(self.workspace())
             try:
                 target = ws.resolve(args["path"])
@@ -75,8 +75,8 @@ class ClientFiles:
 
         return read
 
-    def _write(self, disk: Callable[[dict], Any]) -> Callable[[dict], Any]:
-        async def write(args: dict) -> Any:
+    def _write(self, disk: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        async def write(args: dict[str, Any]) -> Any:
             ws = Workspace(self.workspace())
             try:
                 target = writable(ws, args["path"])
@@ -96,8 +96,8 @@ class ClientFiles:
 
         return write
 
-    def _edit(self, disk: Callable[[dict], Any]) -> Callable[[dict], Any]:
-        async def edit(args: dict) -> Any:
+    def _edit(self, disk: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        async def edit(args: dict[str, Any]) -> Any:
             ws = Workspace(self.workspace())
             try:
                 target = writable(ws, args["path"])
@@ -130,7 +130,7 @@ def writable(ws: Workspace, path: str) -> Path:
     return target
 
 
-def numbered(rel: str, text: str, offset: int = 1, limit: int | None = None) -> dict:
+def numbered(rel: str, text: str, offset: int = 1, limit: int | None = None) -> dict[str, Any]:
     """Lines of `text` numbered as the disk `read` numbers them, with the same bounds."""
     lines = text.splitlines()
     total = len(lines)

@@ -49,8 +49,8 @@ class ClientTerminal:
         if tool is not None:
             tool.fn = self._bash(tool.fn)
 
-    def _bash(self, disk: Callable[[dict], Any]) -> Callable[[dict], Any]:
-        async def bash(args: dict) -> Any:
+    def _bash(self, disk: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        async def bash(args: dict[str, Any]) -> Any:
             try:
                 created = await self.client.create_terminal(
                     session_id=self.session_id,
@@ -75,7 +75,7 @@ class ClientTerminal:
 
         return bash
 
-    async def _run(self, terminal: str, timeout: float) -> dict:
+    async def _run(self, terminal: str, timeout: float) -> dict[str, Any]:
         timed_out = False
         try:
             await asyncio.wait_for(self._call("wait_for_terminal_exit", terminal), timeout)
@@ -88,7 +88,7 @@ class ClientTerminal:
             raise
         shown = await self._call("terminal_output", terminal)
         status = shown.exit_status
-        result: dict = {
+        result: dict[str, Any] = {
             "exit_code": getattr(status, "exit_code", None),
             "stdout": shown.output,
             "stderr": "",

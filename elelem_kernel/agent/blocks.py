@@ -16,9 +16,107 @@ Renderers place blocks by index, so a parallel call's result lands in its own ca
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
+if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
+    from typing_extensions import NotRequired
+
+
+class BlockStart(TypedDict):
+    """A block opens at `index`: `thinking` and `text` fill with deltas; `tool_use` (id,
+    name, arguments) and `tool_result` (id, ok, content: the JSON the model sees, images?)
+    arrive whole and stop at once."""
+
+    type: Literal["block_start"]
+    index: int
+    block: Literal["thinking", "text", "tool_use", "tool_result"]
+    id: NotRequired[str | None]
+    name: NotRequired[str | None]
+    arguments: NotRequired[Any]
+    ok: NotRequired[bool]
+    content: NotRequired[str]
+    images: NotRequired[list[dict[str, Any]]]
+
+
+class BlockDelta(TypedDict):
+    """More text for the open block at `index`."""
+
+    type: Literal["block_delta"]
+    index: int
+    text: str
+
+
+class BlockStop(TypedDict):
+    """The block at `index` is complete (every block that starts also stops)."""
+
+    type: Literal["block_stop"]
+    index: int
+
+
+class Notice(TypedDict):
+    """Something the person must know, said once."""
+
+    type: Literal["notice"]
+    text: str
+
+
+class Status(TypedDict):
+    """What the turn is waiting for: `waiting` (a model call started, nothing received
+    yet: round, context) or `compacting` (turns)."""
+
+    type: Literal["status"]
+    state: Literal["waiting", "compacting"]
+    provider: str
+    model: str | None
+    round: NotRequired[int]
+    context: NotRequired[dict[str, Any]]
+    turns: NotRequired[int]
+
+
+class ToolState(TypedDict):
+    """Where the call whose tool_use block is at `index` stands."""
+
+    type: Literal["tool_state"]
+    index: int | None
+    id: str
+    state: Literal["approval", "running", "ok", "failed", "declined"]
+    preview: NotRequired[str]
+
+
+class CompactionEvent(TypedDict):
+    """The oldest turns were summarised (the record's `compaction` entry)."""
+
+    type: Literal["compaction"]
+    upto: str
+    turns: int
+    summary: str
+    before: int
+    after: int
+    failed: NotRequired[str]
+    focus: NotRequired[str]
+
+
+class TurnEnd(TypedDict):
+    """The last event of every turn."""
+
+    type: Literal["turn_end"]
+    stop: str
+    usage: dict[str, int]
+    rounds: int
+    ms: int
+    cost: float | None
+    context: NotRequired[dict[str, Any]]
+    served_model: NotRequired[str]
+    budget: NotRequired[list[dict[str, Any]]]
+    error: NotRequired[str]
+
+
+#: What a renderer is called with (`--json` prints the block events and `turn_end`).
+BlockEvent = (
+    BlockStart | BlockDelta | BlockStop | Notice | Status | ToolState | CompactionEvent | TurnEnd
+)
+#: A view: called with each `BlockEvent` (as a plain dict: the session builds some of them).
 Renderer = Callable[[dict[str, Any]], None]
 
 
@@ -41,7 +139,7 @@ class BlockLayout:
         """Index of this round's first tool_use block."""
         return self.next
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: Mapping[str, Any]) -> None:
         """Lay out one provider event (`saying`, `thinking`, `doing`); others are ignored."""
         kind = event.get("type")
         if kind == "thinking":
@@ -57,7 +155,7 @@ class BlockLayout:
             self._close()
             index = self.tool_base + len(self.calls)
             self.calls.append(str(event.get("id", "")))
-            self.out(
+            self._show(
                 {
                     "type": "block_start",
                     "index": index,
@@ -67,7 +165,7 @@ class BlockLayout:
                     "arguments": event.get("arguments", {}),
                 }
             )
-            self.out({"type": "block_stop", "index": index})
+            self._show({"type": "block_stop", "index": index})
 
     def tool_index(self, call_id: str) -> int | None:
         """Index of the tool_use block of call `call_id` in this round."""
@@ -76,7 +174,7 @@ class BlockLayout:
         return None
 
     def tool_result(
-        self, call_id: str, ok: bool, content: Any, images: list[dict] | None = None
+        self, call_id: str, ok: bool, content: Any, images: list[dict[str, Any]] | None = None
     ) -> None:
         """Lay out the result of one of this round's calls; the last one ends the round."""
         self._close()
@@ -86,7 +184,7 @@ class BlockLayout:
         index = self.tool_base + n + self.calls.index(call_id)
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False)
-        event = {
+        event: BlockStart = {
             "type": "block_start",
             "index": index,
             "block": "tool_result",
@@ -96,8 +194,8 @@ class BlockLayout:
         }
         if images:
             event["images"] = images
-        self.out(event)
-        self.out({"type": "block_stop", "index": index})
+        self._show(event)
+        self._show({"type": "block_stop", "index": index})
         self.results += 1
         if self.results == n:
             self.end_round()
@@ -115,17 +213,21 @@ class BlockLayout:
         """Stop any open block: called at every ending of a turn."""
         self._close()
 
-    def _delta(self, kind: str, text: str) -> None:
+    def _show(self, event: BlockEvent) -> None:
+        self.out(cast(dict[str, Any], event))
+
+    def _delta(self, kind: Literal["thinking", "text"], text: str) -> None:
         if self.open_kind != kind:
             self._close()
             self.open = self.next
             self.open_kind = kind
             self.next += 1
-            self.out({"type": "block_start", "index": self.open, "block": kind})
-        self.out({"type": "block_delta", "index": self.open, "text": text})
+            self._show({"type": "block_start", "index": self.open, "block": kind})
+        assert self.open is not None  # open_kind is only set with it
+        self._show({"type": "block_delta", "index": self.open, "text": text})
 
     def _close(self) -> None:
         if self.open is not None:
-            self.out({"type": "block_stop", "index": self.open})
+            self._show({"type": "block_stop", "index": self.open})
             self.open = None
             self.open_kind = None

@@ -18,10 +18,14 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from elelem_kernel.text import clip
+
+if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
+    from typing_extensions import NotRequired
 
 #: Record format version this code writes (and agent/restore.py reads).
 VERSION = 1
@@ -44,6 +48,55 @@ LEFT_OUT = (
     "it would not fit the restore limit]"
 )
 USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
+
+
+class RecordCall(TypedDict):
+    """One tool call in a round of the record (`$defs/call` in record.schema.json)."""
+
+    id: str | None
+    name: str | None  #: None only when a provider sent a call without one
+    arguments: Any  #: an object, or cut JSON text (`bounded_arguments`)
+    result: str | None  #: what the model saw, cut; None until the call has a result
+    ok: bool | None
+    ms: int
+    images: NotRequired[list[dict[str, Any]]]
+
+
+class RecordRound(TypedDict):
+    """One model call of the turn (`$defs/round`)."""
+
+    thinking: str
+    text: str
+    calls: list[RecordCall]
+
+
+class TurnRecord(TypedDict):
+    """The turn record as this code writes it; its keys are record.schema.json's
+    properties (tests/agent/test_record_types.py keeps the two in step)."""
+
+    v: int
+    conversation: str
+    turn: str
+    cell: str | None
+    provider: str
+    model: str | None
+    served_model: NotRequired[str]
+    prompt: str
+    reply: str
+    rounds: list[RecordRound]
+    usage: dict[str, int]  #: every key of `Usage`
+    stop: str | None
+    started: str
+    ms: int
+    error: NotRequired[str | None]
+    cost: NotRequired[float | None]
+    findings: NotRequired[list[dict[str, Any]]]
+    notices: NotRequired[list[str]]
+    context: NotRequired[dict[str, Any]]
+    budget: NotRequired[list[dict[str, Any]]]
+    compaction: NotRequired[dict[str, Any]]
+    undone: NotRequired[bool]
+    changes: NotRequired[list[dict[str, Any]]]
 
 
 def new_id() -> str:
@@ -126,7 +179,7 @@ def _cut_texts(value: Any, cap: int) -> None:
                 stack.append(inner)
 
 
-def add_usage(total: dict[str, int], usage: dict[str, Any]) -> dict[str, int]:
+def add_usage(total: dict[str, int], usage: Mapping[str, Any]) -> dict[str, int]:
     """Add the token counts of `usage` into `total` (in place) and return it."""
     for key in USAGE_KEYS:
         value = usage.get(key) or 0
@@ -166,7 +219,7 @@ class TurnRecorder:
         cell: str | None = None,
     ):
         self.started = time.monotonic()
-        self.record: dict[str, Any] = {
+        self.record: TurnRecord = {
             "v": VERSION,
             "conversation": conversation,
             "turn": new_id(),
@@ -184,10 +237,10 @@ class TurnRecorder:
         self._round_usage: dict[str, Any] = {}
         #: The current round's streamed pieces, joined once into the round (`+=` on a string
         #: kept in a dict copies it every time: a long reply in small deltas took minutes).
-        self._pieces: dict[str, list[str]] = {"thinking": [], "text": []}
+        self._pieces: dict[Literal["thinking", "text"], list[str]] = {"thinking": [], "text": []}
 
     @property
-    def rounds(self) -> list[dict[str, Any]]:
+    def rounds(self) -> list[RecordRound]:
         return self.record["rounds"]
 
     def start_round(self) -> None:
@@ -195,8 +248,8 @@ class TurnRecorder:
         self._join_pieces()
         self.rounds.append({"thinking": "", "text": "", "calls": []})
 
-    def event(self, event: dict[str, Any]) -> None:
-        """Record one provider event of the current round."""
+    def event(self, event: Mapping[str, Any]) -> None:
+        """Record one provider event (`events.ProviderEvent`) of the current round."""
         kind = event.get("type")
         current = self.rounds[-1]
         if kind == "saying":
@@ -256,7 +309,7 @@ class TurnRecorder:
         if error:
             self.record["error"] = error
         self.record["ms"] = int((time.monotonic() - self.started) * 1000)
-        return self.record
+        return cast(dict[str, Any], self.record)  # the session handles records as plain dicts
 
     def _join_pieces(self) -> None:
         if self.rounds:

@@ -18,6 +18,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 PROJECT_FILES = (".agents/mcp.json", ".mcp.json")
 PLUGIN_FOLDER = ".agents/plugins"
@@ -84,7 +85,7 @@ def _key(folder: Path | str) -> str:
     return str(Path(folder).expanduser().resolve())
 
 
-def trusted() -> dict[str, dict]:
+def trusted() -> dict[str, dict[str, Any]]:
     """Every trusted folder with its record (`hash`, `at`); an unreadable store trusts none."""
     try:
         data = json.loads(store_path().read_text(encoding="utf-8"))
@@ -110,7 +111,7 @@ def status(folder: Path | str, files: dict[Path, bytes | str] | None = None) -> 
     return "trusted" if entry.get("hash") == fingerprint(folder, files) else "changed"
 
 
-def _save(folders: dict[str, dict]) -> None:
+def _save(folders: dict[str, dict[str, Any]]) -> None:
     path = store_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".trusted.", suffix=".json")

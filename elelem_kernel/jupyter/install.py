@@ -12,13 +12,14 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 NAME = "elelem"
 DISPLAY_NAME = "Elelem"
 LOGOS = ("logo-32x32.png", "logo-64x64.png", "logo-svg.svg")
 
 
-def kernel_json(display_name: str = DISPLAY_NAME, python: str | None = None) -> dict:
+def kernel_json(display_name: str = DISPLAY_NAME, python: str | None = None) -> dict[str, Any]:
     """The kernelspec's kernel.json, launching `python -m elelem_kernel.jupyter`."""
     return {
         "argv": [

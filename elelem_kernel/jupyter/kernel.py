@@ -103,12 +103,12 @@ class ElelemKernel(IPythonKernel):
         code: str,
         silent: bool,
         store_history: bool = True,
-        user_expressions: dict | None = None,
+        user_expressions: dict[str, Any] | None = None,
         allow_stdin: bool = False,
         *,
-        cell_meta: dict | None = None,
+        cell_meta: dict[str, Any] | None = None,
         cell_id: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         if not silent and store_history:
             kind, code = route(code)
             if kind == "prompt" and cell_id is None and allow_stdin:
@@ -132,7 +132,7 @@ class ElelemKernel(IPythonKernel):
             return super().do_complete(code, cursor_pos)
         return _completions([], cursor_pos, cursor_pos)
 
-    def do_is_complete(self, code: str) -> dict:  # type: ignore[override]
+    def do_is_complete(self, code: str) -> dict[str, Any]:  # type: ignore[override]
         """Whether a console should run `code` at Enter, by IPython's rules.
 
         `%%py` and other `%%` cells, like IPython's cell magics, end with an empty line;
@@ -154,7 +154,7 @@ class ElelemKernel(IPythonKernel):
             return {"status": "complete"}
         return {"status": "complete" if not lines[-1].strip() else "incomplete", "indent": ""}
 
-    def _complete_command(self, code: str, cursor_pos: int) -> dict:
+    def _complete_command(self, code: str, cursor_pos: int) -> dict[str, Any]:
         from elelem_kernel.jupyter.front import (
             front_for,  # lazy: the agent loads only when a prompt needs it
         )
@@ -177,7 +177,7 @@ def _enter_working_dir() -> None:
         os.chdir(folder)
 
 
-def _completions(matches: list[str], start: int, end: int) -> dict:
+def _completions(matches: list[str], start: int, end: int) -> dict[str, Any]:
     return {
         "status": "ok",
         "matches": matches,

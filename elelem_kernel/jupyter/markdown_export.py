@@ -56,7 +56,7 @@ class ElelemMarkdownExporter(MarkdownExporter):
     export_from_notebook = "Markdown (Elelem)"
 
     @default("extra_loaders")
-    def _extra_loaders_default(self) -> list:
+    def _extra_loaders_default(self) -> list[Any]:
         return [DictLoader({NAME: TEMPLATE})]
 
     @property

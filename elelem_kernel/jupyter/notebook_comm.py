@@ -65,8 +65,8 @@ class NotebookLink:
         self._lock = threading.Lock()
         self._hello = threading.Event()
         self._closed = False
-        self._acks: dict[int, concurrent.futures.Future] = {}
-        self._answers: dict[int, concurrent.futures.Future] = {}
+        self._acks: dict[int, concurrent.futures.Future[Any]] = {}
+        self._answers: dict[int, concurrent.futures.Future[Any]] = {}
         try:
             self.wait = float(os.environ.get("ELELEM_NOTEBOOK_WAIT", ACK_TIMEOUT))
         except ValueError:
@@ -100,8 +100,8 @@ class NotebookLink:
         if self._comm is None or self._closed:
             raise FrontendGone(NOT_REACHABLE)
         number = next(self._ids)
-        ack: concurrent.futures.Future = concurrent.futures.Future()
-        answer: concurrent.futures.Future = concurrent.futures.Future()
+        ack: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
         with self._lock:
             self._acks[number] = ack
             self._answers[number] = answer
@@ -132,7 +132,7 @@ class NotebookLink:
 
     # -- from the frontend (a subshell thread) -----------------------------------------
 
-    def _received(self, msg: dict) -> None:
+    def _received(self, msg: dict[str, Any]) -> None:
         data = (msg.get("content") or {}).get("data")
         if not isinstance(data, dict):
             return

@@ -77,14 +77,14 @@ def _walk(notebook: Any) -> tuple[list[NotebookCell], str | None]:
     ], None
 
 
-def _raw_cells(notebook: dict) -> Any:
+def _raw_cells(notebook: dict[str, Any]) -> Any:
     if "cells" in notebook or not isinstance(notebook.get("worksheets"), list):
         return notebook.get("cells")
     sheets = [s for s in notebook["worksheets"] if isinstance(s, dict)]  # nbformat 3
     return [c for s in sheets if isinstance(s.get("cells"), list) for c in s["cells"]]
 
 
-def _cell(raw: dict) -> NotebookCell:
+def _cell(raw: dict[str, Any]) -> NotebookCell:
     cell_id = raw.get("id") if isinstance(raw.get("id"), str) else None
     source = raw.get("source") if raw.get("source") is not None else raw.get("input")
     if isinstance(source, list):
@@ -98,7 +98,7 @@ def _cell(raw: dict) -> NotebookCell:
     return NotebookCell(cell_id, source if isinstance(source, str) else None, records)
 
 
-def _nbformat_problem(notebook: dict) -> str | None:
+def _nbformat_problem(notebook: dict[str, Any]) -> str | None:
     import nbformat
 
     try:

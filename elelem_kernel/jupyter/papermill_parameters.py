@@ -53,11 +53,11 @@ def register() -> None:
         """Python assignments under a `%%py` line."""
 
         @classmethod
-        def codify(cls, parameters: dict, comment: str = "Parameters") -> str:
+        def codify(cls, parameters: dict[str, Any], comment: str = "Parameters") -> str:
             return f"{MAGIC}\n{super().codify(parameters, comment)}"
 
         @classmethod
-        def inspect(cls, parameters_cell: Any) -> list:
+        def inspect(cls, parameters_cell: Any) -> list[Any]:
             """The parameters of a `%%py` cell tagged "parameters" (`papermill --help-notebook`)."""
             first, _, rest = parameters_cell["source"].lstrip().partition("\n")
             source = rest if first.strip() == MAGIC else parameters_cell["source"]

@@ -31,7 +31,7 @@ def register(ip: Any) -> None:
         manager.register_target(TARGET, lambda comm, msg: _opened(ip, comm, msg))
 
 
-def receive(user_ns: dict, data: Any) -> int:
+def receive(user_ns: dict[str, Any], data: Any) -> int:
     """Keep what the frontend sent for the next restore; the number of cells it holds."""
     # lazy: these load the agent; registering the comm must not
     from elelem_kernel.jupyter import notebook_file, restore
@@ -64,7 +64,7 @@ def notebook_path(relative: str, root: Any) -> str | None:
     return str(path)
 
 
-def _opened(ip: Any, comm: Any, msg: dict) -> None:
+def _opened(ip: Any, comm: Any, msg: dict[str, Any]) -> None:
     try:
         data = (msg.get("content") or {}).get("data")
         count = receive(ip.user_ns, data)

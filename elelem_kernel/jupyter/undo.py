@@ -78,7 +78,9 @@ async def undo(session: Any, link: Any) -> str:
     return "\n\n".join(lines)
 
 
-def _file(ws: Workspace, change: dict, what: str, reverted: list, left: list) -> None:
+def _file(
+    ws: Workspace, change: dict[str, Any], what: str, reverted: list[str], left: list[str]
+) -> None:
     try:
         target = ws.resolve(str(change.get("path")))
     except ToolError as e:
@@ -94,7 +96,7 @@ def _file(ws: Workspace, change: dict, what: str, reverted: list, left: list) ->
     reverted.append(what)
 
 
-def _name(change: dict) -> str:
+def _name(change: dict[str, Any]) -> str:
     if change.get("kind") == "file":
         return f"`{change.get('path')}`"
     return f"cell {change.get('cell')} ({change.get('action')})"

@@ -210,7 +210,7 @@ def parse(
     )
 
 
-def _text(entry: dict, key: str, required: bool = False) -> str:
+def _text(entry: dict[str, Any], key: str, required: bool = False) -> str:
     value = entry.get(key)
     if value is None and not required:
         return ""
@@ -219,7 +219,7 @@ def _text(entry: dict, key: str, required: bool = False) -> str:
     return value
 
 
-def _pairs(entry: dict, key: str) -> tuple[tuple[str, str], ...]:
+def _pairs(entry: dict[str, Any], key: str) -> tuple[tuple[str, str], ...]:
     value = entry.get(key, {})
     if not isinstance(value, dict) or not all(
         isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in value.items()

@@ -35,10 +35,10 @@ class McpTool(Tool):
 
     server: str = ""
     remote: str = ""  #: the tool's name on its server
-    input_schema: dict = field(default_factory=dict)
+    input_schema: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def schema(self) -> dict:
+    def schema(self) -> dict[str, Any]:
         schema = {k: v for k, v in self.input_schema.items() if k != "$schema"}
         schema.setdefault("type", "object")
         schema.setdefault("properties", {})
@@ -61,7 +61,7 @@ def kind_of(annotations: Any) -> str:
     return "execute"
 
 
-def preview(server: str, remote: str, arguments: dict) -> str:
+def preview(server: str, remote: str, arguments: dict[str, Any]) -> str:
     """What the approval shows: the server, the tool and the arguments."""
     args = json.dumps(arguments, ensure_ascii=False, indent=2)
     return f"MCP server {server}, tool {remote}\narguments: {args}"
@@ -76,7 +76,7 @@ def make_tool(config: ServerConfig, remote: Any, call: Any) -> McpTool:
     schema = remote.input_schema if isinstance(remote.input_schema, dict) else {}
     server, tool = config.name, remote.name
 
-    async def run(arguments: dict) -> dict:
+    async def run(arguments: dict[str, Any]) -> dict[str, Any]:
         return await call(config, tool, arguments)
 
     kind = kind_of(remote.annotations)
@@ -95,11 +95,11 @@ def make_tool(config: ServerConfig, remote: Any, call: Any) -> McpTool:
     )
 
 
-def convert(result: Any, secrets: list[str] | None = None) -> dict:
+def convert(result: Any, secrets: list[str] | None = None) -> dict[str, Any]:
     """A CallToolResult as a tool result dict (see the module doc)."""
     texts: list[str] = []
-    media: list[dict] = []
-    images: list[dict] = []
+    media: list[dict[str, Any]] = []
+    images: list[dict[str, Any]] = []
     for item in result.content or []:
         kind = getattr(item, "type", "")
         if kind == "text":

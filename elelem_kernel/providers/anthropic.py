@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Usage
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 
@@ -67,7 +67,7 @@ class AnthropicProvider(HTTPProvider):
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)
 
-    def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body, with cache breakpoints on system, tools and the last message."""
         system, wire = to_wire(messages)
         max_tokens = int(self.options["max_tokens"])
@@ -95,12 +95,12 @@ class AnthropicProvider(HTTPProvider):
         return body
 
 
-def to_wire(messages: list[dict]) -> tuple[list[dict], list[dict]]:
+def to_wire(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Neutral messages → (system blocks, Anthropic messages), same roles merged."""
-    system: list[dict] = []
-    wire: list[dict] = []
+    system: list[dict[str, Any]] = []
+    wire: list[dict[str, Any]] = []
 
-    def add(role: str, blocks: list[dict]) -> None:
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
         if not blocks:
             return
         if wire and wire[-1]["role"] == role:
@@ -124,13 +124,13 @@ def to_wire(messages: list[dict]) -> tuple[list[dict], list[dict]]:
     return system, wire
 
 
-def _text_blocks(content: Any) -> list[dict]:
+def _text_blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, list):
         return [dict(b) for b in content]
     return [{"type": "text", "text": content}] if content else []
 
 
-def _tool_result(m: dict) -> dict:
+def _tool_result(m: dict[str, Any]) -> dict[str, Any]:
     content = m.get("content") or ""
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.get("tool_call_id", "")}
     block["content"] = content
@@ -156,8 +156,8 @@ def _failed(content: Any) -> bool:
         return False
 
 
-def _assistant_blocks(m: dict) -> list[dict]:
-    blocks: list[dict] = []
+def _assistant_blocks(m: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
     for entry in m.get("thinking") or []:
         meta = (entry.get("metadata") or {}).get("anthropic") or {}
         if "redacted" in meta:
@@ -175,7 +175,7 @@ def _assistant_blocks(m: dict) -> list[dict]:
     return blocks
 
 
-def _mark_turn_start(wire: list[dict]) -> None:
+def _mark_turn_start(wire: list[dict[str, Any]]) -> None:
     """Cache breakpoint on the turn's prompt, the last text the person wrote.
 
     Every request of the turn and of the later turns (until a compaction) repeats what
@@ -191,7 +191,7 @@ def _mark_turn_start(wire: list[dict]) -> None:
             return
 
 
-def _mark_last(wire: list[dict]) -> None:
+def _mark_last(wire: list[dict[str, Any]]) -> None:
     """Cache breakpoint on the last block that may carry one (not thinking blocks)."""
     if not wire:
         return
@@ -201,7 +201,7 @@ def _mark_last(wire: list[dict]) -> None:
             return
 
 
-def _tool(tool: dict) -> dict:
+def _tool(tool: dict[str, Any]) -> dict[str, Any]:
     fn = tool.get("function", tool)
     return {
         "name": fn["name"],
@@ -210,7 +210,7 @@ def _tool(tool: dict) -> dict:
     }
 
 
-def _thinking(value: Any) -> dict | None:
+def _thinking(value: Any) -> dict[str, Any] | None:
     """The `thinking` request field for the option: off, on, a budget, a level, adaptive."""
     on = switch(value)
     if not on:
@@ -272,11 +272,11 @@ class _Stream(StreamParser):
                 retryable=etype in RETRYABLE_ERRORS,
             )
 
-    def _usage(self, u: dict) -> None:
+    def _usage(self, u: dict[str, Any]) -> None:
         """Keep the latest value of each count; message_delta's are cumulative."""
         self.counts.update({k: v for k, v in u.items() if isinstance(v, int)})
 
-    def totals(self) -> dict[str, int]:
+    def totals(self) -> Usage:
         read = self.counts.get("cache_read_input_tokens", 0)
         write = self.counts.get("cache_creation_input_tokens", 0)
         return {
@@ -286,13 +286,13 @@ class _Stream(StreamParser):
             "cache_write": write,
         }
 
-    def _start(self, index: int, block: dict) -> None:
+    def _start(self, index: int, block: dict[str, Any]) -> None:
         # Deltas are kept as lists of pieces and joined once when the block stops.
         self.blocks[index] = {**block, "text": [], "json": [], "signature": []}
         if block.get("type") == "text" and block.get("text"):
             self.emit({"type": "saying", "text": block["text"]})
 
-    def _delta(self, block: dict | None, delta: dict) -> None:
+    def _delta(self, block: dict[str, Any] | None, delta: dict[str, Any]) -> None:
         if block is None:
             return
         kind = delta.get("type")
@@ -306,7 +306,7 @@ class _Stream(StreamParser):
         elif kind == "input_json_delta":
             block["json"].append(delta.get("partial_json", ""))
 
-    def _stop(self, block: dict | None) -> None:
+    def _stop(self, block: dict[str, Any] | None) -> None:
         if block is None:
             return
         for key in ("text", "json", "signature"):

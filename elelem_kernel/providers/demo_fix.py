@@ -15,10 +15,10 @@ import difflib
 import re
 from typing import Any
 
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Stop
 
-STOP = {"type": "stop", "reason": "tool_use", "truncated": False}
-END = {"type": "stop", "reason": "end_turn", "truncated": False}
+STOP: Stop = {"type": "stop", "reason": "tool_use", "truncated": False}
+END: Stop = {"type": "stop", "reason": "end_turn", "truncated": False}
 
 
 def wanted(prompt: str, offered: set[str]) -> bool:
@@ -27,7 +27,9 @@ def wanted(prompt: str, offered: set[str]) -> bool:
     return "notebook_read" in offered and "cell" in low and bool(re.search(r"\b(fix|run)\b", low))
 
 
-def fetch(prompt: str, calls: list[dict], results: dict, offered: set[str], emit: Emit) -> None:
+def fetch(
+    prompt: str, calls: list[dict[str, Any]], results: dict[Any, Any], offered: set[str], emit: Emit
+) -> None:
     """One round: read, then edit or run, then answer."""
     last = calls[-1] if calls else None
     if last is None:
@@ -60,7 +62,7 @@ def fetch(prompt: str, calls: list[dict], results: dict, offered: set[str], emit
     emit(END)
 
 
-def _after_read(prompt: str, result: dict, offered: set[str], emit: Emit) -> None:
+def _after_read(prompt: str, result: dict[str, Any], offered: set[str], emit: Emit) -> None:
     found = result.get("cells")
     cells: list[Any] = found if isinstance(found, list) else []
     failed = next((c for c in cells if _error(c)), None)
@@ -95,7 +97,7 @@ def _after_read(prompt: str, result: dict, offered: set[str], emit: Emit) -> Non
     emit(STOP)
 
 
-def _error(cell: dict) -> str | None:
+def _error(cell: dict[str, Any]) -> str | None:
     for output in cell.get("outputs") or []:
         if isinstance(output, str) and re.match(r"^\w+(Error|Exception)\b", output):
             return output

@@ -128,14 +128,14 @@ def scan(diff: str) -> list[Spot]:
     return spots[:MAX_FINDINGS]
 
 
-def _this_turn(messages: list[dict]) -> list[dict]:
+def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
             return messages[i:]
     return []
 
 
-def _result(message: dict) -> dict:
+def _result(message: dict[str, Any]) -> dict[str, Any]:
     try:
         value = json.loads(message.get("content") or "")
     except (TypeError, ValueError):
@@ -149,7 +149,7 @@ async def _say(emit: Emit, text: str) -> None:
         await asyncio.sleep(0)
 
 
-async def fetch(messages: list[dict], tools: list[dict], emit: Emit) -> None:
+async def fetch(messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit) -> None:
     """One round of the scripted review (see the module docstring)."""
     turn = _this_turn(messages)
     prompt = str(turn[0].get("content", "")) if turn else ""
@@ -209,7 +209,7 @@ async def fetch(messages: list[dict], tools: list[dict], emit: Emit) -> None:
     )
 
 
-def _summary(reported: list[tuple[dict, dict]]) -> str:
+def _summary(reported: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     lines = [
         f"Demo review (scripted heuristics, not a real model): I read the diff through the `git` "
         f"tool and reported {len(reported)} finding{'s' if len(reported) != 1 else ''}:",

@@ -16,8 +16,10 @@ class EchoProvider:
         unknown(self.name, options, self.known_options)
         self.model = model
 
-    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
-        last: dict = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+    async def fetch(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
+    ) -> None:
+        last: dict[str, Any] = next((m for m in reversed(messages) if m.get("role") == "user"), {})
         text = str(last.get("content", ""))
         if self.model:
             text = f"{self.model}: {text}"

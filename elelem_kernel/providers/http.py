@@ -32,7 +32,7 @@ from elelem_kernel.errors import (
     TooLarge,
     Undecodable,
 )
-from elelem_kernel.events import TRUNCATED, Emit, Event
+from elelem_kernel.events import TRUNCATED, Emit, ProviderEvent, Usage
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window, stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
@@ -169,7 +169,7 @@ class HTTPProvider:
         """Request headers carrying the key: a bearer token unless a provider says otherwise."""
         return {"authorization": f"Bearer {key}"} if key else {}
 
-    def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body for one round; override per provider."""
         raise NotImplementedError
 
@@ -177,7 +177,9 @@ class HTTPProvider:
         """A new wire parser with `feed(name, data)` and `finish()`; override per provider."""
         raise NotImplementedError
 
-    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
+    async def fetch(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
+    ) -> None:
         """One round trip: stream the reply of `messages` as provider events."""
         key = self.api_key()
         body = self.body(messages, tools)
@@ -265,7 +267,7 @@ class HTTPProvider:
         self.waits = []
         emitted = False
 
-        def guarded(event: Event) -> None:
+        def guarded(event: ProviderEvent) -> None:
             nonlocal emitted
             emitted = True
             emit(event)
@@ -486,19 +488,19 @@ class StreamParser:
     def __init__(self, provider: HTTPProvider, emit: Emit):
         self.provider = provider
         self.emit = emit
-        self.usage: dict[str, int] | None = None
+        self.usage: Usage | None = None
         self.stop: str | None = None
         self.done = False
         #: The model the server says answered (a local server names its own).
         self.served: str | None = None
         #: Calls emitted at `finish()`: (id, name, arguments or None when they did not
         #: parse, the raw arguments as they arrived).
-        self.buffered: list[tuple[str, str, dict | None, str]] = []
+        self.buffered: list[tuple[str, str, dict[str, Any] | None, str]] = []
 
     def feed(self, name: str, data: Any) -> None:
         raise NotImplementedError
 
-    def call(self, call_id: str, name: str, raw: str | dict | None) -> None:
+    def call(self, call_id: str, name: str, raw: str | dict[str, Any] | None) -> None:
         """A complete tool call: emitted now, or buffered when its arguments did not parse."""
         arguments = parse_arguments(raw)
         if arguments is None:
@@ -506,7 +508,7 @@ class StreamParser:
         else:
             self.doing(call_id, name, arguments)
 
-    def doing(self, call_id: str, name: str, arguments: dict) -> None:
+    def doing(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
         self.emit(
             {"type": "doing", "id": call_id or made_up_id(), "name": name, "arguments": arguments}
         )
@@ -518,7 +520,7 @@ class StreamParser:
     def flush(self) -> None:
         """Hook: what a provider still holds when the stream ended well (before the calls)."""
 
-    def totals(self) -> dict[str, int] | None:
+    def totals(self) -> Usage | None:
         """The round's token counts, or None when the server sent none."""
         return self.usage
 
@@ -593,7 +595,7 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def parse_arguments(raw: str | dict | None) -> dict | None:
+def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any] | None:
     """Tool-call arguments as a dict: empty or missing → `{}`; None when not a JSON object."""
     if isinstance(raw, dict):
         return raw

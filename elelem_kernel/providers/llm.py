@@ -26,10 +26,10 @@ import os
 import secrets
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from elelem_kernel.errors import ConfigError, ElelemError, ProviderError
-from elelem_kernel.events import TRUNCATED, Emit
+from elelem_kernel.events import TRUNCATED, Emit, UsageEvent
 from elelem_kernel.options import unknown
 
 INSTALL = "pip install 'elelem-kernel[llm]'"
@@ -147,7 +147,9 @@ class LLMProvider:
     async def aclose(self) -> None:
         """Nothing to close: llm's plugins own their clients."""
 
-    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
+    async def fetch(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
+    ) -> None:
         """One round: stream the reply of `messages` as provider events."""
         llm = load()
         try:
@@ -260,7 +262,11 @@ def _stream(event: Any, emit: Emit) -> None:
 
 
 def request(
-    llm: Any, model: Any, messages: list[dict], tools: list[dict], options: dict[str, Any]
+    llm: Any,
+    model: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    options: dict[str, Any],
 ) -> dict[str, Any]:
     """The keyword arguments of `model.prompt` for one round."""
     chain = to_llm(llm, messages, frozenset(getattr(model, "attachment_types", ()) or ()))
@@ -296,7 +302,9 @@ def request(
     return kwargs
 
 
-def to_llm(llm: Any, messages: list[dict], accepts: frozenset[str] = frozenset()) -> list[Any]:
+def to_llm(
+    llm: Any, messages: list[dict[str, Any]], accepts: frozenset[str] = frozenset()
+) -> list[Any]:
     """The session's messages as llm `Message`s; consecutive tool results share one.
 
     A tool message's images become attachments of its result when their type is among
@@ -360,11 +368,12 @@ def _assistant(llm: Any, m: Mapping[str, Any]) -> list[Any]:
     return [llm.Message(role="assistant", parts=parts)]
 
 
-def usage_event(input: int | None, output: int | None, details: Any) -> dict[str, Any] | None:
+def usage_event(input: int | None, output: int | None, details: Any) -> UsageEvent | None:
     """A `usage` event from llm's counts; cached tokens found by their usual names."""
     if input is None and output is None:
         return None
-    event: dict[str, Any] = {"type": "usage", "input": input or 0, "output": output or 0}
+    event: UsageEvent = {"type": "usage", "input": input or 0, "output": output or 0}
+    key: Literal["cache_read", "cache_write"]
     for key, names in (("cache_read", CACHE_READ), ("cache_write", CACHE_WRITE)):
         found = _find(details, names)
         if found is not None:

@@ -80,7 +80,7 @@ class OllamaProvider(HTTPProvider):
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)
 
-    def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body."""
         body: dict[str, Any] = {"model": self.model, "messages": to_wire(messages)}
         if tools:
@@ -134,9 +134,9 @@ class OllamaProvider(HTTPProvider):
 SHOW_LIMIT = 2_000_000
 
 
-def to_wire(messages: list[dict]) -> list[dict]:
+def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Neutral messages → Ollama messages."""
-    wire: list[dict] = []
+    wire: list[dict[str, Any]] = []
     names: dict[str, str] = {}
     for m in messages:
         role = m.get("role")

@@ -84,7 +84,7 @@ class OpenAIProvider(HTTPProvider):
         except (TypeError, ValueError):
             raise ConfigError(f"option max_tokens must be a number or off, not {value!r}") from None
 
-    def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body."""
         body: dict[str, Any] = {"model": self.model, "messages": to_wire(messages)}
         if tools:
@@ -113,15 +113,15 @@ def reasoning_effort(value: Any) -> str | None:
     return "medium" if on is True else str(on)
 
 
-def to_wire(messages: list[dict]) -> list[dict]:
+def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Neutral messages → Chat Completions messages.
 
     Tool messages cannot carry images: the images of a round's tool results follow its
     tool messages as one user message of `image_url` parts, each after a text part naming
     the call it came from.
     """
-    wire: list[dict] = []
-    pictures: list[dict] = []
+    wire: list[dict[str, Any]] = []
+    pictures: list[dict[str, Any]] = []
     for m in messages:
         role = m.get("role")
         if role != "tool" and pictures:
@@ -145,10 +145,10 @@ def to_wire(messages: list[dict]) -> list[dict]:
     return wire
 
 
-def image_parts(m: dict) -> list[dict]:
+def image_parts(m: dict[str, Any]) -> list[dict[str, Any]]:
     """A tool message's images as Chat Completions content parts, each labelled."""
     images = [i for i in m.get("images") or [] if isinstance(i, dict)]
-    parts: list[dict] = []
+    parts: list[dict[str, Any]] = []
     for n, image in enumerate(images, 1):
         which = f" {n} of {len(images)}" if len(images) > 1 else ""
         call = m.get("tool_call_id", "")
@@ -157,12 +157,12 @@ def image_parts(m: dict) -> list[dict]:
     return parts
 
 
-def data_url(image: dict) -> str:
+def data_url(image: dict[str, Any]) -> str:
     """`data:image/png;base64,...` for an image entry."""
     return f"data:{image['mime_type']};base64,{image['data']}"
 
 
-def _assistant(m: dict) -> dict:
+def _assistant(m: dict[str, Any]) -> dict[str, Any]:
     calls = m.get("tool_calls") or []
     message: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
     if not calls:
@@ -230,7 +230,7 @@ class _Stream(StreamParser):
             retryable=kind in RETRYABLE_ERRORS,
         )
 
-    def _usage(self, u: dict) -> None:
+    def _usage(self, u: dict[str, Any]) -> None:
         self.usage = {
             "input": u.get("prompt_tokens") or 0,
             "output": u.get("completion_tokens") or 0,
@@ -239,7 +239,7 @@ class _Stream(StreamParser):
         if "cached_tokens" in details:
             self.usage["cache_read"] = details["cached_tokens"] or 0
 
-    def _choice(self, choice: dict) -> None:
+    def _choice(self, choice: dict[str, Any]) -> None:
         delta = choice.get("delta") or {}
         for field in REASONING_FIELDS:  # some servers send both with the same text
             text = delta.get(field)
@@ -264,7 +264,7 @@ class _Stream(StreamParser):
             self.emit({"type": "thinking", "text": "", "metadata": meta})
             self.reasoning_content = []
 
-    def _fragment(self, fragment: dict) -> None:
+    def _fragment(self, fragment: dict[str, Any]) -> None:
         index = fragment.get("index", len(self.by_index))
         call_id = fragment.get("id") or ""
         fn = fragment.get("function") or {}

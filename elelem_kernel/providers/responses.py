@@ -55,7 +55,7 @@ class ResponsesProvider(OpenAIProvider):
     def parser(self, emit: Emit) -> _Stream:  # type: ignore[override]
         return _Stream(self, emit)
 
-    def body(self, messages: list[dict], tools: list[dict]) -> dict[str, Any]:
+    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body: instructions from the system messages, the rest as items."""
         instructions, items = to_wire(messages)
         body: dict[str, Any] = {"model": self.model}
@@ -83,10 +83,10 @@ class ResponsesProvider(OpenAIProvider):
         return body
 
 
-def to_wire(messages: list[dict]) -> tuple[str, list[dict]]:
+def to_wire(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     """Neutral messages → (instructions, input items)."""
     instructions: list[str] = []
-    items: list[dict] = []
+    items: list[dict[str, Any]] = []
     for m in messages:
         role = m.get("role")
         if role == "system":
@@ -126,7 +126,7 @@ def to_wire(messages: list[dict]) -> tuple[str, list[dict]]:
     return "\n\n".join(i for i in instructions if i), items
 
 
-def _tool(tool: dict) -> dict:
+def _tool(tool: dict[str, Any]) -> dict[str, Any]:
     fn = tool.get("function", tool)
     return {
         "type": "function",
@@ -179,12 +179,12 @@ class _Stream(StreamParser):
             retryable=code in RETRYABLE_ERRORS,
         )
 
-    def _say(self, data: dict) -> None:
+    def _say(self, data: dict[str, Any]) -> None:
         self.streamed.add(data.get("item_id", ""))
         if data.get("delta"):
             self.emit({"type": "saying", "text": data["delta"]})
 
-    def _think(self, data: dict) -> None:
+    def _think(self, data: dict[str, Any]) -> None:
         item_id = data.get("item_id", "")
         part = (item_id, data.get("summary_index", 0))
         if self.summary and self.summary != part and self.summary[0] == item_id:
@@ -194,7 +194,7 @@ class _Stream(StreamParser):
         if data.get("delta"):
             self.emit({"type": "thinking", "text": data["delta"]})
 
-    def _item(self, item: dict) -> None:
+    def _item(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
         streamed = item.get("id", "") in self.streamed
         if kind == "reasoning":
@@ -211,7 +211,7 @@ class _Stream(StreamParser):
         elif kind == "function_call":
             self.call(item.get("call_id") or "", item.get("name", ""), item.get("arguments"))
 
-    def _usage(self, u: dict) -> None:
+    def _usage(self, u: dict[str, Any]) -> None:
         if not u:
             return
         self.usage = {"input": u.get("input_tokens") or 0, "output": u.get("output_tokens") or 0}

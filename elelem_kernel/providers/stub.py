@@ -20,7 +20,9 @@ class StubProvider:
         unknown(self.name, options, self.known_options)
         self.model = model or "stub"
 
-    async def fetch(self, messages: list[dict], tools: list[dict], emit: Emit) -> None:
+    async def fetch(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
+    ) -> None:
         if messages and messages[-1].get("role") == "tool" or not tools:
             emit({"type": "saying", "text": "done."})
             emit({"type": "usage", "input": 10, "output": 1})

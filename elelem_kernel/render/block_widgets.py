@@ -111,7 +111,9 @@ class ToolCard:
                 for part in descendants(widget):
                     part.close()
 
-    def set_result(self, ok: bool, content: Any, images: list[dict] | None = None) -> None:
+    def set_result(
+        self, ok: bool, content: Any, images: list[dict[str, Any]] | None = None
+    ) -> None:
         self.has_result = True
         if self.state not in ("ok", "failed", "declined", "not run", "over budget"):
             self.set_state("ok" if ok else "failed")
