@@ -115,6 +115,7 @@ LAYERS: list[tuple[str, ...]] = [
         "events",
         "findings",
         "images",
+        "names",
         "options",
         "redaction",
         "text",

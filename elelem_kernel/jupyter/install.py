@@ -14,8 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-NAME = "elelem"
-DISPLAY_NAME = "Elelem"
+from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
+
 LOGOS = ("logo-32x32.png", "logo-64x64.png", "logo-svg.svg")
 
 DESCRIPTION = f"""\
@@ -32,7 +32,7 @@ The kernel runs with the interpreter running this command:
 """
 
 
-def kernel_json(display_name: str = DISPLAY_NAME, python: str | None = None) -> dict:
+def kernel_json(display_name: str = KERNEL_DISPLAY_NAME, python: str | None = None) -> dict:
     """The kernelspec's kernel.json, launching `python -m elelem_kernel.jupyter`."""
     return {
         "argv": [
@@ -43,7 +43,7 @@ def kernel_json(display_name: str = DISPLAY_NAME, python: str | None = None) -> 
             "{connection_file}",
         ],
         "display_name": display_name,
-        "language": "elelem",
+        "language": KERNEL_NAME,
         "interrupt_mode": "signal",
         "metadata": {"debugger": False},
     }
@@ -52,8 +52,8 @@ def kernel_json(display_name: str = DISPLAY_NAME, python: str | None = None) -> 
 def logo_folder() -> Path | None:
     """Where the logos are: the source tree's kernelspec, or the one the wheel installed."""
     candidates = [
-        Path(__file__).resolve().parents[2] / "kernelspec" / NAME,
-        Path(sys.prefix) / "share" / "jupyter" / "kernels" / NAME,
+        Path(__file__).resolve().parents[2] / "kernelspec" / KERNEL_NAME,
+        Path(sys.prefix) / "share" / "jupyter" / "kernels" / KERNEL_NAME,
     ]
     for folder in candidates:
         if (folder / LOGOS[0]).is_file():
@@ -65,8 +65,8 @@ def install(
     *,
     user: bool = False,
     prefix: str | None = None,
-    name: str = NAME,
-    display_name: str = DISPLAY_NAME,
+    name: str = KERNEL_NAME,
+    display_name: str = KERNEL_DISPLAY_NAME,
 ) -> str:
     """Install the kernelspec; the folder it went to."""
     from jupyter_client.kernelspec import KernelSpecManager
@@ -94,9 +94,11 @@ def parser() -> argparse.ArgumentParser:
         "--sys-prefix", action="store_true", help="install into sys.prefix (this environment)"
     )
     where.add_argument("--prefix", metavar="P", help="install into P/share/jupyter/kernels")
-    p.add_argument("--name", default=NAME, help=f"kernelspec name (default: {NAME})")
+    p.add_argument("--name", default=KERNEL_NAME, help=f"kernelspec name (default: {KERNEL_NAME})")
     p.add_argument(
-        "--display-name", default=None, help=f"name shown in the launcher (default: {DISPLAY_NAME})"
+        "--display-name",
+        default=None,
+        help=f"name shown in the launcher (default: {KERNEL_DISPLAY_NAME})",
     )
     return p
 
@@ -106,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     prefix = sys.prefix if args.sys_prefix else args.prefix
     display_name = args.display_name or (
-        DISPLAY_NAME if args.name == NAME else f"{DISPLAY_NAME} ({args.name})"
+        KERNEL_DISPLAY_NAME if args.name == KERNEL_NAME else f"{KERNEL_DISPLAY_NAME} ({args.name})"
     )
     try:
         path = install(

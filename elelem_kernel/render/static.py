@@ -13,6 +13,7 @@ from typing import Any
 
 from elelem_kernel.agent.compaction import note
 from elelem_kernel.agent.media import without_data
+from elelem_kernel.names import RECORD_KEY
 from elelem_kernel.render import cards
 from elelem_kernel.render.findings import findings_html, findings_markdown, location
 from elelem_kernel.render.footer import footer_line
@@ -35,7 +36,7 @@ def bundle(record: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
         "text/markdown": markdown(record),
         "text/plain": plain(record),
     }
-    return data, {"elelem": stored(record)}
+    return data, {RECORD_KEY: stored(record)}
 
 
 def stored(record: dict[str, Any]) -> dict[str, Any]:
