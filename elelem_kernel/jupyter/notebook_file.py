@@ -1,7 +1,7 @@
 """Reading a notebook file for its turn records: forgiving, never raising, never running.
 
-Each turn's frozen output carries its record in `metadata["elelem"]` (DESIGN.md,
-"Conversation record"). A damaged file still gives what can be read (a file that is not
+Each turn's frozen output carries its record in `metadata["elelem"]` (docs/design.md,
+"The record"). A damaged file still gives what can be read (a file that is not
 JSON is salvaged record by record), with one warning saying what happened.
 """
 
