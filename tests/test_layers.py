@@ -1,4 +1,4 @@
-"""The layering rule of DESIGN.md (read from every module's imports with `ast`), and the package face."""
+"""The layering rule of docs/design.md (read from every module's imports with `ast`), and the package face."""
 
 from __future__ import annotations
 
@@ -99,10 +99,11 @@ def test_imports_point_down_the_layers():
     assert problems == []
 
 
-#: The layers of the package, top first (DESIGN.md "Layers", README "Development"). A module
-#: may import its own layer and the layers below it, never one above; packages of one layer
-#: may use each other, but no import cycle may form anywhere. A new package or top-level
-#: module must be declared here before it can be imported by anything.
+#: The layers of the package, top first, as the module map in docs/internals.md draws them
+#: (tests/test_docs_map.py holds the map to these). A module may import its own layer and the
+#: layers below it, never one above; packages of one layer may use each other, but no import
+#: cycle may form anywhere. A new package or top-level module must be declared here (and in
+#: the map) before it can be imported by anything.
 LAYERS: list[tuple[str, ...]] = [
     ("__init__", "acp", "cli"),  # the package face, the terminal front (cli/), the ACP agent
     ("jupyter",),  # magic, kernel, restore, notebook files, approvals, kernelspec install
@@ -117,6 +118,7 @@ LAYERS: list[tuple[str, ...]] = [
         "events",
         "findings",
         "images",
+        "names",
         "options",
         "redaction",
         "sync",
@@ -203,7 +205,7 @@ def layer_problems(package: Path) -> list[str]:
     for name in undeclared:
         problems.append(
             f"{package.name}/{name} is in no layer: declare it in LAYERS in "
-            "tests/test_layers.py (top first, as in DESIGN.md 'Layers')"
+            "tests/test_layers.py (top first, as in docs/internals.md's module map)"
         )
     edges = sorted(
         {e for m, p in modules.items() for e in edges_of(m, p, modules)},
@@ -291,7 +293,7 @@ def test_the_layer_check_finds_upward_imports_cycles_and_undeclared_packages(tmp
     (pkg / "gadgets" / "g.py").write_text("")
     assert layer_problems(pkg) == [
         "elelem_kernel/gadgets is in no layer: declare it in LAYERS in tests/test_layers.py "
-        "(top first, as in DESIGN.md 'Layers')",
+        "(top first, as in docs/internals.md's module map)",
         "elelem_kernel/providers/up.py:2 imports elelem_kernel.render.view, a layer above it",
         "import cycle: elelem_kernel.agent.a -> elelem_kernel.agent.b -> elelem_kernel.agent.a",
     ]

@@ -7,14 +7,15 @@ import sys
 from collections.abc import Sequence
 
 from elelem_kernel.cli.parser import build_parser
-from elelem_kernel.jupyter.install import DISPLAY_NAME, NAME, install
+from elelem_kernel.jupyter.install import install
+from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
 
 
 def run(args: argparse.Namespace) -> int:
     """Install as `args` say (--user, --sys-prefix, --prefix, --name, --display-name)."""
     prefix = sys.prefix if args.sys_prefix else args.prefix
     display_name = args.display_name or (
-        DISPLAY_NAME if args.name == NAME else f"{DISPLAY_NAME} ({args.name})"
+        KERNEL_DISPLAY_NAME if args.name == KERNEL_NAME else f"{KERNEL_DISPLAY_NAME} ({args.name})"
     )
     try:
         path = install(

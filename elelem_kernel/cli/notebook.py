@@ -21,12 +21,10 @@ from elelem_kernel.events import EXIT_CODES
 from elelem_kernel.jupyter import append
 from elelem_kernel.jupyter.notebook_file import read_notebook
 from elelem_kernel.jupyter.restore import restored_line
+from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME, RECORD_KEY
 from elelem_kernel.render.static import bundle
 from elelem_kernel.render.terminal import TerminalRenderer
 from elelem_kernel.visible import visible
-
-#: Kernelspec name of the Elelem kernel, whose cells are bare prompts.
-ELELEM_KERNEL = "elelem"
 
 
 def ask_in_notebook(
@@ -150,7 +148,7 @@ def _turn_cell(
     cell = nbformat.v4.new_code_cell(prompt if elelem else f"%%elelem\n{prompt}")
     if isinstance(record.get("cell"), str) and _CELL_ID.fullmatch(record["cell"]):
         cell.id = record["cell"]
-    output_metadata = {**metadata, "elelem": metadata.get("elelem", record)}
+    output_metadata = {**metadata, RECORD_KEY: metadata.get(RECORD_KEY, record)}
     cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=output_metadata)]
     return cell
 
@@ -163,11 +161,11 @@ def new_notebook() -> Any:
 
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {
-        "name": ELELEM_KERNEL,
-        "display_name": "Elelem",
-        "language": "elelem",
+        "name": KERNEL_NAME,
+        "display_name": KERNEL_DISPLAY_NAME,
+        "language": KERNEL_NAME,
     }
-    notebook.metadata["language_info"] = {"name": "elelem"}
+    notebook.metadata["language_info"] = {"name": KERNEL_NAME}
     return notebook
 
 
@@ -175,7 +173,7 @@ def _is_elelem(notebook: Any) -> bool:
     metadata = notebook.get("metadata", {})
     kernelspec = metadata.get("kernelspec") or {}
     language = metadata.get("language_info") or {}
-    return ELELEM_KERNEL in (kernelspec.get("name"), language.get("name"))
+    return KERNEL_NAME in (kernelspec.get("name"), language.get("name"))
 
 
 def _check_unchanged(path: Path, expected_mtime_ns: int | None) -> None:

@@ -14,7 +14,7 @@ from elelem_kernel.agent.budget import EXIT_CODE, budget_argument
 from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.findings import SEVERITIES
-from elelem_kernel.jupyter.install import DISPLAY_NAME, NAME
+from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
 from elelem_kernel.review.report import FORMATS
 
 DESCRIPTION = """\
@@ -329,9 +329,9 @@ def _add_install(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--sys-prefix", action="store_true", help="install into sys.prefix (this environment)"
     )
     where.add_argument("--prefix", metavar="P", help="install into P/share/jupyter/kernels")
-    p.add_argument("--name", default=NAME, help=f"kernelspec name (default: {NAME})")
+    p.add_argument("--name", default=KERNEL_NAME, help=f"kernelspec name (default: {KERNEL_NAME})")
     p.add_argument(
         "--display-name",
         default=None,
-        help=f"name shown in the launcher (default: {DISPLAY_NAME})",
+        help=f"name shown in the launcher (default: {KERNEL_DISPLAY_NAME})",
     )

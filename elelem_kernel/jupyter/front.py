@@ -21,6 +21,7 @@ from elelem_kernel.agent.commands import check_tools
 from elelem_kernel.agent.record import unfinished
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.jupyter.approvals import approver_for, choose_channel
+from elelem_kernel.names import KERNEL_NAME
 from elelem_kernel.render.markdown import neutralise, no_blank_lines, to_html
 from elelem_kernel.render.markdown_text import to_text
 from elelem_kernel.render.static import bundle
@@ -115,7 +116,7 @@ class NotebookFront:
 
     def _wire(self, session: Session) -> None:
         kernel = getattr(self.ip, "kernel", None)
-        elelem = getattr(kernel, "implementation", None) == "elelem"
+        elelem = getattr(kernel, "implementation", None) == KERNEL_NAME
         session.allow_hint = HOW_TO_ALLOW["kernel" if elelem else "magic"]
         session.commands.notes.append(MULTI_LINE if elelem else MAGIC_MULTI_LINE)
         session.propose_cell = self.propose_cell

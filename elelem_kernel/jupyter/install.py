@@ -14,12 +14,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-NAME = "elelem"
-DISPLAY_NAME = "Elelem"
+from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
+
 LOGOS = ("logo-32x32.png", "logo-64x64.png", "logo-svg.svg")
 
 
-def kernel_json(display_name: str = DISPLAY_NAME, python: str | None = None) -> dict[str, Any]:
+def kernel_json(
+    display_name: str = KERNEL_DISPLAY_NAME, python: str | None = None
+) -> dict[str, Any]:
     """The kernelspec's kernel.json, launching `python -m elelem_kernel.jupyter`."""
     return {
         "argv": [
@@ -30,7 +32,7 @@ def kernel_json(display_name: str = DISPLAY_NAME, python: str | None = None) -> 
             "{connection_file}",
         ],
         "display_name": display_name,
-        "language": "elelem",
+        "language": KERNEL_NAME,
         "interrupt_mode": "signal",
         "metadata": {"debugger": False},
     }
@@ -39,8 +41,8 @@ def kernel_json(display_name: str = DISPLAY_NAME, python: str | None = None) -> 
 def logo_folder() -> Path | None:
     """Where the logos are: the source tree's kernelspec, or the one the wheel installed."""
     candidates = [
-        Path(__file__).resolve().parents[2] / "kernelspec" / NAME,
-        Path(sys.prefix) / "share" / "jupyter" / "kernels" / NAME,
+        Path(__file__).resolve().parents[2] / "kernelspec" / KERNEL_NAME,
+        Path(sys.prefix) / "share" / "jupyter" / "kernels" / KERNEL_NAME,
     ]
     for folder in candidates:
         if (folder / LOGOS[0]).is_file():
@@ -52,8 +54,8 @@ def install(
     *,
     user: bool = False,
     prefix: str | None = None,
-    name: str = NAME,
-    display_name: str = DISPLAY_NAME,
+    name: str = KERNEL_NAME,
+    display_name: str = KERNEL_DISPLAY_NAME,
 ) -> str:
     """Install the kernelspec; the folder it went to."""
     from jupyter_client.kernelspec import KernelSpecManager

@@ -24,6 +24,7 @@ from typing import Any
 from ipykernel.ipkernel import IPythonKernel
 
 from elelem_kernel._version import __version__
+from elelem_kernel.names import KERNEL_NAME
 
 BANNER = (
     "Elelem: every cell is a prompt to the agent.\n"
@@ -70,11 +71,11 @@ def unwrap(prompt: str) -> str:
 class ElelemKernel(IPythonKernel):
     """IPythonKernel that sends prompt cells to the agent (see the module doc)."""
 
-    implementation = "elelem"
+    implementation = KERNEL_NAME
     implementation_version = __version__
     banner = BANNER
     language_info = {
-        "name": "elelem",
+        "name": KERNEL_NAME,
         "version": __version__,
         "mimetype": "text/markdown",
         "file_extension": ".md",

@@ -36,6 +36,7 @@ from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.jupyter.front import front_for
 from elelem_kernel.jupyter.restore_comm import register
+from elelem_kernel.names import KERNEL_NAME
 from elelem_kernel.options import parse_pairs
 
 SUBCOMMANDS = tuple(TURN_COMMANDS)
@@ -191,7 +192,7 @@ def _in_words(front: Any) -> Any:
     """The front's session, its budget lines saying what to type here."""
     session = front.get_session()
     kernel = getattr(front.ip, "kernel", None)
-    if getattr(kernel, "implementation", None) == "elelem":
+    if getattr(kernel, "implementation", None) == KERNEL_NAME:
         session.ledger.hint = "/budget {amount}"
     else:
         session.ledger.hint = "%%elelem --budget {quoted} (this cell) or %elelem /budget {amount}"

@@ -1,7 +1,7 @@
 """Reading a notebook file for its turn records: forgiving, never raising, never running.
 
-Each turn's frozen output carries its record in `metadata["elelem"]` (DESIGN.md,
-"Conversation record"). A damaged file still gives what can be read (a file that is not
+Each turn's frozen output carries its record in `metadata["elelem"]` (docs/design.md,
+"The record"). A damaged file still gives what can be read (a file that is not
 JSON is salvaged record by record), with one warning saying what happened.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from elelem_kernel.agent.restore import Cell
+from elelem_kernel.names import RECORD_KEY
 
 
 class NotebookCell(NamedTuple):
@@ -93,8 +94,8 @@ def _cell(raw: dict[str, Any]) -> NotebookCell:
     outputs = raw.get("outputs")
     for output in outputs if isinstance(outputs, list) else []:
         metadata = output.get("metadata") if isinstance(output, dict) else None
-        if isinstance(metadata, dict) and "elelem" in metadata:
-            records.append(metadata["elelem"])
+        if isinstance(metadata, dict) and RECORD_KEY in metadata:
+            records.append(metadata[RECORD_KEY])
     return NotebookCell(cell_id, source if isinstance(source, str) else None, records)
 
 
@@ -114,7 +115,7 @@ def _nbformat_problem(notebook: dict[str, Any]) -> str | None:
 
 _CELL_START = re.compile(r'"cell_type"\s*:')
 _CELL_ID_KEY = re.compile(r'"id"\s*:\s*"([a-zA-Z0-9_-]{1,64})"')
-_RECORD_KEY = re.compile(r'"elelem"\s*:\s*')
+_RECORD_KEY = re.compile(re.escape(json.dumps(RECORD_KEY)) + r"\s*:\s*")
 
 
 def _salvage(text: str) -> list[NotebookCell]:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from elelem_kernel.names import KERNEL_NAME
+
 #: The first line of the injected cell: the Elelem kernel runs the rest as Python.
 MAGIC = "%%py"
 
@@ -63,7 +65,7 @@ def register() -> None:
             source = rest if first.strip() == MAGIC else parameters_cell["source"]
             return super().inspect({**parameters_cell, "source": source})
 
-    papermill_translators.register("elelem", ElelemTranslator)
+    papermill_translators.register(KERNEL_NAME, ElelemTranslator)
 
 
 # Registered on import, after ElelemEngine exists: importing papermill here loads its engine

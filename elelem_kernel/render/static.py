@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from elelem_kernel.agent.media import without_data
+from elelem_kernel.names import RECORD_KEY
 from elelem_kernel.render import cards
 from elelem_kernel.render.call_text import STATES, seconds, short_arguments, state_of
 from elelem_kernel.render.findings import findings_html, findings_markdown, location
@@ -34,7 +35,7 @@ def bundle(record: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
         "text/markdown": markdown(record),
         "text/plain": plain(record),
     }
-    return data, {"elelem": stored(record)}
+    return data, {RECORD_KEY: stored(record)}
 
 
 def stored(record: dict[str, Any]) -> dict[str, Any]:

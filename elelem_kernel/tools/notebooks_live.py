@@ -16,6 +16,7 @@ import asyncio
 from typing import Any, Protocol
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.names import KERNEL_NAME
 from elelem_kernel.tools.bounds import unified_diff
 from elelem_kernel.tools.namespace import run_python_async
 from elelem_kernel.tools.notebooks import (
@@ -231,7 +232,7 @@ async def run_open(
     into the cells (with an execution count, as if the person ran them)."""
     nb, answer = await snapshot(link, outputs=False)
     rel = str(answer.get("path") or "the open notebook")
-    elelem_kernel = answer.get("kernel") == "elelem"  # every cell a prompt but %%py ones
+    elelem_kernel = answer.get("kernel") == KERNEL_NAME  # every cell a prompt but %%py ones
     chosen = sorted({find_cell(nb, c, rel) for c in cells}) if cells else range(len(nb.cells))
     plan = []
     for i in chosen:

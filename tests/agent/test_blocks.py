@@ -1,4 +1,4 @@
-"""The block index arithmetic of DESIGN.md, pinned to exact indexes."""
+"""The block index arithmetic of docs/design.md ("Block layout"), pinned to exact indexes."""
 
 from __future__ import annotations
 
