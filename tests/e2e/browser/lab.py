@@ -251,6 +251,21 @@ class LabServer:
             self.api("DELETE", f"/api/sessions/{session['id']}")
 
 
+class NotebookServer(LabServer):
+    """Notebook 7 (`jupyter notebook`) instead of JupyterLab, in the same private world."""
+
+    def command(self) -> list[str]:
+        argv = super().command()
+        argv[argv.index("jupyterlab")] = "notebook"
+        argv[argv.index("--LabApp.expose_app_in_browser=True")] = (
+            "--JupyterNotebookApp.expose_app_in_browser=True"
+        )
+        return argv
+
+    def lab_url(self, notebook: str, workspace: str) -> str:
+        return f"{self.url}/notebooks/{notebook}?token={self.token}"
+
+
 def stop_process(process: subprocess.Popen | None) -> None:
     """Terminate a server process and wait for it; kill it when it does not go in 15 s."""
     if process is not None and process.poll() is None:

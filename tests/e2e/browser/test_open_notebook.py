@@ -18,9 +18,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.e2e.browser.lab import NOTEBOOKS, LabServer, extension_env, write_notebook
+from tests.e2e.browser.lab import (
+    NOTEBOOKS,
+    LabServer,
+    NotebookServer,
+    extension_env,
+    write_notebook,
+)
 from tests.e2e.browser.pages import FROZEN, Lab, opened
-from tests.e2e.browser.test_restore_extension import NotebookServer
 from tests.wire_servers import Round, reply
 
 pytestmark = pytest.mark.browser
