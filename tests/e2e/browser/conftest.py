@@ -70,6 +70,15 @@ def wire() -> Iterator[object]:
         yield server
 
 
+@pytest.fixture(autouse=True)
+def no_leftover_replies(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test, drop the replies it queued on the worker's wire server and did not
+    use: a test that fails midway must not answer the next test's prompts."""
+    yield
+    if "wire" in request.fixturenames:
+        request.getfixturevalue("wire").clear()
+
+
 @pytest.fixture(scope="session")
 def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The folder JupyterLab serves: notebooks/ copied, outside any git repository."""

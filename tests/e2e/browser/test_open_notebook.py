@@ -28,7 +28,8 @@ from tests.e2e.browser.lab import (
 from tests.e2e.browser.pages import FROZEN, Lab, opened
 from tests.wire_servers import Round, reply
 
-pytestmark = pytest.mark.browser
+# 600 s: a module's first test also waits for the JupyterLab it starts, slow on a loaded machine
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 SOURCE = """
 (index) => window.jupyterapp.shell.currentWidget.content.model.cells.get(index)

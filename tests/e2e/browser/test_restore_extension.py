@@ -18,7 +18,8 @@ import pytest
 from tests.e2e.browser.lab import LabServer, extension_env, said, scripted_turns
 from tests.e2e.browser.pages import opened
 
-pytestmark = pytest.mark.browser
+# 600 s: a module's first test also waits for the JupyterLab it starts, slow on a loaded machine
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 PLUGIN = "elelem-kernel:restore"
 

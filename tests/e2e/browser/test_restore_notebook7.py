@@ -13,7 +13,8 @@ from tests.e2e.browser.lab import NotebookServer, extension_env, said, scripted_
 from tests.e2e.browser.pages import opened
 from tests.e2e.browser.test_restore_extension import PLUGIN, records_on_disk
 
-pytestmark = pytest.mark.browser
+# 600 s: a module's first test also waits for the JupyterLab it starts, slow on a loaded machine
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 
 @pytest.fixture(scope="module")
