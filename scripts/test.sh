@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Run the whole test suite from nothing: set up .venv with the test extras, lint, type-check, test.
 #
-# The tests run in two halves: those not marked `browser` or `serial` in parallel
-# (pytest-xdist, ELELEM_TEST_WORKERS processes, whole files per worker so a module's kernel
-# is started once), then the `browser` and `serial` ones in one process. Extra arguments go
-# to both (e.g. `bash scripts/test.sh -m "not browser" -x` or `bash scripts/test.sh
-# tests/test_cli.py`); a `-m` expression is combined with each half's own. The script fails
-# when either half fails; a half the arguments select nothing in is not a failure (pytest's
-# exit 5), only the whole selecting nothing is. It ends with one line summing both halves.
+# The tests run in two parts (ELELEM_TEST_PART, tests/conftest.py): all but the `serial` ones
+# in parallel (pytest-xdist, ELELEM_TEST_WORKERS processes, whole files per worker so a
+# module's kernel or JupyterLab is started once; the browser files last, each worker that
+# gets one starting its own JupyterLab and Chromium), then the `serial` ones (time budgets)
+# in one process. Extra arguments go to both (e.g. `bash scripts/test.sh -m "not browser"
+# -x` or `bash scripts/test.sh tests/test_cli.py`). The script fails when either part
+# fails; a part the arguments select nothing in is not a failure (pytest's exit 5), only
+# the whole selecting nothing is. It ends with one line summing both parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
@@ -15,34 +16,22 @@ bash scripts/setup.sh test
 .venv/bin/ruff format --check elelem_kernel tests bench
 .venv/bin/python -m mypy  # the package's types, as [tool.mypy] in pyproject.toml says
 
-# The person's -m expression, taken out of the arguments to be combined with each half's.
-mark="" rest=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    -m | --markexpr) mark="${2?-m needs an expression}"; shift 2 ;;
-    --markexpr=*) mark="${1#*=}"; shift ;;
-    -m?*) mark="${1#-m}"; shift ;;
-    *) rest+=("$1"); shift ;;
-  esac
-done
-only() { if [ -n "$mark" ]; then echo "($mark) and ($1)"; else echo "$1"; fi; }
-
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-half() {  # half NAME PYTEST-ARGS...: run pytest, its output also kept in $logs/NAME
+part() {  # part NAME PYTEST-ARGS...: pytest on one part (tests/conftest.py), output also in $logs/NAME
   local name=$1
   shift
   set +e
-  .venv/bin/python -m pytest "$@" 2>&1 | tee "$logs/$name"
+  ELELEM_TEST_PART=$name .venv/bin/python -m pytest "$@" 2>&1 | tee "$logs/$name"
   echo "${PIPESTATUS[0]}" >"$logs/$name.status"
   set -e
 }
-half parallel -n "${ELELEM_TEST_WORKERS:-4}" --dist loadfile --no-loadscope-reorder \
-  -m "$(only "not browser and not serial")" ${rest[@]+"${rest[@]}"}
-half serial -m "$(only "browser or serial")" ${rest[@]+"${rest[@]}"} -n 0
+part parallel -n "${ELELEM_TEST_WORKERS:-4}" --dist loadfile --no-loadscope-reorder "$@"
+part serial "$@" -n 0
 parallel=$(cat "$logs/parallel.status") serial=$(cat "$logs/serial.status")
 
-# One summary line for both halves, in pytest's words, from each half's last line.
+# One summary line for both parts, in pytest's words, from each part's last line. A part
+# does not count the other's tests as deselected, so the sums are the whole suite's.
 .venv/bin/python - "$logs/parallel" "$logs/serial" <<'EOF'
 import re, sys
 counts, times = {}, []
@@ -59,7 +48,7 @@ said = ", ".join(
 )
 print(
     f"========== {said or 'no tests ran'} in {sum(times):.2f}s "
-    f"(parallel half {times[0]:.2f}s, serial half {times[1]:.2f}s) =========="
+    f"(parallel part {times[0]:.2f}s, serial part {times[1]:.2f}s) =========="
 )
 EOF
 

@@ -5,14 +5,21 @@ notebooks/ plus a few scenario notebooks, with the demo as default provider and 
 `openai` provider pointed at a loopback wire server the tests script. Without Chromium
 (or the playwright package) every browser test is skipped, saying what to install; with
 CI or ELELEM_REQUIRE_BROWSER set, that is a failure instead.
+
+Under pytest-xdist "session" means one worker's share: each worker has its own server,
+world, wire server and Chromium, on free ports and in its own tmp dirs. They share only
+test-artifacts/browser/, emptied once per run by the first worker to get there.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import shutil
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -30,6 +37,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SHOTS = ARTIFACTS / "browser"
+RUN = ".run"  # in SHOTS: the id of the test run that emptied it
 #: Slow enough that the live view shows several states, fast enough for a short suite.
 DEMO_DELAY = "0.02"
 
@@ -62,23 +70,62 @@ def wire() -> Iterator[object]:
         yield server
 
 
+@pytest.fixture(autouse=True)
+def no_leftover_replies(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test, drop the replies it queued on the worker's wire server and did not
+    use: a test that fails midway must not answer the next test's prompts."""
+    yield
+    if "wire" in request.fixturenames:
+        request.getfixturevalue("wire").clear()
+
+
 @pytest.fixture(scope="session")
 def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The folder JupyterLab serves: notebooks/ copied, outside any git repository."""
     return copy_notebooks(tmp_path_factory.mktemp("lab") / "root")
 
 
+@pytest.fixture(scope="module")
+def ext_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty folder for the servers a module starts of its own (test_restore_*.py)."""
+    return tmp_path_factory.mktemp("ext-root")
+
+
 @pytest.fixture(scope="session")
-def shots(chromium: str) -> Iterator[Path]:
-    """test-artifacts/browser/, emptied once per session; index.html shows them all after."""
-    shutil.rmtree(SHOTS, ignore_errors=True)
-    SHOTS.mkdir(parents=True)
+def shots(chromium: str, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """test-artifacts/browser/, emptied once per run; index.html shows them all after.
+
+    Parallel workers share it: the first to get here empties it (the others find the run's
+    id in it), and each rewrites index.html as it ends, so the last one lists every shot.
+    """
+    worker = getattr(request.config, "workerinput", None)
+    run = worker["testrunuid"] if worker else uuid.uuid4().hex
+    with shots_lock():
+        if not (SHOTS / RUN).is_file() or (SHOTS / RUN).read_text() != run:
+            shutil.rmtree(SHOTS, ignore_errors=True)
+            SHOTS.mkdir(parents=True)
+            (SHOTS / RUN).write_text(run)
     yield SHOTS
+    with shots_lock():
+        write_index(SHOTS)
+
+
+@contextmanager
+def shots_lock() -> Iterator[None]:
+    """Hold test-artifacts/.browser.lock: one worker at a time empties or indexes SHOTS."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with (ARTIFACTS / ".browser.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def write_index(shots: Path) -> None:
+    """index.html in `shots`: every screenshot there, by name."""
     figures = "".join(
         f'<figure><figcaption>{png.stem}</figcaption><img src="{png.name}"></figure>'
-        for png in sorted(SHOTS.glob("*.png"))
+        for png in sorted(shots.glob("*.png"))
     )
-    (SHOTS / "index.html").write_text(
+    (shots / "index.html").write_text(
         "<!doctype html><meta charset=utf-8><title>elelem browser tests</title>"
         "<style>figure{margin:1em 0;border-top:1px solid #ccc}img{max-width:100%}</style>"
         f"<h1>What the browser tests saw</h1>{figures}"
@@ -87,10 +134,12 @@ def shots(chromium: str) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def lab(shots: Path, wire: object, lab_root: Path, tmp_path_factory) -> Iterator[LabServer]:
-    """JupyterLab on 127.0.0.1 with a token, for the whole session."""
+    """JupyterLab on 127.0.0.1 with a token, for the whole session (one per xdist worker)."""
     base = tmp_path_factory.mktemp("jupyter")
     env = jupyter_env(base, ELELEM_DEMO_DELAY=DEMO_DELAY, **wire.env("openai"))
-    server = LabServer(lab_root, env, shots / "jupyterlab.log").start()
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    log = shots / (f"jupyterlab-{worker}.log" if worker else "jupyterlab.log")
+    server = LabServer(lab_root, env, log).start()
     yield server
     server.stop()
 

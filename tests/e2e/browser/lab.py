@@ -207,8 +207,9 @@ class LabServer:
             argv.append("--allow-root")
         return argv
 
-    def start(self, timeout: float = 60) -> LabServer:
-        """Start the server and return once its API answers."""
+    def start(self, timeout: float = 180) -> LabServer:
+        """Start the server and return once its API answers (stopping it when it does not:
+        a loaded 2-core machine, with parallel workers, can take over a minute)."""
         self.log.parent.mkdir(parents=True, exist_ok=True)
         out = self.log.open("wb")
         self.process = subprocess.Popen(
@@ -223,6 +224,7 @@ class LabServer:
                 return self
             except OSError:
                 time.sleep(0.2)  # polling a starting server, not waiting on a page
+        self.stop()
         raise RuntimeError(f"jupyter lab did not answer within {timeout} s: see {self.log}")
 
     def stop(self) -> None:
@@ -249,6 +251,21 @@ class LabServer:
         """Stop every kernel the server runs (between tests, to spare the machine)."""
         for session in self.api("GET", "/api/sessions") or []:
             self.api("DELETE", f"/api/sessions/{session['id']}")
+
+
+class NotebookServer(LabServer):
+    """Notebook 7 (`jupyter notebook`) instead of JupyterLab, in the same private world."""
+
+    def command(self) -> list[str]:
+        argv = super().command()
+        argv[argv.index("jupyterlab")] = "notebook"
+        argv[argv.index("--LabApp.expose_app_in_browser=True")] = (
+            "--JupyterNotebookApp.expose_app_in_browser=True"
+        )
+        return argv
+
+    def lab_url(self, notebook: str, workspace: str) -> str:
+        return f"{self.url}/notebooks/{notebook}?token={self.token}"
 
 
 def stop_process(process: subprocess.Popen | None) -> None:

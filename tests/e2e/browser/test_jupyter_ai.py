@@ -19,7 +19,8 @@ import pytest
 
 from tests.e2e.browser.lab import REPO, LabServer, jupyter_env
 
-pytestmark = pytest.mark.browser
+# 600 s: a module's first test also waits for the JupyterLab it starts, slow on a loaded machine
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 AI_PYTHON = REPO / ".cache" / "jupyter-ai-venv" / "bin" / "python"
 WAIT = 180_000  # ms: the chat starts the agent process and its first turn on a loaded machine

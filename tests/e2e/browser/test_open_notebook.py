@@ -18,12 +18,18 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.e2e.browser.lab import NOTEBOOKS, LabServer, extension_env, write_notebook
+from tests.e2e.browser.lab import (
+    NOTEBOOKS,
+    LabServer,
+    NotebookServer,
+    extension_env,
+    write_notebook,
+)
 from tests.e2e.browser.pages import FROZEN, Lab, opened
-from tests.e2e.browser.test_restore_extension import NotebookServer
 from tests.wire_servers import Round, reply
 
-pytestmark = pytest.mark.browser
+# 600 s: a module's first test also waits for the JupyterLab it starts, slow on a loaded machine
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 SOURCE = """
 (index) => window.jupyterapp.shell.currentWidget.content.model.cells.get(index)

@@ -3,7 +3,9 @@
 An unsaved notebook (autosave off; the file on disk never gets a turn) runs two turns,
 the kernel restarts, and the third turn's request to the model holds the first two: only
 the extension can have told the kernel. Damaged records warn as from the file. With the
-extension disabled, the file route still restores a saved notebook.
+extension disabled, the file route still restores a saved notebook
+(test_restore_without_extension.py); Notebook 7 restores too (test_restore_notebook7.py).
+Each file starts its own server, so parallel workers can take them apart.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import pytest
 from tests.e2e.browser.lab import LabServer, extension_env, said, scripted_turns
 from tests.e2e.browser.pages import opened
 
-pytestmark = pytest.mark.browser
+# 600 s: a module's first test also waits for the JupyterLab it starts, slow on a loaded machine
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 PLUGIN = "elelem-kernel:restore"
 
@@ -29,20 +32,8 @@ def server(base: Path, root: Path, wire, shots: Path, *, enabled: bool) -> LabSe
 
 
 @pytest.fixture(scope="module")
-def ext_root(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("ext-root")
-
-
-@pytest.fixture(scope="module")
 def with_extension(shots, wire, ext_root, tmp_path_factory) -> Iterator[LabServer]:
     lab = server(tmp_path_factory.mktemp("jupyter-ext"), ext_root, wire, shots, enabled=True)
-    yield lab
-    lab.stop()
-
-
-@pytest.fixture(scope="module")
-def without_extension(shots, wire, ext_root, tmp_path_factory) -> Iterator[LabServer]:
-    lab = server(tmp_path_factory.mktemp("jupyter-noext"), ext_root, wire, shots, enabled=False)
     yield lab
     lab.stop()
 
@@ -110,69 +101,3 @@ def test_damaged_records_from_the_open_notebook_warn_as_from_the_file(
     assert "newer elelem-kernel" in shown
     users = [text for role, text in said(wire) if role == "user"]
     assert users == ["first question", "third question"]
-
-
-def test_without_the_extension_the_saved_file_still_restores(
-    browser, without_extension, wire, ext_root, shots
-):
-    exchanges = [
-        ("remember the word papaya", "Noted: the word is papaya."),
-        ("which word did I ask you to remember?", "You asked me to remember papaya."),
-    ]
-    name = scripted_turns(wire, ext_root / "saved.ipynb", exchanges)
-    with opened(browser, without_extension, shots, name, "saved") as lab:
-        assert not lab.has_plugin(PLUGIN)
-        lab.turns("remember the word papaya")
-        lab.save()
-        lab.restart()
-        second = lab.resume("which word did I ask you to remember?")
-        assert "restored 1 turn from saved.ipynb" in second.inner_text()
-        assert (
-            lab.notebook_metadata("elelem") == {}
-        )  # nobody keeps the summary without the extension
-    assert ("user", "remember the word papaya") in said(wire)
-    assert ("assistant", "Noted: the word is papaya.") in said(wire)
-
-
-class NotebookServer(LabServer):
-    """Notebook 7 (`jupyter notebook`) instead of JupyterLab, in the same private world."""
-
-    def command(self) -> list[str]:
-        argv = super().command()
-        argv[argv.index("jupyterlab")] = "notebook"
-        argv[argv.index("--LabApp.expose_app_in_browser=True")] = (
-            "--JupyterNotebookApp.expose_app_in_browser=True"
-        )
-        return argv
-
-    def lab_url(self, notebook: str, workspace: str) -> str:
-        return f"{self.url}/notebooks/{notebook}?token={self.token}"
-
-
-@pytest.fixture(scope="module")
-def notebook7(shots, wire, ext_root, tmp_path_factory) -> Iterator[NotebookServer]:
-    pytest.importorskip("notebook", reason="Notebook 7 tests need `pip install notebook`")
-    env = extension_env(tmp_path_factory.mktemp("jupyter-nb7"), wire, enabled=True)
-    server = NotebookServer(ext_root, env, shots / "notebook7.log").start()
-    yield server
-    server.stop()
-
-
-def test_notebook_7_restores_an_unsaved_notebook_too(browser, notebook7, wire, ext_root, shots):
-    exchanges = [
-        ("remember the word mango", "Noted: the word is mango."),
-        ("remember the day Tuesday", "Noted: the day is Tuesday."),
-        ("which word and which day?", "Mango on Tuesday."),
-    ]
-    name = scripted_turns(wire, ext_root / "nb7.ipynb", exchanges)
-    with opened(browser, notebook7, shots, name, "nb7") as lab:
-        assert lab.has_plugin(PLUGIN)
-        lab.turns("remember the word mango", "remember the day Tuesday")
-        lab.restart()
-        third = lab.resume("which word and which day?")
-        shown = third.inner_text()
-        lab.shot("19-notebook7-restored", third)
-    assert "restored 2 turns from nb7.ipynb" in shown
-    assert records_on_disk(ext_root / "nb7.ipynb") == 0
-    assert ("assistant", "Noted: the word is mango.") in said(wire)
-    assert said(wire)[-1] == ("user", "which word and which day?")

@@ -20,7 +20,8 @@ from tests.e2e.browser.lab import extension_env, said, scripted_turns
 from tests.e2e.browser.pages import opened
 from tests.e2e.gateway import Gateway, GatewayServer
 
-pytestmark = pytest.mark.browser
+# 600 s: a module's first test also waits for the JupyterLab it starts, slow on a loaded machine
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 WORKSPACE = (
     "from elelem_kernel.jupyter.front import front_for\n"
