@@ -11,7 +11,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.restore import rebuild
@@ -26,12 +26,15 @@ from elelem_kernel.render.static import bundle
 from elelem_kernel.render.terminal import TerminalRenderer
 from elelem_kernel.visible import visible
 
+if TYPE_CHECKING:
+    from elelem_kernel.agent.session import Session
+
 
 def ask_in_notebook(
     path: Path,
     prompt: str,
     *,
-    session: Any = None,
+    session: Session | None = None,
     renderer: Any = None,
     err: IO[str] | None = None,
     **session_options: Any,

@@ -11,10 +11,13 @@ import os
 import re
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.restore import rebuild
 from elelem_kernel.jupyter.notebook_file import NotebookCell, read_notebook
+
+if TYPE_CHECKING:
+    from elelem_kernel.agent.session import Session
 
 #: `user_ns` key holding the notebook path set by `/load PATH`.
 NOTEBOOK_KEY = "__elelem_notebook__"
@@ -89,7 +92,7 @@ def start_folder() -> Path:
 
 
 def restore_into(
-    session: Any,
+    session: Session,
     user_ns: dict[str, Any],
     env: dict[str, Any],
     *,
@@ -124,10 +127,10 @@ def restore_into(
         return f"warning: could not restore the conversation: {type(error).__name__}: {error}"
 
 
-def register_commands(session: Any, user_ns: dict[str, Any], env: dict[str, Any]) -> None:
+def register_commands(session: Session, user_ns: dict[str, Any], env: dict[str, Any]) -> None:
     """Add `/load [PATH]`: show or set the notebook file, and restore from it."""
 
-    def load(session: Any, args: str) -> str:
+    def load(session: Session, args: str) -> str:
         text = args.strip().strip("'\"")
         if not text and "cells" in (user_ns.get(FRONTEND_KEY) or {}):
             line = restore_into(session, user_ns, env, force=True)
@@ -142,7 +145,7 @@ def register_commands(session: Any, user_ns: dict[str, Any], env: dict[str, Any]
         line = restore_into(session, user_ns, env, force=True)
         return line or f"nothing to restore from {path.name}"
 
-    def complete(session: Any, args: str) -> list[str]:
+    def complete(session: Session, args: str) -> list[str]:
         folder, _, start = args.rpartition("/")
         base = Path(folder or ".").expanduser()
         try:
@@ -161,13 +164,13 @@ def register_commands(session: Any, user_ns: dict[str, Any], env: dict[str, Any]
     )
 
 
-def _restore(session: Any, path: Path, *, cell: str | None, source: str | None) -> str | None:
+def _restore(session: Session, path: Path, *, cell: str | None, source: str | None) -> str | None:
     cells, warnings = read_notebook(path)
     return restore_cells(session, cells, path.name, warnings, cell=cell, source=source)
 
 
 def restore_cells(
-    session: Any,
+    session: Session,
     cells: list[NotebookCell],
     name: str,
     warnings: list[str],

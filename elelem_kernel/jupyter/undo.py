@@ -11,17 +11,20 @@ knows), and is no longer sent to the model. Python variables cannot be restored.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.text import shorten
 from elelem_kernel.tools.changes import digest
 from elelem_kernel.tools.workspace import Workspace, atomic_write
 
+if TYPE_CHECKING:
+    from elelem_kernel.agent.session import Session
+
 VARIABLES = "Python variables the turn changed cannot be restored."
 
 
-def last_undoable(session: Any) -> dict[str, Any] | None:
+def last_undoable(session: Session) -> dict[str, Any] | None:
     """The newest turn of the conversation with changes that is not undone."""
     conversation = session.conversation
     for record in reversed(conversation.turns):
@@ -30,7 +33,7 @@ def last_undoable(session: Any) -> dict[str, Any] | None:
     return None
 
 
-async def undo(session: Any, link: Any) -> str:
+async def undo(session: Session, link: Any) -> str:
     """Revert the last undoable turn; Markdown saying what was reverted and what was not."""
     record = last_undoable(session)
     if record is None:
@@ -58,7 +61,7 @@ async def undo(session: Any, link: Any) -> str:
             else:
                 left.append(f"{what}: {answer.get('why') or 'not reverted'}")
     record["undone"] = True
-    session.conversation.forgotten.add(record.get("turn"))
+    session.conversation.forgotten.add(record["turn"])
     if link is not None:  # the saved record says so too, for a later restore
         try:
             await link.request("mark_undone", timeout=30, turn=record.get("turn"))
