@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import budget, trust
 from elelem_kernel.agent.pricing import dollars
+from elelem_kernel.agent.registry import load_trusted_plugins
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.agent.window_commands import add_window_commands, window_line
 from elelem_kernel.errors import ElelemError
@@ -369,10 +370,6 @@ def trust_command(args: str, workspace: Path, session: Session | None = None) ->
     is not trusted yet cannot make one.
     """
     import shlex
-
-    from elelem_kernel.agent.registry import (
-        load_trusted_plugins,  # lazy: the registry imports the built-in commands (a cycle)
-    )
 
     words = shlex.split(args)
     if words[:1] == ["--list"]:
