@@ -1,7 +1,7 @@
 """The bridges between synchronous code and event loops: the one home for all of them.
 
 - `run_sync`: synchronous code runs one coroutine to its end (`Session.run`, `ask()`,
-  `review()`, the CLI), on a private loop, or on a `kept_loop` across calls (the chat).
+  `review()`, the CLI), on a private loop (or one the caller keeps).
 - `LoopThread`: a private loop in a daemon thread, kept running (the kernel's turns, the MCP
   hub's servers), reached from synchronous code (`run`, `wait`), any thread (`submit`) or
   another loop (`run_from_loop`).
@@ -97,19 +97,6 @@ def _run(
     finally:
         if own:
             _close(loop, close)
-
-
-@contextlib.contextmanager
-def kept_loop(
-    close: Callable[[], Awaitable[None]] | None = None,
-) -> Iterator[asyncio.AbstractEventLoop]:
-    """A private loop for several `run_sync(..., loop=loop)` calls in this thread (a chat's
-    turns keep their HTTP connections); at the end `close()` runs on it, then it closes."""
-    loop = asyncio.new_event_loop()
-    try:
-        yield loop
-    finally:
-        _close(loop, close)
 
 
 def _close(loop: asyncio.AbstractEventLoop, close: Callable[[], Awaitable[None]] | None) -> None:

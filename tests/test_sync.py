@@ -83,22 +83,3 @@ def test_the_bridge_returns_and_raises_the_same_inside_and_outside_a_loop():
     for attempt in (lambda: run_sync(boom), lambda: asyncio.run(inside(boom))):
         with pytest.raises(ValueError, match="from the coroutine"):
             attempt()
-
-
-def test_a_kept_loop_serves_several_runs_and_closes_after_close():
-    from elelem_kernel.sync import kept_loop
-
-    seen: list[object] = []
-
-    async def where():
-        seen.append(asyncio.get_running_loop())
-
-    async def close():
-        seen.append(("closed on", asyncio.get_running_loop()))
-
-    with kept_loop(close) as loop:
-        run_sync(where, loop=loop)
-        run_sync(where, loop=loop)
-        assert not loop.is_closed()
-    assert seen == [loop, loop, ("closed on", loop)]
-    assert loop.is_closed()
