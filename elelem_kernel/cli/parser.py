@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from elelem_kernel.agent.budget import EXIT_CODE, budget_argument
 from elelem_kernel.agent.commands import TURN_COMMANDS
@@ -128,6 +129,22 @@ The kernel runs with the interpreter running this command:
 _RAW = argparse.RawDescriptionHelpFormatter
 
 
+class _Option(argparse._AppendAction):
+    """`-o/--option NAME=VALUE`, appended. The long form always needs the `=`: only the
+    short `-o FILE` of old reviews may stand without one (`cli/review.py` reads it)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if option_string == "--option" and "=" not in str(values):
+            parser.error(f"--option takes NAME=VALUE, not {values!r}")
+        super().__call__(parser, namespace, values, option_string)
+
+
 def model_flags(mode: bool = True) -> argparse.ArgumentParser:
     """The flags every command that runs a model shares: which model, its options, the mode."""
     flags = argparse.ArgumentParser(add_help=False)
@@ -143,7 +160,7 @@ def model_flags(mode: bool = True) -> argparse.ArgumentParser:
     flags.add_argument(
         "-o",
         "--option",
-        action="append",
+        action=_Option,
         default=[],
         metavar="NAME=VALUE",
         help="a provider option (repeatable): max_tokens=2000, thinking=high; values are "

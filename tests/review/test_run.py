@@ -235,6 +235,18 @@ def test_dash_o_with_a_value_is_a_provider_option_as_in_ask(planted, demo, capsy
     assert "no_such_option" in captured.err and "deprecated" not in captured.err
 
 
+def test_the_long_option_flag_without_a_value_is_refused_and_writes_nothing(
+    planted, demo, tmp_path, capsys
+):
+    # Only the short `-o FILE` of old reviews may stand without `=`; `--option foo` is a
+    # mistake, not a report file named foo.
+    with pytest.raises(SystemExit) as stop:
+        _run(planted, "--option", str(tmp_path / "report.md"))
+    assert stop.value.code == 2
+    assert "--option takes NAME=VALUE" in capsys.readouterr().err
+    assert not (tmp_path / "report.md").exists()
+
+
 def test_two_report_files_are_refused_and_nothing_is_written(planted, demo, tmp_path, capsys):
     one, two = tmp_path / "one.json", tmp_path / "two.json"
     assert _run(planted, "--report", str(one), "--output", str(two)) == 2
