@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from elelem_kernel.agent.conversation import HEADER
 from elelem_kernel.agent.restore import check, rebuild
 from elelem_kernel.agent.session import Session
@@ -14,6 +16,14 @@ from elelem_kernel.render.static import bundle
 from tests.scripted import Scripted, say
 
 LONG = "x" * 3_500  # about 1,000 tokens (3.5 characters a token)
+
+
+@pytest.fixture(autouse=True)
+def _same_environment_everywhere(tmp_path, monkeypatch, home):
+    """The default system prompt names the working folder and the current directory, and
+    reads ~/.agents/AGENTS.md: from tmp_path with a private HOME it is as long on every
+    machine and in every checkout, so the small windows below fill at the same round."""
+    monkeypatch.chdir(tmp_path)
 
 
 def session(*rounds, window: int = 3_000) -> tuple[Session, Scripted]:
