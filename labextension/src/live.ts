@@ -500,9 +500,15 @@ function withdraw(state: ITurnState): void {
   }
 }
 
+/** How many times, and how far apart, to look again for a turn's output not yet rendered. */
+const UNDO_RETRIES = 40;
+const UNDO_RETRY_MS = 250;
+
 /** An Undo button under the last turn that changed something and is not undone: it runs
- * `/undo` in a new cell below (what `/undo` reverts is exactly that turn). */
-function undoButton(panel: NotebookPanel): void {
+ * `/undo` in a new cell below (what `/undo` reverts is exactly that turn). A reopened
+ * notebook renders its cells' outputs after its model is ready, so when the turn's output
+ * is not on the page yet this looks again shortly, a bounded number of times. */
+function undoButton(panel: NotebookPanel, tries = 0): void {
   let last: { widget: Cell; output: number } | null = null;
   panel.content.widgets.forEach(widget => {
     const outputs: any = widget.model.type === 'code' ? (widget.model as any).outputs : null;
@@ -522,6 +528,9 @@ function undoButton(panel: NotebookPanel): void {
   const area: any = (widget as any).outputArea;
   const node: HTMLElement | undefined = area?.widgets?.[output]?.node;
   if (!node) {
+    if (tries < UNDO_RETRIES && !panel.isDisposed) {
+      setTimeout(() => undoButton(panel, tries + 1), UNDO_RETRY_MS);
+    }
     return;
   }
   const button = document.createElement('button');

@@ -158,6 +158,7 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
         assert (root / "fix_notes.md").read_text() == "fixed 1/0\n"
 
         button = lab.cell("fix the cell that failed").locator(".elelem-undo")
+        button.wait_for(timeout=30_000)  # drawn once the reopened turn's output is rendered
         assert button.count() == 1
         button.click()  # runs /undo in a new cell below the turn
         undo = lab.cell("%elelem /undo")
