@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Set up a fresh machine for elelem-kernel: a venv in .venv with the package (editable)
-# and the extras named in $1 ("lab" or "test"). With "test", also Debian's chromium (for
-# the browser tests), ripgrep (the grep tool is checked against it) and faketime (to run the
-# tests under a moved clock, README "Development"), when we are root.
+# and the extras named in $1 ("lab" or "test"). With "test", also Debian's chromium and its
+# headless shell (the browser tests run the shell: tests/e2e/browser/conftest.py), ripgrep
+# (the grep tool is checked against it) and faketime (to run the tests under a moved clock,
+# README "Development"), when we are root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extra="${1:-lab}"
 
 if [ "$extra" = test ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   missing=""
-  for pkg in chromium ripgrep git faketime; do
+  for pkg in chromium chromium-headless-shell ripgrep git faketime; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
   done
   if [ -n "$missing" ]; then
