@@ -1,8 +1,7 @@
-"""Suite-wide fixtures, test ordering, and the parts scripts/test.sh runs."""
+"""Suite-wide fixtures and the order scripts/test.sh runs the tests in."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,28 +18,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
-#: ELELEM_TEST_PART: which part of the suite this pytest runs (scripts/test.sh sets it).
-PART = "ELELEM_TEST_PART"
-
-
-def in_serial_part(item: pytest.Item) -> bool:
-    """Whether scripts/test.sh runs `item` alone, after the parallel part: a `serial` test."""
-    return item.get_closest_marker("serial") is not None
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Keep only this part's tests (ELELEM_TEST_PART), then order them for the workers.
-
-    With ELELEM_TEST_PART=parallel only the tests that may share the machine are kept, with
-    `serial` only the others. The rest are dropped before pytest's -m and -k see the
-    items, so they are not counted as deselected (the other part runs them): what
-    pytest says was deselected is what the person's own -m or -k left out.
-
-    Then the browser tests go last, and the slowest files first: packaging, tests/e2e/, and
-    among the browser files those that start servers of their own.
+    """Order the tests for the parallel workers: the browser tests last, and the slowest
+    files first: packaging, tests/e2e/, and among the browser files those that start
+    servers of their own.
 
     Playwright's sync API keeps an event loop running on the main thread until its
     session-scoped fixtures are torn down; any test after it that calls `asyncio.run()`
@@ -49,12 +33,6 @@ def pytest_collection_modifyitems(
     (`--no-loadscope-reorder`), so the long ones overlap the many short ones instead of
     finishing alone at the end.
     """
-
-    part = os.environ.get(PART, "")
-    if part not in ("", "parallel", "serial"):
-        raise pytest.UsageError(f"{PART}={part!r}: expected parallel or serial (or unset)")
-    if part:
-        items[:] = [item for item in items if in_serial_part(item) == (part == "serial")]
 
     def order(item: pytest.Item) -> tuple[bool, bool, bool, bool]:
         browser = item.get_closest_marker("browser") is not None

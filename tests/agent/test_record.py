@@ -23,7 +23,6 @@ from elelem_kernel.agent.restore import check, larger_than
 PIECES = [f"{i % 10_000:04d}" for i in range(400_000)]
 
 
-@pytest.mark.serial  # a time budget: it needs a core to itself, not a share of a loaded one
 @pytest.mark.timeout(30)  # joined once: seconds; quadratic: a minute or more
 def test_a_long_reply_in_small_deltas_is_recorded_whole():
     recorder = TurnRecorder(conversation="c", prompt="p", provider="scripted", model=None)

@@ -332,7 +332,6 @@ def test_full_history_gives_restored_calls_without_ids_an_id(tmp_path):
     assert call_id and messages[2]["tool_call_id"] == call_id
 
 
-@pytest.mark.serial  # a time budget: it needs a core to itself, not a share of a loaded one
 @pytest.mark.timeout(30)  # joined once: seconds; quadratic: a minute or more
 def test_long_thinking_in_small_pieces_goes_back_whole():
     # 1.6 MB of thinking in 4-character pieces, then a call: the next request carries the

@@ -223,7 +223,6 @@ def test_counts_in_message_delta_update_only_what_they_carry(wire, make):
     ]
 
 
-@pytest.mark.serial  # a time budget: it needs a core to itself, not a share of a loaded one
 @pytest.mark.timeout(30)  # joined once: seconds; quadratic: a minute or more
 def test_long_arguments_and_thinking_in_small_deltas_are_joined_once():
     # 1.6 MB in 4-character deltas: `+=` on strings kept in dicts is quadratic (minutes).

@@ -214,7 +214,6 @@ def test_servers_other_than_openai_get_a_default_max_tokens():
         OpenAIProvider(base_url="http://x/v1", max_tokens="lots").body(PROMPT, [])
 
 
-@pytest.mark.serial  # a time budget: it needs a core to itself, not a share of a loaded one
 @pytest.mark.timeout(30)  # joined once: seconds; quadratic: a minute or more
 def test_long_arguments_and_reasoning_in_small_fragments_are_joined_once():
     # 1.6 MB in 4-character fragments: `+=` on strings kept in dicts is quadratic (minutes).

@@ -269,7 +269,6 @@ def test_freeze_closes_every_model_the_view_opened(view):
     assert len(closed) == len(opened)
 
 
-@pytest.mark.serial  # a time budget: it needs a core to itself, not a share of a loaded one
 @pytest.mark.timeout(30)  # joined once: seconds; quadratic: a minute or more
 def test_a_long_text_block_in_small_deltas_is_kept_whole():
     import ipywidgets
