@@ -505,31 +505,36 @@ const UNDO_RETRIES = 40;
 const UNDO_RETRY_MS = 250;
 
 /** An Undo button under the last turn that changed something and is not undone: it runs
- * `/undo` in a new cell below (what `/undo` reverts is exactly that turn). A reopened
- * notebook renders its cells' outputs after its model is ready, so when the turn's output
- * is not on the page yet this looks again shortly, a bounded number of times. */
+ * `/undo` in a new cell below (what `/undo` reverts is exactly that turn). The turn is
+ * found in the notebook's model; a reopened notebook renders its cells and their outputs
+ * after the model is ready, so when the turn's output is not on the page yet this looks
+ * again shortly, a bounded number of times, one look pending per notebook. */
 function undoButton(panel: NotebookPanel, tries = 0): void {
-  let last: { widget: Cell; output: number } | null = null;
-  panel.content.widgets.forEach(widget => {
-    const outputs: any = widget.model.type === 'code' ? (widget.model as any).outputs : null;
+  let last: { cell: any; output: number } | null = null;
+  for (const cell of panel.content.model?.cells ?? []) {
+    const outputs: any = cell.type === 'code' ? (cell as any).outputs : null;
     for (let i = 0; outputs && i < outputs.length; i++) {
       const record = (outputs.get(i).metadata || {}).elelem;
       if (record && Array.isArray(record.changes) && record.changes.length && !record.undone) {
-        last = { widget, output: i };
+        last = { cell, output: i };
       }
     }
-  });
+  }
   undoButtons.get(panel)?.remove();
   undoButtons.delete(panel);
   if (last === null) {
     return;
   }
-  const { widget, output } = last as { widget: Cell; output: number };
-  const area: any = (widget as any).outputArea;
-  const node: HTMLElement | undefined = area?.widgets?.[output]?.node;
-  if (!node) {
-    if (tries < UNDO_RETRIES && !panel.isDisposed) {
-      setTimeout(() => undoButton(panel, tries + 1), UNDO_RETRY_MS);
+  const { cell, output } = last as { cell: any; output: number };
+  const widget = panel.content.widgets.find(candidate => candidate.model === cell);
+  const node: HTMLElement | undefined = (widget as any)?.outputArea?.widgets?.[output]?.node;
+  if (!widget || !node) {
+    if (tries < UNDO_RETRIES && !panel.isDisposed && !undoRetries.has(panel)) {
+      const retry = () => {
+        undoRetries.delete(panel);
+        undoButton(panel, tries + 1);
+      };
+      undoRetries.set(panel, setTimeout(retry, UNDO_RETRY_MS));
     }
     return;
   }
@@ -554,6 +559,9 @@ function undoButton(panel: NotebookPanel, tries = 0): void {
 
 /** The Undo button each notebook shows (one at most). */
 const undoButtons = new WeakMap<NotebookPanel, HTMLElement>();
+
+/** A notebook's one pending look for its turn's output (edits while it waits add none). */
+const undoRetries = new WeakMap<NotebookPanel, ReturnType<typeof setTimeout>>();
 
 /** The badge on every cell the agent changed (its metadata says which turn). */
 function markAll(panel: NotebookPanel): void {
