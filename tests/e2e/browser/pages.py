@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -242,10 +242,15 @@ class Lab:
 @contextmanager
 def opened(browser: Any, server: Any, shots: Path, notebook: str, workspace: str) -> Iterator[Lab]:
     """`notebook` open on a page of its own; the page closes and the server's kernels stop
-    after (a module's server outlives the test)."""
+    after (a module's server outlives the test). When the test fails inside, the page is
+    saved first, as `WORKSPACE-FAILED.png` in `shots`."""
     lab = Lab.in_new_context(browser, server, shots)
     try:
         yield lab.open(notebook, workspace)
+    except BaseException:
+        with suppress(Exception):  # a page that cannot be shot must not hide the failure
+            lab.shot(f"{workspace}-FAILED")
+        raise
     finally:
         lab.page.context.close()
         server.shutdown_kernels()
