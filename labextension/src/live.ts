@@ -527,7 +527,9 @@ function undoButton(panel: NotebookPanel, tries = 0): void {
   }
   const { cell, output } = last as { cell: any; output: number };
   const widget = panel.content.widgets.find(candidate => candidate.model === cell);
-  const node: HTMLElement | undefined = (widget as any)?.outputArea?.widgets?.[output]?.node;
+  const child: HTMLElement | undefined = (widget as any)?.outputArea?.widgets?.[output]?.node;
+  // under the turn's rendered output, not beside it as a third column of the output row
+  const node = child?.querySelector<HTMLElement>('.jp-OutputArea-output') ?? child;
   if (!widget || !node) {
     if (tries < UNDO_RETRIES && !panel.isDisposed && !undoRetries.has(panel)) {
       const retry = () => {
