@@ -26,7 +26,15 @@ KERNEL_READY = """
   const name = document.querySelector('.jp-NotebookPanel-toolbar .jp-KernelName');
   const state = document.querySelector('.jp-Notebook-ExecutionIndicator');
   const text = name ? name.textContent.trim() : '';
-  return text && !/^(No Kernel|Kernel|Loading)/.test(text) && state && state.dataset.status === 'idle';
+  const shown = text && !/^(No Kernel|Kernel|Loading)/.test(text) && state && state.dataset.status === 'idle';
+  // the toolbar can say idle a moment before the session holds a connected kernel; a cell
+  // run in that moment is dropped without a word (CodeCell.execute needs session.kernel)
+  const context = window.jupyterapp && window.jupyterapp.shell.currentWidget
+    && window.jupyterapp.shell.currentWidget.sessionContext;
+  if (!shown || !context) return shown;
+  const kernel = context.session && context.session.kernel;
+  return context.isReady && !!kernel && kernel.connectionStatus === 'connected'
+    && kernel.status === 'idle';
 }
 """
 
