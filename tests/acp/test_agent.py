@@ -197,10 +197,15 @@ def test_a_turn_with_a_tool_call_streams_updates_and_is_kept_as_a_notebook(tmp_p
 
 @contextlib.asynccontextmanager
 async def agent(client, env, tmp_path, *args):
-    """`elelem-kernel acp ARGS` as a client spawns it; its stderr goes to a log file."""
+    """`elelem-kernel acp ARGS` as a client spawns it; its stderr goes to a log file.
+
+    The SDK gives the agent 2 s to exit after stdin closes, then terminates it; on a loaded
+    machine a clean exit that stops an MCP server can take longer, and the SDK's terminate
+    then races the exit (ProcessLookupError), so the tests give it 30 s."""
     with open(tmp_path / "agent-stderr.log", "ab") as log:
+        transport = {"stderr": log, "shutdown_timeout": 30.0}
         async with spawn_agent_process(
-            client, AGENT, "acp", *args, env=env, transport_kwargs={"stderr": log}
+            client, AGENT, "acp", *args, env=env, transport_kwargs=transport
         ) as (conn, _):
             yield conn
 
