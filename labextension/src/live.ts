@@ -526,7 +526,7 @@ function undoButton(panel: NotebookPanel, tries = 0): void {
     return;
   }
   const { cell, output } = last as { cell: any; output: number };
-  const widget = panel.content.widgets.find(candidate => candidate.model === cell);
+  const widget = widgetOf(panel, cell.id);
   const child: HTMLElement | undefined = (widget as any)?.outputArea?.widgets?.[output]?.node;
   // under the turn's rendered output, not beside it as a third column of the output row
   const node = child?.querySelector<HTMLElement>('.jp-OutputArea-output') ?? child;
