@@ -5,7 +5,8 @@
 # cannot share .venv. Made once in .cache/jupyter-ai-venv; rerun to repair.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pins="jupyter-ai==3.2.0 jupyter-ai-acp-client==0.3.3 jupyterlab>=4.4,<5"
+# rfc3987: see the test extra in pyproject.toml (a faster Jupyter server start)
+pins="jupyter-ai==3.2.0 jupyter-ai-acp-client==0.3.3 jupyterlab>=4.4,<5 rfc3987>=1.3"
 venv=.cache/jupyter-ai-venv
 stamp="$venv/.installed"
 want="$pins $(pwd)"
