@@ -53,10 +53,14 @@ def test_restart_and_run_all_of_the_elelem_kernel_notebook(page: Lab, lab_root):
     last.get_by_text("Lagos").wait_for(timeout=120_000)
     lab.wait_done(last)
     assert lab.page.locator(ERRORS).count() == 0
+    # Lab renders the outputs of cells far above the view a moment later on a loaded
+    # machine: wait for each to be attached, then count
     help_table = lab.cell("/help").locator("table")
-    help_table.first.wait_for(state="attached")  # a loaded machine renders it a moment later
+    help_table.first.wait_for(state="attached")
     assert help_table.count() == 1
-    assert lab.cell("compute in python").locator(FROZEN).count() == 1
+    computed = lab.cell("compute in python").locator(FROZEN)
+    computed.first.wait_for(state="attached")
+    assert computed.count() == 1
     assert lab.widget_errors() == 0
     first = lab.cell("what is in this folder?").locator(FROZEN).inner_text()
     second = lab.cell("which of those files").locator(FROZEN).inner_text()
