@@ -19,6 +19,13 @@ FROZEN = ".jp-RenderedHTMLCommon .elelem-turn"  # the static output of a finishe
 LIVE = ".jupyter-widgets.elelem-turn"  # the widget view of a running turn
 CARD = ".elelem-card"  # a live tool card
 VIEWPORT = {"width": 1280, "height": 1000}
+FROM_THE_TOP = """
+(target) => {
+  const scroller = target.querySelector('.jp-WindowedPanel-outer');
+  if (scroller) scroller.scrollTop = 0;
+  return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+}
+"""
 BUSY_WAIT = 120_000  # ms: a generous bound for a turn on a loaded 2-core machine
 
 KERNEL_READY = """
@@ -229,6 +236,9 @@ class Lab:
             self.page.set_viewport_size(
                 {"width": VIEWPORT["width"], "height": int(box["height"]) + 300}
             )
+            # a notebook scrolled to its last cell shows the blank space Lab keeps below
+            # it: show a tall target's notebook from the top, once Lab has drawn that
+            target.evaluate(FROM_THE_TOP)
         target.scroll_into_view_if_needed()
 
     def has_plugin(self, plugin: str) -> bool:
