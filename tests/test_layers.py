@@ -59,6 +59,15 @@ FORBIDDEN = {
         "ipykernel",
         "httpx",
     ),
+    "store": (
+        "elelem_kernel.jupyter",
+        "elelem_kernel.render",
+        "elelem_kernel.providers",
+        "ipywidgets",
+        "IPython",
+        "ipykernel",
+        "httpx",
+    ),
     "render": ("elelem_kernel.jupyter", "elelem_kernel.providers", "elelem_kernel.tools", "httpx"),
     "assembly": (
         "elelem_kernel.jupyter",
@@ -111,6 +120,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("render",),  # views of a turn: terminal, static, widget
     ("assembly",),  # the composition root: built-ins registered, sessions built
     ("agent", "mcp"),  # session, turn loop, toolbox, registry; MCP servers as a tool source
+    ("store",),  # the notebook as the store: the person's data folder, record signatures
     ("tools",),  # the workspace tools
     ("providers",),  # models: stub, echo, demo, and the HTTP ones
     (

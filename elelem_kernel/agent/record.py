@@ -97,6 +97,7 @@ class TurnRecord(TypedDict):
     compaction: NotRequired[dict[str, Any]]
     undone: NotRequired[bool]
     changes: NotRequired[list[dict[str, Any]]]
+    signature: NotRequired[str]
 
 
 def new_id() -> str:

@@ -37,6 +37,7 @@ from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError
 from elelem_kernel.events import Provider, map_stop_reason
 from elelem_kernel.options import from_env
 from elelem_kernel.redaction import redact
+from elelem_kernel.store import signature
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -237,6 +238,8 @@ class Turn:
         if self.rounds and self.meter is not None:
             record["context"] = dict(self.meter)
         record.update(session.turn_extras)
+        if record.get("changes"):  # before `fit`: a change cut to fit no longer verifies
+            record["signature"] = signature.sign(record)
         if self.notices:
             record["notices"] = self.notices
         if self.served and self.served != session.model:

@@ -34,6 +34,7 @@ from IPython.utils.process import arg_split
 
 from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.jupyter import undoable_comm
 from elelem_kernel.jupyter.front import front_for
 from elelem_kernel.jupyter.restore_comm import register
 from elelem_kernel.names import KERNEL_NAME
@@ -235,10 +236,12 @@ def empty_body(lines: list[str]) -> list[str]:
 
 
 def load(ip: Any) -> None:
-    """Register the magics on shell `ip` (what `%load_ext elelem_kernel` does), and the
-    `elelem.restore` comm through which the notebook frontend sends its conversation."""
+    """Register the magics on shell `ip` (what `%load_ext elelem_kernel` does), the
+    `elelem.restore` comm through which the notebook frontend sends its conversation, and
+    the `elelem.undoable` comm through which it asks which turns `/undo` would act on."""
     ip.register_magics(ElelemMagics)
     cleanup = getattr(ip, "input_transformers_cleanup", None)
     if cleanup is not None and empty_body not in cleanup:
         cleanup.append(empty_body)
     register(ip)
+    undoable_comm.register(ip)

@@ -7,15 +7,25 @@ where it is unchanged since the turn; anything changed since, too large to have 
 kept, or out of reach is listed and left alone. The turn stays in the notebook, its record
 marked `undone` (in the notebook too, through the frontend, so a restored conversation
 knows), and is no longer sent to the model. Python variables cannot be restored.
+
+A record comes from a notebook that anyone may have written, so `/undo` acts only on a
+record this person's sessions signed (store/signature.py); any other is shown with what it
+would have reverted, and nothing is written. Even a signed change passes the file tools'
+gates: never inside `.git`, never a start-up file (those are left to the person), never
+outside the workspace, never through a symlink.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.store import signature
 from elelem_kernel.text import shorten
 from elelem_kernel.tools.changes import digest
+from elelem_kernel.tools.protected import check_writable, startup_code
 from elelem_kernel.tools.workspace import Workspace, atomic_write
 
 if TYPE_CHECKING:
@@ -38,6 +48,8 @@ async def undo(session: Session, link: Any) -> str:
     record = last_undoable(session)
     if record is None:
         return "nothing to undo: no turn of this conversation changed files or cells"
+    if not signature.verified(record):
+        return unsigned(record)
     reverted: list[str] = []
     left: list[str] = []
     ws = Workspace(session.workspace)
@@ -81,11 +93,22 @@ async def undo(session: Session, link: Any) -> str:
     return "\n\n".join(lines)
 
 
+def unsigned(record: dict[str, Any]) -> str:
+    """What `/undo` says of a record it will not act on, and what it would have reverted."""
+    would = [_name(change) for change in record.get("changes") or [] if isinstance(change, dict)]
+    return (
+        f"Not undone: the turn “{_head(record.get('prompt'))}” is not signed by your own "
+        "sessions (its record may come from someone else's notebook, or was altered or cut "
+        "to fit since), so undo does not act on it. Nothing was written.\n\n"
+        "It would have reverted: " + (", ".join(would) or "nothing") + "."
+    )
+
+
 def _file(
     ws: Workspace, change: dict[str, Any], what: str, reverted: list[str], left: list[str]
 ) -> None:
     try:
-        target = ws.resolve(str(change.get("path")))
+        target = _gated(ws, str(change.get("path")))
     except ToolError as e:
         left.append(f"{what}: {e}")
         return
@@ -93,10 +116,23 @@ def _file(
         left.append(f"{what}: changed since the turn")
         return
     if change.get("created"):
-        target.unlink()
+        target.unlink(missing_ok=True)
     else:
         atomic_write(target, str(change.get("before") or "").encode("utf-8"))
     reverted.append(what)
+
+
+def _gated(ws: Workspace, path: str) -> Path:
+    """The file a change names, once it passes the file tools' gates; `ToolError` if not."""
+    target = ws.resolve(path)
+    check_writable(ws, path, target)
+    lexical = Path(os.path.normpath(ws.root / Path(path).expanduser()))
+    if lexical != target:
+        raise ToolError("reached through a symlink: undo never writes through one")
+    why = startup_code(ws, path)
+    if why is not None:
+        raise ToolError(f"{why}; undo leaves start-up files to you")
+    return target
 
 
 def _name(change: dict[str, Any]) -> str:
