@@ -53,6 +53,7 @@ export function attachLive(panel: NotebookPanel): void {
     const kernel = panel.sessionContext.session?.kernel;
     if (kernel && kernel.handleComms) {
       kernel.registerCommTarget(LIVE_TARGET, (comm, msg) => opened(panel, kernel, comm, msg));
+      undoButton(panel); // the kernel says which turn it would undo: ask the new one
     }
   };
   panel.sessionContext.kernelChanged.connect(register);
@@ -504,19 +505,21 @@ function withdraw(state: ITurnState): void {
 const UNDO_RETRIES = 40;
 const UNDO_RETRY_MS = 250;
 
-/** An Undo button under the last turn that changed something and is not undone: it runs
- * `/undo` in a new cell below (what `/undo` reverts is exactly that turn). The turn is
+/** An Undo button under the last turn that changed something and is not undone, when the
+ * kernel says it would undo that turn (it signed the record: `elelem.undoable`, see
+ * elelem_kernel/jupyter/undoable_comm.py; a shared notebook's record gets no button). It
+ * runs `/undo` in a new cell below (what `/undo` reverts is exactly that turn). The turn is
  * found in the notebook's model; a reopened notebook renders its cells and their outputs
  * after the model is ready, so when the turn's output is not on the page yet this looks
  * again shortly, a bounded number of times, one look pending per notebook. */
 function undoButton(panel: NotebookPanel, tries = 0): void {
-  let last: { cell: any; output: number } | null = null;
+  let last: { cell: any; output: number; record: any } | null = null;
   for (const cell of panel.content.model?.cells ?? []) {
     const outputs: any = cell.type === 'code' ? (cell as any).outputs : null;
     for (let i = 0; outputs && i < outputs.length; i++) {
       const record = (outputs.get(i).metadata || {}).elelem;
       if (record && Array.isArray(record.changes) && record.changes.length && !record.undone) {
-        last = { cell, output: i };
+        last = { cell, output: i, record };
       }
     }
   }
@@ -525,7 +528,11 @@ function undoButton(panel: NotebookPanel, tries = 0): void {
   if (last === null) {
     return;
   }
-  const { cell, output } = last as { cell: any; output: number };
+  const { cell, output, record } = last as { cell: any; output: number; record: any };
+  const verdict = undoable(panel, record);
+  if (verdict !== true) {
+    return; // not ours to undo, or the kernel has not answered yet (it draws again then)
+  }
   const widget = widgetOf(panel, cell.id);
   const child: HTMLElement | undefined = (widget as any)?.outputArea?.widgets?.[output]?.node;
   // under the turn's rendered output, not beside it as a third column of the output row
@@ -557,6 +564,81 @@ function undoButton(panel: NotebookPanel, tries = 0): void {
   };
   node.appendChild(button);
   undoButtons.set(panel, button);
+}
+
+/** The comm target through which the kernel says which turns it would undo. */
+const UNDOABLE_TARGET = 'elelem.undoable';
+
+/** What each kernel said of a record (by its turn and signature): true, false, 'asked',
+ * or 'silent' (no answer: elelem is not loaded in that kernel yet, so it is asked again
+ * after the kernel's next execution). A restart forgets every answer. */
+const undoVerdicts = new WeakMap<
+  Kernel.IKernelConnection,
+  Map<string, boolean | 'asked' | 'silent'>
+>();
+
+function verdictsOf(kernel: Kernel.IKernelConnection): Map<string, boolean | 'asked' | 'silent'> {
+  let verdicts = undoVerdicts.get(kernel);
+  if (!verdicts) {
+    const made = new Map<string, boolean | 'asked' | 'silent'>();
+    kernel.statusChanged.connect((_, status) => {
+      if (status === 'restarting' || status === 'autorestarting') {
+        made.clear();
+      } else if (status === 'idle') {
+        for (const [key, verdict] of made) {
+          if (verdict === 'silent') {
+            made.delete(key);
+          }
+        }
+      }
+    });
+    undoVerdicts.set(kernel, made);
+    verdicts = made;
+  }
+  return verdicts;
+}
+
+/** Whether the panel's kernel would undo `record`: its verdict, or undefined while it is
+ * asked (once per kernel and record; the button is drawn when the answer comes). */
+function undoable(panel: NotebookPanel, record: any): boolean | undefined {
+  if (typeof record.turn !== 'string' || typeof record.signature !== 'string') {
+    return false;
+  }
+  const kernel = panel.sessionContext.session?.kernel;
+  if (!kernel || !kernel.handleComms) {
+    return undefined; // asked when the kernel is there (attachLive's `register`)
+  }
+  const verdicts = verdictsOf(kernel);
+  const key = `${record.turn} ${record.signature}`;
+  const known = verdicts.get(key);
+  if (known === 'asked') {
+    return undefined;
+  }
+  if (known !== undefined) {
+    return known === true;
+  }
+  verdicts.set(key, 'asked');
+  const answered = (verdict: boolean | 'silent') => {
+    if (verdicts.get(key) === 'asked') {
+      verdicts.set(key, verdict);
+      if (!panel.isDisposed && verdict === true) {
+        undoButton(panel);
+      }
+    }
+  };
+  const { turn, conversation, changes, signature } = record;
+  try {
+    const comm = kernel.createComm(UNDOABLE_TARGET);
+    comm.onMsg = message => {
+      const turns: any = (message.content.data as any)?.undoable;
+      answered(Array.isArray(turns) && turns.includes(turn));
+    };
+    comm.onClose = () => answered('silent');
+    comm.open({ v: 1, records: [{ turn, conversation, changes, signature }] });
+  } catch (error) {
+    answered('silent');
+  }
+  return undefined;
 }
 
 /** The Undo button each notebook shows (one at most). */

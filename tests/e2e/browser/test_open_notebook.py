@@ -232,3 +232,55 @@ def test_the_demo_fixes_the_cell_that_failed(browser, server, shots):
         lab.shot(f"26-{tag}-demo-fixed", lab.page.locator(".jp-NotebookPanel").first)
         assert lab.page.evaluate(SAVE) is False
     shutil.copy(root / "fix_a_cell.ipynb", shots / f"fix_a_cell-{tag}.ipynb")  # as it ends
+
+
+def _turn_notebook(path: Path, record: dict) -> str:
+    """A notebook that loads elelem, then a turn cell whose frozen output carries `record`."""
+    output = nbformat.v4.new_output(
+        "display_data", data={"text/plain": "made own.md"}, metadata={"elelem": record}
+    )
+    turn = nbformat.v4.new_code_cell("%%elelem\nmake own.md", outputs=[output])
+    load = nbformat.v4.new_code_cell("%load_ext elelem_kernel")
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[load, turn], metadata={"kernelspec": kernelspec}), path
+    )
+    return path.name
+
+
+def test_undo_is_offered_only_for_turns_this_person_signed(browser, server, shots):
+    """The kernel says which turns it would undo (`elelem.undoable`): a record signed with
+    this person's secret gets the button; the same record with a forged signature, as a
+    shared notebook could carry, gets none (security round 3)."""
+    import hashlib
+    import os
+    from unittest import mock
+
+    from elelem_kernel.store import signature
+
+    root = server.root
+    (root / "own.md").write_text("mine\n")
+    change = {"kind": "file", "action": "write", "path": "own.md", "before": None, "created": True}
+    change["after_sha"] = hashlib.sha256(b"mine\n").hexdigest()
+    record = {"v": 1, "conversation": "c1", "turn": "t-signed", "cell": None, "provider": "demo"}
+    record.update(model=None, prompt="make own.md", reply="made", rounds=[], changes=[change])
+    env = server.env
+    data = env.get("XDG_DATA_HOME") or str(Path(env["HOME"]) / ".local" / "share")
+    with mock.patch.dict(os.environ, XDG_DATA_HOME=data):
+        record["signature"] = signature.sign(record)
+    forged = {**record, "turn": "t-forged", "signature": "hmac-sha256:" + "0" * 64}
+    own = _turn_notebook(root / "own_turn.ipynb", record)
+    shared = _turn_notebook(root / "shared_turn.ipynb", forged)
+    tag = server.kind  # type: ignore[attr-defined]
+
+    with opened(browser, server, shots, own, f"undo-own-{tag}") as lab:
+        lab.run("%load_ext elelem_kernel")
+        button = lab.cell("make own.md").locator(".elelem-undo")
+        button.wait_for(timeout=30_000)
+        lab.shot(f"27-{tag}-own-turn-undoable", lab.cell("make own.md"))
+    with opened(browser, server, shots, shared, f"undo-shared-{tag}") as lab:
+        lab.run("%load_ext elelem_kernel")
+        lab.page.wait_for_timeout(3_000)  # the kernel's answer came for the signed one by now
+        assert lab.page.locator(".elelem-undo").count() == 0
+        lab.shot(f"27-{tag}-shared-turn-not-undoable", lab.cell("make own.md"))
+    assert (root / "own.md").read_text() == "mine\n"
