@@ -345,6 +345,8 @@ class Turn:
         session, out = self.session, self.out
         index = self.layout.tool_index(call.id)
         problem = session.toolbox.resolve(call, session.mode)
+        if problem is None:
+            problem = await session.toolbox.prepare(call)
         state = "failed"
         if problem is None:
             problem, state = await decide(session, call, index, out)
