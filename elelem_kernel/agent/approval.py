@@ -161,7 +161,7 @@ async def _answer(approver: Approver, request: ApprovalRequest) -> Decision | st
 
 def _request(call: Call, tool: Tool, index: int | None, why: str | None) -> ApprovalRequest:
     """The question for `call`: its preview, headed by the caution of a sensitive call."""
-    preview = tool.describe(call.arguments)
+    preview = call.prepared[0] if call.prepared is not None else tool.describe(call.arguments)
     if why is not None:
         preview = f"CAUTION: {why}. Allowing it now does not allow the next one.\n\n{preview}"
     return ApprovalRequest(

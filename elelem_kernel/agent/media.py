@@ -2,8 +2,9 @@
 
 A tool result may carry `"_images": [{"mime_type", "data"}]` (base64): the python tool's
 plots, `read` of an image file, notebook outputs, MCP image content. The session takes
-them out of the result (`take_images`), fits each for a model (`images.fit`: at most 1568
-px and 1 MB, downscaled with Pillow when it is installed) and hands them to the card, the
+them out of the result (`take_images`), fits at most `MAX_IMAGES` of them for a model
+(`images.fit`: at most 1568 px and 1 MB, downscaled with Pillow when it is installed; in a
+worker thread, so that the event loop and the person's stop are not held up) and hands them to the card, the
 record and the tool message (`images`), where the result's text lists them in
 `images_attached`. Anything else is dropped and said so in the result. An entry marked
 `"shown": "cell"` is already in the cell's output (the python tool's plot in a kernel):
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from typing import Any
 
 from elelem_kernel import images as img
@@ -30,8 +32,10 @@ TYPES = tuple(img.TYPES)
 BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 #: An `_images` entry's `"shown"` when the cell's own output already shows the image.
 SHOWN_IN_CELL = "cell"
-#: Images kept per tool call.
+#: Images decoded and fitted per tool call (those that fail to fit count too).
 MAX_IMAGES = 8
+#: Why an image was left out when the person stopped the turn while it was being fitted.
+INTERRUPTED = "not read: the turn was interrupted"
 #: Images sent per request, the newest first.
 MAX_PER_REQUEST = 8
 #: The provider option that says whether the model takes images.
@@ -50,17 +54,37 @@ VISION_MODELS = re.compile(
 VISION_PROVIDERS = frozenset({"demo"})
 
 
-def take_images(result: dict[str, Any]) -> list[dict[str, Any]]:
+def take_images(
+    result: dict[str, Any], stop: threading.Event | None = None
+) -> list[dict[str, Any]]:
     """Remove `_images` from `result` (in place); the ones fit to show and send, each
     `{"mime_type", "data", "width", "height"}`. The result's text lists them
-    (`images_attached`) and says why any was left out (`images_not_shown`)."""
+    (`images_attached`) and says why any was left out (`images_not_shown`).
+
+    Slow with large images (decoding and re-encoding them): the session runs
+    `fit_images` in a worker thread, and sets `stop` to end it between two images."""
     found = result.pop(KEY, None)
     if not isinstance(found, list):
         return []
+    kept, dropped = fit_images(found, stop)
+    note(result, kept, dropped)
+    return kept
+
+
+def fit_images(
+    found: list[Any], stop: threading.Event | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The `_images` entries fit to send, and why the others were left out. At most
+    `MAX_IMAGES` are decoded and fitted, those that fail to fit included (each costs the
+    work); `stop`, when set, leaves the rest out."""
     kept: list[dict[str, Any]] = []
     dropped: list[str] = []
+    decoded = 0
     for entry in found:
-        if len(kept) == MAX_IMAGES:
+        if stop is not None and stop.is_set():
+            dropped.append(INTERRUPTED)
+            continue
+        if decoded == MAX_IMAGES:
             dropped.append(f"more than {MAX_IMAGES} images from one call")
             continue
         image = (
@@ -69,6 +93,7 @@ def take_images(result: dict[str, Any]) -> list[dict[str, Any]]:
             else "not an image entry"
         )
         if isinstance(image, img.Image):
+            decoded += 1
             image = img.fit(image)
         if isinstance(image, str):
             dropped.append(image)
@@ -76,11 +101,16 @@ def take_images(result: dict[str, Any]) -> list[dict[str, Any]]:
             kept.append(image.as_dict())
             if isinstance(entry, dict) and entry.get("shown") == SHOWN_IN_CELL:
                 kept[-1]["shown"] = SHOWN_IN_CELL
+    return kept, dropped
+
+
+def note(result: dict[str, Any], kept: list[dict[str, Any]], dropped: list[str]) -> None:
+    """List the images kept (`images_attached`) and why others were not
+    (`images_not_shown`) in the tool's `result`."""
     if kept:
         result["images_attached"] = [f"image {i}: {img.label(e)}" for i, e in enumerate(kept, 1)]
     if dropped:
         result["images_not_shown"] = dropped
-    return kept
 
 
 def parse_vision(value: Any) -> bool:

@@ -18,7 +18,7 @@ import asyncio
 import inspect
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,9 @@ def check_mode(mode: str) -> str:
 
 ToolFn = Callable[[dict[str, Any]], Any]
 Hook = Callable[..., Any]
+#: A call made ready before it is approved (`Tool.prepare`): the preview the person reads,
+#: and the run of exactly what that preview shows.
+Prepared = tuple[str, Callable[[], Awaitable[Any]]]
 
 
 @dataclass
@@ -64,6 +67,10 @@ class Tool:
     #: Whether a call asks the person itself (a live notebook edit shows its diff in the
     #: cell with Accept / Reject), so the session does not ask first.
     asks_itself: Callable[[dict[str, Any]], bool] | None = None
+    #: Reads what a call acts on before it is approved (the open notebook's cells), so
+    #: that the preview shows it and the run uses it, not a later read; None when the
+    #: call needs no such reading (then `preview` and `fn` serve).
+    prepare: Callable[[dict[str, Any]], Awaitable[Prepared | None]] | None = None
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -122,6 +129,7 @@ class Call:
     result: dict[str, Any] = field(default_factory=dict)
     ms: int = 0
     metadata: dict[str, Any] | None = None  #: opaque provider data, echoed on the next request
+    prepared: Prepared | None = None  #: what `Tool.prepare` read: the preview and its run
 
     @property
     def ok(self) -> bool:
@@ -280,6 +288,22 @@ class Toolbox:
             return f"invalid arguments for {tool.name}: {problem}. Expected schema: {json.dumps(tool.schema)}"
         return None
 
+    async def prepare(self, call: Call) -> str | None:
+        """Let a resolved call's tool read what it acts on before it is approved
+        (`Tool.prepare`); why it cannot, or None."""
+        tool = call.tool
+        if tool is None or tool.prepare is None:
+            return None
+        try:
+            call.prepared = await tool.prepare(call.arguments)
+        except asyncio.CancelledError:
+            raise
+        except ToolError as e:
+            return str(e)
+        except Exception as e:
+            return f"{type(e).__name__}: {e}"
+        return None
+
     async def run(self, call: Call) -> dict[str, Any]:
         """Run a resolved call: before hooks, the tool, after hooks. Never raises but on cancel."""
         tool = call.tool
@@ -308,7 +332,9 @@ class Toolbox:
 
     async def _invoke(self, tool: Tool, call: Call) -> dict[str, Any]:
         try:
-            if inspect.iscoroutinefunction(tool.fn):
+            if call.prepared is not None:  # exactly what the person was shown
+                value = await call.prepared[1]()
+            elif inspect.iscoroutinefunction(tool.fn):
                 value = await tool.fn(call.arguments)
             else:
                 value = await asyncio.to_thread(tool.fn, call.arguments)

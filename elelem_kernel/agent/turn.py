@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import json
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -347,6 +348,8 @@ class Turn:
         session, out = self.session, self.out
         index = self.layout.tool_index(call.id)
         problem = session.toolbox.resolve(call, session.mode)
+        if problem is None:
+            problem = await session.toolbox.prepare(call)
         state = "failed"
         if problem is None:
             problem, state = await decide(session, call, index, out)
@@ -361,7 +364,7 @@ class Turn:
             state = "ok" if call.ok else "failed"
         else:
             call.result = finish({"error": problem}, call.arguments)
-        images = media.take_images(call.result)
+        images = await self.images(call)
         call.result = redact(call.result)
         out({"type": "tool_state", "index": index, "id": call.id, "state": state})
         self.recorder.result(call.id, call.result, call.ms, images)
@@ -369,6 +372,24 @@ class Turn:
             call.id, call.ok, json.dumps(call.result, ensure_ascii=False, default=str), images
         )
         return images
+
+    async def images(self, call: Call) -> list[dict[str, Any]]:
+        """The images of `call`'s result, fitted for a model in a worker thread (decoding
+        and re-encoding large ones takes seconds); an interrupt stops it between images
+        and keeps the result without them."""
+        found = call.result.pop(media.KEY, None)
+        if not isinstance(found, list):
+            return []
+        stop = threading.Event()
+        try:
+            kept, dropped = await asyncio.to_thread(media.fit_images, found, stop)
+        except asyncio.CancelledError:
+            stop.set()
+            media.note(call.result, [], [media.INTERRUPTED])
+            self.recorder.result(call.id, redact(call.result), call.ms)
+            raise
+        media.note(call.result, kept, dropped)
+        return kept
 
     def not_run(self, calls: list[Call], why: str = CUT_OFF) -> None:
         """Calls shown and recorded but never run: a reply cut off at the output limit

@@ -53,4 +53,5 @@ def as_tool(definition: ToolDefinition) -> Tool:
         d.preview,
         d.sensitive,
         d.asks_itself,
+        prepare=d.prepare,
     )

@@ -11,6 +11,7 @@ from typing import Any
 
 from elelem_kernel.render import cards
 from elelem_kernel.render.markdown import to_html
+from elelem_kernel.visible import visible
 
 
 class TextBlock:
@@ -96,7 +97,9 @@ class ToolCard:
         if state == "approval" and preview:
             self.clear_extra()
             self.extra.children = [
-                self.widgets.HTML(f'<div style="{cards.LABEL}">will run</div>{cards.pre(preview)}')
+                self.widgets.HTML(
+                    f'<div style="{cards.LABEL}">will run</div>{cards.pre(visible(preview))}'
+                )
             ]
         elif state != "approval":
             self.clear_extra()

@@ -12,7 +12,7 @@ opened, a kernel's `user_ns`) is honoured.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 Arguments = dict[str, Any]
 Result = dict[str, Any]
+#: The preview a person approves and the run of exactly what it shows.
+Prepared = tuple[str, Callable[[], Awaitable[Result]]]
 
 #: Schema pieces the declarations share.
 STRING: dict[str, Any] = {"type": "string"}
@@ -67,3 +69,6 @@ class ToolDefinition:
     sensitive: Callable[[Arguments], str | None] | None = None
     #: Whether a call asks the person itself (a live notebook edit), so nobody asks first.
     asks_itself: Callable[[Arguments], bool] | None = None
+    #: Reads what a call acts on before it is approved: the preview and the run of
+    #: exactly that, or None (see `agent/toolbox.Tool.prepare`).
+    prepare: Callable[[Arguments], Awaitable[Prepared | None]] | None = None

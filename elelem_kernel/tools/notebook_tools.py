@@ -18,6 +18,7 @@ from elelem_kernel.tools.declaration import (
     PATH,
     STRING,
     Arguments,
+    Prepared,
     Result,
     ToolContext,
     ToolDefinition,
@@ -163,6 +164,20 @@ def _run(context: ToolContext) -> ToolDefinition:
         ws = Workspace(context.workspace)
         return await notebook_run.run_notebook(ws, args["path"], args.get("cells"), timeout)
 
+    async def prepare(args: Arguments) -> Prepared | None:
+        """On the open notebook: its cells read before the person is asked; the preview
+        shows each one's source and the run runs exactly that."""
+        link = live(context, args.get("path"))
+        if link is None:
+            return None
+        timeout = args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
+        plan = await notebooks_live.plan_open(link, args.get("cells"))
+
+        async def run_planned() -> Result:
+            return await notebooks_live.run_plan(plan, link, context.namespace, timeout)
+
+        return notebooks_live.describe_plan(plan, timeout), run_planned
+
     return ToolDefinition(
         "notebook_run",
         "Execute a notebook's code cells (all, or those given): with path, in a fresh "
@@ -178,6 +193,7 @@ def _run(context: ToolContext) -> ToolDefinition:
         run,
         kind="execute",
         preview=_run_preview,
+        prepare=prepare,
     )
 
 

@@ -13,6 +13,7 @@ what reaches the model as the file forms do.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from elelem_kernel.errors import ToolError
@@ -221,15 +222,18 @@ async def _ask(link: Link, op: str, timeout: float | None, **arguments: Any) -> 
         raise ToolError(str(e)) from None
 
 
-async def run_open(
-    link: Link,
-    namespace: dict[str, Any],
-    cells: list[int | str] | None,
-    timeout: float,
-) -> dict[str, Any]:
-    """`notebook_run` on the open notebook: run code cells in the person's namespace, in
-    notebook order, stopping at the first error; their outputs go back to the model and
-    into the cells (with an execution count, as if the person ran them)."""
+@dataclass(frozen=True)
+class RunPlan:
+    """Code cells of the open notebook to run, read once before the person is asked, so
+    that what the approval shows is what runs: (index, id, source shown, code run) each."""
+
+    path: str
+    cells: tuple[tuple[int, str, str, str], ...]
+
+
+async def plan_open(link: Link, cells: list[int | str] | None) -> RunPlan:
+    """The code cells `notebook_run` would run on the open notebook, as it is now (all of
+    them but prompt cells when `cells` is None); `ToolError` when there are none."""
     nb, answer = await snapshot(link, outputs=False)
     rel = str(answer.get("path") or "the open notebook")
     elelem_kernel = answer.get("kernel") == KERNEL_NAME  # every cell a prompt but %%py ones
@@ -239,7 +243,8 @@ async def run_open(
         cell = nb.cells[i]
         if cell.cell_type != "code":
             continue
-        code = runnable(_text(cell.source), elelem_kernel)
+        source = _text(cell.source)
+        code = runnable(source, elelem_kernel)
         if code is None or cell.get("id") == link.cell:
             if cells:
                 raise ToolError(
@@ -250,12 +255,40 @@ async def run_open(
             continue
         if cell.metadata.get("clipped"):
             raise ToolError(f"cell {i} is too long to run from here")
-        plan.append((i, cell.get("id"), code))
+        plan.append((i, str(cell.get("id") or ""), source, code))
     if not plan:
         raise ToolError("no code cells to run" + (f" among cells {cells}" if cells else ""))
+    return RunPlan(rel, tuple(plan))
+
+
+def describe_plan(plan: RunPlan, timeout: float) -> str:
+    """The approval preview of `plan`: each cell's whole source, as it will run."""
+    head = f"run {len(plan.cells)} cell(s) of {plan.path} in your kernel's namespace"
+    parts = [f"{head} ({timeout:g} s per cell), in this order, stopping at the first error:"]
+    for index, cell_id, source, _ in plan.cells:
+        parts.append(f"--- cell {index} (id {cell_id}) ---\n{source.rstrip()}")
+    return "\n\n".join(parts)
+
+
+async def run_open(
+    link: Link,
+    namespace: dict[str, Any],
+    cells: list[int | str] | None,
+    timeout: float,
+) -> dict[str, Any]:
+    """`notebook_run` on the open notebook, read and run at once (`plan_open`, `run_plan`)."""
+    return await run_plan(await plan_open(link, cells), link, namespace, timeout)
+
+
+async def run_plan(
+    plan: RunPlan, link: Link, namespace: dict[str, Any], timeout: float
+) -> dict[str, Any]:
+    """Run the cells of `plan` (their code as read, never read again) in the person's
+    namespace, in notebook order, stopping at the first error; their outputs go back to
+    the model and into the cells (with an execution count, as if the person ran them)."""
     ran: list[dict[str, Any]] = []
-    result: dict[str, Any] = {"path": rel, "open": True, "cells": ran}
-    for index, cell_id, code in plan:
+    result: dict[str, Any] = {"path": plan.path, "open": True, "cells": ran}
+    for index, cell_id, _, code in plan.cells:
         try:
             outcome = await asyncio.wait_for(run_python_async(namespace, _python(code)), timeout)
         except TimeoutError:
@@ -274,7 +307,7 @@ async def run_open(
             result["error"] = (
                 f"cell {index} (id {cell_id}) raised {outcome['error']}; later cells were not run"
             )
-            result["not_run"] = [i for i, _, _ in plan[len(ran) :]]
+            result["not_run"] = [c[0] for c in plan.cells[len(ran) :]]
             break
     result["note"] = "Python variables the cells changed cannot be restored by /undo"
     return result

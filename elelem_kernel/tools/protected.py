@@ -8,9 +8,14 @@
   folder anywhere, a `.mcp.json` file) when elelem starts; a `.pth` in a
   `site-packages`, `sitecustomize.py`, `usercustomize.py`, a virtual environment's
   `bin/` when Python starts; `.ipython/`, `.jupyter/`, `jupyter_*_config.py|json`,
-  `ipython_*config.py` when IPython or Jupyter starts; `.envrc`, shell start-up files,
-  `.gitconfig`, git hook folders (`.husky/`, `.githooks/`, the folder the repository's
-  `core.hooksPath` names) and `.pre-commit-config.yaml`.
+  `ipython_*config.py`, `share/jupyter/` and `etc/jupyter/` when IPython or Jupyter
+  starts; `.envrc`, shell start-up files (bash, zsh, sh, csh, fish, xonsh, nushell,
+  PowerShell, readline), `.gitconfig`, `.config/git/`, git hook folders (`.husky/`,
+  `.githooks/`, the folder the repository's `core.hooksPath` names) and
+  `.pre-commit-config.yaml`; and, for a workspace that is the home folder, what the
+  person's other programs run: `.ssh/`, `.gnupg/`, desktop autostart and launchers,
+  systemd user units, the folders on PATH (`.local/bin/`, `~/bin/`), editors', debuggers'
+  and REPLs' start-up files (`STARTUP_NAMES`, `STARTUP_FOLDERS`, `STARTUP_PATHS`).
   A write there is asked every time, in every mode but `auto` (see `Session`
   approvals), whatever was allowed before.
 
@@ -32,22 +37,44 @@ from elelem_kernel.tools.workspace import Workspace
 #: The why an approval preview gives for a plugin or MCP config.
 STARTUP_CODE = "this file can run code when elelem starts: a plugin / MCP config"
 
+SHELL = "a shell starts"
+DESKTOP = "the desktop session starts"
 #: File names (any folder) that a program the person runs next executes when it starts.
 STARTUP_NAMES = {
     ".mcp.json": STARTUP_CODE,
     "sitecustomize.py": "Python starts (sitecustomize)",
     "usercustomize.py": "Python starts (usercustomize)",
+    ".pdbrc": "the Python debugger starts (it runs these commands)",
     ".envrc": "the shell enters this folder (direnv)",
+    ".direnvrc": "the shell enters a folder with an .envrc (direnv)",
     ".pre-commit-config.yaml": "git commits (pre-commit hooks)",
     ".gitconfig": "git runs (a git config names programs)",
-    ".bashrc": "a shell starts",
-    ".bash_profile": "a shell starts",
-    ".bash_login": "a shell starts",
-    ".profile": "a shell starts",
-    ".zshrc": "a shell starts",
-    ".zshenv": "a shell starts",
-    ".zprofile": "a shell starts",
-    ".zlogin": "a shell starts",
+    ".hgrc": "Mercurial runs (its config names hooks)",
+    **dict.fromkeys(
+        [".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases"], SHELL
+    ),
+    **dict.fromkeys([".profile", ".login", ".logout", ".kshrc", ".mkshrc", ".xonshrc"], SHELL),
+    **dict.fromkeys([".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout"], SHELL),
+    **dict.fromkeys([".cshrc", ".tcshrc"], SHELL),
+    ".inputrc": "a shell reads its key bindings (a key can type and run a command)",
+    ".pam_environment": "the person logs in (it sets the environment of every program)",
+    **dict.fromkeys([".xprofile", ".xinitrc", ".xsession", ".xsessionrc"], DESKTOP),
+    ".npmrc": "npm runs (its config names programs and Node options)",
+    ".yarnrc": "yarn runs (its config names programs)",
+    ".yarnrc.yml": "yarn runs (its config names the yarn to run)",
+    **dict.fromkeys([".vimrc", ".gvimrc", ".exrc"], "Vim starts"),
+    ".emacs": "Emacs starts",
+    ".tmux.conf": "tmux starts",
+    ".screenrc": "screen starts",
+    ".gdbinit": "gdb starts",
+    ".lldbinit": "lldb starts",
+    ".psqlrc": "psql starts",
+    ".sqliterc": "sqlite3 starts",
+    ".irbrc": "Ruby's irb starts",
+    ".pryrc": "Ruby's pry starts",
+    ".rprofile": "R starts",
+    ".mailcap": "a program opens a file by its type (mailcap names the program)",
+    ".lessfilter": "less opens a file (lesspipe runs it)",
 }
 #: Folders (any depth) whose every file a program the person runs next may execute.
 STARTUP_FOLDERS = {
@@ -56,7 +83,33 @@ STARTUP_FOLDERS = {
     ".jupyter": "Jupyter starts (its config)",
     ".husky": "git commits (husky hooks)",
     ".githooks": "git runs its hooks (a hooks folder)",
+    ".hg": "Mercurial runs (the repository's hgrc names hooks)",
+    ".ssh": "ssh runs (its config names programs; its keys let others in)",
+    ".gnupg": "gpg runs (its config names programs)",
+    ".vim": "Vim starts (its plugins)",
+    ".emacs.d": "Emacs starts",
 }
+#: Folders by their path (any depth, as in a home folder) whose every file is start-up code.
+STARTUP_PATHS = {
+    (".config", "git"): "git runs (its global config and attributes name programs)",
+    (".config", "autostart"): DESKTOP + " (autostart)",
+    (".config", "systemd"): "systemd starts the person's services (user units)",
+    (".config", "environment.d"): "the person's services start (their environment)",
+    (".config", "fish"): SHELL + " (fish)",
+    (".config", "xonsh"): SHELL + " (xonsh)",
+    (".config", "nushell"): SHELL + " (nushell)",
+    (".config", "powershell"): SHELL + " (PowerShell)",
+    (".config", "direnv"): "the shell enters a folder with an .envrc (direnv)",
+    (".config", "nvim"): "Neovim starts",
+    (".config", "tmux"): "tmux starts",
+    (".local", "bin"): "a command is run by its name (this folder is on PATH)",
+    (".local", "share", "applications"): "the desktop opens a file or launcher (.desktop)",
+    ("share", "jupyter"): "Jupyter starts (its kernel specs and extensions)",
+    ("etc", "jupyter"): "Jupyter starts (its config)",
+    (".julia", "config"): "Julia starts",
+}
+#: Folders of the home folder (when it is the workspace) that are on the PATH.
+HOME_PATH_FOLDERS = {"bin"}
 #: Names by pattern: Jupyter and IPython config files, read from the folder they start in.
 STARTUP_PATTERN = re.compile(r"(?:jupyter|ipython)(?:_[a-z0-9]+)*_config\.(?:py|json)")
 #: Folders holding Python packages: a `.pth` file there runs at every Python start.
@@ -113,6 +166,9 @@ def _startup_why(ws: Workspace, parts: tuple[str, ...]) -> str | None:
             return STARTUP_FOLDERS[folder]
     if name in STARTUP_NAMES or name in STARTUP_FOLDERS:
         return STARTUP_NAMES.get(name) or STARTUP_FOLDERS[name]
+    for place, why in STARTUP_PATHS.items():
+        if _holds(parts, place):
+            return why
     if STARTUP_PATTERN.fullmatch(name):
         return "Jupyter or IPython starts in this folder (its config)"
     if name.endswith(".pth") and SITE_FOLDERS.intersection(parts[:-1]):
@@ -120,10 +176,19 @@ def _startup_why(ws: Workspace, parts: tuple[str, ...]) -> str | None:
     if len(parts) >= 3 and parts[-2] in ("bin", "scripts"):
         if (ws.root.joinpath(*parts[:-2]) / "pyvenv.cfg").exists():
             return "this virtual environment is used (its bin folder)"
+    if parts[0] in HOME_PATH_FOLDERS and ws.root == Path.home().resolve():
+        return "a command is run by its name (the home folder's bin is on PATH)"
     hooks = _hooks_folder(ws)
     if hooks is not None and parts[: len(hooks)] == hooks and len(parts) > len(hooks):
         return "git runs its hooks (the folder core.hooksPath names)"
     return None
+
+
+def _holds(parts: tuple[str, ...], place: tuple[str, ...]) -> bool:
+    """Whether `place` (consecutive folder names) is in `parts`: the path is that folder
+    or inside it."""
+    size = len(place)
+    return any(parts[i : i + size] == place for i in range(len(parts) - size + 1))
 
 
 def _hooks_folder(ws: Workspace) -> tuple[str, ...] | None:

@@ -11,7 +11,7 @@ from elelem_kernel.agent.approval import Policy
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.assembly.bundled import catalog
-from elelem_kernel.errors import ProviderError
+from elelem_kernel.errors import ProviderError, ToolError
 from tests.scripted import Scripted, call, say
 
 
@@ -186,6 +186,43 @@ def test_always_is_remembered_for_the_session(tmp_path):
     run(s, "two")
     assert len(asked) == 1 and asked[0].index == 0 and '"path": "a"' in asked[0].preview
     assert "touch" in s.always
+
+
+def test_a_prepared_call_is_asked_with_what_it_read_and_runs_exactly_that(tmp_path):
+    """`Tool.prepare` reads what a call acts on before the question; the question shows
+    it and the run uses it, never a later read. A failing read fails the call unasked."""
+    from elelem_kernel.agent.toolbox import Tool
+
+    state = {"code": "print('shown')"}
+    asked, ran = [], []
+
+    async def prepare(args):
+        if args.get("fail"):
+            raise ToolError("the notebook sent no cells")
+        code = state["code"]
+
+        async def run_it():
+            ran.append(code)
+            return {"ran": code}
+
+        return f"will run:\n{code}", run_it
+
+    class Changing:
+        def approve(self, request):
+            asked.append(request.preview)
+            state["code"] = "print('swapped after the yes')"
+            return "allow"
+
+    box = Toolbox()
+    params = {"fail": {"type": "boolean"}}
+    box.put(Tool("cells", "Run cells", params, lambda a: {}, kind="execute", prepare=prepare))
+    provider = Scripted(call("cells", {}), call("cells", {"fail": True}, id="c2"), say("done"))
+    s = Session(provider, box, workspace=tmp_path, mode="verify", approver=Changing())
+    run(s, "run them")
+    first, second = (json.loads(m["content"]) for m in tool_messages(provider.sent[2]))
+    assert asked == ["will run:\nprint('shown')"]
+    assert ran == ["print('shown')"] and first == {"ok": True, "ran": "print('shown')"}
+    assert second["ok"] is False and second["error"] == "the notebook sent no cells"
 
 
 def test_modes_choose_the_offered_kinds(tmp_path):

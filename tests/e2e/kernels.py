@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -148,3 +149,31 @@ def run_in_cell(
     msg_id = send_in_cell(kc, code, cell, allow_stdin, **metadata)
     msgs = collect(kc, msg_id, idle, timeout=60)
     return reply_to(kc, msg_id), msgs
+
+
+def opened(msgs: list[dict], test: Any) -> list[dict]:
+    """The comm_opens among `msgs` whose widget state passes `test`."""
+    return [
+        m
+        for m in msgs
+        if m["msg_type"] == "comm_open" and test(m["content"]["data"].get("state") or {})
+    ]
+
+
+def allow_buttons(msgs: list[dict]) -> list[dict]:
+    """The approval cards' Allow buttons opened among `msgs`."""
+    return opened(msgs, lambda state: state.get("description") == "Allow")
+
+
+def buttons_shown(msgs: list[dict]) -> bool:
+    """The card's children hold the row of buttons: ready for a click."""
+    allow = allow_buttons(msgs)
+    rows = allow and opened(
+        msgs,
+        lambda state: f"IPY_MODEL_{allow[0]['content']['comm_id']}" in state.get("children", []),
+    )
+    return bool(rows) and any(
+        f"IPY_MODEL_{rows[0]['content']['comm_id']}"
+        in json.dumps(m["content"]["data"].get("state", {}))
+        for m in of(msgs, "comm_msg")
+    )

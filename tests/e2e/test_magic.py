@@ -9,6 +9,8 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 
 from tests.e2e.kernels import (
+    allow_buttons,
+    buttons_shown,
     collect,
     frozen,
     idle,
@@ -202,28 +204,6 @@ def subshell(kc):
     yield subshell_id
     kc.control_channel.send(kc.session.msg("delete_subshell_request", {"subshell_id": subshell_id}))
     kc.get_control_msg(timeout=10)
-
-
-def opened(msgs, test):
-    return [m for m in msgs if m["msg_type"] == "comm_open" and test(m["content"]["data"]["state"])]
-
-
-def allow_buttons(msgs):
-    return opened(msgs, lambda state: state.get("description") == "Allow")
-
-
-def buttons_shown(msgs):
-    """The card's children hold the row of buttons: ready for a click."""
-    allow = allow_buttons(msgs)
-    rows = allow and opened(
-        msgs,
-        lambda state: f"IPY_MODEL_{allow[0]['content']['comm_id']}" in state.get("children", []),
-    )
-    return rows and any(
-        f"IPY_MODEL_{rows[0]['content']['comm_id']}"
-        in json.dumps(m["content"]["data"].get("state", {}))
-        for m in of(msgs, "comm_msg")
-    )
 
 
 def ask_with_buttons(kc):

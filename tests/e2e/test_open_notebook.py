@@ -17,7 +17,16 @@ from queue import Empty
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from tests.e2e.kernels import frozen, isolated_env, reply_to, run, send_in_cell, trusted
+from tests.e2e.kernels import (
+    buttons_shown,
+    frozen,
+    isolated_env,
+    opened,
+    reply_to,
+    run,
+    send_in_cell,
+    trusted,
+)
 
 pytestmark = pytest.mark.kernel
 
@@ -89,11 +98,15 @@ def restore(kc, features: list[str]) -> None:
 class Frontend:
     """The extension's side of one turn: hello, ack, then an answer from `answers`."""
 
-    def __init__(self, kc, subshell: str, hello: bool = True, **answers):
+    def __init__(self, kc, subshell: str, hello: bool = True, click: str | None = None, **answers):
         self.kc, self.subshell, self.hello = kc, subshell, hello
         self.answers = {"read": self.read, **answers}
         self.requests: list[dict] = []
         self.opened: dict | None = None
+        #: the approval button to click ("Allow", "Deny") when the card shows its buttons,
+        #: and every message seen until then (the question as the person saw it)
+        self.click, self.asked = click, None
+        self.seen: list[dict] = []
 
     def read(self, request: dict) -> dict:
         cells = CELLS if request.get("outputs", True) else [{**c, "outputs": []} for c in CELLS]
@@ -103,6 +116,12 @@ class Frontend:
         msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
         msg["header"]["subshell_id"] = self.subshell
         self.kc.shell_channel.send(msg)
+
+    def press(self, description: str) -> None:
+        """Click the approval card's button `description`, as JupyterLab sends it."""
+        (button,) = opened(self.seen, lambda state: state.get("description") == description)
+        click = {"method": "custom", "content": {"event": "click"}}
+        self.send(button["content"]["comm_id"], click)
 
     def turn(self, calls: list, folder: Path, mode: str = "build") -> dict:
         """Run a prompt cell that makes `calls`; the turn's record."""
@@ -121,6 +140,10 @@ class Frontend:
             except Empty:
                 raise AssertionError("the turn never ended") from None
             content = msg["content"]
+            self.seen.append(msg)
+            if self.click and self.asked is None and buttons_shown(self.seen):
+                self.asked = list(self.seen)
+                self.press(self.click)
             if msg["msg_type"] == "comm_open" and content["target_name"] == "elelem.notebook":
                 self.opened = content["data"]
                 comm_id = content["comm_id"]
@@ -262,6 +285,39 @@ def test_run_in_the_persons_namespace_shows_outputs_in_the_cell(kernel, folder):
     assert request["cell"] == "ccc" and request["execution_count"] == cell["execution_count"]
     assert [o["output_type"] for o in request["outputs"]] == ["stream", "execute_result"]
     reply, msgs = run(kc, "print(answer)")  # the person's namespace has what the cell made
+    assert [m["content"]["text"] for m in msgs if m["msg_type"] == "stream"] == ["42\n"]
+
+
+def test_run_asks_with_each_cells_source_and_runs_exactly_that(kernel, folder):
+    """Approving notebook_run on the open notebook shows the code of each cell it runs,
+    read before the question; what runs is that code, not a later read of the cell."""
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    reads: list[dict] = []
+
+    def read(request):
+        reads.append(request)
+        source = "approved = 40 + 2" if len(reads) == 1 else "approved = 'changed after the yes'"
+        cells = [{**c, "source": source} if c["id"] == "ccc" else c for c in CELLS]
+        return {"path": "nb.ipynb", "dirty": True, "kernel": "python3", "cells": cells}
+
+    shown: list[dict] = []
+    front = Frontend(
+        kc,
+        subshell,
+        click="Allow",
+        read=read,
+        outputs=lambda r: shown.append(r) or {"shown": True},
+    )
+    record = front.turn([["notebook_run", {"cells": ["ccc"]}]], folder, mode="verify")
+    (result,) = results(record)
+    assert result["ok"] is True, result
+    assert front.asked is not None, "no approval was asked"
+    question = json.dumps([m["content"] for m in front.asked])
+    assert "cell 2 (id ccc)" in question and "approved = 40 + 2" in question
+    assert len(reads) == 1  # read once, before the question; never again
+    assert [r["cell"] for r in shown] == ["ccc"]
+    reply, msgs = run(kc, "print(approved)")
     assert [m["content"]["text"] for m in msgs if m["msg_type"] == "stream"] == ["42\n"]
 
 

@@ -5,21 +5,24 @@
 `python flaky_server.py hang`: never answers `initialize`.
 In every mode `grow` adds a tool `fresh` and sends `notifications/tools/list_changed`,
 `keyed` answers a structured result keyed by the server's `API_TOKEN`, and `shout` prints
-lines holding `API_TOKEN` to stderr.
+lines holding `API_TOKEN` to stderr, and `pictures` answers many large PNGs (broken ones
+too: a valid header over pixel data that does not decode).
 """
 
 from __future__ import annotations
 
 import os
+import struct
 import sys
 import time
+import zlib
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "crash"
 if mode == "hang":
     print("hanging on purpose", file=sys.stderr, flush=True)
     time.sleep(600)
 
-from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver import Context, Image, MCPServer  # noqa: E402
 
 server = MCPServer("flaky")
 
@@ -68,6 +71,25 @@ def shout(lines: int = 10, width: int = 80) -> str:
         sys.stderr.write(f"line {i} token {token} {'x' * width}\n")
     sys.stderr.flush()
     return f"shouted {lines}"
+
+
+@server.tool()
+def pictures(count: int = 40, side: int = 3000, broken: bool = False) -> list[Image]:
+    """`count` PNGs of `side` × `side` pixels; `broken`: their pixel data is not zlib."""
+    return [Image(data=_png(side, broken), format="png")] * count
+
+
+def _png(side: int, broken: bool) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
+    row = b"\x00" + bytes((40, 90, 160)) * side
+    pixels = b"not zlib data" * 64 if broken else zlib.compress(row * side)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
 
 
 server.run()

@@ -156,6 +156,16 @@ def test_buttons_answer_thread_safely(view):
     assert card.extra.children == ()
 
 
+def test_the_approval_preview_shows_control_characters_instead_of_obeying_them(view):
+    """A cell's code from a shared notebook may hold a bidi override that reorders what
+    the person reads in the card; it is shown as an escape."""
+    view({"type": "block_start", "index": 0, "block": "tool_use", "id": "c", "name": "run"})
+    preview = "--- cell 2 ---\naccess = 'user\u202e \u2066# admin\u2069 \u2066'"
+    view({"type": "tool_state", "index": 0, "id": "c", "state": "approval", "preview": preview})
+    shown = values(view)
+    assert "\u202e" not in shown and "\\u202e" in shown and "\\u2066" in shown
+
+
 def test_freeze_replaces_view_with_static_bundle(view):
     view({"type": "block_start", "index": 0, "block": "text"})
     view({"type": "block_delta", "index": 0, "text": "hi"})

@@ -151,3 +151,112 @@ def test_the_folder_the_repository_runs_hooks_from_is_asked_too(tmp_path):
     ws = Workspace(tmp_path)
     assert "core.hooksPath" in (startup_code(ws, "tools/hooks/pre-commit") or "")
     assert startup_code(ws, "tools/other.py") is None
+
+
+#: Start-up files of the person's other programs, one or more per family, as written when
+#: the workspace is the home folder (`~` is that folder).
+HOME_STARTUP = {
+    "git's own global config and attributes": [
+        "~/.config/git/config",
+        "~/.config/git/attributes",
+        "~/.config/git/ignore",
+    ],
+    "shells": [
+        "~/.bash_aliases",
+        "~/.bash_logout",
+        "~/.zlogout",
+        "~/.kshrc",
+        "~/.cshrc",
+        "~/.login",
+        "~/.xonshrc",
+        "~/.inputrc",
+        "~/.config/fish/config.fish",
+        "~/.config/fish/conf.d/x.fish",
+        "~/.config/powershell/Microsoft.PowerShell_profile.ps1",
+        "~/.config/direnv/direnvrc",
+        "~/.direnvrc",
+    ],
+    "ssh and gpg": ["~/.ssh/config", "~/.ssh/authorized_keys", "~/.ssh/rc", "~/.gnupg/gpg.conf"],
+    "the desktop session": [
+        "~/.config/autostart/x.desktop",
+        "~/.local/share/applications/x.desktop",
+        "~/.xprofile",
+        "~/.xsessionrc",
+        "~/.pam_environment",
+    ],
+    "systemd user services": [
+        "~/.config/systemd/user/x.service",
+        "~/.config/systemd/user/default.target.wants/x.service",
+        "~/.config/environment.d/x.conf",
+    ],
+    "folders on PATH": ["~/.local/bin/git", "~/bin/git"],
+    "Jupyter's data and config folders": [
+        "~/.local/share/jupyter/kernels/python3/kernel.json",
+        "~/.venv/share/jupyter/kernels/x/kernel.json",
+        "~/.venv/etc/jupyter/jupyter_server_config.d/x.json",
+    ],
+    "editors": ["~/.vimrc", "~/.vim/plugin/x.vim", "~/.config/nvim/init.lua", "~/.emacs.d/init.el"],
+    "terminals, debuggers and REPLs": [
+        "~/.tmux.conf",
+        "~/.screenrc",
+        "~/.pdbrc",
+        "~/.gdbinit",
+        "~/.psqlrc",
+        "~/.Rprofile",
+        "~/.irbrc",
+        "~/.julia/config/startup.jl",
+    ],
+    "package managers and version control": [
+        "~/.npmrc",
+        "~/.yarnrc.yml",
+        "~/.hgrc",
+        "~/work/.hg/hgrc",
+    ],
+    "programs run by file type": ["~/.mailcap", "~/.lessfilter"],
+}
+
+
+@pytest.mark.parametrize("family", sorted(HOME_STARTUP))
+def test_start_up_files_of_a_home_folder_workspace_are_not_written_unasked(
+    home, monkeypatch, family
+):
+    home.mkdir()
+    paths = HOME_STARTUP[family]
+    for path in paths:
+        assert "can run code when" in (startup_code(Workspace(home), path) or ""), path
+    provider = writes(*paths)
+    session = session_for(home, provider, approver=Policy(allow=["write"]), allow=["write"])
+    session.run("write", lambda event: None)
+    for path, result in zip(paths, results(provider), strict=True):
+        assert not result["ok"] and "can run code when" in result["error"], path
+        assert not Path(path).expanduser().exists(), path
+
+
+def test_a_global_git_config_written_unasked_would_run_on_the_next_git_status(
+    home, tmp_path, monkeypatch
+):
+    """The attack itself: `~/.config/git/config` naming a `core.fsmonitor` program; git
+    runs it on the next `git status` in any repository. The write is refused unasked."""
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)  # git reads ~/.config/git/config
+    home.mkdir()
+    repo = home / "project"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    ran = tmp_path / "fsmonitor-ran"
+    config = f"[core]\n\tfsmonitor = touch {ran}; false\n"
+    provider = Scripted(
+        call("write", {"path": "~/.config/git/config", "content": config}), say("done")
+    )
+    session = session_for(home, provider, approver=Policy(yes=True), allow=["write"])
+    session.run("write", lambda event: None)
+    [result] = results(provider)
+    assert not result["ok"] and "git runs" in result["error"]
+    subprocess.run(["git", "-C", str(repo), "status"], capture_output=True, check=False)
+    assert not ran.exists()
+
+
+def test_an_ordinary_bin_folder_is_start_up_code_only_in_the_home_folder(home, tmp_path):
+    home.mkdir()
+    assert "on PATH" in (startup_code(Workspace(home), "bin/tool") or "")
+    assert startup_code(Workspace(home / "project"), "bin/tool") is None
+    ordinary = ["config/git/x", ".config/gitx/config", "share/doc/x", "applications/x.desktop"]
+    assert [startup_code(Workspace(home), p) for p in ordinary] == [None] * len(ordinary)
