@@ -357,13 +357,18 @@ class NotebookFront:
                 session.live_notebook = link
         session.environment = [_notebook_fact(session.live_notebook is not None)]
 
-    def undo(self) -> str:
+    def undo(self, turn: str | None = None, cell: str | None = None) -> str:
         """`/undo`: revert the last turn's changes (jupyter/undo.py), reaching the open
-        notebook's cells through the frontend where it can be reached."""
+        notebook's cells through the frontend where it can be reached. The Undo button
+        names its `turn` (refused unless it is the last undoable one) and `cell`."""
         from elelem_kernel.jupyter import notebook_comm, undo  # lazy: only for /undo
 
         session = self.get_session()
         parent = self.parent()
+        if turn is not None:  # from the button's comm, not a cell: restore first, as a
+            self._restore(session, None, None)  # first prompt would
+        if cell is not None:  # and reach the open notebook through the turn's own cell
+            parent = {**parent, "metadata": {"cellId": cell}}
         cell = (parent.get("metadata") or {}).get("cellId")
         restore = _restore_module()
         frontend = self.ip.user_ns.get(restore.FRONTEND_KEY) if restore else None
@@ -372,7 +377,7 @@ class NotebookFront:
             link = notebook_comm.NotebookLink(cell)
             link.open()
         try:
-            text, _ = self.runner.run(undo.undo(session, link))
+            text, _ = self.runner.run(undo.undo(session, link, turn))
         finally:
             if link is not None:
                 link.close()

@@ -43,11 +43,17 @@ def last_undoable(session: Session) -> dict[str, Any] | None:
     return None
 
 
-async def undo(session: Session, link: Any) -> str:
-    """Revert the last undoable turn; Markdown saying what was reverted and what was not."""
+async def undo(session: Session, link: Any, turn: str | None = None) -> str:
+    """Revert the last undoable turn (which must be `turn` when one is named); Markdown
+    saying what was reverted and what was not."""
     record = last_undoable(session)
     if record is None:
         return "nothing to undo: no turn of this conversation changed files or cells"
+    if turn is not None and record.get("turn") != turn:
+        return (
+            "Not undone: that is not the last turn that changed something. Undo goes back "
+            f"turn by turn; the last one is “{_head(record.get('prompt'))}”."
+        )
     if not signature.verified(record):
         return unsigned(record)
     reverted: list[str] = []

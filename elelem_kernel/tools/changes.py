@@ -10,6 +10,7 @@ change too large to keep says so in `too_large` and cannot be reverted.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,15 +25,31 @@ MAX_TURN = 256_000  #: characters of all the texts one turn keeps
 def remember(extras: dict[str, Any], change: dict[str, Any]) -> None:
     """Add `change` to the turn's `changes` (in `extras`, merged into the record)."""
     kept = extras.setdefault("changes", [])
-    used = sum(len(c.get("before") or "") + len(c.get("after") or "") for c in kept)
+    used = sum(_texts(c) + _outputs(c) for c in kept)
     entry = dict(change)
-    size = len(entry.get("before") or "") + len(entry.get("after") or "")
+    size = _texts(entry)
     too_big = [k for k in ("before", "after") if len(entry.get(k) or "") > MAX_TEXT]
     if too_big or used + size > MAX_TURN:
-        for key in ("before", "after"):
+        for key in ("before", "after", "outputs", "execution_count"):
             entry.pop(key, None)
         entry["too_large"] = f"{size:,} characters: too large to keep for undo"
+    elif "outputs" in entry and used + size + _outputs(entry) > MAX_TURN:
+        entry.pop("outputs")  # the cell still goes back, its outputs cleared
+        entry.pop("execution_count", None)
     kept.append(entry)
+
+
+def _texts(change: dict[str, Any]) -> int:
+    return len(change.get("before") or "") + len(change.get("after") or "")
+
+
+def _outputs(change: dict[str, Any]) -> int:
+    return outputs_size(change.get("outputs"))
+
+
+def outputs_size(outputs: Any) -> int:
+    """How many characters a cell's `outputs` take as JSON (0 for none)."""
+    return len(json.dumps(outputs, ensure_ascii=False, default=str)) if outputs else 0
 
 
 def file_before(path: Path) -> dict[str, Any]:

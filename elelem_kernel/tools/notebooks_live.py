@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from elelem_kernel.errors import ToolError
 from elelem_kernel.names import KERNEL_NAME
 from elelem_kernel.tools.bounds import unified_diff
+from elelem_kernel.tools.changes import MAX_TEXT, outputs_size
 from elelem_kernel.tools.namespace import run_python_async
 from elelem_kernel.tools.notebooks import (
     CELL_TYPES,
@@ -116,8 +117,10 @@ async def edit_open(
         }
     if decision.get("decision") not in ("accepted", "applied"):
         raise ToolError("the open notebook did not apply the edit")
+    undo = _undo_entry(request, target_id, index, before)
+    _keep_outputs(undo, decision)
     return {
-        "_undo": _undo_entry(request, target_id, index, before),
+        "_undo": undo,
         **summary,
         "path": rel,
         "open": True,
@@ -191,6 +194,16 @@ def _undo_entry(
     undo["before"] = None if action == "insert" else request.get("before")
     undo["after"] = None if action in ("delete", "move") else request.get("source")
     return undo
+
+
+def _keep_outputs(undo: dict[str, Any], decision: dict[str, Any]) -> None:
+    """Keep the changed code cell's outputs from before the edit, as the frontend sent
+    them, so `/undo` puts them back with the source (bounded: too large, none kept)."""
+    outputs = decision.get("outputs_before")
+    if isinstance(outputs, list) and outputs_size(outputs) <= MAX_TEXT:
+        undo["outputs"] = outputs
+        count = decision.get("execution_count_before")
+        undo["execution_count"] = count if isinstance(count, int) else None
 
 
 def _cell(raw: dict[str, Any], outputs: bool) -> dict[str, Any]:

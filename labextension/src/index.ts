@@ -17,7 +17,6 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { PageConfig } from '@jupyterlab/coreutils';
 import {
   INotebookTracker,
   Notebook,
@@ -25,15 +24,12 @@ import {
   NotebookPanel
 } from '@jupyterlab/notebook';
 import { KernelMessage } from '@jupyterlab/services';
-import { attachLive } from './live';
+import { attachLive, recordCells, restoreData } from './live';
 
 /** The comm target the kernel registers (elelem_kernel/jupyter/restore_comm.py). */
 const TARGET = 'elelem.restore';
 /** Version of the comm message and of the notebook-level summary. */
 const VERSION = 1;
-/** What this extension can do for the kernel: `notebook` is the `elelem.notebook` comm
- * (live.ts), the open notebook as the agent's workspace. */
-const FEATURES = ['notebook'];
 /** Name of the Elelem kernel, whose every cell is a prompt. */
 const ELELEM_KERNEL = 'elelem';
 /** A cell that is `/load` alone (Elelem kernel) or `%elelem /load`. */
@@ -107,30 +103,8 @@ function isElelemKernel(panel: NotebookPanel): boolean {
   return panel.sessionContext.session?.kernel?.name === ELELEM_KERNEL;
 }
 
-/** Each cell's id, type and the `metadata.elelem` of its outputs, in order (read from
- * the output models, so outputs' data such as images are never copied). */
-function cells(panel: NotebookPanel): any[] {
-  const model = panel.content.model;
-  if (!model) {
-    return [];
-  }
-  const found: any[] = [];
-  for (const cell of model.cells) {
-    const outputs: any[] = [];
-    const area: any = cell.type === 'code' ? (cell as any).outputs : null;
-    for (let i = 0; area && i < area.length; i++) {
-      const metadata: any = area.get(i).metadata;
-      if (metadata && 'elelem' in metadata) {
-        outputs.push({ metadata: { elelem: metadata.elelem } });
-      }
-    }
-    found.push({ id: cell.id, cell_type: cell.type, outputs });
-  }
-  return found;
-}
-
 function records(panel: NotebookPanel): any[] {
-  return cells(panel).flatMap(cell => cell.outputs.map((o: any) => o.metadata.elelem));
+  return recordCells(panel).flatMap(cell => cell.outputs.map((o: any) => o.metadata.elelem));
 }
 
 function hasRecords(panel: NotebookPanel): boolean {
@@ -160,14 +134,7 @@ function send(panel: NotebookPanel, state: IState, reason: Reason): void {
     content: {
       comm_id: commId,
       target_name: TARGET,
-      data: {
-        v: VERSION,
-        reason,
-        path: panel.context.path,
-        root: PageConfig.getOption('serverRoot'),
-        features: FEATURES,
-        notebook: { cells: cells(panel) }
-      }
+      data: restoreData(panel, reason)
     }
   });
   try {

@@ -28,7 +28,8 @@ import { unifiedMergeView } from '@codemirror/merge';
 import { EditorState } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
 import { Cell } from '@jupyterlab/cells';
-import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { NotebookPanel } from '@jupyterlab/notebook';
+import { PageConfig } from '@jupyterlab/coreutils';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 export const LIVE_TARGET = 'elelem.notebook';
@@ -45,6 +46,45 @@ type Decision = { decision: 'accepted' | 'rejected' | 'applied'; reason?: string
 interface ITurnState {
   all: 'accept' | 'reject' | null;
   pending: Set<() => void>;
+}
+
+/** What this extension can do for the kernel: `notebook` is the `elelem.notebook` comm,
+ * the open notebook as the agent's workspace. */
+const FEATURES = ['notebook'];
+
+/** What the `elelem.restore` comm carries (elelem_kernel/jupyter/restore_comm.py): the
+ * notebook's records in cell order, its path and what this extension offers. */
+export function restoreData(panel: NotebookPanel, reason: string): any {
+  return {
+    v: 1,
+    reason,
+    path: panel.context.path,
+    root: PageConfig.getOption('serverRoot'),
+    features: FEATURES,
+    notebook: { cells: recordCells(panel) }
+  };
+}
+
+/** Each cell's id, type and the `metadata.elelem` of its outputs, in order (read from
+ * the output models, so outputs' data such as images are never copied). */
+export function recordCells(panel: NotebookPanel): any[] {
+  const model = panel.content.model;
+  if (!model) {
+    return [];
+  }
+  const found: any[] = [];
+  for (const cell of model.cells) {
+    const outputs: any[] = [];
+    const area: any = cell.type === 'code' ? (cell as any).outputs : null;
+    for (let i = 0; area && i < area.length; i++) {
+      const metadata: any = area.get(i).metadata;
+      if (metadata && 'elelem' in metadata) {
+        outputs.push({ metadata: { elelem: metadata.elelem } });
+      }
+    }
+    found.push({ id: cell.id, cell_type: cell.type, outputs });
+  }
+  return found;
 }
 
 /** Register the comm target on the panel's kernel connection (again after a change). */
@@ -278,8 +318,16 @@ function revert(panel: NotebookPanel, change: any): any {
       } as any);
     });
   } else {
-    shared.cells[index].setSource(change.before ?? '');
-    shared.cells[index].deleteMetadata(MARK);
+    const cell: any = shared.cells[index];
+    shared.transact(() => {
+      cell.setSource(change.before ?? '');
+      cell.deleteMetadata(MARK);
+      if (cell.cell_type === 'code') {
+        // the outputs of the code the turn wrote do not belong to the code put back
+        cell.setOutputs(Array.isArray(change.outputs) ? change.outputs : []);
+        cell.execution_count = change.outputs ? (change.execution_count ?? null) : null;
+      }
+    });
   }
   markAll(panel);
   return { reverted: true };
@@ -341,8 +389,9 @@ function check(panel: NotebookPanel, request: any): number {
 async function edit(panel: NotebookPanel, state: ITurnState, request: any): Promise<Decision> {
   check(panel, request);
   if (!request.ask || state.all === 'accept') {
+    const kept = outputsBefore(panel, request);
     apply(panel, request);
-    return { decision: 'applied' };
+    return { decision: 'applied', ...kept };
   }
   if (state.all === 'reject') {
     return { decision: 'rejected', reason: 'the person rejected all edits of this turn' };
@@ -350,9 +399,32 @@ async function edit(panel: NotebookPanel, state: ITurnState, request: any): Prom
   const decision = await propose(panel, state, request);
   if (decision.decision === 'accepted') {
     check(panel, request);
+    const kept = outputsBefore(panel, request);
     apply(panel, request);
+    return { ...decision, ...kept };
   }
   return decision;
+}
+
+/** At most this many characters of a changed cell's outputs are kept to put back on undo. */
+const MAX_KEPT_OUTPUTS = 64_000;
+
+/** A code cell's outputs and execution count before the agent changes its source, for
+ * `/undo` to put back with the source (none when they are too large to keep). */
+function outputsBefore(panel: NotebookPanel, request: any): any {
+  if (request.action === 'insert' || request.action === 'move' || request.action === 'delete') {
+    return {};
+  }
+  const { index, found } = findIndex(panel, String(request.cell));
+  const cell: any = found ? panel.content.model!.sharedModel.cells[index] : null;
+  if (!cell || cell.cell_type !== 'code') {
+    return {};
+  }
+  const outputs = cell.getOutputs();
+  if (JSON.stringify(outputs).length > MAX_KEPT_OUTPUTS) {
+    return {};
+  }
+  return { outputs_before: outputs, execution_count_before: cell.execution_count ?? null };
 }
 
 function mark(request: any): any {
@@ -551,19 +623,72 @@ function undoButton(panel: NotebookPanel, tries = 0): void {
   button.className = 'jp-Button elelem-undo';
   button.textContent = 'Undo this turn';
   button.title = "Revert this turn's changes to files and cells (not Python variables)";
-  button.onclick = () => {
-    const model = panel.content.model!;
-    const index = panel.content.widgets.indexOf(widget) + 1;
-    const elelem = panel.sessionContext.session?.kernel?.name === 'elelem';
-    model.sharedModel.insertCell(index, {
-      cell_type: 'code',
-      source: elelem ? '/undo' : '%elelem /undo'
-    } as any);
-    panel.content.activeCellIndex = index;
-    void NotebookActions.run(panel.content, panel.sessionContext);
-  };
+  button.onclick = () => undoTurn(panel, button, record.turn, cell.id);
   node.appendChild(button);
   undoButtons.set(panel, button);
+}
+
+/** Ask the kernel to undo `turn` (the `undo` op of `elelem.undoable`: no cell is added);
+ * what `/undo` says is shown under the turn, which the kernel marks undone. */
+function undoTurn(panel: NotebookPanel, button: HTMLButtonElement, turn: string, cell: string): void {
+  const kernel = panel.sessionContext.session?.kernel;
+  if (!kernel || !kernel.handleComms) {
+    return;
+  }
+  button.disabled = true;
+  button.textContent = 'Undoing…';
+  let said = false;
+  const done = (text: string) => {
+    said = true;
+    undoNotes.set(turn, text);
+    button.remove();
+    markAll(panel);
+  };
+  try {
+    const comm = kernel.createComm(UNDOABLE_TARGET);
+    comm.onMsg = message => done(String((message.content.data as any)?.text ?? ''));
+    comm.onClose = () => {
+      if (!said) {
+        done('Not undone: the kernel did not answer (is elelem still loaded?).');
+      }
+    };
+    // with the notebook's records, so a fresh kernel restores the conversation to undo
+    comm.open({ ...restoreData(panel, 'undo'), op: 'undo', turn, cell });
+  } catch (error) {
+    done(`Not undone: ${String(error)}`);
+  }
+}
+
+/** What `/undo` said of each turn undone from this page (shown under the turn). */
+const undoNotes = new Map<string, string>();
+
+/** Mark each undone turn's output as such (live and after reopening), with what `/undo`
+ * said when it was undone from this page. */
+function markUndoneTurns(panel: NotebookPanel): void {
+  for (const widget of panel.content.widgets) {
+    const outputs: any = widget.model.type === 'code' ? (widget.model as any).outputs : null;
+    for (let i = 0; outputs && i < outputs.length; i++) {
+      const record = (outputs.get(i).metadata || {}).elelem;
+      const child: HTMLElement | undefined = (widget as any).outputArea?.widgets?.[i]?.node;
+      if (!child || !record || typeof record !== 'object') {
+        continue;
+      }
+      const undone = record.undone === true;
+      const said = undoNotes.get(String(record.turn));
+      child.classList.toggle('elelem-turn-undone', undone);
+      let note = child.querySelector<HTMLElement>(':scope .elelem-undone-note');
+      if (!undone && said === undefined) {
+        note?.remove();
+        continue;
+      }
+      if (!note) {
+        note = document.createElement('div');
+        note.className = 'elelem-undone-note';
+        (child.querySelector('.jp-OutputArea-output') ?? child).appendChild(note);
+      }
+      note.textContent = said ?? 'Undone: this turn was reverted and is no longer sent to the model.';
+    }
+  }
 }
 
 /** The comm target through which the kernel says which turns it would undo. */
@@ -650,6 +775,7 @@ const undoRetries = new WeakMap<NotebookPanel, ReturnType<typeof setTimeout>>();
 /** The badge on every cell the agent changed (its metadata says which turn). */
 function markAll(panel: NotebookPanel): void {
   undoButton(panel);
+  requestAnimationFrame(() => markUndoneTurns(panel)); // after re-rendered outputs are on the page
   for (const widget of panel.content.widgets) {
     const found: any = widget.model.getMetadata(MARK);
     const marked = !!found && typeof found === 'object' && 'turn' in found;
@@ -693,7 +819,14 @@ function addStyle(): void {
   background: var(--jp-error-color1, #d32f2f); color: #fff; border: none; }
 .elelem-deleting .jp-InputArea-editor { text-decoration: line-through; opacity: 0.55; }
 .elelem-deleting .cm-content { text-decoration: line-through; }
-.elelem-undo { margin: 2px 0 6px 0; padding: 2px 10px; cursor: pointer; }
+.elelem-undo { margin: 2px 0 6px 0; padding: 2px 10px; cursor: pointer; border-radius: 3px;
+  border: 1px solid var(--jp-brand-color1, #1976d2); color: var(--jp-brand-color1, #1976d2);
+  background: var(--jp-layout-color1, #fff); }
+.elelem-undo:hover { background: var(--jp-brand-color1, #1976d2); color: #fff; }
+.elelem-turn-undone .jp-RenderedHTMLCommon { opacity: 0.55; }
+.elelem-undone-note { margin: 4px 0 6px 0; padding: 4px 8px; white-space: pre-wrap;
+  border-left: 3px solid var(--jp-warn-color1, #f57c00); font-size: var(--jp-ui-font-size1, 13px);
+  color: var(--jp-ui-font-color1, #000); background: var(--jp-layout-color2, #f5f5f5); }
 `;
   document.head.appendChild(style);
 }

@@ -81,19 +81,20 @@ def start(root: Path):
     return km, kc, env
 
 
-def ask_undoable(kc, records: list[dict]) -> list[str]:
-    """What the extension asks before drawing Undo buttons (`elelem.undoable`)."""
+def undoable_comm(kc, data: dict) -> dict:
+    """Open `elelem.undoable` with `data` as the extension does; the kernel's answer."""
     comm_id = uuid.uuid4().hex
-    content = {
-        "comm_id": comm_id,
-        "target_name": "elelem.undoable",
-        "data": {"v": 1, "records": records},
-    }
+    content = {"comm_id": comm_id, "target_name": "elelem.undoable", "data": {"v": 1, **data}}
     kc.shell_channel.send(kc.session.msg("comm_open", content))
     while True:
         msg = kc.get_iopub_msg(timeout=30)
         if msg["msg_type"] == "comm_msg" and msg["content"]["comm_id"] == comm_id:
-            return msg["content"]["data"]["undoable"]
+            return msg["content"]["data"]
+
+
+def ask_undoable(kc, records: list) -> list[str]:
+    """What the extension asks before drawing Undo buttons."""
+    return undoable_comm(kc, {"records": records})["undoable"]
 
 
 def undo(kc) -> str:
@@ -213,9 +214,14 @@ def test_own_turn_is_undone_after_a_restart(workspace):
         crafted = record(made["changes"], signature="hmac-sha256:" + "0" * 64)
         assert ask_undoable(kc, [made, crafted, {"turn": 3}, "junk"]) == [made["turn"]]
         open_notebook(kc, [made])
-        said = undo(kc)
+        wrong = undoable_comm(kc, {"op": "undo", "turn": "not-the-last", "cell": "cell-0"})
+        assert (workspace / "made.md").exists()
+        said = undoable_comm(kc, {"op": "undo", "turn": made["turn"], "cell": "cell-0"})["text"]
+        again = undoable_comm(kc, {"op": "undo", "turn": made["turn"], "cell": "cell-0"})["text"]
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+    assert "not the last turn" in wrong["text"]
     assert "Reverted" in said and "made.md" in said, said
     assert not (workspace / "made.md").exists()
+    assert "nothing to undo" in again

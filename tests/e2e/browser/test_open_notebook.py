@@ -39,6 +39,10 @@ MARKED = """
 (index) => window.jupyterapp.shell.currentWidget.content.model.cells.get(index)
   .getMetadata('elelem') || null
 """
+OUTPUT_TYPES = """
+(index) => window.jupyterapp.shell.currentWidget.content.model.cells.get(index)
+  .sharedModel.getOutputs().map(o => o.output_type)
+"""
 UNDONE = """
 () => {
   for (const cell of window.jupyterapp.shell.currentWidget.content.model.cells) {
@@ -160,17 +164,21 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
         button = lab.cell("fix the cell that failed").locator(".elelem-undo")
         button.wait_for(timeout=30_000)  # drawn once the reopened turn's output is rendered
         assert button.count() == 1
-        button.click()  # runs /undo in a new cell below the turn
-        undo = lab.cell("%elelem /undo")
-        lab.wait_done(undo)
-        said = undo.locator(".jp-OutputArea-output").last
-        said.wait_for()
+        lab.run("x = 1/1")  # the person runs the fixed cell: its error output is gone
+        assert lab.page.evaluate(OUTPUT_TYPES, 1) == []
+        cells = lab.page.locator(".jp-NotebookPanel .jp-Cell").count()
+        button.click()  # undoes through the kernel's comm: no cell is added
+        turn_cell = lab.cell("fix the cell that failed")
+        said = turn_cell.locator(".elelem-undone-note", has_text=re.compile("Reverted:"))
+        said.wait_for(timeout=60_000)  # the kernel's answer (the mark may come first)
         assert "Reverted" in said.inner_text() and "cannot be restored" in said.inner_text()
+        assert lab.page.locator(".jp-NotebookPanel .jp-Cell").count() == cells
         assert lab.page.evaluate(SOURCE, 1) == "x = 1/0"
+        assert lab.page.evaluate(OUTPUT_TYPES, 1) == ["error"]  # its outputs came back too
         assert not (root / "fix_notes.md").exists()
         assert lab.page.evaluate(MARKED, 1) is None
         assert lab.page.evaluate(UNDONE) is True  # the turn's saved record will say so
-        lab.shot(f"26-{tag}-undone", undo)
+        lab.shot(f"26-{tag}-undone", lab.page.locator(".jp-NotebookPanel").first)
         assert lab.page.locator(".elelem-undo").count() == 0  # nothing left to undo
 
     read_result = tool_messages(wire.requests[1].body)[0]
@@ -264,6 +272,7 @@ def test_undo_is_offered_only_for_turns_this_person_signed(browser, server, shot
     change["after_sha"] = hashlib.sha256(b"mine\n").hexdigest()
     record = {"v": 1, "conversation": "c1", "turn": "t-signed", "cell": None, "provider": "demo"}
     record.update(model=None, prompt="make own.md", reply="made", rounds=[], changes=[change])
+    record.update(usage={}, stop="end_turn", started="2026-01-01T00:00:00+00:00", ms=1)
     env = server.env
     data = env.get("XDG_DATA_HOME") or str(Path(env["HOME"]) / ".local" / "share")
     with mock.patch.dict(os.environ, XDG_DATA_HOME=data):
@@ -278,6 +287,16 @@ def test_undo_is_offered_only_for_turns_this_person_signed(browser, server, shot
         button = lab.cell("make own.md").locator(".elelem-undo")
         button.wait_for(timeout=30_000)
         lab.shot(f"27-{tag}-own-turn-undoable", lab.cell("make own.md"))
+        button.click()  # a reopened notebook in a fresh kernel: undone through the comm
+        said = lab.cell("make own.md").locator(
+            ".elelem-undone-note", has_text=re.compile("Reverted:")
+        )
+        said.wait_for(timeout=60_000)
+        assert "Reverted" in said.inner_text() and "own.md" in said.inner_text()
+        assert lab.page.locator(".jp-NotebookPanel .jp-Cell").count() == 2  # no cell added
+        lab.shot(f"27-{tag}-own-turn-undone", lab.cell("make own.md"))
+    assert not (root / "own.md").exists()
+    (root / "own.md").write_text("mine\n")
     with opened(browser, server, shots, shared, f"undo-shared-{tag}") as lab:
         lab.run("%load_ext elelem_kernel")
         lab.page.wait_for_timeout(3_000)  # the kernel's answer came for the signed one by now
