@@ -123,6 +123,7 @@ LAYERS: list[tuple[str, ...]] = [
         "redaction",
         "sync",
         "text",
+        "tokens",
         "visible",
         "_version",
     ),  # leaves

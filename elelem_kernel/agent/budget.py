@@ -11,13 +11,19 @@ and a restored conversation counts what its records already spent.
 
 Before each request the session asks `Ledger.check` what the request could cost at most:
 its input tokens (the estimate of `agent/context.py`, priced at the full input price)
-plus `max_tokens` of output at the output price (`ASSUMED_OUTPUT` when the provider sets
-no limit). If that would pass a budget, the request is not sent: the turn ends with stop
-reason `budget` and a line saying what was spent, what is left and how to raise it. A
-stream already running is never cut for a budget.
+plus the most output it can return at the output price: the smaller of the provider's
+output cap (`ASSUMED_OUTPUT` when it sets none) and what a known context window leaves
+after the input. If that would pass a budget, the request is not sent: the turn ends with
+stop reason `budget` and a line saying what was spent, what is left and how to raise it.
+A request that is sent carries that output cap (`capped`), so its reply cannot run past
+what was assumed: a stream already running is never cut for a budget, and it need not be.
 
-Prices come from `agent/pricing.py`. A model whose price is unknown cannot be held to a
-dollar budget: the turn is refused with a message naming the token form.
+What a turn spent is what the server counted, or the session's estimate where it counted
+nothing (`agent/usage.py`): a budget binds on a server that reports no usage too.
+
+Prices come from `ModelFacts.pricing` (`agent/pricing.py`: the known table, or the
+person's option `price`). A model whose price is unknown cannot be held to a dollar
+budget: the turn is refused with a message naming the token form and the option.
 """
 
 from __future__ import annotations
@@ -32,9 +38,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent.context import short
+from elelem_kernel.agent.context import known, short
 from elelem_kernel.agent.pricing import cost, dollars
 from elelem_kernel.agent.record import add_usage
+from elelem_kernel.agent.usage import count
 from elelem_kernel.errors import ConfigError, ElelemError
 from elelem_kernel.events import EXIT_CODES
 
@@ -155,8 +162,9 @@ class Spent:
 
 
 def tokens_of(usage: Mapping[str, Any]) -> int:
-    """Tokens a usage counts against a budget: every input token (cached too) and output."""
-    return sum(int(usage.get(k) or 0) for k in ("input", "output"))
+    """Tokens a usage counts against a budget: every input token (cached too) and output;
+    a count that is not one (below zero: a server's nonsense) counts as none."""
+    return sum(count(usage.get(k)) or 0 for k in ("input", "output"))
 
 
 def spent_by(record: Mapping[str, Any]) -> Spent:
@@ -172,13 +180,13 @@ def spent_by(record: Mapping[str, Any]) -> Spent:
 
 
 def priced(session: Session, usage: dict[str, Any]) -> float | None:
-    """Dollars for `usage` with the session's provider and model; None when unknown.
+    """Dollars for `usage` with the session's prices; None when unknown.
 
-    The same question the session asks for its footer's cost: of the model it prices
-    (`Session.price_model`: none away from the official endpoint, so a local server's
-    model is unknown, never guessed from its name).
+    The same question the session asks for its footer's cost (`Session.pricing`): the
+    person's `price` option, else the model it prices (none away from the official
+    endpoint, so a local server's model is unknown, never guessed from its name).
     """
-    return cost(session.provider_name, session.price_model(), usage)
+    return session.priced(usage)
 
 
 def request_tokens(
@@ -203,6 +211,40 @@ def output_limit(provider: Any) -> int:
     return tokens if tokens > 0 else ASSUMED_OUTPUT
 
 
+def most_output(session: Session, input_tokens: int) -> int:
+    """The most output tokens a request of `input_tokens` can cost: the provider's cap
+    (`output_limit`), or less when a known context window leaves less after the input."""
+    window, source = session.window()
+    limit = output_limit(session.provider)
+    return min(limit, max(window - input_tokens, 1)) if known(source) else limit
+
+
+def capped(provider: Any, cap: int | None) -> Any:
+    """`provider`, or a copy whose replies stop at `cap` output tokens when its own cap is
+    none or larger (`limited`, as HTTP providers have): a budget's request cannot run
+    past the output it was allowed for."""
+    limited = getattr(provider, "limited", None)
+    if cap is None or not callable(limited):
+        return provider
+    own = output_limit(provider)
+    unset = _own_limit(provider) is None
+    return limited(cap) if unset or cap < own else provider
+
+
+def _own_limit(provider: Any) -> int | None:
+    """The output cap `provider` sends itself, or None when it sends none."""
+    limit = getattr(provider, "max_tokens", None)
+    try:
+        value = (
+            limit()
+            if callable(limit)
+            else (getattr(provider, "options", None) or {}).get("max_tokens")
+        )
+    except (TypeError, ValueError, ElelemError):
+        return None
+    return value if isinstance(value, int) and value > 0 else None
+
+
 @dataclass
 class Ledger:
     """The budgets in force for one session and what the session has spent."""
@@ -214,6 +256,8 @@ class Ledger:
     live: dict[str, Spent] = field(default_factory=dict)
     #: How the front tells the person to raise the budget (see DEFAULT_HINT).
     hint: str = DEFAULT_HINT
+    #: What a per-turn budget's messages call its scope ("this cell" for a cell's own).
+    turn_scope: str = "this turn"
     #: The running turn's recorder and compactions, where its spending so far is read.
     _turn: tuple[Any, list[Any]] | None = field(default=None, init=False, repr=False)
 
@@ -242,16 +286,20 @@ class Ledger:
         self.budgets[budget.per] = budget
 
     @contextmanager
-    def applied(self, text: str | None, session: Session | None = None) -> Iterator[None]:
+    def applied(
+        self, text: str | None, session: Session | None = None, scope: str | None = None
+    ) -> Iterator[None]:
         """The budget typed as `text` in force for the `with` block only (one cell's turn):
-        None changes nothing, `off` lifts every budget for the block."""
-        saved = dict(self.budgets)
+        None changes nothing, `off` lifts every budget for the block. `scope`: what a
+        per-turn budget's messages call the block ("this cell")."""
+        saved, saved_scope = dict(self.budgets), self.turn_scope
         if text is not None:
             self.set(parse(text), session)
+            self.turn_scope = scope or saved_scope
         try:
             yield
         finally:
-            self.budgets = saved
+            self.budgets, self.turn_scope = saved, saved_scope
 
     def refuse_unpriced(self, budget: Budget, session: Session) -> None:
         """ConfigError when `budget` is in dollars and the session's model has no price."""
@@ -261,7 +309,9 @@ class Ledger:
             )
             raise ConfigError(
                 f"a dollar budget ({budget}) cannot be kept for {model}: its price is unknown. "
-                f"Give the budget in tokens instead, e.g. {self.raise_with('200k tokens')}"
+                f"Give the budget in tokens instead, e.g. {self.raise_with('200k tokens')}, "
+                "or give the price with the option price=IN/OUT (dollars per million "
+                "tokens, e.g. -o price=2/8)"
             )
 
     def raise_with(self, amount: str) -> str:
@@ -300,11 +350,15 @@ class Ledger:
 
     def check(
         self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-    ) -> None:
-        """Raise OverBudget when a request of `messages` could pass a budget in force."""
+    ) -> int | None:
+        """Raise OverBudget when a request of `messages` could pass a budget in force; else
+        the output cap the request must carry (`capped`), None when no budget is in force."""
         why = self.over(session, messages, tools)
         if why:
             raise OverBudget(why)
+        if not self.budgets:
+            return None
+        return most_output(session, request_tokens(session, messages, tools))
 
     def over(
         self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -313,10 +367,8 @@ class Ledger:
         if not self.budgets:
             return None
         turn = self._turn_usage()
-        request = {
-            "input": request_tokens(session, messages, tools),
-            "output": output_limit(session.provider),
-        }
+        tokens = request_tokens(session, messages, tools)
+        request = {"input": tokens, "output": most_output(session, tokens)}
         for budget in self.budgets.values():
             self.refuse_unpriced(budget, session)
             spent, need = float(tokens_of(turn)), float(tokens_of(request))
@@ -330,27 +382,30 @@ class Ledger:
 
     def _message(self, budget: Budget, spent: float, need: float) -> str:
         left = max(budget.amount - spent, 0)
-        scope = "this turn" if budget.per == "turn" else "this session"
+        scope = self.turn_scope if budget.per == "turn" else "this session"
         verb = "use" if budget.unit == "tokens" else "cost"
         suggestion = Budget(
             _nice_up(max(2 * budget.amount, spent + need), budget.unit), budget.unit, budget.per
         )
+        shown_left, shown_need = _apart(budget, left, need)
         return (
-            f"budget: {scope} spent {budget.show(spent)} of {budget}, {budget.show(left)} left; "
-            f"the next request could {verb} up to {budget.show(need)}, so it was not sent. "
+            f"budget: {scope} spent {budget.show(spent)} of {budget}, {shown_left} left; "
+            f"the next request could {verb} up to {shown_need}, so it was not sent. "
             f"To go on, raise it: {self.raise_with(_typed(suggestion))}"
         )
 
     def settle(self, session: Session, record: dict[str, Any]) -> None:
-        """The turn ended: count what it spent; `record["budget"]` says what applied."""
+        """The turn ended: count what it spent; `record["budget"]` says what applied (a
+        dollar budget the model's unknown price refused did not)."""
         self._turn = None
         spent = spent_by(record)
         self.live[str(record.get("turn"))] = spent
-        if self.budgets:
+        unpriced = priced(session, {"input": 1, "output": 1}) is None
+        kept = [b for b in self.budgets.values() if not (b.unit == "usd" and unpriced)]
+        if kept:
             total = self.total()
             record["budget"] = [
-                b.as_record(spent.of(b.unit) if b.per == "turn" else total.of(b.unit))
-                for b in self.budgets.values()
+                b.as_record(spent.of(b.unit) if b.per == "turn" else total.of(b.unit)) for b in kept
             ]
 
     # -- showing -------------------------------------------------------------------
@@ -391,6 +446,20 @@ def _nice_up(value: float, unit: str) -> float:
     step = 10 ** (math.floor(math.log10(value)) - 1)
     nice = math.ceil(value / step - 1e-9) * step
     return float(math.ceil(nice)) if unit == "tokens" else round(nice, 6)
+
+
+def _apart(budget: Budget, left: float, need: float) -> tuple[str, str]:
+    """`left` and `need` as a person reads them, exact where rounding would show them equal
+    ("1.2k left; could use up to 1.2k" said nothing)."""
+    shown = budget.show(left), budget.show(need)
+    if shown[0] != shown[1] or left == need:
+        return shown
+    if budget.unit == "tokens":
+        return f"{int(left):,} tokens", f"{int(need):,} tokens"
+    digits = 2
+    while digits < 12 and f"{left:.{digits}f}" == f"{need:.{digits}f}":
+        digits += 1
+    return f"${left:.{digits}f}", f"${need:.{digits}f}"
 
 
 def _typed(budget: Budget) -> str:

@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Emit, Usage
+from elelem_kernel.events import Emit, Reported
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 
@@ -273,18 +273,23 @@ class _Stream(StreamParser):
             )
 
     def _usage(self, u: dict[str, Any]) -> None:
-        """Keep the latest value of each count; message_delta's are cumulative."""
-        self.counts.update({k: v for k, v in u.items() if isinstance(v, int)})
+        """Keep the latest value of each count; message_delta's are cumulative. A count
+        below zero is no count (it must not lower what was spent)."""
+        self.counts.update({k: v for k, v in u.items() if isinstance(v, int) and v >= 0})
 
-    def totals(self) -> Usage:
+    def totals(self) -> Reported | None:
+        """The round's counts; None when the stream carried none (the session estimates),
+        and no input or output when the server left that one out."""
+        if not self.counts:
+            return None
         read = self.counts.get("cache_read_input_tokens", 0)
         write = self.counts.get("cache_creation_input_tokens", 0)
-        return {
-            "input": self.counts.get("input_tokens", 0) + read + write,
-            "output": self.counts.get("output_tokens", 0),
-            "cache_read": read,
-            "cache_write": write,
-        }
+        usage: Reported = {"cache_read": read, "cache_write": write}
+        if "input_tokens" in self.counts:
+            usage["input"] = self.counts["input_tokens"] + read + write
+        if "output_tokens" in self.counts:
+            usage["output"] = self.counts["output_tokens"]
+        return usage
 
     def _start(self, index: int, block: dict[str, Any]) -> None:
         # Deltas are kept as lists of pieces and joined once when the block stops.
