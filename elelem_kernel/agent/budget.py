@@ -369,8 +369,9 @@ class Ledger:
         turn = self._turn_usage()
         tokens = request_tokens(session, messages, tools)
         request = {"input": tokens, "output": most_output(session, tokens)}
-        for budget in self.budgets.values():
+        for budget in self.budgets.values():  # one that cannot be kept is said first
             self.refuse_unpriced(budget, session)
+        for budget in self.budgets.values():
             spent, need = float(tokens_of(turn)), float(tokens_of(request))
             if budget.unit == "usd":
                 spent, need = priced(session, turn) or 0.0, priced(session, request) or 0.0
@@ -388,10 +389,12 @@ class Ledger:
             _nice_up(max(2 * budget.amount, spent + need), budget.unit), budget.unit, budget.per
         )
         shown_left, shown_need = _apart(budget, left, need)
+        own = budget.per == "turn" and self.turn_scope != "this turn"  # a cell's own budget
         return (
-            f"budget: {scope} spent {budget.show(spent)} of {budget}, {shown_left} left; "
+            f"budget: {scope} spent {budget.show(spent)} of {budget.show(budget.amount)}"
+            f"{'' if own else _per(budget)}, {shown_left} left; "
             f"the next request could {verb} up to {shown_need}, so it was not sent. "
-            f"To go on, raise it: {self.raise_with(_typed(suggestion))}"
+            f"To go on, raise it: {self.raise_with(_typed(suggestion, not own))}"
         )
 
     def settle(self, session: Session, record: dict[str, Any]) -> None:
@@ -409,6 +412,21 @@ class Ledger:
             ]
 
     # -- showing -------------------------------------------------------------------
+
+    def summary(self) -> str:
+        """One line of the budgets in force: `$2.00 (spent $0.42, $1.58 left) · $0.10/turn`,
+        or `none` with how to set one."""
+        if not self.budgets:
+            return f"none (set one with {self.raise_with('2')})"
+        parts = []
+        for budget in self.budgets.values():
+            if budget.per == "turn":
+                parts.append(str(budget))
+            else:
+                used = self.total().of(budget.unit)
+                left = budget.show(max(budget.amount - used, 0))
+                parts.append(f"{budget} (spent {budget.show(used)}, {left} left)")
+        return " · ".join(parts)
 
     def describe(self) -> str:
         """What `/budget` alone says: the budgets, spent and left."""
@@ -462,11 +480,16 @@ def _apart(budget: Budget, left: float, need: float) -> tuple[str, str]:
     return f"${left:.{digits}f}", f"${need:.{digits}f}"
 
 
-def _typed(budget: Budget) -> str:
-    """`budget` as the person would type it: `4`, `0.25`, `400k tokens`, `2/turn`."""
+def _per(budget: Budget) -> str:
+    return "/turn" if budget.per == "turn" else ""
+
+
+def _typed(budget: Budget, per: bool = True) -> str:
+    """`budget` as the person would type it: `4`, `0.25`, `400k tokens`, `2/turn` (`per`
+    False: without its `/turn`, as a cell's own budget is typed)."""
     if budget.unit == "tokens":
         amount = int(budget.amount)
         text = f"{amount / 1000:g}k tokens" if amount >= 1000 else f"{amount} tokens"
     else:
         text = f"{budget.amount:g}"
-    return f"{text}/turn" if budget.per == "turn" else text
+    return f"{text}/turn" if budget.per == "turn" and per else text
