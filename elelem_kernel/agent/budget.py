@@ -35,7 +35,7 @@ import re
 import shlex
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.context import known, short
@@ -57,6 +57,8 @@ DEFAULT_HINT = "--budget {quoted} (command line, %%elelem) or /budget {amount}"
 EXIT_CODE = EXIT_CODES["budget"]
 EXAMPLES = "give dollars (0.50, $2) or tokens (200k tokens, 1.5M tokens), optionally /turn"
 
+#: A budget typed with its scope (`2/turn`, `200k tokens/session`).
+_PER = re.compile(r"/\s*(turn|session)\s*$", re.IGNORECASE)
 _FORM = re.compile(
     r"(?P<dollar>\$)?\s*(?P<number>\d+(?:\.\d*)?|\.\d+)\s*(?P<scale>[km])?"
     r"\s*(?P<tokens>tokens?)?\s*(?:/\s*(?P<per>turn|session))?",
@@ -70,11 +72,15 @@ class OverBudget(ElelemError):
 
 @dataclass(frozen=True)
 class Budget:
-    """A limit: `amount` dollars (`unit` "usd") or tokens (`unit` "tokens"), per `per`."""
+    """A limit: `amount` dollars (`unit` "usd") or tokens (`unit` "tokens"), per `per`.
+
+    `cell`: a notebook cell's own budget (`%%elelem --budget 0.50`), per turn, typed and
+    shown without `/turn` and called "this cell"."""
 
     amount: float
     unit: str = "usd"
     per: str = "session"
+    cell: bool = False
 
     def show(self, value: float) -> str:
         """`value` in this budget's unit: `$0.42`, `$0.0012`, `41k tokens`."""
@@ -85,11 +91,17 @@ class Budget:
     def __str__(self) -> str:
         """The budget as the person can type it back: `$2.00`, `200k tokens/turn`."""
         text = self.show(self.amount)
-        return f"{text}/turn" if self.per == "turn" else text
+        return f"{text}/turn" if self.per == "turn" and not self.cell else text
+
+    @property
+    def scope(self) -> str:
+        """What it counts, in words: "this session", "this turn" or "this cell"."""
+        return "this cell" if self.cell else f"this {self.per}"
 
     def as_record(self, spent: float) -> dict[str, Any]:
         """The record's entry: this budget and what its scope had spent at the turn's end."""
-        return {"amount": self.amount, "unit": self.unit, "per": self.per, "spent": spent}
+        entry = {"amount": self.amount, "unit": self.unit, "per": self.per, "spent": spent}
+        return {**entry, "cell": True} if self.cell else entry
 
 
 def parse(text: str) -> Budget | None:
@@ -256,8 +268,6 @@ class Ledger:
     live: dict[str, Spent] = field(default_factory=dict)
     #: How the front tells the person to raise the budget (see DEFAULT_HINT).
     hint: str = DEFAULT_HINT
-    #: What a per-turn budget's messages call its scope ("this cell" for a cell's own).
-    turn_scope: str = "this turn"
     #: The running turn's recorder and compactions, where its spending so far is read.
     _turn: tuple[Any, list[Any]] | None = field(default=None, init=False, repr=False)
 
@@ -287,19 +297,21 @@ class Ledger:
 
     @contextmanager
     def applied(
-        self, text: str | None, session: Session | None = None, scope: str | None = None
+        self, text: str | None, session: Session | None = None, cell: bool = False
     ) -> Iterator[None]:
         """The budget typed as `text` in force for the `with` block only (one cell's turn):
-        None changes nothing, `off` lifts every budget for the block. `scope`: what a
-        per-turn budget's messages call the block ("this cell")."""
-        saved, saved_scope = dict(self.budgets), self.turn_scope
+        None changes nothing, `off` lifts every budget for the block. `cell`: a budget
+        typed without `/turn` or `/session` is the cell's own (what its turn spends)."""
+        saved = dict(self.budgets)
         if text is not None:
-            self.set(parse(text), session)
-            self.turn_scope = scope or saved_scope
+            budget = parse(text)
+            if budget is not None and cell and not _PER.search(text):
+                budget = replace(budget, per="turn", cell=True)
+            self.set(budget, session)
         try:
             yield
         finally:
-            self.budgets, self.turn_scope = saved, saved_scope
+            self.budgets = saved
 
     def refuse_unpriced(self, budget: Budget, session: Session) -> None:
         """ConfigError when `budget` is in dollars and the session's model has no price."""
@@ -383,18 +395,14 @@ class Ledger:
 
     def _message(self, budget: Budget, spent: float, need: float) -> str:
         left = max(budget.amount - spent, 0)
-        scope = self.turn_scope if budget.per == "turn" else "this session"
         verb = "use" if budget.unit == "tokens" else "cost"
-        suggestion = Budget(
-            _nice_up(max(2 * budget.amount, spent + need), budget.unit), budget.unit, budget.per
-        )
+        amount = _nice_up(max(2 * budget.amount, spent + need), budget.unit)
+        suggestion = replace(budget, amount=amount)
         shown_left, shown_need = _apart(budget, left, need)
-        own = budget.per == "turn" and self.turn_scope != "this turn"  # a cell's own budget
         return (
-            f"budget: {scope} spent {budget.show(spent)} of {budget.show(budget.amount)}"
-            f"{'' if own else _per(budget)}, {shown_left} left; "
+            f"budget: {budget.scope} spent {budget.show(spent)} of {budget}, {shown_left} left; "
             f"the next request could {verb} up to {shown_need}, so it was not sent. "
-            f"To go on, raise it: {self.raise_with(_typed(suggestion, not own))}"
+            f"To go on, raise it: {self.raise_with(_typed(suggestion))}"
         )
 
     def settle(self, session: Session, record: dict[str, Any]) -> None:
@@ -480,16 +488,12 @@ def _apart(budget: Budget, left: float, need: float) -> tuple[str, str]:
     return f"${left:.{digits}f}", f"${need:.{digits}f}"
 
 
-def _per(budget: Budget) -> str:
-    return "/turn" if budget.per == "turn" else ""
-
-
-def _typed(budget: Budget, per: bool = True) -> str:
-    """`budget` as the person would type it: `4`, `0.25`, `400k tokens`, `2/turn` (`per`
-    False: without its `/turn`, as a cell's own budget is typed)."""
+def _typed(budget: Budget) -> str:
+    """`budget` as the person would type it: `4`, `0.25`, `400k tokens`, `2/turn` (a
+    cell's own without its `/turn`)."""
     if budget.unit == "tokens":
         amount = int(budget.amount)
         text = f"{amount / 1000:g}k tokens" if amount >= 1000 else f"{amount} tokens"
     else:
         text = f"{budget.amount:g}"
-    return f"{text}/turn" if budget.per == "turn" and per else text
+    return f"{text}/turn" if budget.per == "turn" and not budget.cell else text

@@ -33,7 +33,6 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.utils.process import arg_split
 
-from elelem_kernel.agent.budget import parse as parse_budget
 from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.jupyter.front import front_for
@@ -43,7 +42,6 @@ from elelem_kernel.options import parse_pairs
 
 SUBCOMMANDS = tuple(TURN_COMMANDS)
 _REVIEW_CELL = re.compile(r"%%elelem\s+review(\s|$)")
-_PER = re.compile(r"/\s*(turn|session)\s*$", re.IGNORECASE)
 
 
 @magics_class
@@ -189,10 +187,7 @@ def _budget(front: Any, args: Any) -> Iterator[None]:
     dollar budget for an unpriced model ends the turn with the message naming tokens.
     """
     session = _in_words(front)
-    text, scope = getattr(args, "budget", None), None
-    if text is not None and parse_budget(text) is not None and not _PER.search(text):
-        text, scope = f"{text}/turn", "this cell"  # the cell's own: what its turn spends
-    with session.ledger.applied(text, scope=scope):
+    with session.ledger.applied(getattr(args, "budget", None), cell=True):
         yield
 
 

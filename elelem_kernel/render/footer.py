@@ -119,7 +119,8 @@ def _budget_parts(entries: Any) -> list[str]:
     parts = []
     for entry in entries if isinstance(entries, list) else []:
         try:
-            budget = Budget(float(entry["amount"]), str(entry["unit"]), str(entry["per"]))
+            cell = isinstance(entry, dict) and entry.get("cell") is True
+            budget = Budget(float(entry["amount"]), str(entry["unit"]), str(entry["per"]), cell)
             spent = float(entry["spent"])
         except (KeyError, TypeError, ValueError):
             continue
@@ -127,7 +128,7 @@ def _budget_parts(entries: Any) -> list[str]:
             text = f"{short(int(spent))} of {short(int(budget.amount))} tokens"
         else:
             text = f"{dollars(spent)} of {dollars(budget.amount)}"
-        parts.append(f"{text}/turn" if budget.per == "turn" else text)
+        parts.append(f"{text}/turn" if budget.per == "turn" and not budget.cell else text)
     return parts
 
 

@@ -115,7 +115,8 @@ def test_a_cells_budget_is_its_own_fails_the_cell_and_the_status_shows_the_budge
         assert reply["content"]["status"] == "ok", texts(msgs)
         reply, msgs = run(kc, "%%elelem --budget '100k tokens'\nagain")  # the session: 110k
         assert reply["content"]["status"] == "ok" and len(wire.requests) == 2, texts(msgs)
-        assert "220k of 100k tokens" not in frozen(msgs)["data"]["text/plain"]
+        footer = frozen(msgs)["data"]["text/plain"].strip().splitlines()[-1]
+        assert footer.endswith(" · 110k of 100k tokens"), footer  # the cell's: no /turn
         run(kc, "%elelem /budget 300k tokens")
         _, msgs = run(kc, "%elelem")
         assert "| budget | 300k tokens (spent 220k tokens, 80k tokens left) |" in texts(msgs)
