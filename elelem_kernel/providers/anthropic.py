@@ -64,14 +64,22 @@ class AnthropicProvider(HTTPProvider):
     def headers(self, key: str | None) -> dict[str, str]:
         return {"x-api-key": key or "", "anthropic-version": "2023-06-01"}
 
+    def max_tokens(self) -> int:
+        """The reply limit sent: the option, raised to the thinking budget + 4,096 when the
+        default leaves it no room (a chosen `max_tokens` was checked when it was given).
+        Budgets assume this much output (`agent/budget.py`)."""
+        limit = int(self.options["max_tokens"])
+        thinking = _thinking(self.options["thinking"])
+        budget = (thinking or {}).get("budget_tokens", 0)
+        return budget + 4096 if thinking is not None and budget >= limit else limit
+
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)
 
     def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body, with cache breakpoints on system, tools and the last message."""
         system, wire = to_wire(messages)
-        max_tokens = int(self.options["max_tokens"])
-        body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens}
+        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens()}
         if system:
             system[-1]["cache_control"] = CACHE
             body["system"] = system
@@ -81,9 +89,6 @@ class AnthropicProvider(HTTPProvider):
             body["tools"][-1]["cache_control"] = CACHE
         thinking = _thinking(self.options["thinking"])
         if thinking is not None:
-            budget = thinking.get("budget_tokens", 0)
-            if budget >= max_tokens:  # only the default: a chosen max_tokens was checked
-                body["max_tokens"] = budget + 4096
             body["thinking"] = thinking
         chosen = sampling.chosen(self.options, SAMPLING)
         if "stop" in chosen:

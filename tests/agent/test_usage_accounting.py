@@ -132,3 +132,15 @@ def test_a_refused_elelem_budget_is_not_shown_as_kept(server, tmp_path, monkeypa
     assert "-o price=2/8" in result.error
     assert "budget" not in result.record
     assert "$0.50" not in footer_line(result.record)
+
+
+def test_the_worst_case_is_the_output_cap_the_provider_really_sends():
+    from elelem_kernel.agent.budget import output_limit
+    from elelem_kernel.providers.anthropic import AnthropicProvider
+
+    # anthropic raises an unset max_tokens above the thinking budget: 16,000 + 4,096
+    assert output_limit(AnthropicProvider(api_key="k", thinking="high")) == 20_096
+    assert output_limit(AnthropicProvider(api_key="k")) == 8_192
+    assert output_limit(AnthropicProvider(api_key="k", max_tokens=30_000, thinking="high")) == (
+        30_000
+    )
