@@ -210,17 +210,7 @@ def request_tokens(
 
 def output_limit(provider: Any) -> int:
     """The most output tokens one request to `provider` can return, as far as known."""
-    limit = getattr(provider, "max_tokens", None)
-    try:
-        value = (
-            limit()
-            if callable(limit)
-            else (getattr(provider, "options", None) or {}).get("max_tokens")
-        )
-        tokens = int(value) if value is not None else 0
-    except (TypeError, ValueError, ElelemError):
-        tokens = 0
-    return tokens if tokens > 0 else ASSUMED_OUTPUT
+    return _own_limit(provider) or ASSUMED_OUTPUT
 
 
 def most_output(session: Session, input_tokens: int) -> int:
@@ -238,13 +228,12 @@ def capped(provider: Any, cap: int | None) -> Any:
     limited = getattr(provider, "limited", None)
     if cap is None or not callable(limited):
         return provider
-    own = output_limit(provider)
-    unset = _own_limit(provider) is None
-    return limited(cap) if unset or cap < own else provider
+    own = _own_limit(provider)
+    return limited(cap) if own is None or cap < own else provider
 
 
 def _own_limit(provider: Any) -> int | None:
-    """The output cap `provider` sends itself, or None when it sends none."""
+    """The output cap `provider` sends itself (`max_tokens()`, else its option), or None."""
     limit = getattr(provider, "max_tokens", None)
     try:
         value = (
@@ -252,9 +241,10 @@ def _own_limit(provider: Any) -> int | None:
             if callable(limit)
             else (getattr(provider, "options", None) or {}).get("max_tokens")
         )
+        tokens = int(value) if value is not None else 0
     except (TypeError, ValueError, ElelemError):
-        return None
-    return value if isinstance(value, int) and value > 0 else None
+        tokens = 0
+    return tokens if tokens > 0 else None
 
 
 @dataclass
