@@ -6,8 +6,8 @@ company proxy, Azure OpenAI, OpenRouter, LiteLLM) the person gives the price wit
 option `price` (`-o price=2/8`: input/output, an optional third figure for cached input),
 and a cost the gateway reports wins over any price (`agent/usage.py` reads it).
 
-Where a turn's cost came from is said in its record (`priced_by`) and footer:
-`PRICED_BY` names the sources.
+Where a turn's cost came from is said in its record (`priced_by`: one of `PRICED_BY`)
+and footer.
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ FREE_PROVIDERS = frozenset({"demo", "echo", "stub", "ollama"})
 #: The option that gives a price, and how it is written.
 OPTION = "price"
 PRICE_FORM = "dollars per million tokens as IN/OUT or IN/OUT/CACHED, e.g. price=2/8"
-#: Where a turn's cost came from (the record's `priced_by`), and how a footer says it.
-PRICED_BY = {"table": "", "option": "your price", "gateway": "gateway", "free": ""}
+#: Where a turn's cost came from (the record's `priced_by`): the known table, the
+#: person's option, what the gateway reported, an offline provider.
+PRICED_BY = ("table", "option", "gateway", "free")
 _FIGURES = re.compile(r"\s*\$?\s*(\d+(?:\.\d*)?|\.\d+)\s*")
 
 

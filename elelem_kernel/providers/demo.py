@@ -252,70 +252,6 @@ class DemoProvider:
         emit({"type": "stop", "reason": reason, "truncated": False})
 
 
-class _Counted:
-    """The demo's emit, counting what it streams as the session's estimate would and
-    cutting the reply at `cap` output tokens; `finish` reports the usage, then the stop."""
-
-    def __init__(self, emit: Emit, cap: int | None):
-        self.emit, self.cap = emit, cap
-        self.text: list[str] = []
-        self.thinking: list[str] = []
-        self.calls: list[dict[str, Any]] = []
-        self.ending: ProviderEvent = {"type": "stop", "reason": "end_turn", "truncated": False}
-        self.cut = False
-
-    def __call__(self, event: ProviderEvent) -> None:
-        kind = event.get("type")
-        if kind == "stop":
-            self.ending = event  # after the usage, as a model's stream ends
-            return
-        if self.cut or kind not in ("saying", "thinking", "doing"):
-            return
-        kept: list[Any] = self.calls
-        if kind != "doing":
-            kept = self.text if kind == "saying" else self.thinking
-        if kind == "doing":
-            kept.append({"name": event.get("name"), "arguments": event.get("arguments")})
-        else:
-            kept.append(str(event.get("text", "")))
-        if self.cap is not None and self.output() > self.cap:
-            kept.pop()  # this piece would pass the limit: the reply ends before it
-            self.cut = True
-            return
-        self.emit(event)
-
-    def output(self) -> int:
-        """The estimated tokens streamed so far (the reply as its assistant message)."""
-        if not (self.text or self.thinking or self.calls):
-            return 0
-        reply: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
-        if self.thinking:
-            reply["thinking"] = [{"text": "".join(self.thinking)}]
-        if self.calls:
-            reply["tool_calls"] = self.calls
-        return estimate([reply])
-
-    def finish(self, input_tokens: int) -> None:
-        """The usage of the round, then how it ended (`max_tokens` when cut)."""
-        if self.cut:
-            self.ending = {"type": "stop", "reason": "max_tokens", "truncated": True}
-        self.emit({"type": "usage", "input": input_tokens, "output": self.output()})
-        self.emit(self.ending)
-
-
-def _max_tokens(value: Any) -> int | None:
-    """The option `max_tokens` as a count of at least 1, None when unset or off."""
-    if value is None or str(value).strip().lower() in ("off", "none", "no", "false", "0"):
-        return None
-    try:
-        tokens = int(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"option max_tokens must be a number or off, not {value!r}") from None
-    if tokens < 1:
-        raise ConfigError(f"option max_tokens must be a number or off, not {value!r}")
-    return tokens
-
-
 def _seen(call: dict[str, Any], pictures: list[dict[str, Any]] | None) -> str:
     """What the demo "sees": the images a call's result brought, with their size."""
     if not pictures:
@@ -473,3 +409,67 @@ def _describe(call: dict[str, Any], result: dict[str, Any]) -> str:
         shown = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
         return f"The MCP server **{server}** answered `{tool}` with: `{shown[:300]}`"
     return f"`{name}` returned: {json.dumps(result)[:300]}"
+
+
+class _Counted:
+    """The demo's emit, counting what it streams as the session's estimate would and
+    cutting the reply at `cap` output tokens; `finish` reports the usage, then the stop."""
+
+    def __init__(self, emit: Emit, cap: int | None):
+        self.emit, self.cap = emit, cap
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.calls: list[dict[str, Any]] = []
+        self.ending: ProviderEvent = {"type": "stop", "reason": "end_turn", "truncated": False}
+        self.cut = False
+
+    def __call__(self, event: ProviderEvent) -> None:
+        kind = event.get("type")
+        if kind == "stop":
+            self.ending = event  # after the usage, as a model's stream ends
+            return
+        if self.cut or kind not in ("saying", "thinking", "doing"):
+            return
+        kept: list[Any] = self.calls
+        if kind != "doing":
+            kept = self.text if kind == "saying" else self.thinking
+        if kind == "doing":
+            kept.append({"name": event.get("name"), "arguments": event.get("arguments")})
+        else:
+            kept.append(str(event.get("text", "")))
+        if self.cap is not None and self.output() > self.cap:
+            kept.pop()  # this piece would pass the limit: the reply ends before it
+            self.cut = True
+            return
+        self.emit(event)
+
+    def output(self) -> int:
+        """The estimated tokens streamed so far (the reply as its assistant message)."""
+        if not (self.text or self.thinking or self.calls):
+            return 0
+        reply: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
+        if self.thinking:
+            reply["thinking"] = [{"text": "".join(self.thinking)}]
+        if self.calls:
+            reply["tool_calls"] = self.calls
+        return estimate([reply])
+
+    def finish(self, input_tokens: int) -> None:
+        """The usage of the round, then how it ended (`max_tokens` when cut)."""
+        if self.cut:
+            self.ending = {"type": "stop", "reason": "max_tokens", "truncated": True}
+        self.emit({"type": "usage", "input": input_tokens, "output": self.output()})
+        self.emit(self.ending)
+
+
+def _max_tokens(value: Any) -> int | None:
+    """The option `max_tokens` as a count of at least 1, None when unset or off."""
+    if value is None or str(value).strip().lower() in ("off", "none", "no", "false", "0"):
+        return None
+    try:
+        tokens = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"option max_tokens must be a number or off, not {value!r}") from None
+    if tokens < 1:
+        raise ConfigError(f"option max_tokens must be a number or off, not {value!r}")
+    return tokens

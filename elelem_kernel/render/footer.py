@@ -14,8 +14,12 @@ from typing import Any
 
 from elelem_kernel.agent.budget import Budget
 from elelem_kernel.agent.context import short
-from elelem_kernel.agent.pricing import PRICED_BY, dollars
+from elelem_kernel.agent.pricing import dollars
 from elelem_kernel.render.call_text import seconds
+
+#: How a footer says where a cost came from (the record's `priced_by`), when it is not
+#: the known price table: the person's option `price`, or what the gateway reported.
+PRICED_BY = {"option": "your price", "gateway": "gateway"}
 
 
 def footer_line(
@@ -36,12 +40,12 @@ def footer_line(
     cost = fields.get("cost", usage.get("cost"))
     if "cost" in fields and cost is None:
         cost = "cost unknown"
-    source = PRICED_BY.get(str(fields.get("priced_by")), "")
-    if source and isinstance(cost, (int, float)) and not isinstance(cost, bool):
-        cost = f"{dollars(cost)} ({source})"
     rounds = fields.get("rounds")
     if isinstance(rounds, list):
         rounds = len(rounds)
+    source = PRICED_BY.get(str(fields.get("priced_by")))
+    if source and isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        cost = f"{dollars(cost)} ({source})"
     line = footer_text(
         usage,
         fields.get("ms"),
