@@ -17,10 +17,6 @@ from elelem_kernel.agent.context import short
 from elelem_kernel.agent.pricing import dollars
 from elelem_kernel.render.call_text import seconds
 
-#: How a footer says where a cost came from (the record's `priced_by`), when it is not
-#: the known price table: the person's option `price`, or what the gateway reported.
-PRICED_BY = {"option": "your price", "gateway": "gateway"}
-
 
 def footer_line(
     fields: Mapping[str, Any], provider: str | None = None, model: str | None = None
@@ -116,6 +112,11 @@ def meter(context: Mapping[str, Any] | None) -> str | None:
     mark = "~" if context.get("estimated") else ""
     assumed = "?" if context.get("assumed") else ""
     return f"ctx {mark}{short(used)}/{short(window)}{assumed}"
+
+
+#: How a footer says where a cost came from (the record's `priced_by`), when it is not
+#: the known price table: the person's option `price`, or what the gateway reported.
+PRICED_BY = {"option": "your price", "gateway": "gateway"}
 
 
 def _budget_parts(entries: Any) -> list[str]:
