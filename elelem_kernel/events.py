@@ -60,7 +60,14 @@ class Usage(TypedDict, total=False):
     cache_write: int
 
 
-class UsageEvent(Usage):
+class Reported(Usage, total=False):
+    """A round's token counts as a server reported them, and what a gateway said the
+    request cost, in dollars, as it sent it (the session checks both: `agent/usage.py`)."""
+
+    cost: float | str
+
+
+class UsageEvent(Reported):
     """A round's token counts; a provider may report more than once, the last report wins."""
 
     type: Literal["usage"]

@@ -133,6 +133,7 @@ LAYERS: list[tuple[str, ...]] = [
         "redaction",
         "sync",
         "text",
+        "tokens",
         "visible",
         "_version",
     ),  # leaves

@@ -55,11 +55,11 @@ def test_env_options_reach_the_provider_and_explicit_ones_win(monkeypatch):
 
 
 def test_an_unknown_env_option_names_its_source_and_the_known_ones(monkeypatch):
-    monkeypatch.setenv("ELELEM_OPTIONS", "max_tokens=4096")
+    monkeypatch.setenv("ELELEM_OPTIONS", "top_k=40")  # the demo takes max_tokens (issue 42)
     with pytest.raises(ConfigError) as error:
         new_session(provider="demo")
     message = str(error.value)
-    assert "unknown option for demo: max_tokens" in message
+    assert "unknown option for demo: top_k" in message
     assert "Known options: delay" in message and "ELELEM_OPTIONS" in message
 
 

@@ -11,13 +11,19 @@ and a restored conversation counts what its records already spent.
 
 Before each request the session asks `Ledger.check` what the request could cost at most:
 its input tokens (the estimate of `agent/context.py`, priced at the full input price)
-plus `max_tokens` of output at the output price (`ASSUMED_OUTPUT` when the provider sets
-no limit). If that would pass a budget, the request is not sent: the turn ends with stop
-reason `budget` and a line saying what was spent, what is left and how to raise it. A
-stream already running is never cut for a budget.
+plus the most output it can return at the output price: the smaller of the provider's
+output cap (`ASSUMED_OUTPUT` when it sets none) and what a known context window leaves
+after the input. If that would pass a budget, the request is not sent: the turn ends with
+stop reason `budget` and a line saying what was spent, what is left and how to raise it.
+A request that is sent carries that output cap (`capped`), so its reply cannot run past
+what was assumed: a stream already running is never cut for a budget, and it need not be.
 
-Prices come from `agent/pricing.py`. A model whose price is unknown cannot be held to a
-dollar budget: the turn is refused with a message naming the token form.
+What a turn spent is what the server counted, or the session's estimate where it counted
+nothing (`agent/usage.py`): a budget binds on a server that reports no usage too.
+
+Prices come from `ModelFacts.pricing` (`agent/pricing.py`: the known table, or the
+person's option `price`). A model whose price is unknown cannot be held to a dollar
+budget: the turn is refused with a message naming the token form and the option.
 """
 
 from __future__ import annotations
@@ -29,12 +35,13 @@ import re
 import shlex
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent.context import short
+from elelem_kernel.agent.context import known, short
 from elelem_kernel.agent.pricing import cost, dollars
 from elelem_kernel.agent.record import add_usage
+from elelem_kernel.agent.usage import count
 from elelem_kernel.errors import ConfigError, ElelemError
 from elelem_kernel.events import EXIT_CODES
 
@@ -50,6 +57,8 @@ DEFAULT_HINT = "--budget {quoted} (command line, %%elelem) or /budget {amount}"
 EXIT_CODE = EXIT_CODES["budget"]
 EXAMPLES = "give dollars (0.50, $2) or tokens (200k tokens, 1.5M tokens), optionally /turn"
 
+#: A budget typed with its scope (`2/turn`, `200k tokens/session`).
+_PER = re.compile(r"/\s*(turn|session)\s*$", re.IGNORECASE)
 _FORM = re.compile(
     r"(?P<dollar>\$)?\s*(?P<number>\d+(?:\.\d*)?|\.\d+)\s*(?P<scale>[km])?"
     r"\s*(?P<tokens>tokens?)?\s*(?:/\s*(?P<per>turn|session))?",
@@ -63,11 +72,15 @@ class OverBudget(ElelemError):
 
 @dataclass(frozen=True)
 class Budget:
-    """A limit: `amount` dollars (`unit` "usd") or tokens (`unit` "tokens"), per `per`."""
+    """A limit: `amount` dollars (`unit` "usd") or tokens (`unit` "tokens"), per `per`.
+
+    `cell`: a notebook cell's own budget (`%%elelem --budget 0.50`), per turn, typed and
+    shown without `/turn` and called "this cell"."""
 
     amount: float
     unit: str = "usd"
     per: str = "session"
+    cell: bool = False
 
     def show(self, value: float) -> str:
         """`value` in this budget's unit: `$0.42`, `$0.0012`, `41k tokens`."""
@@ -78,11 +91,17 @@ class Budget:
     def __str__(self) -> str:
         """The budget as the person can type it back: `$2.00`, `200k tokens/turn`."""
         text = self.show(self.amount)
-        return f"{text}/turn" if self.per == "turn" else text
+        return f"{text}/turn" if self.per == "turn" and not self.cell else text
+
+    @property
+    def scope(self) -> str:
+        """What it counts, in words: "this session", "this turn" or "this cell"."""
+        return "this cell" if self.cell else f"this {self.per}"
 
     def as_record(self, spent: float) -> dict[str, Any]:
         """The record's entry: this budget and what its scope had spent at the turn's end."""
-        return {"amount": self.amount, "unit": self.unit, "per": self.per, "spent": spent}
+        entry = {"amount": self.amount, "unit": self.unit, "per": self.per, "spent": spent}
+        return {**entry, "cell": True} if self.cell else entry
 
 
 def parse(text: str) -> Budget | None:
@@ -155,8 +174,9 @@ class Spent:
 
 
 def tokens_of(usage: Mapping[str, Any]) -> int:
-    """Tokens a usage counts against a budget: every input token (cached too) and output."""
-    return sum(int(usage.get(k) or 0) for k in ("input", "output"))
+    """Tokens a usage counts against a budget: every input token (cached too) and output;
+    a count that is not one (below zero: a server's nonsense) counts as none."""
+    return sum(count(usage.get(k)) or 0 for k in ("input", "output"))
 
 
 def spent_by(record: Mapping[str, Any]) -> Spent:
@@ -172,13 +192,13 @@ def spent_by(record: Mapping[str, Any]) -> Spent:
 
 
 def priced(session: Session, usage: dict[str, Any]) -> float | None:
-    """Dollars for `usage` with the session's provider and model; None when unknown.
+    """Dollars for `usage` with the session's prices; None when unknown.
 
-    The same question the session asks for its footer's cost: of the model it prices
-    (`Session.price_model`: none away from the official endpoint, so a local server's
-    model is unknown, never guessed from its name).
+    The same question the session asks for its footer's cost (`Session.pricing`): the
+    person's `price` option, else the model it prices (none away from the official
+    endpoint, so a local server's model is unknown, never guessed from its name).
     """
-    return cost(session.provider_name, session.price_model(), usage)
+    return session.priced(usage)
 
 
 def request_tokens(
@@ -190,6 +210,30 @@ def request_tokens(
 
 def output_limit(provider: Any) -> int:
     """The most output tokens one request to `provider` can return, as far as known."""
+    return _own_limit(provider) or ASSUMED_OUTPUT
+
+
+def most_output(session: Session, input_tokens: int) -> int:
+    """The most output tokens a request of `input_tokens` can cost: the provider's cap
+    (`output_limit`), or less when a known context window leaves less after the input."""
+    window, source = session.window()
+    limit = output_limit(session.provider)
+    return min(limit, max(window - input_tokens, 1)) if known(source) else limit
+
+
+def capped(provider: Any, cap: int | None) -> Any:
+    """`provider`, or a copy whose replies stop at `cap` output tokens when its own cap is
+    none or larger (`limited`, as HTTP providers have): a budget's request cannot run
+    past the output it was allowed for."""
+    limited = getattr(provider, "limited", None)
+    if cap is None or not callable(limited):
+        return provider
+    own = _own_limit(provider)
+    return limited(cap) if own is None or cap < own else provider
+
+
+def _own_limit(provider: Any) -> int | None:
+    """The output cap `provider` sends itself (`max_tokens()`, else its option), or None."""
     limit = getattr(provider, "max_tokens", None)
     try:
         value = (
@@ -200,7 +244,7 @@ def output_limit(provider: Any) -> int:
         tokens = int(value) if value is not None else 0
     except (TypeError, ValueError, ElelemError):
         tokens = 0
-    return tokens if tokens > 0 else ASSUMED_OUTPUT
+    return tokens if tokens > 0 else None
 
 
 @dataclass
@@ -242,12 +286,18 @@ class Ledger:
         self.budgets[budget.per] = budget
 
     @contextmanager
-    def applied(self, text: str | None, session: Session | None = None) -> Iterator[None]:
+    def applied(
+        self, text: str | None, session: Session | None = None, cell: bool = False
+    ) -> Iterator[None]:
         """The budget typed as `text` in force for the `with` block only (one cell's turn):
-        None changes nothing, `off` lifts every budget for the block."""
+        None changes nothing, `off` lifts every budget for the block. `cell`: a budget
+        typed without `/turn` or `/session` is the cell's own (what its turn spends)."""
         saved = dict(self.budgets)
         if text is not None:
-            self.set(parse(text), session)
+            budget = parse(text)
+            if budget is not None and cell and not _PER.search(text):
+                budget = replace(budget, per="turn", cell=True)
+            self.set(budget, session)
         try:
             yield
         finally:
@@ -261,7 +311,9 @@ class Ledger:
             )
             raise ConfigError(
                 f"a dollar budget ({budget}) cannot be kept for {model}: its price is unknown. "
-                f"Give the budget in tokens instead, e.g. {self.raise_with('200k tokens')}"
+                f"Give the budget in tokens instead, e.g. {self.raise_with('200k tokens')}, "
+                "or give the price with the option price=IN/OUT (dollars per million "
+                "tokens, e.g. -o price=2/8)"
             )
 
     def raise_with(self, amount: str) -> str:
@@ -300,11 +352,15 @@ class Ledger:
 
     def check(
         self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-    ) -> None:
-        """Raise OverBudget when a request of `messages` could pass a budget in force."""
+    ) -> int | None:
+        """Raise OverBudget when a request of `messages` could pass a budget in force; else
+        the output cap the request must carry (`capped`), None when no budget is in force."""
         why = self.over(session, messages, tools)
         if why:
             raise OverBudget(why)
+        if not self.budgets:
+            return None
+        return most_output(session, request_tokens(session, messages, tools))
 
     def over(
         self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -313,12 +369,11 @@ class Ledger:
         if not self.budgets:
             return None
         turn = self._turn_usage()
-        request = {
-            "input": request_tokens(session, messages, tools),
-            "output": output_limit(session.provider),
-        }
-        for budget in self.budgets.values():
+        tokens = request_tokens(session, messages, tools)
+        request = {"input": tokens, "output": most_output(session, tokens)}
+        for budget in self.budgets.values():  # one that cannot be kept is said first
             self.refuse_unpriced(budget, session)
+        for budget in self.budgets.values():
             spent, need = float(tokens_of(turn)), float(tokens_of(request))
             if budget.unit == "usd":
                 spent, need = priced(session, turn) or 0.0, priced(session, request) or 0.0
@@ -330,30 +385,46 @@ class Ledger:
 
     def _message(self, budget: Budget, spent: float, need: float) -> str:
         left = max(budget.amount - spent, 0)
-        scope = "this turn" if budget.per == "turn" else "this session"
         verb = "use" if budget.unit == "tokens" else "cost"
-        suggestion = Budget(
-            _nice_up(max(2 * budget.amount, spent + need), budget.unit), budget.unit, budget.per
-        )
+        amount = _nice_up(max(2 * budget.amount, spent + need), budget.unit)
+        suggestion = replace(budget, amount=amount)
+        shown_left, shown_need = _apart(budget, left, need)
         return (
-            f"budget: {scope} spent {budget.show(spent)} of {budget}, {budget.show(left)} left; "
-            f"the next request could {verb} up to {budget.show(need)}, so it was not sent. "
+            f"budget: {budget.scope} spent {budget.show(spent)} of {budget}, {shown_left} left; "
+            f"the next request could {verb} up to {shown_need}, so it was not sent. "
             f"To go on, raise it: {self.raise_with(_typed(suggestion))}"
         )
 
     def settle(self, session: Session, record: dict[str, Any]) -> None:
-        """The turn ended: count what it spent; `record["budget"]` says what applied."""
+        """The turn ended: count what it spent; `record["budget"]` says what applied (a
+        dollar budget the model's unknown price refused did not)."""
         self._turn = None
         spent = spent_by(record)
         self.live[str(record.get("turn"))] = spent
-        if self.budgets:
+        unpriced = priced(session, {"input": 1, "output": 1}) is None
+        kept = [b for b in self.budgets.values() if not (b.unit == "usd" and unpriced)]
+        if kept:
             total = self.total()
             record["budget"] = [
-                b.as_record(spent.of(b.unit) if b.per == "turn" else total.of(b.unit))
-                for b in self.budgets.values()
+                b.as_record(spent.of(b.unit) if b.per == "turn" else total.of(b.unit)) for b in kept
             ]
 
     # -- showing -------------------------------------------------------------------
+
+    def summary(self) -> str:
+        """One line of the budgets in force: `$2.00 (spent $0.42, $1.58 left) · $0.10/turn`,
+        or `none` with how to set one."""
+        if not self.budgets:
+            return f"none (set one with {self.raise_with('2')})"
+        parts = []
+        for budget in self.budgets.values():
+            if budget.per == "turn":
+                parts.append(str(budget))
+            else:
+                used = self.total().of(budget.unit)
+                left = budget.show(max(budget.amount - used, 0))
+                parts.append(f"{budget} (spent {budget.show(used)}, {left} left)")
+        return " · ".join(parts)
 
     def describe(self) -> str:
         """What `/budget` alone says: the budgets, spent and left."""
@@ -393,11 +464,26 @@ def _nice_up(value: float, unit: str) -> float:
     return float(math.ceil(nice)) if unit == "tokens" else round(nice, 6)
 
 
+def _apart(budget: Budget, left: float, need: float) -> tuple[str, str]:
+    """`left` and `need` as a person reads them, exact where rounding would show them equal
+    ("1.2k left; could use up to 1.2k" said nothing)."""
+    shown = budget.show(left), budget.show(need)
+    if shown[0] != shown[1] or left == need:
+        return shown
+    if budget.unit == "tokens":
+        return f"{int(left):,} tokens", f"{int(need):,} tokens"
+    digits = 2
+    while digits < 12 and f"{left:.{digits}f}" == f"{need:.{digits}f}":
+        digits += 1
+    return f"${left:.{digits}f}", f"${need:.{digits}f}"
+
+
 def _typed(budget: Budget) -> str:
-    """`budget` as the person would type it: `4`, `0.25`, `400k tokens`, `2/turn`."""
+    """`budget` as the person would type it: `4`, `0.25`, `400k tokens`, `2/turn` (a
+    cell's own without its `/turn`)."""
     if budget.unit == "tokens":
         amount = int(budget.amount)
         text = f"{amount / 1000:g}k tokens" if amount >= 1000 else f"{amount} tokens"
     else:
         text = f"{budget.amount:g}"
-    return f"{text}/turn" if budget.per == "turn" else text
+    return f"{text}/turn" if budget.per == "turn" and not budget.cell else text

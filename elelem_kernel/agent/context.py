@@ -23,14 +23,15 @@ that is only assumed ends in `?` (`ctx 1.2k/8.2k?`).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from elelem_kernel.agent.media import request_tokens
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.tokens import DIGIT_CHARS as DIGIT_CHARS  # named here as before
+from elelem_kernel.tokens import TEXT_CHARS as TEXT_CHARS
+from elelem_kernel.tokens import estimate as estimate
 
 ENV = "ELELEM_CONTEXT_WINDOW"
 OPTION = "context_window"
@@ -39,9 +40,6 @@ THRESHOLD = 0.8
 #: Characters per token of prose, for budgets in characters (the history sent, a summary
 #: request's transcript); token counts use the conservative `estimate`.
 CHARS_PER_TOKEN = 4
-#: Characters per estimated token: prose and code; digits (tokenizers split numbers into
-#: single digits or groups of up to three); anything outside ASCII counts as a token.
-TEXT_CHARS, DIGIT_CHARS = 3.5, 1.5
 #: How far a server's own count may move the estimate (reported / estimated): up to 4
 #: times, never below the conservative estimate itself.
 CALIBRATION_RANGE = (1.0, 4.0)
@@ -150,26 +148,6 @@ def resolve_window(
 def known(source: str) -> bool:
     """Whether a window from `source` (`resolve_window`'s second value) is more than assumed."""
     return not source.startswith("unknown")
-
-
-def estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
-    """Estimated tokens of a request: its messages' and tools' JSON, counted conservatively
-    (`TEXT_CHARS` characters a token, digits `DIGIT_CHARS`, other scripts one each), and
-    each image a message carries by its pixels (`images.tokens`), not its base64."""
-    texts, pictures = [], 0
-    for m in messages:
-        if m.get("images"):
-            pictures += request_tokens(m)
-            m = {k: v for k, v in m.items() if k != "images"}
-        texts.append(json.dumps(m, ensure_ascii=False, default=str))
-    if tools:
-        texts.append(json.dumps(tools, ensure_ascii=False))
-    tokens = 0.0
-    for text in texts:
-        digits = sum(text.count(d) for d in "0123456789")
-        wide = len(text) - len(text.encode("ascii", "ignore"))
-        tokens += (len(text) - digits - wide) / TEXT_CHARS + digits / DIGIT_CHARS + wide
-    return int(-(-tokens // 1)) + pictures
 
 
 def calibration(reported: int, estimated: int) -> float | None:

@@ -12,7 +12,7 @@ import inspect
 import os
 from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent import media
+from elelem_kernel.agent import media, pricing
 from elelem_kernel.agent.context import ENV, OPTION, calibration, estimate, known, resolve_window
 from elelem_kernel.errors import ContextOverflow
 from elelem_kernel.events import Provider
@@ -67,6 +67,23 @@ class ModelFacts:
         """The model name to price (`agent/pricing.py`): None away from the official
         endpoint, where a name such as `gpt-4.1` says nothing about what it costs."""
         return self.model if self.official else None
+
+    def pricing(self) -> tuple[pricing.Row | None, str]:
+        """The prices of the model and where they come from (`pricing.PRICED_BY`): the
+        person's option `price`, else free for offline providers, else the known table for
+        the official endpoint's model; (None, "unknown") when none says."""
+        chosen = self._options().get(pricing.OPTION)
+        if chosen is not None:
+            return pricing.parse_price(chosen), "option"
+        if self.provider_name in pricing.FREE_PROVIDERS:
+            return (0.0, 0.0, 0.0, 0.0), "free"
+        row = pricing.price(self.price_model())
+        return (row, "table") if row is not None else (None, "unknown")
+
+    def priced(self, usage: dict[str, Any]) -> float | None:
+        """Dollars for `usage` at the model's prices (`pricing()`); None when unknown."""
+        row, _source = self.pricing()
+        return None if row is None else pricing.cost_at(row, usage)
 
     def estimate(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None

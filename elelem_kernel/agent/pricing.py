@@ -1,14 +1,27 @@
-"""Prices of known models, for the cost figure in footers and `/usage`.
+"""Prices of known models, and the person's own, for the cost figure in footers and `/usage`.
 
 Dollars per million tokens: (input, output, cache read, cache write). A model that is not
-listed has an unknown cost: we say "unknown" rather than guess.
+listed has an unknown cost: we say "unknown" rather than guess. Behind a gateway (a
+company proxy, Azure OpenAI, OpenRouter, LiteLLM) the person gives the price with the
+option `price` (`-o price=2/8`: input/output, an optional third figure for cached input),
+and a cost the gateway reports wins over any price (`agent/usage.py` reads it).
+
+Where a turn's cost came from is said in its record (`priced_by`: one of `PRICED_BY`)
+and footer.
 """
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Mapping
 from typing import Any
 
-PRICES: dict[str, tuple[float, float, float, float]] = {
+from elelem_kernel.errors import ConfigError
+
+Row = tuple[float, float, float, float]
+
+PRICES: dict[str, Row] = {
     "claude-opus-4": (15.0, 75.0, 1.5, 18.75),
     "claude-sonnet-4": (3.0, 15.0, 0.3, 3.75),
     "claude-haiku-4": (1.0, 5.0, 0.1, 1.25),
@@ -26,7 +39,31 @@ PRICES: dict[str, tuple[float, float, float, float]] = {
 FREE_PROVIDERS = frozenset({"demo", "echo", "stub", "ollama"})
 
 
-def price(model: str | None) -> tuple[float, float, float, float] | None:
+#: The option that gives a price, and how it is written.
+OPTION = "price"
+PRICE_FORM = "dollars per million tokens as IN/OUT or IN/OUT/CACHED, e.g. price=2/8"
+#: Where a turn's cost came from (the record's `priced_by`): the known table, the
+#: person's option, what the gateway reported, an offline provider.
+PRICED_BY = ("table", "option", "gateway", "free")
+_FIGURES = re.compile(r"\s*\$?\s*(\d+(?:\.\d*)?|\.\d+)\s*")
+
+
+def parse_price(value: Any) -> Row:
+    """The row for the option `price`: `2/8` (input/output) or `2/8/0.5` (and cached input),
+    dollars per million tokens. Cache writes cost the input price. ConfigError otherwise."""
+    text = str(value).strip()
+    parts = text.split("/")
+    figures = [_FIGURES.fullmatch(part) for part in parts]
+    if len(parts) not in (2, 3) or not all(figures) or isinstance(value, bool):
+        raise ConfigError(f"option price must be {PRICE_FORM}, not {text!r}")
+    numbers = [float(m[1]) for m in figures if m]
+    if not all(math.isfinite(n) and n <= 1_000_000 for n in numbers):
+        raise ConfigError(f"option price must be {PRICE_FORM}, not {text!r}")
+    p_in, p_out = numbers[0], numbers[1]
+    return (p_in, p_out, numbers[2] if len(numbers) == 3 else p_in, p_in)
+
+
+def price(model: str | None) -> Row | None:
     """The price row for `model`: exact name, else the longest listed prefix."""
     if not model:
         return None
@@ -44,14 +81,43 @@ def cost(provider: str, model: str | None, usage: dict[str, Any]) -> float | Non
     if provider in FREE_PROVIDERS:
         return 0.0
     row = price(model)
-    if row is None:
-        return None
+    return None if row is None else cost_at(row, usage)
+
+
+def cost_at(row: Row, usage: Mapping[str, Any]) -> float:
+    """Dollars for `usage` at the prices of `row`; counts below zero count as none."""
+
+    def n(key: str) -> float:
+        value = usage.get(key)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return 0.0
+        return max(float(value), 0.0) if math.isfinite(value) else 0.0
+
     p_in, p_out, p_read, p_write = row
-    read = usage.get("cache_read", 0) or 0
-    write = usage.get("cache_write", 0) or 0
-    fresh = max((usage.get("input", 0) or 0) - read - write, 0)
-    dollars = fresh * p_in + (usage.get("output", 0) or 0) * p_out + read * p_read + write * p_write
+    read, write = n("cache_read"), n("cache_write")
+    fresh = max(n("input") - read - write, 0)
+    dollars = fresh * p_in + n("output") * p_out + read * p_read + write * p_write
     return dollars / 1_000_000
+
+
+def turn_cost(
+    row: Row | None,
+    source: str,
+    usage: Mapping[str, Any],
+    gateway: tuple[float, Mapping[str, Any]] | None = None,
+) -> tuple[float | None, str | None]:
+    """A turn's cost and where it came from (`PRICED_BY`): what the gateway reported for
+    the rounds it covered (`gateway`: its dollars and those rounds' usage), and the rest
+    of `usage` at `row` from `source`; (None, None) when some of it has no price."""
+    if gateway is None:
+        return (None, None) if row is None else (cost_at(row, usage), source)
+    reported, covered = gateway
+    rest = {k: max(int(usage.get(k) or 0) - int(covered.get(k) or 0), 0) for k in usage}
+    if not any(rest.values()):
+        return reported, "gateway"
+    if row is None:
+        return None, None
+    return reported + cost_at(row, rest), "gateway"
 
 
 def dollars(value: float) -> str:

@@ -16,6 +16,7 @@ writer with a RecursionError), and `fit` cuts a whole record under the restore l
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from collections.abc import Mapping
@@ -90,6 +91,8 @@ class TurnRecord(TypedDict):
     ms: int
     error: NotRequired[str | None]
     cost: NotRequired[float | None]
+    priced_by: NotRequired[str]
+    usage_estimated: NotRequired[bool]
     findings: NotRequired[list[dict[str, Any]]]
     notices: NotRequired[list[str]]
     context: NotRequired[dict[str, Any]]
@@ -181,11 +184,13 @@ def _cut_texts(value: Any, cap: int) -> None:
 
 
 def add_usage(total: dict[str, int], usage: Mapping[str, Any]) -> dict[str, int]:
-    """Add the token counts of `usage` into `total` (in place) and return it."""
+    """Add the token counts of `usage` into `total` (in place) and return it; a count below
+    zero or not finite is no count (a server's nonsense must not lower a total)."""
     for key in USAGE_KEYS:
         value = usage.get(key) or 0
-        if isinstance(value, (int, float)):
-            total[key] = total.get(key, 0) + int(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if math.isfinite(value) and value >= 0:
+                total[key] = total.get(key, 0) + int(value)
     return total
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from elelem_kernel import options
-from elelem_kernel.agent import context, media, trust
+from elelem_kernel.agent import context, media, pricing, trust
 from elelem_kernel.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -318,6 +318,9 @@ def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> 
         media.parse_limit(given[media.LIMIT_OPTION])
     given.pop(media.OPTION, None)
     given.pop(media.LIMIT_OPTION, None)
+    if given.get(pricing.OPTION) is not None:
+        pricing.parse_price(given[pricing.OPTION])  # the session prices with it
+    given.pop(pricing.OPTION, None)
     try:
         return create_provider(name, model=model, **given)
     except ConfigError as error:

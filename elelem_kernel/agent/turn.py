@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import media
+from elelem_kernel.agent import usage as counts
 from elelem_kernel.agent.approval import decide
 from elelem_kernel.agent.blocks import BlockLayout, Renderer
-from elelem_kernel.agent.budget import OverBudget
+from elelem_kernel.agent.budget import OverBudget, capped
 from elelem_kernel.agent.compaction import Compaction, compact
 from elelem_kernel.agent.context import THRESHOLD
-from elelem_kernel.agent.pricing import cost
+from elelem_kernel.agent.pricing import turn_cost
 from elelem_kernel.agent.record import (
     COMPACTION_VERSION,
     DEPTH_LIMIT,
@@ -149,6 +150,14 @@ class Turn:
         #: The context meter of the last request sent (tokens used, window), or None.
         self.meter: dict[str, Any] | None = None
         self.served: str | None = None  #: the model the server said answered
+        #: The output cap the budgets allow the next request (None: no budget in force).
+        self.cap: int | None = None
+        #: The current round's usage as the server reported it (cleaned), None if it did not.
+        self.reported: dict[str, Any] | None = None
+        #: Whether any count of this turn is the session's estimate (`agent/usage.py`).
+        self.estimated = False
+        #: What a gateway reported the turn cost, and the usage of the requests it covers.
+        self.gateway: tuple[float, dict[str, int]] | None = None
         #: The next request, and where this turn's own rounds start in it.
         self.messages: list[dict[str, Any]] = []
         self.head = 0
@@ -204,7 +213,9 @@ class Turn:
                 return
             if self.rounds:  # this turn's tool results may push the request past the threshold
                 await self.prepare()
-            session.ledger.check(session, self.messages, session.toolbox.specs(session.mode))
+            self.cap = session.ledger.check(
+                session, self.messages, session.toolbox.specs(session.mode)
+            )
             self.rounds += 1
             try:
                 self.stop = await self.round()
@@ -246,7 +257,12 @@ class Turn:
         if self.served and self.served != session.model:
             record["served_model"] = self.served
         fit(record)
-        record["cost"] = cost(session.provider_name, session.price_model(), record["usage"])
+        if self.estimated:
+            record["usage_estimated"] = True
+        row, source = session.pricing()
+        record["cost"], priced_by = turn_cost(row, source, record["usage"], self.gateway)
+        if priced_by:
+            record["priced_by"] = priced_by
         session.ledger.settle(session, record)
         session.turn_extras = {}
         if self.prompt.strip():
@@ -257,7 +273,7 @@ class Turn:
             session.cost = None if record["cost"] is None else session.cost + record["cost"]
         end = {"type": "turn_end", "stop": self.stop, "usage": record["usage"]}
         end.update(rounds=self.rounds, ms=record["ms"], cost=record["cost"])
-        for key in ("context", "served_model", "budget"):
+        for key in ("context", "served_model", "budget", "usage_estimated", "priced_by"):
             if key in record:
                 end[key] = record[key]
         if self.error:
@@ -274,7 +290,13 @@ class Turn:
         reply = Reply(self.rounds)
         tools = session.toolbox.specs(session.mode)
         sent = await self.request(tools)
-        await _call_fetch(session.provider, sent, tools, lambda event: self.emit(reply, event))
+        self.reported, done = None, False
+        try:
+            provider = capped(session.provider, self.cap)
+            await _call_fetch(provider, sent, tools, lambda event: self.emit(reply, event))
+            done = True
+        finally:
+            self.count(reply, done)
         stop = reply.stop()
         self.messages.append(reply.message())
         if stop == "max_tokens" and reply.calls:
@@ -328,18 +350,37 @@ class Turn:
         if kind == "model":
             self.served = str(event.get("name") or "") or None
             return
-        if kind == "usage":
-            reported = event.get("input")
+        if kind == "usage":  # recorded when the round ends (`count`)
+            self.reported = counts.cleaned(event)
+            reported = self.reported.get("input")
             if isinstance(reported, int) and reported > 0 and self.meter is not None:
                 self.meter.update(used=reported, estimated=False)
                 self.session.calibrate(reported)
-        else:
-            taken = reply.take(event) if kind is not None else None
-            if taken is None:
-                return
-            event = taken
-        self.recorder.event(event)
-        self.layout.event(event)
+            return
+        taken = reply.take(event) if kind is not None else None
+        if taken is None:
+            return
+        self.recorder.event(taken)
+        self.layout.event(taken)
+
+    def count(self, reply: Reply, done: bool) -> None:
+        """Record what the round spent: the server's counts, the session's estimates for
+        the ones it did not give (`agent/usage.py`). A request refused or unanswered before
+        a word of output spent nothing."""
+        streamed = reply.text or reply.thinking or reply.calls
+        if self.reported is None and not done and not streamed:
+            return
+        used = int((self.meter or {}).get("used") or 0)
+        spent, estimated = counts.completed(self.reported, used, reply.message())
+        self.take_cost(spent)
+        self.estimated = self.estimated or estimated
+        self.recorder.event({"type": "usage", **spent})
+
+    def take_cost(self, spent: dict[str, Any]) -> None:
+        """Keep the cost a gateway reported for a request (`spent["cost"]`), with its usage."""
+        if "cost" in spent:
+            dollars, covered = self.gateway or (0.0, {})
+            self.gateway = (dollars + spent.pop("cost"), add_usage(covered, spent))
 
     # -- one call --------------------------------------------------------------------
 
@@ -453,7 +494,10 @@ class Turn:
         limited = getattr(session.provider, "limited", None)
         provider = limited(limit) if callable(limited) else session.provider
         await _call_fetch(provider, messages, [], emit)
-        add_usage(usage, counted)
+        spent, estimated = counts.completed(counted, session.estimate(messages), reply.message())
+        self.take_cost(spent)
+        self.estimated = self.estimated or estimated
+        add_usage(usage, spent)
         if reply.stop() == "max_tokens":
             raise ValueError(
                 f"the model's summary was cut off at its output limit ({limit:,} tokens)"

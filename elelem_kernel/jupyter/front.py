@@ -5,7 +5,9 @@ magic). One session per shell, created on first use (so loading the extension im
 nothing heavy). A prompt shows a live view, picks an approval channel, runs the turn on
 the private loop, and always freezes the view into the static output, also on error and
 on interrupt. An interrupted turn then raises `TurnInterrupted`, so a "Run all" stops
-there as it would for any interrupted cell.
+there as it would for any interrupted cell; a turn stopped by a budget raises
+`BudgetStopped` (an error reply: Run All, papermill and nbclient stop there, as for any
+failing cell).
 """
 
 from __future__ import annotations
@@ -54,6 +56,17 @@ class TurnInterrupted(KeyboardInterrupt):
 
     def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
         return [f"KeyboardInterrupt: {self}"]
+
+
+class BudgetStopped(Exception):
+    """A turn stopped before a request that could pass a budget: the cell fails, so what
+    runs the notebook stops there; the output above says what was spent and how to go on."""
+
+    def __init__(self, message: str = "stopped by the budget: the output above says how to go on"):
+        super().__init__(message)
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        return [f"BudgetStopped: {self}"]
 
 
 def front_for(ip: Any) -> NotebookFront:
@@ -214,6 +227,8 @@ class NotebookFront:
             if getattr(result, "stop", "interrupted") != "interrupted":
                 raise TurnInterrupted("the stop came as the turn ended; its output above is whole")
             raise TurnInterrupted()
+        if getattr(result, "stop", None) == "budget":
+            raise BudgetStopped()
         return result
 
     def _before_turn(
@@ -315,6 +330,7 @@ class NotebookFront:
             ("mode", session.mode),
             ("turns", len(session.conversation.turns)),
             ("tokens", f"in {usage.get('input', 0):,} · out {usage.get('output', 0):,}"),
+            ("budget", session.ledger.summary()),
             ("approvals", channel),
             ("notebook", notebook),
         ]

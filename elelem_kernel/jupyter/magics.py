@@ -12,8 +12,9 @@
     %elelem /command args      a slash command (/help lists them; /review is a review turn)
     %elelem                    the status: provider, model, mode, turns, tokens
 
-Options apply to the cell's turn only (`--budget 0.50/turn` caps this turn, `--budget 2`
-stops it before the session's spending passes $2; `/budget` sets one for every turn);
+Options apply to the cell's turn only (`--budget 0.50` caps what this cell's turn spends,
+`--budget 2/session` stops it before the session's spending passes $2; `/budget` sets one
+for every turn; a turn stopped by a budget fails the cell, so Run All stops there);
 `/provider`, `/model` and `/mode` change the session. A `%%elelem` cell with nothing under its first line reaches the magic (IPython
 would stop it with "cell body is empty"): a review needs no body, so Run All goes on. Loading the extension imports nothing heavy: the session, the providers and the
 widgets are imported on the first turn.
@@ -82,8 +83,8 @@ class ElelemMagics(Magics):
     @argument("--system-prompt", dest="system_prompt", help="system prompt for this turn")
     @argument(
         "--budget",
-        help="stop this turn before spending passes AMOUNT: dollars (0.50, $2) or tokens "
-        "('200k tokens'), of the session or per turn (0.50/turn)",
+        help="stop this cell's turn before it spends more than AMOUNT: dollars (0.50, $2) or "
+        "tokens ('200k tokens'); AMOUNT/session: before the session's spending passes it",
     )
     @line_cell_magic
     def elelem(self, line: str, cell: str | None = None) -> None:
@@ -180,12 +181,14 @@ def _ask(front: Any, prompt: str, args: Any) -> None:
 def _budget(front: Any, args: Any) -> Iterator[None]:
     """The cell's `--budget` in force for its turn; the budget lines in this front's words.
 
-    A bad value is a UsageError before the turn. Whether the model has a price is asked
+    `--budget AMOUNT` is the cell's own: what its turn spends, and its messages say "this
+    cell"; `AMOUNT/session` counts what the session spent, `AMOUNT/turn` is as typed. A
+    bad value is a UsageError before the turn. Whether the model has a price is asked
     before each request (the cell's `-p`/`--model` apply only inside the turn), so a
     dollar budget for an unpriced model ends the turn with the message naming tokens.
     """
     session = _in_words(front)
-    with session.ledger.applied(getattr(args, "budget", None)):
+    with session.ledger.applied(getattr(args, "budget", None), cell=True):
         yield
 
 

@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Emit, Usage
+from elelem_kernel.events import Emit, Reported
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 
@@ -64,14 +64,22 @@ class AnthropicProvider(HTTPProvider):
     def headers(self, key: str | None) -> dict[str, str]:
         return {"x-api-key": key or "", "anthropic-version": "2023-06-01"}
 
+    def max_tokens(self) -> int:
+        """The reply limit sent: the option, raised to the thinking budget + 4,096 when the
+        default leaves it no room (a chosen `max_tokens` was checked when it was given).
+        Budgets assume this much output (`agent/budget.py`)."""
+        limit = int(self.options["max_tokens"])
+        thinking = _thinking(self.options["thinking"])
+        budget = (thinking or {}).get("budget_tokens", 0)
+        return budget + 4096 if thinking is not None and budget >= limit else limit
+
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)
 
     def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body, with cache breakpoints on system, tools and the last message."""
         system, wire = to_wire(messages)
-        max_tokens = int(self.options["max_tokens"])
-        body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens}
+        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens()}
         if system:
             system[-1]["cache_control"] = CACHE
             body["system"] = system
@@ -81,9 +89,6 @@ class AnthropicProvider(HTTPProvider):
             body["tools"][-1]["cache_control"] = CACHE
         thinking = _thinking(self.options["thinking"])
         if thinking is not None:
-            budget = thinking.get("budget_tokens", 0)
-            if budget >= max_tokens:  # only the default: a chosen max_tokens was checked
-                body["max_tokens"] = budget + 4096
             body["thinking"] = thinking
         chosen = sampling.chosen(self.options, SAMPLING)
         if "stop" in chosen:
@@ -273,18 +278,23 @@ class _Stream(StreamParser):
             )
 
     def _usage(self, u: dict[str, Any]) -> None:
-        """Keep the latest value of each count; message_delta's are cumulative."""
-        self.counts.update({k: v for k, v in u.items() if isinstance(v, int)})
+        """Keep the latest value of each count; message_delta's are cumulative. A count
+        below zero is no count (it must not lower what was spent)."""
+        self.counts.update({k: v for k, v in u.items() if isinstance(v, int) and v >= 0})
 
-    def totals(self) -> Usage:
+    def totals(self) -> Reported | None:
+        """The round's counts; None when the stream carried none (the session estimates),
+        and no input or output when the server left that one out."""
+        if not self.counts:
+            return None
         read = self.counts.get("cache_read_input_tokens", 0)
         write = self.counts.get("cache_creation_input_tokens", 0)
-        return {
-            "input": self.counts.get("input_tokens", 0) + read + write,
-            "output": self.counts.get("output_tokens", 0),
-            "cache_read": read,
-            "cache_write": write,
-        }
+        usage: Reported = {"cache_read": read, "cache_write": write}
+        if "input_tokens" in self.counts:
+            usage["input"] = self.counts["input_tokens"] + read + write
+        if "output_tokens" in self.counts:
+            usage["output"] = self.counts["output_tokens"]
+        return usage
 
     def _start(self, index: int, block: dict[str, Any]) -> None:
         # Deltas are kept as lists of pieces and joined once when the block stops.

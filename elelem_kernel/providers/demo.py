@@ -12,6 +12,14 @@ depends on the prompt:
 - with a `report_finding` tool on offer it runs the scripted code review;
 - "fix the cell that failed" reads the open notebook and proposes a fix (`demo_fix`).
 Later turns mention the first prompt of the conversation, which shows memory at work.
+
+It reports usage as a real model does, so budgets, the context meter and compaction
+behave offline as they will online: its own counts, the same estimate the session's
+meter makes (`tokens.estimate` of the request, and of what it streamed). It takes the
+usual options: `max_tokens` cuts a reply there (stop `max_tokens`), as a model's limit
+does, and a budget's output cap the same way (`limited`); the sampling options
+(`temperature`, `top_p`, `seed`, `stop`, `thinking`, `extra`) are accepted and change
+nothing in a scripted model.
 """
 
 from __future__ import annotations
@@ -22,10 +30,12 @@ import os
 import re
 from typing import Any
 
-from elelem_kernel.events import Emit
+from elelem_kernel.errors import ConfigError
+from elelem_kernel.events import Emit, ProviderEvent
 from elelem_kernel.images import kilobytes, label
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import demo_fix, demo_review
+from elelem_kernel.tokens import estimate
 
 HOW_TO = (
     "I am the **demo model**: offline and scripted, so my answers are canned around what the "
@@ -54,7 +64,9 @@ class DemoProvider:
     """Scripted answers that really call `list`, `read`, `write`, `python` and `variables`."""
 
     name = "demo"
-    known_options = ("delay",)
+    #: Accepted as a model's are; they change nothing in a scripted reply.
+    sampling_options = ("temperature", "top_p", "seed", "stop", "thinking", "extra")
+    known_options = ("delay", "max_tokens", *sampling_options)
 
     def __init__(self, model: str | None = None, delay: float | None = None, **options: Any):
         unknown(self.name, options, self.known_options)
@@ -62,10 +74,31 @@ class DemoProvider:
         if delay is None:
             delay = float(os.environ.get("ELELEM_DEMO_DELAY", "0.004"))
         self.delay = delay
+        self.options = {"max_tokens": _max_tokens(options.get("max_tokens"))}
+
+    def max_tokens(self) -> int | None:
+        """The reply limit: the option `max_tokens`, else none."""
+        return self.options["max_tokens"]
+
+    def limited(self, max_tokens: int) -> DemoProvider:
+        """A copy whose replies stop at `max_tokens` (a budget's cap, a summary's limit)."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.options = {**self.options, "max_tokens": _max_tokens(max_tokens)}
+        return copy
 
     async def fetch(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
     ) -> None:
+        """One scripted round, counted and cut at `max_tokens` as a model's (`_Counted`)."""
+        counted = _Counted(emit, self.max_tokens())
+        await self._script(messages, tools, counted)
+        counted.finish(estimate(messages, tools))
+
+    async def _script(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
+    ) -> None:
+        """The round the prompt asks for (see the module's list)."""
         offered = {t["function"]["name"] for t in tools}
         if "report_finding" in offered:
             await demo_review.fetch(messages, tools, emit)
@@ -76,7 +109,6 @@ class DemoProvider:
             m.get("tool_call_id"): _json(m.get("content")) for m in turn if m.get("role") == "tool"
         }
         calls = [c for m in turn if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
-        self._out = 0
         if demo_fix.wanted(prompt, offered):  # "fix the cell that failed" in the open notebook
             demo_fix.fetch(prompt, calls, results, offered, emit)
             return
@@ -84,7 +116,6 @@ class DemoProvider:
             await self._answer(prompt, calls, results, messages, emit)
         else:
             await self._start(prompt, offered, messages, emit, tools)
-        emit({"type": "usage", "input": len(json.dumps(messages)) // 4, "output": self._out // 4})
 
     async def _start(
         self,
@@ -215,7 +246,6 @@ class DemoProvider:
     async def _say(self, emit: Emit, text: str, delay: float | None = None) -> None:
         for piece in re.findall(r"\s*\S+\s*|\s+", text):
             emit({"type": "saying", "text": piece})
-            self._out += len(piece)
             await asyncio.sleep(self.delay if delay is None else delay)
 
     def _stop(self, emit: Emit, reason: str) -> None:
@@ -379,3 +409,67 @@ def _describe(call: dict[str, Any], result: dict[str, Any]) -> str:
         shown = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
         return f"The MCP server **{server}** answered `{tool}` with: `{shown[:300]}`"
     return f"`{name}` returned: {json.dumps(result)[:300]}"
+
+
+class _Counted:
+    """The demo's emit, counting what it streams as the session's estimate would and
+    cutting the reply at `cap` output tokens; `finish` reports the usage, then the stop."""
+
+    def __init__(self, emit: Emit, cap: int | None):
+        self.emit, self.cap = emit, cap
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.calls: list[dict[str, Any]] = []
+        self.ending: ProviderEvent = {"type": "stop", "reason": "end_turn", "truncated": False}
+        self.cut = False
+
+    def __call__(self, event: ProviderEvent) -> None:
+        kind = event.get("type")
+        if kind == "stop":
+            self.ending = event  # after the usage, as a model's stream ends
+            return
+        if self.cut or kind not in ("saying", "thinking", "doing"):
+            return
+        kept: list[Any] = self.calls
+        if kind != "doing":
+            kept = self.text if kind == "saying" else self.thinking
+        if kind == "doing":
+            kept.append({"name": event.get("name"), "arguments": event.get("arguments")})
+        else:
+            kept.append(str(event.get("text", "")))
+        if self.cap is not None and self.output() > self.cap:
+            kept.pop()  # this piece would pass the limit: the reply ends before it
+            self.cut = True
+            return
+        self.emit(event)
+
+    def output(self) -> int:
+        """The estimated tokens streamed so far (the reply as its assistant message)."""
+        if not (self.text or self.thinking or self.calls):
+            return 0
+        reply: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
+        if self.thinking:
+            reply["thinking"] = [{"text": "".join(self.thinking)}]
+        if self.calls:
+            reply["tool_calls"] = self.calls
+        return estimate([reply])
+
+    def finish(self, input_tokens: int) -> None:
+        """The usage of the round, then how it ended (`max_tokens` when cut)."""
+        if self.cut:
+            self.ending = {"type": "stop", "reason": "max_tokens", "truncated": True}
+        self.emit({"type": "usage", "input": input_tokens, "output": self.output()})
+        self.emit(self.ending)
+
+
+def _max_tokens(value: Any) -> int | None:
+    """The option `max_tokens` as a count of at least 1, None when unset or off."""
+    if value is None or str(value).strip().lower() in ("off", "none", "no", "false", "0"):
+        return None
+    try:
+        tokens = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"option max_tokens must be a number or off, not {value!r}") from None
+    if tokens < 1:
+        raise ConfigError(f"option max_tokens must be a number or off, not {value!r}")
+    return tokens

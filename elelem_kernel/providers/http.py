@@ -32,7 +32,7 @@ from elelem_kernel.errors import (
     TooLarge,
     Undecodable,
 )
-from elelem_kernel.events import TRUNCATED, Emit, ProviderEvent, Usage
+from elelem_kernel.events import TRUNCATED, Emit, ProviderEvent, Reported
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window, stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
@@ -53,6 +53,10 @@ MAX_BACKOFF = 30.0
 INFO_TIMEOUT = 10.0
 MAX_RETRY_AFTER = 60.0
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+#: The response header in which a LiteLLM proxy says what the request cost, in dollars.
+COST_HEADER = "x-litellm-response-cost"
+#: What `post` hands a response's headers to (a parser reading a gateway's cost).
+Headers = Callable[[Mapping[str, str]], None]
 
 
 class HTTPProvider:
@@ -187,11 +191,11 @@ class HTTPProvider:
         async def attempt(out: Emit) -> None:
             parser = self.parser(out)
             if self.framing == "ndjson":
-                async with self.ndjson(self.path, body, key) as lines:
+                async with self.ndjson(self.path, body, key, parser.headers) as lines:
                     async for data in lines:
                         parser.feed("", data)
             else:
-                async with self.sse(self.path, body, key) as events:
+                async with self.sse(self.path, body, key, parser.headers) as events:
                     async for name, data in events:
                         parser.feed(name, data)
             parser.finish()
@@ -302,8 +306,11 @@ class HTTPProvider:
     # -- requests and streams ------------------------------------------------------------
 
     @asynccontextmanager
-    async def post(self, path: str, body: dict[str, Any], key: str | None) -> AsyncIterator[Any]:
-        """POST `body` as JSON and yield the streaming response once its status is 2xx.
+    async def post(
+        self, path: str, body: dict[str, Any], key: str | None, seen: Headers | None = None
+    ) -> AsyncIterator[Any]:
+        """POST `body` as JSON and yield the streaming response once its status is 2xx
+        (its headers handed to `seen` first, when given).
 
         Every transport failure, inside the request or while the caller reads the
         stream, comes out as a `ProviderError`.
@@ -321,6 +328,8 @@ class HTTPProvider:
                 if response.status_code >= 300:
                     text = await self._body_text(response)
                     raise self.status_error(response.status_code, text, response.headers)
+                if seen is not None:
+                    seen(response.headers)
                 yield response
         except httpx.ConnectError as e:
             raise self.error(f"{unreachable}: {hint} ({e})") from None
@@ -341,7 +350,7 @@ class HTTPProvider:
 
     @asynccontextmanager
     async def sse(
-        self, path: str, body: dict[str, Any], key: str | None
+        self, path: str, body: dict[str, Any], key: str | None, seen: Headers | None = None
     ) -> AsyncIterator[AsyncIterator[tuple[str, Any]]]:
         """POST and yield the server-sent events as `(event name, parsed data)` pairs.
 
@@ -349,7 +358,7 @@ class HTTPProvider:
         skipped; a data line that is not JSON, or a line or event over `max_event_bytes`,
         is a `ProviderError` that is not retried.
         """
-        async with self.post(path, body, key) as response:
+        async with self.post(path, body, key, seen) as response:
             await self._reject_json(response)
             kind = response.headers.get("content-type", "").partition(";")[0]
             if "text/event-stream" not in kind:
@@ -369,13 +378,13 @@ class HTTPProvider:
 
     @asynccontextmanager
     async def ndjson(
-        self, path: str, body: dict[str, Any], key: str | None
+        self, path: str, body: dict[str, Any], key: str | None, seen: Headers | None = None
     ) -> AsyncIterator[AsyncIterator[Any]]:
         """POST and yield the parsed objects of a newline-delimited JSON stream.
 
         A line over `max_event_bytes` is a `ProviderError` that is not retried.
         """
-        async with self.post(path, body, key) as response:
+        async with self.post(path, body, key, seen) as response:
 
             async def objects() -> AsyncIterator[Any]:
                 chunks = self._body(response)
@@ -488,7 +497,7 @@ class StreamParser:
     def __init__(self, provider: HTTPProvider, emit: Emit):
         self.provider = provider
         self.emit = emit
-        self.usage: Usage | None = None
+        self.usage: Reported | None = None
         self.stop: str | None = None
         self.done = False
         #: The model the server says answered (a local server names its own).
@@ -496,6 +505,14 @@ class StreamParser:
         #: Calls emitted at `finish()`: (id, name, arguments or None when they did not
         #: parse, the raw arguments as they arrived).
         self.buffered: list[tuple[str, str, dict[str, Any] | None, str]] = []
+        #: The cost a gateway stated in the response's headers (`COST_HEADER`), as sent.
+        self.header_cost: str | None = None
+
+    def headers(self, headers: Mapping[str, str]) -> None:
+        """The response's headers, before its stream: a gateway's cost is kept."""
+        value = headers.get(COST_HEADER)
+        if value:
+            self.header_cost = value[:40]
 
     def feed(self, name: str, data: Any) -> None:
         raise NotImplementedError
@@ -520,7 +537,7 @@ class StreamParser:
     def flush(self) -> None:
         """Hook: what a provider still holds when the stream ended well (before the calls)."""
 
-    def totals(self) -> Usage | None:
+    def totals(self) -> Reported | None:
         """The round's token counts, or None when the server sent none."""
         return self.usage
 
@@ -542,6 +559,8 @@ class StreamParser:
         if self.served:
             self.emit({"type": "model", "name": self.served})
         usage = self.totals()
+        if self.header_cost is not None and (usage is None or "cost" not in usage):
+            usage = {**(usage or {}), "cost": self.header_cost}  # checked by the session
         if usage is not None:
             self.emit({"type": "usage", **usage})
         self.emit({"type": "stop", "reason": self.stop, "truncated": truncated})

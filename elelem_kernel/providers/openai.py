@@ -231,13 +231,16 @@ class _Stream(StreamParser):
         )
 
     def _usage(self, u: dict[str, Any]) -> None:
-        self.usage = {
-            "input": u.get("prompt_tokens") or 0,
-            "output": u.get("completion_tokens") or 0,
-        }
+        self.usage = {}  # a count the server left out is missing, not zero
+        if u.get("prompt_tokens") is not None:
+            self.usage["input"] = u["prompt_tokens"]
+        if u.get("completion_tokens") is not None:
+            self.usage["output"] = u["completion_tokens"]
         details = u.get("prompt_tokens_details") or {}
-        if "cached_tokens" in details:
+        if isinstance(details, dict) and "cached_tokens" in details:
             self.usage["cache_read"] = details["cached_tokens"] or 0
+        if u.get("cost") is not None:  # OpenRouter: what the request cost, in dollars
+            self.usage["cost"] = u["cost"]
 
     def _choice(self, choice: dict[str, Any]) -> None:
         delta = choice.get("delta") or {}

@@ -28,6 +28,9 @@ def footer_line(
     `budget` (while one is set) adds `$0.42 of $2.00` or `41k of 200k tokens` for each
     budget in force, what its scope had spent at the end of the turn.
     The model is the one the server said answered (`served_model`) when it named another.
+    `usage_estimated` marks the counts `~` (the server gave none: the session's estimate);
+    `priced_by` says where a cost came from when it is not the known price list:
+    `$0.0012 (your price)` (the option `price`), `$0.0012 (gateway)` (what it reported).
     """
     usage = fields.get("usage") or {}
     cost = fields.get("cost", usage.get("cost"))
@@ -36,6 +39,9 @@ def footer_line(
     rounds = fields.get("rounds")
     if isinstance(rounds, list):
         rounds = len(rounds)
+    source = PRICED_BY.get(str(fields.get("priced_by")))
+    if source and isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        cost = f"{dollars(cost)} ({source})"
     line = footer_text(
         usage,
         fields.get("ms"),
@@ -45,6 +51,7 @@ def footer_line(
         fields.get("served_model") or model or fields.get("model"),
         cost if isinstance(cost, (int, float, str)) else None,
         fields.get("context"),
+        fields.get("usage_estimated") is True,
     )
     return " · ".join([line, *_budget_parts(fields.get("budget"))])
 
@@ -58,17 +65,23 @@ def footer_text(
     model: str | None = None,
     cost: float | str | None = None,
     context: dict[str, Any] | None = None,
+    estimated: bool = False,
 ) -> str:
     """`in 1,234 · out 56 · cached 7 · ctx 1.3k/200k · 2.3 s · 2 rounds · end_turn · openai/gpt-x · $0.0012`.
 
     `cost` in dollars (0 or None: not shown), or a word such as "cost unknown"; `context`
-    the record's meter of the last request (`meter`).
+    the record's meter of the last request (`meter`); `estimated`: the counts are the
+    session's estimate (`in ~1,234 · out ~56`), the server sent none.
     """
     usage = usage or {}
+    mark = "~" if estimated else ""
     if stop in ("interrupted", "error") and not any(usage.values()):
         parts = ["tokens unknown"]  # the stream ended before the provider counted them
     else:
-        parts = [f"in {int(usage.get('input') or 0):,}", f"out {int(usage.get('output') or 0):,}"]
+        parts = [
+            f"in {mark}{int(usage.get('input') or 0):,}",
+            f"out {mark}{int(usage.get('output') or 0):,}",
+        ]
     if usage.get("cache_read"):
         parts.append(f"cached {int(usage['cache_read']):,}")
     gauge = meter(context)
@@ -101,12 +114,18 @@ def meter(context: Mapping[str, Any] | None) -> str | None:
     return f"ctx {mark}{short(used)}/{short(window)}{assumed}"
 
 
+#: How a footer says where a cost came from (the record's `priced_by`), when it is not
+#: the known price table: the person's option `price`, or what the gateway reported.
+PRICED_BY = {"option": "your price", "gateway": "gateway"}
+
+
 def _budget_parts(entries: Any) -> list[str]:
     """Footer parts for a record's `budget`: `$0.42 of $2.00`, `41k of 200k tokens/turn`."""
     parts = []
     for entry in entries if isinstance(entries, list) else []:
         try:
-            budget = Budget(float(entry["amount"]), str(entry["unit"]), str(entry["per"]))
+            cell = isinstance(entry, dict) and entry.get("cell") is True
+            budget = Budget(float(entry["amount"]), str(entry["unit"]), str(entry["per"]), cell)
             spent = float(entry["spent"])
         except (KeyError, TypeError, ValueError):
             continue
@@ -114,7 +133,7 @@ def _budget_parts(entries: Any) -> list[str]:
             text = f"{short(int(spent))} of {short(int(budget.amount))} tokens"
         else:
             text = f"{dollars(spent)} of {dollars(budget.amount)}"
-        parts.append(f"{text}/turn" if budget.per == "turn" else text)
+        parts.append(f"{text}/turn" if budget.per == "turn" and not budget.cell else text)
     return parts
 
 

@@ -29,7 +29,17 @@ DIM, BOLD, RED, GREEN, YELLOW, RESET = (
 )
 JSON_TYPES = ("block_start", "block_delta", "block_stop", "notice", "turn_end")
 #: The keys of `turn_end` that `--json` prints (live views get more, such as the cost).
-JSON_END_KEYS = ("type", "stop", "usage", "rounds", "ms", "error", "budget")
+JSON_END_KEYS = (
+    "type",
+    "stop",
+    "usage",
+    "usage_estimated",
+    "rounds",
+    "ms",
+    "error",
+    "budget",
+    "priced_by",
+)
 
 
 def _short(value: Any, limit: int = 80) -> str:

@@ -4,6 +4,7 @@ loopback server speaking the OpenAI format, its model priced (gpt-4.1)."""
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 
 import pytest
@@ -91,3 +92,58 @@ def test_the_elelem_kernel_says_slash_budget(tmp_path, wire):
             assert record["stop"] == "budget" and wire.requests == []
             assert "To go on, raise it: /budget " in record["error"]
             assert "%%elelem" not in record["error"]
+
+
+def test_a_cells_budget_is_its_own_fails_the_cell_and_the_status_shows_the_budget(tmp_path, wire):
+    folder = workspace(tmp_path / "cell")
+    wire.script("openai", Round(text="Hello.", usage=USAGE), Round(text="Again.", usage=USAGE))
+    # a window that holds the 100k-token turns: no compaction between them
+    with kernel("python3", folder, wire, ELELEM_CONTEXT_WINDOW="1m") as kc:
+        assert run(kc, "%load_ext elelem_kernel")[0]["content"]["status"] == "ok"
+        reply, msgs = run(kc, "%%elelem --budget '500 tokens'\nhi")
+        assert reply["content"]["status"] == "error" and wire.requests == []
+        assert reply["content"]["ename"] == "BudgetStopped"
+        record = frozen(msgs)["metadata"]["elelem"]
+        assert record["error"].startswith("budget: this cell spent 0 tokens of 500 tokens, ")
+        assert re.search(
+            r"raise it: %%elelem --budget '[\d.]+k tokens' \(this cell\)", record["error"]
+        )
+        _, msgs = run(kc, "%elelem")
+        assert "| budget | none (set one with %%elelem --budget 2 (this cell)" in texts(msgs)
+        # the cell's own budget counts its turn, not what the session spent before
+        reply, msgs = run(kc, "%%elelem\nhi")
+        assert reply["content"]["status"] == "ok", texts(msgs)
+        reply, msgs = run(kc, "%%elelem --budget '100k tokens'\nagain")  # the session: 110k
+        assert reply["content"]["status"] == "ok" and len(wire.requests) == 2, texts(msgs)
+        footer = frozen(msgs)["data"]["text/plain"].strip().splitlines()[-1]
+        assert footer.endswith(" · 110k of 100k tokens"), footer  # the cell's: no /turn
+        run(kc, "%elelem /budget 300k tokens")
+        _, msgs = run(kc, "%elelem")
+        assert "| budget | 300k tokens (spent 220k tokens, 80k tokens left) |" in texts(msgs)
+
+
+def test_run_all_stops_at_a_budget_stop(tmp_path, wire):
+    import nbclient
+    import nbformat
+
+    folder = workspace(tmp_path / "runall")
+    env = isolated_env(
+        folder,
+        **wire.env("openai"),
+        ELELEM_PROVIDER="openai",
+        ELELEM_MODEL="gpt-4.1",
+        ELELEM_OPTIONS="max_tokens=1000",
+    )
+    cells = [
+        "%load_ext elelem_kernel",
+        "%%elelem --budget '500 tokens'\nhi",
+        "print('the next cell ran')",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "python3"}
+    runner = nbclient.NotebookClient(
+        nb, timeout=120, iopub_timeout=60, resources={"metadata": {"path": str(folder)}}
+    )
+    with pytest.raises(nbclient.exceptions.CellExecutionError, match="BudgetStopped"):
+        runner.execute(env=trusted(env, folder))
+    assert nb.cells[2].get("outputs") == [] and wire.requests == []
