@@ -300,7 +300,7 @@ def _context(session: Session, args: str) -> str:
 def _usage(session: Session, args: str) -> str:
     u = session.usage
     return (
-        f"{session.turns} turns, {u.get('input', 0)} tokens in "
+        f"{session.turns} turn{'' if session.turns == 1 else 's'}, {u.get('input', 0)} tokens in "
         f"({u.get('cache_read', 0)} cached), {u.get('output', 0)} out, "
         f"cost {'unknown' if session.cost is None else dollars(session.cost)}"
     )

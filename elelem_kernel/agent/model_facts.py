@@ -13,7 +13,15 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import media
-from elelem_kernel.agent.context import ENV, OPTION, calibration, estimate, known, resolve_window
+from elelem_kernel.agent.context import (
+    CALIBRATION_RANGE,
+    ENV,
+    OPTION,
+    calibration,
+    estimate,
+    known,
+    resolve_window,
+)
 from elelem_kernel.errors import ContextOverflow
 from elelem_kernel.events import Provider
 from elelem_kernel.options import from_env
@@ -90,10 +98,22 @@ class ModelFacts:
 
     def calibrate(self, reported: int) -> None:
         """The server counted `reported` input tokens for the last request sent: scale this
-        conversation's later estimates by it."""
+        conversation's later estimates by it (the turn's record keeps the factor)."""
         factor = calibration(reported, self._raw)
         if factor is not None:
             self.calibration[self.conversation.id] = factor
+
+    def restore_calibration(self, conversations: dict[str, list[dict[str, Any]]]) -> None:
+        """Each restored conversation's factor: the newest its records kept (their
+        `calibration`), so its estimates stay calibrated from one run to the next."""
+        low, high = CALIBRATION_RANGE
+        for cid, turns in conversations.items():
+            for record in reversed(turns):
+                factor = record.get("calibration") if isinstance(record, dict) else None
+                if isinstance(factor, (int, float)) and not isinstance(factor, bool):
+                    if low <= factor <= high:
+                        self.calibration[cid] = float(factor)
+                        break
 
     def learn(self, error: ContextOverflow) -> None:
         """Learn from a server's context-overflow refusal: the window it stated, and its

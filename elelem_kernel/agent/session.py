@@ -136,6 +136,7 @@ class Session(ModelFacts):
         """Replace the conversations with restored records; nothing is executed."""
         self.conversations = {cid: Conversation(cid, turns) for cid, turns in conversations.items()}
         self.ledger.restore(conversations)
+        self.restore_calibration(conversations)
         if active in self.conversations:
             self.conversation = self.conversations[active]
         elif self.conversations:
