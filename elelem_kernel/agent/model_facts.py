@@ -49,6 +49,8 @@ class ModelFacts:
         self.calibration: dict[str, float] = {}
         self._vision: tuple[Any, bool] | None = None  # what the provider said, per provider
         self._raw = 0  # the uncalibrated estimate of the last request sent
+        #: Notes from the server not yet said (`take_notes`).
+        self.model_notes: list[str] = []
 
     def window(self) -> tuple[int, str]:
         """The model's context window in tokens, and where that number comes from."""
@@ -137,7 +139,14 @@ class ModelFacts:
         ):
             value = await _ask_provider(self.provider, "context_window")
             self._probed = (self.provider, value if isinstance(value, int) and value > 0 else None)
+            notes = getattr(self.provider, "notes", None)
+            self.model_notes += [str(n) for n in notes or () if isinstance(n, str)]
         return self.window()[0]
+
+    def take_notes(self) -> list[str]:
+        """What the server said of itself that the person should know, each said once."""
+        notes, self.model_notes = self.model_notes, []
+        return notes
 
     async def takes_images(self) -> bool:
         """Whether the model is sent images: the option `vision` (`-o vision=off`), else

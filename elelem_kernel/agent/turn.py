@@ -194,7 +194,7 @@ class Turn:
         if not self.prompt.strip():
             raise ConfigError("the prompt is empty: write a question or a task for the agent")
         await self.prepare()
-        for notice in await session.toolbox.refresh():
+        for notice in [*session.take_notes(), *await session.toolbox.refresh()]:
             self.notice(notice)
         retried = False
         while True:

@@ -125,3 +125,23 @@ def test_the_calibration_is_kept_in_the_record_and_restored_with_the_conversatio
     records = json.loads(json.dumps(s.conversation.turns))
     again.load({s.conversation.id: records}, s.conversation.id)
     assert again.calibration[s.conversation.id] == pytest.approx(factor, abs=1e-3)
+
+
+def test_a_llama_server_whose_template_drops_tools_is_named_once(wire):
+    info = llama_cpp_info("smollm2", n_ctx=8192)
+    info["/props"]["chat_template_caps"] = {"supports_tools": False, "supports_system_role": True}
+    wire.info.update(info)
+    wire.script("openai", Round(text="one"), Round(text="two"))
+    s = local(wire)
+    first, second = turn(s, "a"), turn(s, "b")
+    notes = [n for n in first.notices if "--jinja" in n]
+    assert len(notes) == 1 and "--chat-template-file" in notes[0]
+    assert not any("--jinja" in n for n in second.notices)
+
+
+def test_a_llama_server_whose_template_takes_tools_says_nothing(wire):
+    info = llama_cpp_info("smollm2", n_ctx=8192)
+    info["/props"]["chat_template_caps"] = {"supports_tools": True}
+    wire.info.update(info)
+    wire.script("openai", Round(text="one"))
+    assert turn(local(wire), "a").notices == []
