@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import media
 from elelem_kernel.agent.context import (
+    BRIEF_BELOW,
     CALIBRATION_RANGE,
     ENV,
     OPTION,
@@ -66,6 +67,12 @@ class ModelFacts:
             learned=learned,
             official=self.official,
         )
+
+    def small_window(self) -> bool:
+        """Whether the window is known to be under `BRIEF_BELOW` tokens: the system prompt
+        and the tool descriptions are then sent in their brief forms."""
+        window, source = self.window()
+        return known(source) and window < BRIEF_BELOW
 
     @property
     def official(self) -> bool:

@@ -416,12 +416,12 @@ class Turn:
         first). `force`: compact now (the server refused the request as too big)."""
         session = self.session
         tail = self.messages[self.head :]
+        window = await session.probe_window()  # first: a small window gets brief prompts
+        check_fixed(session)
         if not self.messages:
             current = self.recorder.record.get("compaction")
             self.messages = session.messages(self.prompt, self.cell, current)
         before = session.estimate(self.messages, session.toolbox.specs(session.mode))
-        window = await session.probe_window()
-        check_fixed(session)
         asked = session.compact_next is not None
         focus = session.compact_next if asked or not force else ""
         if focus is not None or before > THRESHOLD * window:

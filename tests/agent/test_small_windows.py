@@ -148,3 +148,30 @@ def test_a_refused_turn_is_not_sent_again_in_full(wire):
     assert after.reply == "fine"
     sent = json.dumps(posts(wire)[-1]["messages"])
     assert "PASTED" in sent and len(sent) < 10_000
+
+
+def test_a_small_window_gets_the_brief_fixed_prompt_build_mode_at_most_1000_tokens(tmp_path):
+    from bench.fixed_prompt import GOAL, sizes
+
+    measured = sizes(tmp_path)
+    for mode, large in measured["large"].items():
+        assert measured["small"][mode] < large * 0.8, mode
+    assert measured["small"]["build"] <= GOAL < measured["large"]["build"]
+
+
+def test_brief_tool_descriptions_still_get_tool_calls_run(wire, tmp_path):
+    wire.info.update(llama_cpp_info("smollm2", n_ctx=4096))
+    (tmp_path / "notes.txt").write_text("FACT-7 is here\n")
+    provider = OpenAIProvider(base_url=wire.base_url("openai"), backoff=0.001)
+    s = Session(provider, provider_name="openai", mode="build", workspace=tmp_path)
+    add_workspace_tools(s)
+    wire.script("openai", Round(calls=[("read", {"path": "notes.txt"})]), Round(text="done"))
+    result = turn(s, "what is in notes.txt?")
+    assert result.stop == "end_turn" and result.reply == "done"
+    first, second = posts(wire)
+    read = next(t for t in first["tools"] if t["function"]["name"] == "read")
+    assert read["function"]["description"] == "Read a text file."
+    assert "description" not in read["function"]["parameters"]["properties"]["path"]
+    assert "You are elelem" in first["messages"][0]["content"]
+    assert len(first["messages"][0]["content"]) < 600
+    assert "FACT-7" in second["messages"][-1]["content"]
