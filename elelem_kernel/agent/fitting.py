@@ -95,13 +95,10 @@ def bound_result(result: dict[str, Any], tokens: int) -> dict[str, Any]:
     if size <= tokens:
         return result
     texts = [k for k, v in result.items() if isinstance(v, str)]
-    if not texts:
-        return {
-            "ok": result.get("ok", True),
-            "truncated": f"the result (~{short(size)} tokens) does not fit what is left of "
-            "the context window; ask for less (an offset, a pattern, a narrower command)",
-        }
-    key = max(texts, key=lambda k: len(result[k]))
+    key = max(texts, key=lambda k: len(result[k])) if texts else ""
+    if not key or _tokens({**result, key: ""}) > tokens:  # the bulk is not one text
+        whole = json.dumps(result, ensure_ascii=False, default=str)
+        result, key = {"ok": result.get("ok", True), "result": whole}, "result"
     keep = len(result[key]) * tokens // size
     out = result
     for _ in range(5):  # the estimate is not linear in characters: shrink until it fits
@@ -149,18 +146,21 @@ def _fewer_lines(result: dict[str, Any], keep: int) -> dict[str, Any]:
 
 
 def context_full(
-    ending: dict[str, Any], usage: dict[str, Any], window: int, stop: str
+    ending: dict[str, Any], usage: dict[str, Any], window: int | None, stop: str
 ) -> str | None:
     """Why a reply that ended at a limit (`stop` "max_tokens") ended at the window, not the
-    output limit: its prompt and output filled the window; else None."""
+    output limit: the provider says so, or its prompt and output filled the `window`
+    (None: not known, only assumed); else None."""
     if stop != "max_tokens":
         return None
     used = int(usage.get("input") or 0) + int(usage.get("output") or 0)
-    if ending.get("reason") != "model_context_window_exceeded" and used < FULL_SHARE * window:
+    filled = window is not None and used >= FULL_SHARE * window
+    if ending.get("reason") != "model_context_window_exceeded" and not filled:
         return None
+    size = f" of {window:,} tokens" if window else ""
     counted = f" (the request and the reply, {used:,} tokens)" if used else ""
     return (
-        f"the model's context window of {window:,} tokens is full{counted}; raising "
-        "max_tokens would not help. Make room with /compact or /new (a new conversation), "
-        "or give the server a larger window (llama-server -c, -o context_window=N)"
+        f"the model's context window{size} is full{counted}; raising max_tokens would not "
+        "help. Make room with /compact or /clear (a new conversation), or give the server "
+        "a larger window (llama-server -c, -o context_window=N)"
     )

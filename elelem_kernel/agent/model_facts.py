@@ -68,6 +68,11 @@ class ModelFacts:
             official=self.official,
         )
 
+    def known_window(self) -> int | None:
+        """The window when something says how big it is; None when it is only assumed."""
+        window, source = self.window()
+        return window if known(source) else None
+
     def small_window(self) -> bool:
         """Whether the window is known to be under `BRIEF_BELOW` tokens: the system prompt
         and the tool descriptions are then sent in their brief forms."""

@@ -290,7 +290,7 @@ class Turn:
         await _call_fetch(session.provider, sent, tools, lambda event: self.emit(reply, event))
         stop = reply.stop()
         self.messages.append(reply.message())
-        full = context_full(reply.ending, reply.usage, session.window()[0], stop)
+        full = context_full(reply.ending, reply.usage, session.known_window(), stop)
         if full:
             stop, self.error = "context_full", full
         if stop in ("max_tokens", "context_full") and reply.calls:

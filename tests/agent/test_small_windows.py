@@ -175,3 +175,25 @@ def test_brief_tool_descriptions_still_get_tool_calls_run(wire, tmp_path):
     assert "You are elelem" in first["messages"][0]["content"]
     assert len(first["messages"][0]["content"]) < 600
     assert "FACT-7" in second["messages"][-1]["content"]
+
+
+def test_a_huge_result_that_is_not_one_text_is_cut_as_a_whole(wire):
+    wire.info.update(llama_cpp_info("smollm2", n_ctx=8192))
+    box = Toolbox()
+    cells = [{"index": n, "source": f"cell {n} " + "w" * 400} for n in range(200)]
+    box.add("cells", "Many cells")(lambda a: {"path": "big.ipynb", "cells": cells})
+    provider = OpenAIProvider(base_url=wire.base_url("openai"), backoff=0.001)
+    s = Session(provider, box, provider_name="openai")
+    wire.script("openai", Round(calls=[("cells", {})]), Round(text="done"))
+    assert turn(s, "look").reply == "done"
+    sent = posts(wire)[-1]
+    answer = json.loads(sent["messages"][-1]["content"])
+    assert answer["ok"] is True and '"cell 0 ' in answer["result"]
+    assert answer["truncated"].startswith("showing ") and "of result" in answer["truncated"]
+    assert estimate(sent["messages"], sent["tools"]) < 8192 - 1024
+
+
+def test_an_assumed_window_is_never_called_full(wire):
+    wire.script("openai", Round(text="a long answ", stop="length", usage={"input": 8_150}))
+    result = turn(local(wire), "hello")
+    assert result.stop == "max_tokens"  # 8,192 is only assumed: the model's may be larger
