@@ -14,6 +14,7 @@ estimates) before sending. So:
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.context import estimate, known, short
@@ -116,8 +117,10 @@ def _tokens(result: dict[str, Any]) -> int:
 
 def _cut(result: dict[str, Any], key: str, keep: int) -> dict[str, Any]:
     """`result` with its text `key` cut to `keep` characters, and the line that says so."""
-    if isinstance(result.get("lines"), str) and isinstance(result.get("total_lines"), int):
-        return _fewer_lines(result, keep)
+    lines = result.get("lines")
+    if key == "content" and isinstance(lines, str) and re.fullmatch(r"\d+-\d+", lines):
+        if isinstance(result.get("total_lines"), int):  # a `read`: fewer whole lines
+            return _fewer_lines(result, keep)
     text = result[key]
     out = {**result, key: text[:keep]}
     out["truncated"] = (
@@ -140,8 +143,10 @@ def _fewer_lines(result: dict[str, Any], keep: int) -> dict[str, Any]:
             break
         shown.append(line[:keep])
         size += len(line) + 1
-    out = {**result, **lines_result(str(result.get("path")), shown, first, result["total_lines"])}
-    out["truncated"] += " (the context window has room for no more now)"
+    rest = {k: v for k, v in result.items() if k != "truncated"}
+    out = {**rest, **lines_result(str(result.get("path")), shown, first, result["total_lines"])}
+    if "truncated" in out:
+        out["truncated"] += " (the context window has room for no more now)"
     return out
 
 

@@ -197,3 +197,13 @@ def test_an_assumed_window_is_never_called_full(wire):
     wire.script("openai", Round(text="a long answ", stop="length", usage={"input": 8_150}))
     result = turn(local(wire), "hello")
     assert result.stop == "max_tokens"  # 8,192 is only assumed: the model's may be larger
+
+
+def test_a_result_that_only_looks_like_a_read_is_cut_as_text():
+    from elelem_kernel.agent.fitting import bound_result
+
+    odd = {"ok": True, "lines": "many", "total_lines": 3, "content": "x" * 10_000}
+    out = bound_result(odd, 300)
+    assert out["content"].startswith("xxx") and len(out["content"]) < 1_200
+    assert out["truncated"].startswith("showing ") and "of content" in out["truncated"]
+    assert estimate([{"content": json.dumps(out)}]) <= 300
