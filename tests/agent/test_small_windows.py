@@ -20,7 +20,7 @@ from elelem_kernel.providers.openai import OpenAIProvider
 from elelem_kernel.render.terminal import TerminalRenderer
 from tests.agent.test_local_models import LONG, local, turn
 from tests.wire_servers import Round, WireServer
-from tests.wire_servers.local_servers import llama_cpp_info, overflow_reply
+from tests.wire_servers.local_servers import llama_cpp_info, overflow_reply, vllm_info
 
 
 @pytest.fixture
@@ -47,8 +47,12 @@ def with_tools(server: WireServer, description_chars: int, kind: str = "execute"
     return Session(provider, box, provider_name="openai", mode="auto")
 
 
-def test_a_fixed_part_larger_than_the_window_is_not_sent_and_the_ways_out_are_named(wire):
-    wire.info.update(llama_cpp_info("smollm2", n_ctx=2048))
+@pytest.mark.parametrize("server", ["llama.cpp", "vllm"])
+def test_a_fixed_part_larger_than_the_window_is_not_sent_and_the_ways_out_are_named(
+    wire, server
+):
+    info = llama_cpp_info if server == "llama.cpp" else vllm_info
+    wire.info.update(info("gpt-4.1", 2048))
     s = with_tools(wire, 9_000, kind="write")
     result = turn(s, "hi")
     assert result.stop == "error" and posts(wire) == []
@@ -59,14 +63,15 @@ def test_a_fixed_part_larger_than_the_window_is_not_sent_and_the_ways_out_are_na
     assert "--mode build" not in error  # build offers the big tool too: it would not fit
 
 
+@pytest.mark.parametrize("server", ["llama.cpp", "vllm"])
 def test_after_a_refusal_a_failed_summary_still_retries_when_leaving_turns_out_made_it_fit(
-    wire,
+    wire, server
 ):
     wire.script("openai", Round(text="one"), Round(text="two"))
     s = local(wire)
     turn(s, "FACT-1 " + LONG)
     turn(s, "FACT-2 " + LONG)
-    wire.queue(overflow_reply("llama.cpp", requested=2600, limit=2048))
+    wire.queue(overflow_reply(server, requested=2600, limit=2048))
     wire.script("openai", Round(text="SUMMARY: the pers", stop="length"), Round(text="three"))
     events: list = []
     third = turn(s, "third", events)
