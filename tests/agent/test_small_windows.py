@@ -48,9 +48,7 @@ def with_tools(server: WireServer, description_chars: int, kind: str = "execute"
 
 
 @pytest.mark.parametrize("server", ["llama.cpp", "vllm"])
-def test_a_fixed_part_larger_than_the_window_is_not_sent_and_the_ways_out_are_named(
-    wire, server
-):
+def test_a_fixed_part_larger_than_the_window_is_not_sent_and_the_ways_out_are_named(wire, server):
     info = llama_cpp_info if server == "llama.cpp" else vllm_info
     wire.info.update(info("gpt-4.1", 2048))
     s = with_tools(wire, 9_000, kind="write")
