@@ -67,6 +67,7 @@ def test_context_before_the_first_request_asks_the_server(wire):
     answer = local(wire).command("/context")
     assert "Window: 4.1k tokens (reported by the openai server)" in answer
     assert "does not say" not in answer
+    assert "You are elelem, a coding and data agent in Jupyter" in answer  # the brief one
 
 
 def test_the_footer_names_a_model_served_from_a_file_by_its_short_name(wire):
