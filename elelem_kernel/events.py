@@ -102,6 +102,7 @@ STOP_REASONS = (
     "end_turn",
     "tool_use",
     "max_tokens",
+    "context_full",
     "max_rounds",
     "error",
     "interrupted",

@@ -78,12 +78,19 @@ def describe(options: Mapping[str, Any]) -> str:
 
 
 def unknown(provider: str, given: Iterable[str], known: Iterable[str]) -> None:
-    """Raise the ConfigError for options of `given` that `provider` does not know."""
+    """Raise the ConfigError for options of `given` that `provider` does not know; where
+    `extra` is known (a body field the server alone knows, such as llama.cpp's `top_k`),
+    it says how to send them through it."""
+    values = given if isinstance(given, Mapping) else {}
     known = sorted(set(known))
     wrong = sorted(set(given) - set(known))
     if wrong:
         s = "s" if len(wrong) > 1 else ""
+        hint = ""
+        if "extra" in known:
+            fields = json.dumps({n: values.get(n, "...") for n in wrong}, ensure_ascii=False)
+            hint = f". A field the server knows goes in extra: -o extra='{fields}'"
         raise ConfigError(
             f"unknown option{s} for {provider}: {', '.join(wrong)}. "
-            f"Known options: {', '.join(known) or 'none'}"
+            f"Known options: {', '.join(known) or 'none'}{hint}"
         )

@@ -76,6 +76,7 @@ MODE_TEXT = {
 STOPS = {
     "end_turn": "end_turn",
     "max_tokens": "max_tokens",
+    "context_full": "max_tokens",
     "max_rounds": "max_turn_requests",
     "interrupted": "cancelled",
 }

@@ -16,7 +16,7 @@ from elelem_kernel.agent import budget, trust
 from elelem_kernel.agent.pricing import dollars
 from elelem_kernel.agent.registry import load_trusted_plugins
 from elelem_kernel.agent.toolbox import MODES
-from elelem_kernel.agent.window_commands import add_window_commands, window_line
+from elelem_kernel.agent.window_commands import add_window_commands, ask_window, window_line
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.options import ENV, check_name, describe, from_env, parse_value
 
@@ -279,6 +279,7 @@ def _clear(session: Session, args: str) -> str:
 
 
 def _context(session: Session, args: str) -> str:
+    ask_window(session)  # a small window's brief prompts are what the table must show
     messages = session.messages("")[:-1]
     tools = session.toolbox.specs(session.mode)
     lines = ["| part | characters | ~tokens |", "|:---|---:|---:|"]
@@ -300,7 +301,7 @@ def _context(session: Session, args: str) -> str:
 def _usage(session: Session, args: str) -> str:
     u = session.usage
     return (
-        f"{session.turns} turns, {u.get('input', 0)} tokens in "
+        f"{session.turns} turn{'' if session.turns == 1 else 's'}, {u.get('input', 0)} tokens in "
         f"({u.get('cache_read', 0)} cached), {u.get('output', 0)} out, "
         f"cost {'unknown' if session.cost is None else dollars(session.cost)}"
     )

@@ -11,7 +11,8 @@ record version 2): `upto` is the id of the newest turn it replaces, `summary` re
 turn and every turn before it. If the model cannot summarise (an error, an empty answer, a
 summary cut off at its output limit, a summary still too large), the turns are left out
 instead, `failed` says why, and the note in the turn's output says so: a turn is never
-dropped without saying. A `/compact` whose summary would make the request larger than the
+dropped without saying. When the window is too small for a useful summary beside what
+stays (`no_room`), no summary is asked for: the turns are left out at once, saying so. A `/compact` whose summary would make the request larger than the
 turns it replaces changes nothing, and says so.
 
 `compact` is the step a turn takes (`Turn.prepare` decides when); later requests send the
@@ -25,8 +26,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent.context import CHARS_PER_TOKEN, THRESHOLD, short
-from elelem_kernel.agent.conversation import turn_messages
+from elelem_kernel.agent.context import CHARS_PER_TOKEN, THRESHOLD, estimate, short
+from elelem_kernel.agent.conversation import summary_messages, turn_messages
 from elelem_kernel.text import clip_middle, shorten
 
 if TYPE_CHECKING:
@@ -49,6 +50,9 @@ RESULT_CHARS = 1_500
 #: A summary's reply limit (tokens): its own, never the person's `max_tokens`, which may be
 #: too small for it; at most a quarter of the window.
 SUMMARY_TOKENS = 4_096
+#: The fewest tokens a summary is useful in (about 100 words); with less room beside what
+#: the request keeps, the oldest turns are left out without asking for one.
+MIN_SUMMARY = 150
 
 #: The notice of a `/compact` whose summary would not make the request smaller.
 LARGER = (
@@ -122,10 +126,13 @@ async def compact(
     covered = len(active) - len(kept)
     entry = Compaction(old[-1]["turn"], covered, summary, before, focus=focus or None)
     entry.supersede(current)
-    state = {"type": "status", "state": "compacting", "turns": len(old)}
-    turn.out({**state, "provider": session.provider_name, "model": session.model})
-    limit = summary_limit(window)
-    await _write_summary(entry, lambda m: turn.ask(m, entry.usage, limit), old, window, focus)
+    fixed = before - sum(sizes) - (session.estimate(summary_messages(summary)) if summary else 0)
+    entry.failed = no_room(fixed + sum(sizes[len(old) :]), window)
+    if not entry.failed:  # else the oldest turns are left out, with no summary request
+        state = {"type": "status", "state": "compacting", "turns": len(old)}
+        turn.out({**state, "provider": session.provider_name, "model": session.model})
+        limit = summary_limit(window)
+        await _write_summary(entry, lambda m: turn.ask(m, entry.usage, limit), old, window, focus)
     messages = _request(turn, entry, tail)
     if asked and not entry.failed and entry.after >= before:
         turn.out({"type": "notice", "text": LARGER.format(after=entry.after, before=before)})
@@ -136,6 +143,17 @@ async def compact(
         messages = _request(turn, entry, tail)
     turn.messages = messages
     return entry
+
+
+def no_room(kept: int, window: int) -> str | None:
+    """Why no summary is asked for when `kept` tokens (system prompt, tools, the turns
+    kept, the prompt) stay in the request: not even a short summary (`MIN_SUMMARY` tokens)
+    would fit under `THRESHOLD` of the window beside them (a small window); None when one
+    would."""
+    need = MIN_SUMMARY + estimate(summary_messages(""))
+    if kept + need <= THRESHOLD * window:
+        return None
+    return f"no room for a summary beside ~{short(kept)} tokens in a {short(window)} window"
 
 
 def _request(turn: Turn, entry: Compaction, tail: list[dict[str, Any]]) -> list[dict[str, Any]]:

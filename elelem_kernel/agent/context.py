@@ -43,6 +43,8 @@ CHARS_PER_TOKEN = 4
 #: How far a server's own count may move the estimate (reported / estimated): up to 4
 #: times, never below the conservative estimate itself.
 CALIBRATION_RANGE = (1.0, 4.0)
+#: Known windows under this many tokens get the brief system prompt and tool descriptions.
+BRIEF_BELOW = 16_000
 #: The window assumed when nothing says how big it is (tokens).
 UNKNOWN_WINDOW = 8_192
 #: Windows of common models, tokens, by name prefix (the longest prefix wins).

@@ -4,6 +4,10 @@ History policies:
 - `replies` (default, as in elelem): each past turn is sent as its prompt and final reply.
 - `full`: each past turn is sent with its rounds, tool calls and (recorded) results.
 
+A turn whose request the server refused as too big (`context.refused` in its record) is
+sent under either policy as its prompt cut short and a reply saying it did not fit: what
+did not fit once must not make every later request fail too.
+
 Turns replaced by a compaction (`agent/compaction.py`, stored in the record of the turn
 that made it) are sent as its summary. Past that, only the newest turns that fit `budget`
 characters are sent; the session sets the budget above its compaction point, so this is a
@@ -18,6 +22,7 @@ from typing import Any
 from elelem_kernel.agent.media import annotate
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.images import placeholder
+from elelem_kernel.text import clip
 
 HISTORY_POLICIES = ("replies", "full")
 #: What a compaction's summary is called in later requests (a user message, never a system
@@ -25,6 +30,10 @@ HISTORY_POLICIES = ("replies", "full")
 HEADER = "[Summary of the earlier conversation, written when it was compacted]"
 ACK = "Understood: I will continue from this summary of our earlier conversation."
 INTERRUPTED = "\n\n[interrupted by the person: this reply is incomplete]"
+#: What a turn whose request the server refused as too big is sent as later: its prompt cut
+#: to `REFUSED_PROMPT_CHARS`, no rounds, and this reply.
+REFUSED = "[no reply: the request did not fit the model's context window, so it was left out]"
+REFUSED_PROMPT_CHARS = 2_000
 
 
 class Conversation:
@@ -138,6 +147,9 @@ def turn_messages(
 ) -> list[dict[str, Any]]:
     """One recorded turn (turn `number` of its conversation) as messages: the prompt, then
     the reply (or every round, its images as placeholders)."""
+    if _refused(record):  # what did not fit once is not sent again
+        prompt = clip(str(record.get("prompt", "")), REFUSED_PROMPT_CHARS)
+        return [{"role": "user", "content": prompt}, {"role": "assistant", "content": REFUSED}]
     messages: list[dict[str, Any]] = [{"role": "user", "content": str(record.get("prompt", ""))}]
     marker = INTERRUPTED if record.get("stop") == "interrupted" else ""
     if policy == "full":
@@ -171,3 +183,9 @@ def turn_messages(
     )
     messages.append({"role": "assistant", "content": reply + marker})
     return messages
+
+
+def _refused(record: dict[str, Any]) -> bool:
+    """Whether the server refused the turn's last request as too big for the window."""
+    context = record.get("context")
+    return isinstance(context, dict) and context.get("refused") is True

@@ -13,7 +13,16 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import media, pricing
-from elelem_kernel.agent.context import ENV, OPTION, calibration, estimate, known, resolve_window
+from elelem_kernel.agent.context import (
+    BRIEF_BELOW,
+    CALIBRATION_RANGE,
+    ENV,
+    OPTION,
+    calibration,
+    estimate,
+    known,
+    resolve_window,
+)
 from elelem_kernel.errors import ContextOverflow
 from elelem_kernel.events import Provider
 from elelem_kernel.options import from_env
@@ -41,6 +50,8 @@ class ModelFacts:
         self.calibration: dict[str, float] = {}
         self._vision: tuple[Any, bool] | None = None  # what the provider said, per provider
         self._raw = 0  # the uncalibrated estimate of the last request sent
+        #: Notes from the server not yet said (`take_notes`).
+        self.model_notes: list[str] = []
 
     def window(self) -> tuple[int, str]:
         """The model's context window in tokens, and where that number comes from."""
@@ -56,6 +67,17 @@ class ModelFacts:
             learned=learned,
             official=self.official,
         )
+
+    def known_window(self) -> int | None:
+        """The window when something says how big it is; None when it is only assumed."""
+        window, source = self.window()
+        return window if known(source) else None
+
+    def small_window(self) -> bool:
+        """Whether the window is known to be under `BRIEF_BELOW` tokens: the system prompt
+        and the tool descriptions are then sent in their brief forms."""
+        window, source = self.window()
+        return known(source) and window < BRIEF_BELOW
 
     @property
     def official(self) -> bool:
@@ -107,10 +129,22 @@ class ModelFacts:
 
     def calibrate(self, reported: int) -> None:
         """The server counted `reported` input tokens for the last request sent: scale this
-        conversation's later estimates by it."""
+        conversation's later estimates by it (the turn's record keeps the factor)."""
         factor = calibration(reported, self._raw)
         if factor is not None:
             self.calibration[self.conversation.id] = factor
+
+    def restore_calibration(self, conversations: dict[str, list[dict[str, Any]]]) -> None:
+        """Each restored conversation's factor: the newest its records kept (their
+        `calibration`), so its estimates stay calibrated from one run to the next."""
+        low, high = CALIBRATION_RANGE
+        for cid, turns in conversations.items():
+            for record in reversed(turns):
+                factor = record.get("calibration") if isinstance(record, dict) else None
+                if isinstance(factor, (int, float)) and not isinstance(factor, bool):
+                    if low <= factor <= high:
+                        self.calibration[cid] = float(factor)
+                        break
 
     def learn(self, error: ContextOverflow) -> None:
         """Learn from a server's context-overflow refusal: the window it stated, and its
@@ -134,7 +168,14 @@ class ModelFacts:
         ):
             value = await _ask_provider(self.provider, "context_window")
             self._probed = (self.provider, value if isinstance(value, int) and value > 0 else None)
+            notes = getattr(self.provider, "notes", None)
+            self.model_notes += [str(n) for n in notes or () if isinstance(n, str)]
         return self.window()[0]
+
+    def take_notes(self) -> list[str]:
+        """What the server said of itself that the person should know, each said once."""
+        notes, self.model_notes = self.model_notes, []
+        return notes
 
     async def takes_images(self) -> bool:
         """Whether the model is sent images: the option `vision` (`-o vision=off`), else

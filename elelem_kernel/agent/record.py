@@ -96,6 +96,7 @@ class TurnRecord(TypedDict):
     findings: NotRequired[list[dict[str, Any]]]
     notices: NotRequired[list[str]]
     context: NotRequired[dict[str, Any]]
+    calibration: NotRequired[float]
     budget: NotRequired[list[dict[str, Any]]]
     compaction: NotRequired[dict[str, Any]]
     undone: NotRequired[bool]

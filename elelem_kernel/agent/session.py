@@ -96,6 +96,7 @@ class Session(ModelFacts):
         self.notice: str | None = None
         self._start_accounts()
         super().__init__()
+        self.toolbox.brief = self.small_window  # tools described briefly in a small window
 
     def _start_accounts(self) -> None:
         """One fresh conversation, nothing spent, no budget but ELELEM_BUDGET's."""
@@ -136,6 +137,7 @@ class Session(ModelFacts):
         """Replace the conversations with restored records; nothing is executed."""
         self.conversations = {cid: Conversation(cid, turns) for cid, turns in conversations.items()}
         self.ledger.restore(conversations)
+        self.restore_calibration(conversations)
         if active in self.conversations:
             self.conversation = self.conversations[active]
         elif self.conversations:
@@ -151,7 +153,7 @@ class Session(ModelFacts):
         `pending`: a compaction being made for this request, applied to the history.
         """
 
-        system = system_prompt.build(self.workspace, self.system_prompt)
+        system = system_prompt.build(self.workspace, self.system_prompt, brief=self.small_window())
         if self.environment:
             system += "\n" + "\n".join(self.environment)
         budget = self.window()[0] * CHARS_PER_TOKEN  # compaction comes well before this

@@ -23,6 +23,13 @@ you answer; do not guess what a file or variable contains. Keep answers short an
 When you change files, say what you changed. If a tool is not offered in the current mode,
 say which mode would allow it instead of working around it."""
 
+#: The default for a small window (`Session.small_window`): the same rules in fewer words.
+BRIEF = """\
+You are elelem, a coding and data agent in Jupyter or a terminal. Look with the tools
+before you answer; never guess what a file or variable holds. Paths are relative to the
+workspace root. Be short; say what you changed. If a tool is not in this mode, say which
+mode has it."""
+
 READ_LIMIT = 64_000
 _warned: set[str] = set()
 
@@ -90,12 +97,15 @@ def _warn(path: Path, problem: str) -> None:
         warnings.warn(message, stacklevel=3)
 
 
-def build(workspace: Path, extra: str | None = None, home: Path | None = None) -> str:
-    """Assemble the system prompt for a session working in `workspace`."""
+def build(
+    workspace: Path, extra: str | None = None, home: Path | None = None, brief: bool = False
+) -> str:
+    """Assemble the system prompt for a session working in `workspace`; `brief`: the
+    short default, for a small window."""
     parts = []
     if extra:
         parts.append(extra.strip())
-    parts.append(DEFAULT)
+    parts.append(BRIEF if brief else DEFAULT)
     home = home if home is not None else Path.home()
     for path in (home / ".agents" / "AGENTS.md", find_agents_md(workspace)):
         text = _read(path) if path else None

@@ -81,14 +81,15 @@ class Tool:
             "required": list(self.required),
         }
 
-    def spec(self) -> dict[str, Any]:
-        """The tool in OpenAI function format, as providers receive it."""
+    def spec(self, brief: bool = False) -> dict[str, Any]:
+        """The tool in OpenAI function format, as providers receive it; `brief` (a small
+        window): its first sentence only, and no descriptions of its parameters."""
         return {
             "type": "function",
             "function": {
                 "name": self.name,
-                "description": self.description,
-                "parameters": self.schema,
+                "description": first_sentence(self.description) if brief else self.description,
+                "parameters": without_descriptions(self.schema) if brief else self.schema,
             },
         }
 
@@ -116,6 +117,34 @@ class Tool:
             return self.sensitive(args)
         except Exception as e:  # a broken check must not let the call through unasked
             return f"could not check whether this call is safe to allow once for all: {e}"
+
+
+def first_sentence(text: str) -> str:
+    """The first clause of a tool's description (up to its first `.`, `;` or `:` outside
+    parentheses), what a small window can afford."""
+    text = " ".join(text.split())
+    depth = 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth <= 0 and char in ".;:" and text[i + 1 : i + 2] in (" ", ""):
+            return text[:i] + "."
+    return text
+
+
+def without_descriptions(schema: Any) -> Any:
+    """`schema` without its `description`, `minimum` and `maximum` keywords (a property
+    named so is kept; the call is still checked against the whole schema)."""
+    if isinstance(schema, list):
+        return [without_descriptions(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: without_descriptions(v) for name, v in value.items()}
+        elif key not in ("description", "minimum", "maximum"):
+            out[key] = without_descriptions(value)
+    return out
 
 
 @dataclass
@@ -163,6 +192,8 @@ class Toolbox:
         self._before: list[tuple[str | None, Hook]] = []
         self._after: list[tuple[str | None, Hook]] = []
         self._sources: list[Callable[[], Any]] = []
+        #: Whether tools are described briefly now (a small window; the session decides).
+        self.brief: Callable[[], bool] = lambda: False
 
     def add(
         self,
@@ -267,8 +298,9 @@ class Toolbox:
         return [t for t in self.tools.values() if t.kind in kinds]
 
     def specs(self, mode: str = "auto") -> list[dict[str, Any]]:
-        """The offered tools in OpenAI function format."""
-        return [t.spec() for t in self.offered(mode)]
+        """The offered tools in OpenAI function format (briefly, when `brief()` says so)."""
+        brief = self.brief()
+        return [t.spec(brief) for t in self.offered(mode)]
 
     def resolve(self, call: Call, mode: str = "auto") -> str | None:
         """Attach the tool to `call`; return why it cannot run, or None."""

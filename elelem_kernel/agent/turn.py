@@ -24,6 +24,7 @@ from elelem_kernel.agent.blocks import BlockLayout, Renderer
 from elelem_kernel.agent.budget import OverBudget, capped
 from elelem_kernel.agent.compaction import Compaction, compact
 from elelem_kernel.agent.context import THRESHOLD
+from elelem_kernel.agent.fitting import bound_result, check_fixed, context_full, fits, result_room
 from elelem_kernel.agent.pricing import turn_cost
 from elelem_kernel.agent.record import (
     COMPACTION_VERSION,
@@ -76,6 +77,7 @@ class Reply:
     text: list[str] = field(default_factory=list)
     thinking: list[dict[str, Any]] = field(default_factory=list)
     ending: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
 
     def take(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """Keep a `doing`, `saying`, `thinking` or `stop` event; the event to record and
@@ -163,6 +165,7 @@ class Turn:
         self.head = 0
         self.stop = "end_turn"
         self.error: str | None = None
+        self.refused = False  #: the server refused the turn's last request as too big
 
     async def run(self) -> TurnResult:
         """Run the turn to its end; returns normally on errors and on cancellation."""
@@ -175,6 +178,8 @@ class Turn:
             self.stop = "interrupted"
         except OverBudget as e:
             self.stop, self.error = "budget", str(e)
+        except ContextOverflow as e:  # what it sent stays out of later requests
+            self.stop, self.error, self.refused = "error", str(e), True
         except ElelemError as e:
             self.stop, self.error = "error", str(e)
         except Exception as e:
@@ -200,7 +205,7 @@ class Turn:
         if not self.prompt.strip():
             raise ConfigError("the prompt is empty: write a question or a task for the agent")
         await self.prepare()
-        for notice in await session.toolbox.refresh():
+        for notice in [*session.take_notes(), *await session.toolbox.refresh()]:
             self.notice(notice)
         retried = False
         while True:
@@ -228,11 +233,16 @@ class Turn:
                 self.notice(_refused(e))
                 made = len(self.compactions)
                 await self.prepare(force=True)
-                if len(self.compactions) == made or self.compactions[-1].failed:
+                if len(self.compactions) == made or not self.refit(self.compactions[-1]):
                     raise
                 continue
             if self.stop != "tool_use":
                 return
+
+    def refit(self, entry: Compaction) -> bool:
+        """Whether a request refused as too big is worth sending again after `entry`: its
+        summary was written, or leaving out the oldest turns alone made it fit."""
+        return not entry.failed or fits(entry.after, self.session.window()[0])
 
     def notice(self, text: str) -> None:
         """Something the person must know, said once and kept in the record."""
@@ -244,11 +254,18 @@ class Turn:
         count its tokens and cost, and tell the renderer (`turn_end`)."""
         session = self.session
         self.layout.close()
+        if self.stop == "error" and self.rounds and self.recorder.rounds[-1] == _EMPTY_ROUND:
+            self.rounds -= 1  # nothing came back (a connection failure): not a round
+            self.recorder.rounds.pop()
         record = self.recorder.finish(self.stop, self.error)
         for compaction in self.compactions:
             add_usage(record["usage"], compaction.usage)
         if self.rounds and self.meter is not None:
             record["context"] = dict(self.meter)
+        if self.refused:
+            record["context"] = {**record.get("context", {}), "refused": True}
+        if factor := session.calibration.get(session.conversation.id):
+            record["calibration"] = round(factor, 4)  # restored with the conversation
         record.update(session.turn_extras)
         if record.get("changes"):  # before `fit`: a change cut to fit no longer verifies
             record["signature"] = signature.sign(record)
@@ -299,8 +316,11 @@ class Turn:
             self.count(reply, done)
         stop = reply.stop()
         self.messages.append(reply.message())
-        if stop == "max_tokens" and reply.calls:
-            self.not_run(reply.calls)  # the round ends on their cards
+        full = context_full(reply.ending, reply.usage, session.known_window(), stop)
+        if full:
+            stop, self.error = "context_full", full
+        if stop in ("max_tokens", "context_full") and reply.calls:
+            self.not_run(reply.calls, f"not run: {full}" if full else CUT_OFF)
             return stop
         over = session.ledger.over(session, self.messages, tools) if stop == "tool_use" else None
         if over:  # their results could not be sent: the calls are not run
@@ -351,6 +371,7 @@ class Turn:
             self.served = str(event.get("name") or "") or None
             return
         if kind == "usage":  # recorded when the round ends (`count`)
+            reply.usage.update(event)
             self.reported = counts.cleaned(event)
             reported = self.reported.get("input")
             if isinstance(reported, int) and reported > 0 and self.meter is not None:
@@ -406,7 +427,9 @@ class Turn:
         else:
             call.result = finish({"error": problem}, call.arguments)
         images = await self.images(call)
-        call.result = redact(call.result)
+        own = [*self.messages[:1], *self.messages[max(self.head - 1, 1) :]]
+        room = result_room(session, own, session.toolbox.specs(session.mode))
+        call.result = bound_result(redact(call.result), room)
         out({"type": "tool_state", "index": index, "id": call.id, "state": state})
         self.recorder.result(call.id, call.result, call.ms, images)
         self.layout.tool_result(
@@ -440,7 +463,7 @@ class Turn:
         it meant to do; the one it was cut off in carries what arrived. Each gets a failed
         result that says so and how to raise the limit.
         """
-        state = "not run" if why == CUT_OFF else "over budget"
+        state = "over budget" if why.startswith("not run: over") else "not run"
         for call in calls:
             index = self.layout.tool_index(call.id)
             call.result = finish({"error": why}, call.arguments)
@@ -458,11 +481,12 @@ class Turn:
         first). `force`: compact now (the server refused the request as too big)."""
         session = self.session
         tail = self.messages[self.head :]
+        window = await session.probe_window()  # first: a small window gets brief prompts
+        check_fixed(session)
         if not self.messages:
             current = self.recorder.record.get("compaction")
             self.messages = session.messages(self.prompt, self.cell, current)
         before = session.estimate(self.messages, session.toolbox.specs(session.mode))
-        window = await session.probe_window()
         asked = session.compact_next is not None
         focus = session.compact_next if asked or not force else ""
         if focus is not None or before > THRESHOLD * window:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from elelem_kernel.agent.context import THRESHOLD, parse_window, short
+from elelem_kernel.sync import run_sync
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.commands import Commands
@@ -28,13 +29,22 @@ def add_window_commands(commands: Commands) -> None:
 
 
 def window_line(session: Session) -> str:
-    """`Window: 6.0k tokens (the option context_window); the next request ~3.1k (52%) ...`."""
+    """`Window: 6.0k tokens (the option context_window); the next request ~3.1k (52%) ...`.
+
+    The server is asked for its window first (`ask_window`)."""
+    ask_window(session)
     window, source = session.window()
     used = session.estimate(session.messages(""), session.toolbox.specs(session.mode))
     return (
         f"Window: {short(window)} tokens ({source}); the next request ~{short(used)} tokens "
         f"({used / window:.0%}); older turns are compacted past {THRESHOLD:.0%}."
     )
+
+
+def ask_window(session: Session) -> None:
+    """Ask the server for its window now, as a turn would (once per provider), so what a
+    command says before the first request is what that request will use."""
+    run_sync(session.probe_window, close=session.aclose)
 
 
 def _compact(session: Session, args: str) -> str:

@@ -43,6 +43,11 @@ class AnthropicProvider(HTTPProvider):
     extra_options = {"max_tokens": 8192, "thinking": None, **sampling.defaults(SAMPLING)}
     not_found_hint = "check the model name (--model) and ANTHROPIC_BASE_URL"
 
+    @property
+    def key_required(self) -> bool:  # type: ignore[override]
+        """A key is needed for api.anthropic.com; a local ANTHROPIC_BASE_URL decides itself."""
+        return self.official
+
     def normalize_base(self, base: str) -> str:
         base = base.rstrip("/")
         return base[: -len("/v1")] if base.endswith("/v1") else base

@@ -105,6 +105,10 @@ class HTTPProvider:
             weakref.WeakKeyDictionary()
         )
         self._key: str | None = None
+        #: What the server said of itself that the person should know (a chat template
+        #: that drops tools), found when it was asked for its window; the session says
+        #: each once.
+        self.notes: list[str] = []
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"

@@ -28,9 +28,11 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from elelem_kernel.errors import ConfigError, ElelemError, ProviderError
+from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError, ProviderError
 from elelem_kernel.events import TRUNCATED, Emit, UsageEvent
 from elelem_kernel.options import unknown
+from elelem_kernel.providers import server_window
+from elelem_kernel.providers.openai import OpenAIProvider
 
 INSTALL = "pip install 'elelem-kernel[llm]'"
 #: Options of this provider itself; every other option goes to the llm model's Options.
@@ -135,6 +137,34 @@ class LLMProvider:
         given = {k: v for k, v in options.items() if v is not None}
         self.options = check_options(self.llm_model, {**model_defaults(self.model), **given})
         self.known_options = option_names(self.llm_model)
+        self._server: OpenAIProvider | None = None  # asked for the window of an api_base
+
+    @property
+    def api_base(self) -> str | None:
+        """The server of one of llm's OpenAI-compatible models (`api_base` in its
+        extra-openai-models.yaml): a local server or a gateway; None for the others."""
+        base = getattr(self.llm_model, "api_base", None)
+        return str(base) if base else None
+
+    @property
+    def official(self) -> bool:
+        """False at an `api_base`: there a model name says nothing of its window or price."""
+        return self.api_base is None
+
+    @property
+    def notes(self) -> list[str]:
+        """What the server at `api_base` said of itself when asked for its window."""
+        return self._server.notes if self._server is not None else []
+
+    async def context_window(self) -> int | None:
+        """The window the server at `api_base` reports for the model, asked as the openai
+        provider asks it (`server_window`); None for other models, or when it does not say."""
+        if self.api_base is None:
+            return None
+        if self._server is None:
+            name = getattr(self.llm_model, "model_name", None) or self.model
+            self._server = OpenAIProvider(model=str(name), base_url=self.api_base, retries=0)
+        return await self._server.context_window()
 
     def __repr__(self) -> str:
         return f"LLMProvider(model={self.model!r})"
@@ -145,7 +175,9 @@ class LLMProvider:
         return any(str(t).startswith("image/") for t in types)
 
     async def aclose(self) -> None:
-        """Nothing to close: llm's plugins own their clients."""
+        """Close the client that asked for the window; llm's plugins own the others."""
+        if self._server is not None:
+            await self._server.aclose()
 
     async def fetch(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
@@ -175,9 +207,7 @@ class LLMProvider:
                 "start a new one (/clear or --new) and ask in one prompt, without tools"
             ) from None
         except Exception as error:
-            raise ProviderError(
-                f"llm model {self.model} failed: {type(error).__name__}: {error}"
-            ) from None
+            raise failure(self.model, error) from None
 
     async def _sync(self, kwargs: dict[str, Any], emit: Emit) -> Any:
         """Run a sync model in a daemon thread; its events come back through a queue."""
@@ -250,6 +280,24 @@ class LLMProvider:
             emit(counts)
         reason = stop_reason(raw) or ("tool_use" if calls else "end_turn")
         emit({"type": "stop", "reason": reason, "truncated": reason in TRUNCATED})
+
+
+def failure(model: str, error: Exception) -> ProviderError:
+    """The error of a failed request: a `ContextOverflow` when the plugin's HTTP error (the
+    openai SDK's, at an `api_base`) carries a server's refusal of a request too big for its
+    window, so the turn compacts and retries as with the HTTP providers."""
+    status = getattr(error, "status_code", None)
+    response = getattr(error, "response", None)
+    try:
+        text = str(getattr(response, "text", None) or error)
+    except Exception:  # a streamed body that was never read
+        text = str(error)
+    too_big = server_window.overflow(status, text) if isinstance(status, int) else None
+    if too_big is not None:
+        limit, requested = too_big
+        message = f"llm model {model}: the request is too big for the context window ({error})"
+        return ContextOverflow(message, limit=limit, requested=requested, status=status)
+    return ProviderError(f"llm model {model} failed: {type(error).__name__}: {error}")
 
 
 def _stream(event: Any, emit: Emit) -> None:

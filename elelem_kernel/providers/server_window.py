@@ -6,6 +6,7 @@ Asked (`ask`), first that answers, for the model the provider uses (or the only 
   trained for), vLLM's `max_model_len`, OpenRouter-style `context_length`;
 - llama.cpp's `GET /props`: `default_generation_settings.n_ctx`, the context of one slot
   (smaller than `meta.n_ctx` when the server runs parallel slots), so the smaller wins;
+  and `chat_template_caps.supports_tools`: false becomes a note (`template_note`);
 - LM Studio's `GET /api/v0/models/{model}`: `loaded_context_length`, else
   `max_context_length`;
 - Ollama's `POST /api/show`, when `/v1/models` says the model is Ollama's (`owned_by`
@@ -89,6 +90,8 @@ async def ask(provider: HTTPProvider) -> int | None:
                 break
         if entry.get("owned_by") == "llamacpp" or meta:
             props = await provider.get_json(f"{root}/props")
+            if (note := template_note(props)) and note not in provider.notes:
+                provider.notes.append(note)
             settings = props.get("default_generation_settings") if isinstance(props, dict) else None
             if isinstance(settings, dict) and _int(settings.get("n_ctx")):
                 windows.append(int(settings["n_ctx"]))
@@ -103,6 +106,20 @@ async def ask(provider: HTTPProvider) -> int | None:
         if value:
             windows.append(value)
     return min(windows) if windows else None
+
+
+def template_note(props: Any) -> str | None:
+    """What to tell the person when llama.cpp's `/props` says its chat template cannot
+    take tools (`chat_template_caps.supports_tools: false`): the server then drops them
+    from every request without a word, and the model never calls one."""
+    caps = props.get("chat_template_caps") if isinstance(props, dict) else None
+    if not isinstance(caps, dict) or caps.get("supports_tools") is not False:
+        return None
+    return (
+        "the llama.cpp server's chat template does not take tools, so it leaves them out "
+        "and the model cannot call any: start llama-server with --jinja (and, if the "
+        "model's own template has no tool calls, --chat-template-file FILE with one that does)"
+    )
 
 
 def show_window(data: Any) -> int | None:

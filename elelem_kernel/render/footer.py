@@ -17,6 +17,9 @@ from elelem_kernel.agent.context import short
 from elelem_kernel.agent.pricing import dollars
 from elelem_kernel.render.call_text import seconds
 
+#: The endings of model weight files, left out of a model named by its file.
+WEIGHT_FILES = (".gguf", ".ggml", ".bin", ".safetensors")
+
 
 def footer_line(
     fields: Mapping[str, Any], provider: str | None = None, model: str | None = None
@@ -93,13 +96,27 @@ def footer_text(
     if stop:
         parts.append(stop)
     if provider or model:
-        names = [str(p) for p in (provider, model) if p]
+        names = [str(p) for p in (provider, model_name(model)) if p]
         parts.append("/".join(dict.fromkeys(names)))  # "demo", not "demo/demo"
     if isinstance(cost, str):
         parts.append(cost)
     elif cost:
         parts.append(dollars(cost))
     return " · ".join(parts)
+
+
+def model_name(model: str | None) -> str | None:
+    """The model as a person names it: a local server that names its model by the file it
+    loaded (`/models/SmolLM2-135M-Q8_0.gguf`) is shown `SmolLM2-135M-Q8_0`."""
+    if not model:
+        return model
+    text = str(model)
+    if not (text.startswith(("/", "./", "~")) or "\\" in text or text.endswith(WEIGHT_FILES)):
+        return text
+    name = text.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    for suffix in WEIGHT_FILES:
+        name = name.removesuffix(suffix)
+    return name or text
 
 
 def meter(context: Mapping[str, Any] | None) -> str | None:

@@ -169,6 +169,8 @@ def _ending(record: dict[str, Any]) -> str:
             "cut off: the model reached its output limit (max_tokens); raise it with "
             "-o max_tokens=N, %%elelem -o max_tokens=N or /option max_tokens N"
         )
+    if stop == "context_full":
+        return f"stopped: {record.get('error') or 'the context window is full'}"
     if stop == "max_rounds":
         return "stopped: too many rounds of tool calls in one turn"
     if stop == "budget":

@@ -27,7 +27,7 @@ DIM, BOLD, RED, GREEN, YELLOW, RESET = (
     "\033[33m",
     "\033[0m",
 )
-JSON_TYPES = ("block_start", "block_delta", "block_stop", "notice", "turn_end")
+JSON_TYPES = ("block_start", "block_delta", "block_stop", "notice", "compaction", "turn_end")
 #: The keys of `turn_end` that `--json` prints (live views get more, such as the cost).
 JSON_END_KEYS = (
     "type",
@@ -136,7 +136,7 @@ class TerminalRenderer:
             self._end(event)
 
     def _end(self, event: dict[str, Any]) -> None:
-        if event.get("stop") == "budget":  # not an error: the line says how to go on
+        if event.get("stop") in ("budget", "context_full"):  # the line says how to go on
             self._progress((YELLOW, f"{event.get('error')}\n"))
         elif event.get("error"):
             self._progress((RED, f"Error: {event['error']}\n"))

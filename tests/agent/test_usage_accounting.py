@@ -106,9 +106,11 @@ def test_a_small_window_limits_the_worst_case_and_the_cap(server, tmp_path):
     server.script("openai", Round(text="fits", usage={"input": 700, "output": 20}))
     s = session(server, tmp_path)
     s.command("/budget 5000 tokens")  # under 8,192 output + input: blocked before
-    estimate = s.estimate(s.messages("hi"), [])
     result = run(s, "hi")
     assert result.stop == "end_turn", result.error
+    fresh = session(server, tmp_path)  # the same first request, its window known now
+    asyncio.run(fresh.probe_window())
+    estimate = fresh.estimate(fresh.messages("hi"), [])
     sent = server.requests[0].body["max_tokens"]
     assert sent == 2048 - estimate < LOCAL_MAX_TOKENS
 

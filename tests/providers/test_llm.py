@@ -393,3 +393,37 @@ def test_images_become_attachments_of_the_tool_result_where_the_model_takes_them
     [attachment] = result.attachments
     assert attachment.type == "image/png" and attachment.content == png(9, 9)
     assert result.output == '{"ok": true}\n[image: image/webp, a type this model does not take]'
+
+
+# -- a local server behind llm's OpenAI-compatible models (api_base) -------------------
+
+
+def test_a_local_api_base_is_asked_for_its_window_and_is_not_priced(wire, wire_model):
+    from elelem_kernel.agent.session import Session
+    from tests.wire_servers.local_servers import llama_cpp_info
+
+    wire.info.update(llama_cpp_info("gpt-wire", n_ctx=4096))
+    wire.script("openai", Round(text="hi"))
+    s = Session(LLMProvider(model=wire_model), provider_name="llm")
+    result = s.run("hello")
+    assert result.stop == "end_turn" and result.record["context"]["window"] == 4096
+    assert s.window() == (4096, "reported by the llm server")
+    assert result.cost is None  # a model name at a local server says nothing of its price
+
+
+def test_a_local_servers_overflow_through_llm_compacts_and_retries(wire, wire_model):
+    from elelem_kernel.agent.session import Session
+    from tests.wire_servers.local_servers import overflow_reply
+
+    s = Session(LLMProvider(model=wire_model), provider_name="llm")
+    s.context_window = None
+    for n in (1, 2):
+        wire.script("openai", Round(text=f"reply {n}"))
+        s.run(f"FACT-{n} " + "x" * 3_500)
+    wire.queue(overflow_reply("llama.cpp", requested=24075, limit=8192))
+    wire.script("openai", Round(text="SUMMARY of FACT-1"), Round(text="three"))
+    third = s.run("third")
+    assert third.stop == "end_turn" and third.reply == "three", third.error
+    assert any("24,075 tokens" in n and "8,192" in n for n in third.notices)
+    assert "failed" not in third.record["compaction"]
+    assert s.window() == (8192, "stated by the server when it refused a request")
