@@ -140,6 +140,11 @@ class NotebookFront:
             "since (Python variables cannot be restored)",
             lambda _session, _args: self.undo(),
         )
+        session.commands.add(
+            "redo",
+            "Apply again the turn /undo undid last, where nothing changed since",
+            lambda _session, _args: self.undo(redo=True),
+        )
         restore = _restore_module()
         if restore is not None:
             try:
@@ -373,10 +378,11 @@ class NotebookFront:
                 session.live_notebook = link
         session.environment = [_notebook_fact(session.live_notebook is not None)]
 
-    def undo(self, turn: str | None = None, cell: str | None = None) -> str:
+    def undo(self, turn: str | None = None, cell: str | None = None, redo: bool = False) -> str:
         """`/undo`: revert the last turn's changes (jupyter/undo.py), reaching the open
         notebook's cells through the frontend where it can be reached. The Undo button
-        names its `turn` (refused unless it is the last undoable one) and `cell`."""
+        names its `turn` (refused unless it is the last undoable one) and `cell`. With
+        `redo`, `/redo`: apply again the turn undone last."""
         from elelem_kernel.jupyter import notebook_comm, undo  # lazy: only for /undo
 
         session = self.get_session()
@@ -393,7 +399,8 @@ class NotebookFront:
             link = notebook_comm.NotebookLink(cell)
             link.open()
         try:
-            text, _ = self.runner.run(undo.undo(session, link, turn))
+            step = undo.redo(session, link) if redo else undo.undo(session, link, turn)
+            text, _ = self.runner.run(step)
         finally:
             if link is not None:
                 link.close()

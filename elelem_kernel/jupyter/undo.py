@@ -1,4 +1,5 @@
-"""`/undo`: revert the last turn that changed something and is not undone yet.
+"""`/undo`: revert the last turn that changed something and is not undone yet; `/redo`:
+apply it again.
 
 The turn's record keeps what it changed (`changes`, tools/changes.py). Files go back to
 their text before the turn (a file the turn created is removed), open-notebook cells go
@@ -17,6 +18,7 @@ outside the workspace, never through a symlink.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,23 +70,8 @@ async def undo(session: Session, link: Any, turn: str | None = None) -> str:
         elif link is None:
             left.append(f"{what}: the open notebook is not reachable from here")
         else:
-            try:
-                answer = await link.request("revert", timeout=30, **change)
-            except Exception as e:
-                left.append(f"{what}: {e}")
-                continue
-            answer = answer if isinstance(answer, dict) else {}
-            if answer.get("reverted"):
-                reverted.append(what)
-            else:
-                left.append(f"{what}: {answer.get('why') or 'not reverted'}")
-    record["undone"] = True
-    session.conversation.forgotten.add(record["turn"])
-    if link is not None:  # the saved record says so too, for a later restore
-        try:
-            await link.request("mark_undone", timeout=30, turn=record.get("turn"))
-        except Exception as e:
-            left.append(f"the turn's record in the notebook: {e}")
+            await _cell(link, change, what, reverted, left)
+    await _mark(session, link, record, True, left)
     lines = [f"Undid the turn “{_head(record.get('prompt'))}”: it is no longer sent to the model."]
     if reverted:
         lines.append("Reverted: " + ", ".join(reverted) + ".")
@@ -97,6 +84,101 @@ async def undo(session: Session, link: Any, turn: str | None = None) -> str:
     )
     lines.append(VARIABLES + (" This turn ran Python code." if ran else ""))
     return "\n\n".join(lines)
+
+
+def next_redoable(session: Session) -> dict[str, Any] | None:
+    """The oldest undone turn after the newest turn with changes that is not undone:
+    `/undo` went back turn by turn, `/redo` goes forward in the same order."""
+    changed = [r for r in session.conversation.turns if r.get("changes")]
+    kept = [i for i, r in enumerate(changed) if not r.get("undone")]
+    undone = changed[(kept[-1] + 1 if kept else 0) :]
+    return undone[0] if undone else None
+
+
+async def redo(session: Session, link: Any) -> str:
+    """Apply again the changes of the turn `/undo` undid last in order; Markdown saying
+    what was applied and what was not. A file goes forward only where it is as the undo
+    left it; a cell only where it is as before the turn."""
+    record = next_redoable(session)
+    if record is None:
+        return "nothing to redo: no undone turn after the last change"
+    if not signature.verified(record):
+        return unsigned(record).replace("undo does not", "redo does not")
+    applied: list[str] = []
+    left: list[str] = []
+    ws = Workspace(session.workspace)
+    for change in record["changes"]:
+        what = _name(change)
+        if "too_large" in change:
+            left.append(f"{what}: {change['too_large']}")
+        elif change.get("kind") == "file":
+            _file_again(ws, change, what, applied, left)
+        elif link is None:
+            left.append(f"{what}: the open notebook is not reachable from here")
+        else:
+            await _cell(link, forward(change), what, applied, left)
+    await _mark(session, link, record, False, left)
+    lines = [f"Redid the turn “{_head(record.get('prompt'))}”: it is sent to the model again."]
+    if applied:
+        lines.append("Applied again: " + ", ".join(applied) + ".")
+    if left:
+        lines.append("Left alone:\n" + "\n".join(f"- {line}" for line in left))
+    return "\n\n".join(lines)
+
+
+def forward(change: dict[str, Any]) -> dict[str, Any]:
+    """A cell change turned around, so that the frontend's `revert` applies it again."""
+    action, cell = change.get("action"), change.get("cell")
+    if action == "insert":
+        return {
+            "action": "delete",
+            "cell": cell,
+            "before": change.get("after"),
+            "cell_type": change.get("cell_type", "code"),
+            "from_index": change.get("index"),
+        }
+    if action == "delete":
+        return {"action": "insert", "cell": cell, "after": change.get("before")}
+    if action == "move":
+        return {"action": "move", "cell": cell, "from_index": change.get("index")}
+    return {
+        "action": action,
+        "cell": cell,
+        "before": change.get("after"),
+        "after": change.get("before"),
+    }
+
+
+async def _cell(
+    link: Any, change: dict[str, Any], what: str, done: list[str], left: list[str]
+) -> None:
+    """Ask the open notebook to put one cell back as `change` says."""
+    try:
+        answer = await link.request("revert", timeout=30, **change)
+    except Exception as e:
+        left.append(f"{what}: {e}")
+        return
+    answer = answer if isinstance(answer, dict) else {}
+    if answer.get("reverted"):
+        done.append(what)
+    else:
+        left.append(f"{what}: {answer.get('why') or 'not reverted'}")
+
+
+async def _mark(
+    session: Session, link: Any, record: dict[str, Any], undone: bool, left: list[str]
+) -> None:
+    """Mark the turn undone (or not) here and in the notebook's saved record."""
+    record["undone"] = undone
+    if undone:
+        session.conversation.forgotten.add(record["turn"])
+    else:
+        session.conversation.forgotten.discard(record["turn"])
+    if link is not None:  # the saved record says so too, for a later restore
+        try:
+            await link.request("mark_undone", timeout=30, turn=record.get("turn"), undone=undone)
+        except Exception as e:
+            left.append(f"the turn's record in the notebook: {e}")
 
 
 def unsigned(record: dict[str, Any]) -> str:
@@ -126,6 +208,30 @@ def _file(
     else:
         atomic_write(target, str(change.get("before") or "").encode("utf-8"))
     reverted.append(what)
+
+
+def _file_again(
+    ws: Workspace, change: dict[str, Any], what: str, applied: list[str], left: list[str]
+) -> None:
+    if not isinstance(change.get("after"), str):
+        left.append(f"{what}: its text after the turn was not kept (too large)")
+        return
+    try:
+        target = _gated(ws, str(change.get("path")))
+    except ToolError as e:
+        left.append(f"{what}: {e}")
+        return
+    before = change.get("before")
+    expected = None if change.get("created") else _sha(str(before or ""))
+    if digest(target) != expected:
+        left.append(f"{what}: changed since the undo")
+        return
+    atomic_write(target, change["after"].encode("utf-8"))
+    applied.append(what)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _gated(ws: Workspace, path: str) -> Path:

@@ -27,6 +27,10 @@ def remember(extras: dict[str, Any], change: dict[str, Any]) -> None:
     kept = extras.setdefault("changes", [])
     used = sum(_texts(c) + _outputs(c) for c in kept)
     entry = dict(change)
+    if entry.get("kind") == "file" and "after" in entry:  # for /redo, only where it fits
+        after = entry.get("after")
+        if not isinstance(after, str) or len(after) > MAX_TEXT or used + _texts(entry) > MAX_TURN:
+            entry.pop("after")
     size = _texts(entry)
     too_big = [k for k in ("before", "after") if len(entry.get(k) or "") > MAX_TEXT]
     if too_big or used + size > MAX_TURN:
@@ -83,5 +87,7 @@ def kept(context: ToolContext, action: str, path: str, write: Callable[[], Resul
     if "error" not in result:
         entry = {"kind": "file", "action": action, "path": ws.relative(target), **before}
         entry["after_sha"] = digest(target)
+        if "too_large" not in entry:
+            entry["after"] = file_before(target).get("before")  # what /redo writes again
         remember(context.turn_extras, entry)
     return result

@@ -12,7 +12,7 @@
  *   their size) so a notebook with huge outputs never floods the kernel.
  * - `outputs`: what the kernel's run of a cell (`notebook_run`) printed, shown in that
  *   cell with its execution count, as if the person had run it.
- * - `mark_undone`: set `undone` on a turn's record in its frozen output.
+ * - `mark_undone`: set `undone` (or clear it, for `/redo`) on a turn's record in its frozen output.
  * - `revert`: undo one change of an earlier turn (`/undo`), only where the cell is as
  *   that turn left it.
  * - `edit`: one change, applied through the notebook's shared model (so undo, saving and
@@ -159,7 +159,7 @@ async function handle(
     } else if (request.op === 'edit') {
       result = await edit(panel, state, request);
     } else if (request.op === 'mark_undone') {
-      result = markUndone(panel, String(request.turn));
+      result = markUndone(panel, String(request.turn), request.undone !== false);
     } else if (request.op === 'revert') {
       result = revert(panel, request);
     } else if (request.op === 'outputs') {
@@ -333,8 +333,8 @@ function revert(panel: NotebookPanel, change: any): any {
   return { reverted: true };
 }
 
-/** Mark a turn's record in its frozen output as undone (kept when the notebook is saved). */
-function markUndone(panel: NotebookPanel, turn: string): any {
+/** Mark a turn's record in its frozen output as undone or not (kept when the notebook is saved). */
+function markUndone(panel: NotebookPanel, turn: string, undone: boolean): any {
   let marked = 0;
   for (const cell of panel.content.model!.cells) {
     const area: any = cell.type === 'code' ? (cell as any).outputs : null;
@@ -342,7 +342,7 @@ function markUndone(panel: NotebookPanel, turn: string): any {
       const output = area.get(i).toJSON();
       const record = output.metadata?.elelem;
       if (record && typeof record === 'object' && record.turn === turn) {
-        const metadata = { ...output.metadata, elelem: { ...record, undone: true } };
+        const metadata = { ...output.metadata, elelem: { ...record, undone } };
         area.set(i, { ...output, metadata });
         marked++;
       }

@@ -376,6 +376,24 @@ def test_undo_reverts_files_and_cells_unchanged_since(kernel, folder):
     again = Frontend(kc, subshell).run("%elelem /undo")
     assert "nothing to undo" in "".join(json.dumps(m["content"]) for m in again)
 
+    forward: list[dict] = []
+    redoer = Frontend(
+        kc,
+        subshell,
+        revert=lambda c: forward.append(c) or {"reverted": True},
+        mark_undone=lambda r: marked.append(r) or {},
+    )
+    said = "".join(json.dumps(m["content"]) for m in redoer.run("%elelem /redo"))
+    assert (folder / "made.md").read_text() == "new\n"
+    assert (folder / "kept.md").read_text() == "after\n"
+    assert (folder / "touched.md").read_text() == "the person changed it since\n"
+    assert "Redid the turn" in said and "changed since the undo" in said
+    (cell,) = forward  # the cell goes forward: what the turn wrote, where the undo left it
+    assert cell["cell"] == "bbb" and cell["before"] == "x = 2" and cell["after"] == "x = 1/0"
+    assert marked[-1]["turn"] == record["turn"] and marked[-1]["undone"] is False
+    done = Frontend(kc, subshell).run("%elelem /redo")
+    assert "nothing to redo" in "".join(json.dumps(m["content"]) for m in done)
+
 
 def test_hundreds_of_cells_stay_bounded(kernel, folder):
     km, kc, subshell = kernel

@@ -55,7 +55,20 @@ def test_the_turn_record_keeps_what_write_and_edit_replaced(tmp_path):
     assert made.pop("after_sha") == hashlib.sha256(b"new file\n").hexdigest()
     assert notes.pop("after_sha") == hashlib.sha256(b"new text\n").hexdigest()
     assert [made, notes] == [
-        {"kind": "file", "action": "write", "path": "made.md", "before": None, "created": True},
-        {"kind": "file", "action": "edit", "path": "notes.md", "before": "old text\n"},
-    ]  # the failed edit changed nothing and is not listed
+        {
+            "kind": "file",
+            "action": "write",
+            "path": "made.md",
+            "before": None,
+            "created": True,
+            "after": "new file\n",
+        },
+        {
+            "kind": "file",
+            "action": "edit",
+            "path": "notes.md",
+            "before": "old text\n",
+            "after": "new text\n",
+        },
+    ]  # the failed edit changed nothing and is not listed; `after` is what /redo writes
     assert session.turn_extras == {}
