@@ -20,6 +20,8 @@ from bench import aivenv
 from bench.common import clean_env, interleave, median, ms, paired, result
 from bench.kernels import Kernels
 
+NAME = "load"
+
 PROBE = """
 import sys, time, json
 from IPython.core.interactiveshell import InteractiveShell
@@ -42,8 +44,8 @@ def probe(python: str, extension: str, env: dict) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run(quick: bool = False, reps: int | None = None) -> dict:
-    reps = reps or (3 if quick else 7)
+def run(quick: bool = False, smoke: bool = False, reps: int | None = None) -> dict:
+    reps = reps or (1 if smoke else 3 if quick else 7)
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-load-"))
     env = clean_env(IPYTHONDIR=str(tmp / "ipython"), HOME=str(tmp))
     rows, data = [], {}
@@ -51,7 +53,7 @@ def run(quick: bool = False, reps: int | None = None) -> dict:
         ours = sys.executable
         cases = {"bare": (ours, ""), "elelem": (ours, "elelem_kernel")}
         try:
-            theirs = str(aivenv.python())
+            theirs = str(aivenv.python(create=not smoke))
             cases.update(ai_bare=(theirs, ""), jupyter_ai=(theirs, "jupyter_ai_magics"))
         except Exception as error:
             rows.append(("jupyter-ai-magics", "skipped", str(error)[:120]))

@@ -26,6 +26,8 @@ from typing import Any
 
 from bench.common import Reply, Round, WireServer, median, reply, result
 
+NAME = "prefix"
+
 FORMATS = ("anthropic", "openai", "responses", "ollama")
 LOOP_CALLS = [
     ("read", {"path": "README.md"}),
@@ -171,7 +173,14 @@ def measure(bodies: list[bytes]) -> dict:
     }
 
 
-def run(quick: bool = False, loop_rounds: int = 10, more_turns: int = 5) -> dict:
+def run(
+    quick: bool = False,
+    smoke: bool = False,
+    loop_rounds: int | None = None,
+    more_turns: int | None = None,
+) -> dict:
+    loop_rounds = loop_rounds or (2 if smoke else 10)
+    more_turns = more_turns or (1 if smoke else 5)
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-prefix-"))
     rows, data = [], {}
     try:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from bench.common import interleave, median, ms, paired, result
 
+NAME = "tools"
+
 NEEDLE = "needle_7"
 CACHE = Path.home() / ".cache" / "elelem-bench"
 READ_PROBE = """
@@ -148,7 +150,7 @@ def probe_read(root: Path, name: str, tail_offset: int) -> tuple[int, int, float
 
 
 def read_rows(root: Path, size: int, data: dict) -> list[tuple]:
-    mb = f"{size / 1e6:.0f} MB"
+    mb = f"{size / 1e6:g} MB"
     lines = make_big(root / "big.txt", size)
     before, after, took, total, shown = probe_read(root, "big.txt", lines - 100)
     (root / "big.txt").unlink()
@@ -178,10 +180,12 @@ def read_rows(root: Path, size: int, data: dict) -> list[tuple]:
     ]
 
 
-def run(quick: bool = False, files: int | None = None, big_mb: int | None = None) -> dict:
-    files = files or (5_000 if quick else 20_000)
-    size = (big_mb or (50 if quick else 200)) * 1_000_000
-    reps = 2 if quick else 3
+def run(
+    quick: bool = False, smoke: bool = False, files: int | None = None, big_mb: float | None = None
+) -> dict:
+    files = files or (60 if smoke else 5_000 if quick else 20_000)
+    size = int((big_mb or (0.2 if smoke else 50 if quick else 200)) * 1_000_000)
+    reps = 1 if smoke else 2 if quick else 3
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-tools-"))
     data: dict = {"files": files}
     try:
