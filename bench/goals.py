@@ -1,4 +1,4 @@
-"""The goals of issue 15, each read from the benchmarks' rows: figure, now, goal, met.
+"""The goals of issues 15 and 39, each read from the benchmarks' rows: figure, now, goal, met.
 
 A goal names the benchmark and the row label (the table's first column) that carries its
 figure, and the most the figure may be. Where the same run measures a floor for the figure
@@ -17,7 +17,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Goal:
-    """One figure of issue 15's table and the most it may be."""
+    """One figure of issue 15's or 39's table and the most it may be."""
 
     figure: str
     benchmark: str
@@ -88,6 +88,20 @@ GOALS = (
         "×",
         floor="  ÷ git ls-files (the untracked walk alone)",
     ),
+    Goal(
+        "elelem-kernel ask -p echo ÷ python -c 'import httpx' (issue 39)",
+        "startup",
+        "ask -p echo ÷ import httpx",
+        1.3,
+        "×",
+    ),
+    Goal(
+        "first turn in a kernel restoring 100 turns ÷ in an empty one (issue 39)",
+        "startup",
+        "first turn restoring the notebook ÷ empty",
+        1.2,
+        "×",
+    ),
     Goal("restore 1,000 turns ÷ nbformat.read", "notebook", "restore ÷ nbformat.read", 1.2, "×"),
     Goal(
         "append_turn, last tenth ÷ first tenth of 200 turns",
@@ -128,7 +142,7 @@ def check(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def table(checked: list[dict[str, Any]]) -> str:
     """The goals as plain text: figure, now, goal, met / NOT met / not run."""
     width = max(len(c["figure"]) for c in checked)
-    lines = ["\nIssue 15 goals (median of the repetitions)"]
+    lines = ["\nGoals of issues 15 and 39 (median of the repetitions)"]
     for c in checked:
         now = "—" if c["now"] is None else f"{c['now']:g} {c['unit']}"
         verdict = {True: "met", False: "NOT met", None: "not run"}[c["met"]]

@@ -213,9 +213,10 @@ def test_goals_read_their_figures_and_say_which_are_met():
 def test_every_goal_names_a_row_its_benchmark_prints():
     import inspect
 
-    from bench import goals, jupyter_ai, notebook_memory, streaming, tools_scale
+    from bench import goals, jupyter_ai, notebook_memory, startup, streaming, tools_scale
 
     sources = {
+        "startup": inspect.getsource(startup),
         "streaming": inspect.getsource(streaming),
         "jupyter_ai": inspect.getsource(jupyter_ai),
         "notebook": inspect.getsource(notebook_memory),
