@@ -46,7 +46,7 @@ def run(quick: bool = False, smoke: bool = False, turns: int | None = None) -> d
     data["rfc3987_syntax"] = importlib.util.find_spec("rfc3987_syntax") is not None
     try:
         rows = cli_rows(tmp, reps, data)
-        rows += restore_rows(tmp, max(1, reps // 2), turns, data)
+        rows += restore_rows(tmp, 1 if smoke else 5 if quick else 7, turns, data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return result("startup", f"9. Start-up (CLI echo turn; restoring {turns} turns)", rows, **data)
