@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench import common
 from bench.common import Reply, Round, WireServer, median, reply, result
 
 NAME = "prefix"
@@ -107,7 +108,7 @@ def record(
             history=history,
         )
         session.max_rounds = max(session.max_rounds, loop_rounds + 2)
-        session.context_window = window
+        session.context_window = window or common.WINDOW  # unknown, it would compact
 
         async def converse() -> None:
             try:

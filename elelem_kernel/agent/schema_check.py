@@ -16,10 +16,7 @@ from typing import Any
 
 #: Keywords that say nothing about validity.
 ANNOTATIONS = frozenset(
-    (
-        *("$schema", "$id", "$defs", "definitions", "$comment", "title", "description"),
-        *("default", "examples"),
-    )
+    ("$schema", "$id", "$defs", "$comment", "title", "description", "default", "examples")
 )
 #: Keywords `fits` checks; any other keyword in a schema makes it answer False.
 CHECKED = frozenset(
@@ -37,12 +34,6 @@ CHECKED = frozenset(
         "pattern",
         "anyOf",
         "$ref",
-        # nbformat's notebook schema (jupyter/notebook_json.py) uses these too
-        "additionalProperties",
-        "patternProperties",
-        "oneOf",
-        "not",
-        "uniqueItems",
     )
 )
 #: JSON types → the exact Python types `json.loads` gives (bool is not an integer).
@@ -93,11 +84,7 @@ def _compile(schema: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check
     for key, rule in schema.items():
         if key in ANNOTATIONS or key in ("if", "then", "else"):
             continue
-        check: Check | None = None
-        if key == "additionalProperties":
-            check = _additional(schema, root, refs)
-        elif key in CHECKED:
-            check = _keyword(key, rule, root, refs)
+        check = _keyword(key, rule, root, refs) if key in CHECKED else None
         if check is None:
             return _never
         checks.append(check)
@@ -162,118 +149,7 @@ def _keyword(key: str, rule: Any, root: dict[str, Any], refs: dict[str, Check]) 
         return lambda value: any(option(value) for option in options_)
     if key == "$ref":
         return _ref(rule, root, refs)
-    if key in ("patternProperties", "oneOf", "not", "uniqueItems"):
-        return _combined(key, rule, root, refs)
     return _bound(key, rule)
-
-
-def _combined(key: str, rule: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check | None:
-    """`patternProperties`, `oneOf`, `not` and `uniqueItems`. `oneOf` and `not` need to
-    know that a value surely does not fit a schema: `_refuter` tells."""
-    if key == "patternProperties":
-        if not isinstance(rule, dict):
-            return None
-        try:
-            pairs = [(re.compile(p).search, _compile(s, root, refs)) for p, s in rule.items()]
-        except (re.error, TypeError):
-            return None
-
-        def patterns(value: Any) -> bool:
-            if type(value) is not dict:
-                return True
-            for name, item in value.items():
-                for search, check in pairs:
-                    if search(name) is not None and not check(item):
-                        return False
-            return True
-
-        return patterns
-    if key == "not":
-        refute = _refuter(rule, root)
-        return lambda value: refute(value)
-    if key == "uniqueItems":
-        if rule is False:
-            return _always
-        # only strings are compared here (JSON equality of 1 and 1.0 is jsonschema's call)
-        return lambda value: (
-            type(value) is not list
-            or (all(type(v) is str for v in value) and len(set(value)) == len(value))
-        )
-    if not isinstance(rule, list):
-        return None
-    branches = [(_compile(o, root, refs), _refuter(o, root)) for o in rule]
-
-    def one_of(value: Any) -> bool:
-        fitting = [i for i, (check, _) in enumerate(branches) if check(value)]
-        if len(fitting) != 1:
-            return False
-        return all(refute(value) for i, (_, refute) in enumerate(branches) if i != fitting[0])
-
-    return one_of
-
-
-def _additional(schema: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]) -> Check:
-    """`additionalProperties`: properties neither named nor matched by a pattern fit it."""
-    rule = schema["additionalProperties"]
-    if rule is True:
-        return _always
-    named = set(schema.get("properties") or {})
-    try:
-        searches = [re.compile(p).search for p in schema.get("patternProperties") or {}]
-    except (re.error, TypeError):
-        return _never
-    extra = _compile(rule, root, refs)  # False: no other property may be there
-
-    def additional(value: Any) -> bool:
-        if type(value) is not dict:
-            return True
-        for name, item in value.items():
-            if name in named or any(search(name) is not None for search in searches):
-                continue
-            if not extra(item):
-                return False
-        return True
-
-    return additional
-
-
-#: The JSON types a Python value of `json.loads` is (an integral float is an integer too).
-def _json_types(value: Any) -> frozenset[str]:
-    if type(value) is float:
-        return frozenset(("number", "integer")) if value.is_integer() else frozenset(("number",))
-    return frozenset(name for name, types in _TYPES.items() if type(value) in types)
-
-
-def _refuter(schema: Any, root: dict[str, Any], depth: int = 0) -> Check:
-    """True only when `value` surely does not fit `schema`: by its `type`, `required`,
-    `properties` or an `enum`/`const` of strings (False: it may fit)."""
-    if not isinstance(schema, dict) or depth > 16:
-        return _never
-    refuters: list[Check] = []
-    if isinstance(schema.get("$ref"), str):
-        target = _resolve(schema["$ref"], root)
-        if target is not None:
-            refuters.append(_refuter(target, root, depth + 1))
-    names = schema.get("type")
-    names = names if isinstance(names, list) else [names] if isinstance(names, str) else None
-    if names is not None:
-        wanted = frozenset(names)
-        refuters.append(lambda value: not (_json_types(value) & wanted))
-    if isinstance(schema.get("required"), list):
-        required = tuple(schema["required"])
-        refuters.append(lambda value: type(value) is dict and any(n not in value for n in required))
-    if isinstance(schema.get("properties"), dict):
-        props = [(n, _refuter(s, root, depth + 1)) for n, s in schema["properties"].items()]
-        refuters.append(
-            lambda value: (
-                type(value) is dict and any(n in value and refute(value[n]) for n, refute in props)
-            )
-        )
-    options = schema["enum"] if "enum" in schema else [schema["const"]] if "const" in schema else 0
-    if isinstance(options, list) and options and all(type(o) is str for o in options):
-        strings = frozenset(options)
-        refuters.append(lambda value: type(value) is not str or value not in strings)
-    return lambda value: any(refute(value) for refute in refuters)
 
 
 def _properties(rule: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]) -> Check:
@@ -309,24 +185,11 @@ def _bound(key: str, rule: Any) -> Check | None:
     return None
 
 
-def _resolve(ref: str, root: dict[str, Any]) -> Any:
-    """The schema a local reference (`#/$defs/name`, `#/definitions/a/b`) points at, or None."""
-    if not ref.startswith(("#/$defs/", "#/definitions/")):
-        return None
-    target: Any = root
-    for part in ref[2:].split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
-        if not isinstance(target, dict) or part not in target:
-            return None
-        target = target[part]
-    return target
-
-
 def _ref(ref: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check | None:
-    """The check of a local reference (compiled once, recursion allowed)."""
-    if not isinstance(ref, str):
+    """The check of a local `#/$defs/name` reference (compiled once, recursion allowed)."""
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
         return None
-    target = _resolve(ref, root)
+    target = (root.get("$defs") or {}).get(ref[len("#/$defs/") :])
     if target is None:
         return None
     if ref not in refs:

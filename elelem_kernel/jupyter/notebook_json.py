@@ -4,15 +4,14 @@ layout nbformat writes, and whether a file is a valid notebook.
 Importing nbformat imports jsonschema, and in a JupyterLab environment jsonschema's format
 checkers compile rfc3987-syntax's grammars at import: 2-7 s. Restoring a conversation and
 appending a turn (`ask --notebook`, the ACP session store) only read and write JSON, so
-they do it here. Validity is nbformat's own schema (the JSON file nbformat ships, found
-without importing it) checked by agent/schema_check.py; only a notebook that does not
-surely fit asks nbformat (and so jsonschema) for the verdict and its message.
+they do it here. Whether a file is a notebook is checked against `SHAPE` (what a notebook,
+a cell and an output are, from nbformat's schema) by agent/schema_check.py; only a file
+that does not surely fit asks nbformat (and so jsonschema) for the verdict and its words.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import uuid
 from functools import cache
@@ -23,6 +22,45 @@ from elelem_kernel.agent.schema_check import Check, checker
 
 NBFORMAT = 4
 NBFORMAT_MINOR = 5
+#: What restoring and appending rely on, as a JSON Schema: the parts of nbformat 4's schema
+#: that say what a notebook, a cell and an output are (the rest of it, such as the
+#: metadata's known keys, is nbformat's business and not checked here).
+SHAPE: dict[str, Any] = {
+    "type": "object",
+    "required": ["cells", "metadata", "nbformat", "nbformat_minor"],
+    "properties": {
+        "nbformat": {"enum": [NBFORMAT]},
+        "nbformat_minor": {"type": "integer", "minimum": 0},
+        "metadata": {"type": "object"},
+        "cells": {"type": "array", "items": {"$ref": "#/$defs/cell"}},
+    },
+    "$defs": {
+        "cell": {
+            "type": "object",
+            "required": ["cell_type", "metadata", "source"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^[a-zA-Z0-9_-]+$", "maxLength": 64},
+                "cell_type": {"enum": ["code", "markdown", "raw"]},
+                "metadata": {"type": "object"},
+                "source": {"$ref": "#/$defs/text"},
+                "outputs": {"type": "array", "items": {"$ref": "#/$defs/output"}},
+                "execution_count": {"type": ["integer", "null"]},
+                "attachments": {"type": "object"},
+            },
+        },
+        "output": {
+            "type": "object",
+            "required": ["output_type"],
+            "properties": {
+                "output_type": {"enum": ["execute_result", "display_data", "stream", "error"]},
+                "metadata": {"type": "object"},
+                "data": {"type": "object"},
+                "text": {"$ref": "#/$defs/text"},
+            },
+        },
+        "text": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+    },
+}
 #: Mimebundle entries nbformat writes as lists of lines, besides `text/*`.
 _SPLIT_MIMES = ("application/javascript", "image/svg+xml")
 
@@ -119,15 +157,14 @@ def read(path: Path) -> dict[str, Any]:
 
 
 def problem(notebook: dict[str, Any]) -> str | None:
-    """Why `notebook` is not valid by nbformat's schema for its version, or None.
+    """Why `notebook` is not a notebook restore and append can work with, or None.
 
-    Nothing is imported when it surely fits; otherwise nbformat decides and says where.
+    `SHAPE` is checked first and imports nothing; a notebook that does not surely fit it
+    asks nbformat (and so jsonschema), which decides and says where.
     """
-    major, minor = notebook.get("nbformat"), notebook.get("nbformat_minor")
-    fits = _checker(major, minor) if type(major) is int and type(minor) is int else None
-    if fits is not None and fits(notebook):
+    if _fits_shape()(notebook):
         return None
-    import nbformat  # only for a notebook that does not surely fit: its message
+    import nbformat  # only for a notebook that does not fit: the verdict and its words
 
     try:
         error = next(nbformat.validator.iter_validate(notebook), None)
@@ -141,19 +178,5 @@ def problem(notebook: dict[str, Any]) -> str | None:
 
 
 @cache
-def _checker(major: int, minor: int) -> Check | None:
-    """The quick check of nbformat's schema for version `major`.`minor` (the newest v4
-    schema for a newer minor, as nbformat does), or None when nbformat is not installed."""
-    if major != NBFORMAT or minor < 0:
-        return None
-    spec = importlib.util.find_spec("nbformat")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(next(iter(spec.submodule_search_locations))) / "v4"
-    schema = folder / f"nbformat.v4.{minor}.schema.json"
-    if not schema.is_file():
-        schema = folder / "nbformat.v4.schema.json"
-    try:
-        return checker(json.loads(schema.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return None
+def _fits_shape() -> Check:
+    return checker(SHAPE)

@@ -39,14 +39,8 @@ SCHEMAS = [
     {"enum": ["a", "b", 1]},
     {"type": "array", "items": {"type": ["number", "null"], "maximum": 5}},
     {"const": 1},
-    {"type": "object", "propertyNames": {"maxLength": 1}},  # not in the allowlist
+    {"type": "object", "additionalProperties": False},  # not in the allowlist
     {"type": "string", "format": "email"},  # nor this
-    {"type": "object", "properties": {"n": {}}, "additionalProperties": False},
-    {"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": {"type": "null"}},
-    {"oneOf": [{"type": "integer"}, {"type": "number"}]},  # 1 fits both: not oneOf
-    {"oneOf": [{"enum": ["a"]}, {"type": "string", "pattern": "^b"}]},
-    {"not": {"enum": ["a", "b"]}},
-    {"type": "array", "uniqueItems": True},
 ]
 VALUES = [
     {"n": 1},
@@ -68,12 +62,6 @@ VALUES = [
     "b",
     {"x": 1},
     "not an email",
-    {"x": 1, "n": 2},
-    {"x": "one"},
-    {"y": None},
-    ["a", "a"],
-    ["a", "b"],
-    [1, 1.0],
 ]
 
 
