@@ -89,6 +89,14 @@ GOALS = (
         floor="  ÷ git ls-files (the untracked walk alone)",
     ),
     Goal(
+        "grep tool (ripgrep engine) ÷ rg -n, 20,000 files",
+        "tools",
+        "grep ÷ rg",
+        1.5,
+        "×",
+        floor="  ÷ rg (git's list, then rg over it)",
+    ),
+    Goal(
         "elelem-kernel ask -p echo ÷ python -c 'import httpx' (issue 39)",
         "startup",
         "ask -p echo ÷ import httpx",

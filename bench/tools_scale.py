@@ -93,6 +93,7 @@ def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
     }
     if rg:
         cases["rg"] = lambda: subprocess.run([rg, "-n", NEEDLE], cwd=root, capture_output=True)
+        cases["rg_listed"] = lambda: listed_rg(rg, root)
     found = grep(ws, NEEDLE)
     data["grep_matches"] = found.get("count", found.get("matches"))
     t = interleave(cases, reps)  # the grep above warmed the page cache
@@ -118,11 +119,32 @@ def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
             ("rg -n (reference)", ms(median(t["rg"])), "ms"),
             ("grep tool (ripgrep engine)", ms(median(t["grep"])), "ms"),
             ("grep ÷ rg", paired(t["grep"], t["rg"]), "×"),
+            (
+                "  ÷ rg (git's list, then rg over it)",
+                paired(t["rg_listed"], t["rg"]),
+                "× (the grep tool's design as processes: the floor of a confined search)",
+            ),
+            ("grep ÷ git's list, then rg", paired(t["grep"], t["rg_listed"]), "×"),
             ("grep tool, Python engine ÷ rg", paired(t["grep_python"], t["rg"]), "×"),
         ]
     else:
         rows.append(("grep tool (no rg installed: Python engine)", ms(median(t["grep"])), "ms"))
     return rows
+
+
+def listed_rg(rg: str, root: Path) -> None:
+    """What the grep tool does, as processes only: git lists the files (tracked and
+    untracked, as `list`), then ripgrep searches those names in as many processes as the
+    tool starts (`xargs -P`), one thread each."""
+    from elelem_kernel.tools.search import RG_PROCESSES
+
+    files = ["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"]
+    with subprocess.Popen(files, cwd=root, stdout=subprocess.PIPE) as git:
+        names = git.stdout.read() if git.stdout else b""
+    per = max(1, -(-names.count(b"\0") // RG_PROCESSES))
+    search = [rg, "--no-config", "--null", "-n", "--threads", "1", "--regexp", NEEDLE]
+    xargs = ["xargs", "-0", "-P", str(RG_PROCESSES), "-n", str(per), *search, "--"]
+    subprocess.run(xargs, cwd=root, input=names, capture_output=True, check=False)
 
 
 def make_big(path: Path, size: int, line_bytes: int = 100) -> int:
