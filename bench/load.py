@@ -62,8 +62,9 @@ def run(quick: bool = False, smoke: bool = False, reps: int | None = None) -> di
         def case(name: str):
             return lambda: probes[name].append(probe(*cases[name], env))
 
-        interleave({name: case(name) for name in cases}, 1)  # warm-up, IPython dirs
-        probes = {name: [] for name in cases}
+        if not smoke:
+            interleave({name: case(name) for name in cases}, 1)  # warm-up, IPython dirs
+            probes = {name: [] for name in cases}
         walls = interleave({name: case(name) for name in cases}, reps)
         data.update(walls=walls, probes=probes)
         for name, label in (("elelem", "elelem_kernel"), ("jupyter_ai", "jupyter_ai_magics")):
@@ -85,13 +86,13 @@ def run(quick: bool = False, smoke: bool = False, reps: int | None = None) -> di
                 [p["load"] for p in probes["elelem"]], [p["load"] for p in probes["jupyter_ai"]]
             )
             rows.append(("%load_ext: ours ÷ jupyter-ai", ratio, "×"))
-        rows += kernel_rows(tmp, reps, data)
+        rows += kernel_rows(tmp, reps, data, warm_up=not smoke)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return result("load", "3. Load cost", rows, **data)
 
 
-def kernel_rows(tmp: Path, reps: int, data: dict) -> list[tuple]:
+def kernel_rows(tmp: Path, reps: int, data: dict, warm_up: bool = True) -> list[tuple]:
     kernels = Kernels(tmp / "k")
     env = kernels.env()
     ready: dict[str, list[float]] = {"python3": [], "elelem": []}
@@ -103,8 +104,9 @@ def kernel_rows(tmp: Path, reps: int, data: dict) -> list[tuple]:
 
         return go
 
-    interleave({name: start(name) for name in ready}, 1)
-    ready = {name: [] for name in ready}
+    if warm_up:
+        interleave({name: start(name) for name in ready}, 1)
+        ready = {name: [] for name in ready}
     interleave({name: start(name) for name in ready}, reps)
     data["kernel_ready"] = ready
     return [

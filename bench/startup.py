@@ -45,14 +45,14 @@ def run(quick: bool = False, smoke: bool = False, turns: int | None = None) -> d
     data: dict = {"reps": reps, "turns": turns}
     data["rfc3987_syntax"] = importlib.util.find_spec("rfc3987_syntax") is not None
     try:
-        rows = cli_rows(tmp, reps, data)
+        rows = cli_rows(tmp, reps, data, warm_up=not smoke)
         rows += restore_rows(tmp, 1 if smoke else 5 if quick else 7, turns, data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return result("startup", f"9. Start-up (CLI echo turn; restoring {turns} turns)", rows, **data)
 
 
-def cli_rows(tmp: Path, reps: int, data: dict) -> list[tuple]:
+def cli_rows(tmp: Path, reps: int, data: dict, warm_up: bool = True) -> list[tuple]:
     ws = tmp / "ws"
     ws.mkdir()
     env = clean_env(HOME=str(tmp / "home"))
@@ -67,7 +67,8 @@ def cli_rows(tmp: Path, reps: int, data: dict) -> list[tuple]:
         "ask": process(*cli_command(), "ask", "-p", "echo", "hi"),
         "httpx": process(sys.executable, "-c", "import httpx"),
     }
-    interleave(cases, 1)  # warm-up: bytecode caches, page cache
+    if warm_up:
+        interleave(cases, 1)  # bytecode caches, page cache
     t = interleave(cases, reps)
     count = subprocess.run(
         [sys.executable, "-c", COUNT], cwd=ws, env=env, check=True, capture_output=True
