@@ -87,6 +87,7 @@ def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
             check=True,
             capture_output=True,
         ),
+        "git_neutral": lambda: neutral_listing(root),
         "list": lambda: list_files(ws),
         "grep": lambda: grep(ws, NEEDLE),
         "grep_python": lambda: grep(ws, NEEDLE, engine="python"),
@@ -113,6 +114,12 @@ def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
             "×",
         ),
         ("list ÷ git ls-files -c -o", paired(t["list"], t["git_ls_all"]), "×"),
+        (
+            "  ÷ git ls-files (the repository's config read, then ls-files -c -o)",
+            paired(t["git_neutral"], t["git_ls_files"]),
+            "× (the two git processes a neutral listing starts: the floor)",
+        ),
+        ("list ÷ config read + git ls-files -c -o", paired(t["list"], t["git_neutral"]), "×"),
     ]
     if rg:
         rows += [
@@ -130,6 +137,16 @@ def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
     else:
         rows.append(("grep tool (no rg installed: Python engine)", ms(median(t["grep"])), "ms"))
     return rows
+
+
+def neutral_listing(root: Path) -> None:
+    """The git processes of the `list` tool, as processes only: the repository's config
+    file read on its own (tools/git_command.py reads it before any git runs there, so a
+    setting cannot make git run a program), then `git ls-files -c -o`."""
+    config = ["git", "--git-dir=/nonexistent", "config", "--file", str(root / ".git" / "config")]
+    subprocess.run([*config, "--list", "--no-includes", "-z"], cwd="/", capture_output=True)
+    files = ["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"]
+    subprocess.run(files, cwd=root, capture_output=True, check=True)
 
 
 def listed_rg(rg: str, root: Path) -> None:
