@@ -1,8 +1,8 @@
 """`python -m bench [--only NAME ...] [--quick | --smoke]`: run the benchmarks, print a
 table, write bench/results.json.
 
-A benchmark is any module of this folder with a top-level `run` function and a `NAME`
-(the name `--only` takes): adding a file is enough. `run(quick=..., smoke=...)` returns
+A benchmark is any module of this folder with a top-level `run` function; its `NAME` is
+the name `--only` takes (the file's name without one): adding a file is enough. `run(quick=..., smoke=...)` returns
 `common.result(...)`; `smoke` means every part end to end on tiny sizes, one repetition.
 """
 
@@ -30,8 +30,8 @@ ORDER = ("streaming", "jupyter_ai", "load", "prefix", "notebook", "tools", "long
 
 
 def discover(folder: Path = HERE) -> dict[str, str]:
-    """Benchmark name → module, for each module of `folder` defining `NAME` and `run`
-    (read from the source, so listing them imports nothing)."""
+    """Benchmark name → module, for each module of `folder` defining `run`, named by its
+    `NAME` or else its file (read from the source, so listing them imports nothing)."""
     found = {}
     for path in sorted(folder.glob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
@@ -43,8 +43,8 @@ def discover(folder: Path = HERE) -> dict[str, str]:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
                 if any(isinstance(t, ast.Name) and t.id == "NAME" for t in node.targets):
                     name = node.value.value
-        if has_run and isinstance(name, str):
-            found[name] = f"{folder.name}.{path.stem}"
+        if has_run and not path.stem.startswith("_"):
+            found[name if isinstance(name, str) else path.stem] = f"{folder.name}.{path.stem}"
     first = [n for n in ORDER if n in found]
     return {n: found[n] for n in first + sorted(set(found) - set(first))}
 

@@ -62,17 +62,22 @@ def run(quick=False, smoke=False):
 
 
 def test_a_failed_benchmark_says_failed_and_the_others_still_print(tmp_path, monkeypatch, capsys):
-    """Benchmarks are found by their files (NAME and run); one that raises gets a
-    "failed" row and the exit code 1, and the next one still runs and prints."""
+    """Benchmarks are found by their files (a `run`, named by NAME or the file); one that
+    raises gets a "failed" row and the exit code 1, and the next one still runs and prints."""
     folder = tmp_path / "benchx"
     folder.mkdir()
     (folder / "__init__.py").write_text("")
     (folder / "a_broken.py").write_text(BROKEN)
     (folder / "b_fine.py").write_text(FINE)
-    (folder / "helper.py").write_text("def run():\n    pass\n")  # no NAME: not one
+    (folder / "c_unnamed.py").write_text(FINE.replace('NAME = "fine"', ""))
+    (folder / "helper.py").write_text("def helps():\n    pass\n")  # no run: not one
     monkeypatch.syspath_prepend(str(tmp_path))
     found = runner.discover(folder)
-    assert found == {"broken": "benchx.a_broken", "fine": "benchx.b_fine"}
+    assert found == {
+        "broken": "benchx.a_broken",
+        "fine": "benchx.b_fine",
+        "c_unnamed": "benchx.c_unnamed",
+    }
     monkeypatch.setattr(runner, "BENCHMARKS", found)
     assert runner.main(["--smoke", "--out", str(tmp_path / "r.json")]) == 1
     text = capsys.readouterr().out
