@@ -1,5 +1,5 @@
 """Notebook files as plain JSON, without importing nbformat: new cells and outputs, the
-layout nbformat writes, and whether a file is a valid notebook.
+layout nbformat writes, and whether a file has a notebook's shape.
 
 Importing nbformat imports jsonschema, and in a JupyterLab environment jsonschema's format
 checkers compile rfc3987-syntax's grammars at import: 2-7 s. Restoring a conversation and
