@@ -18,6 +18,12 @@ from tests.wire_servers import Reply, Round, WireServer, reply  # noqa: E402
 
 __all__ = ["Reply", "Round", "WireServer", "reply"]
 
+#: The window the benchmarks' sessions are told (ELELEM_CONTEXT_WINDOW): the loopback
+#: server stands in for a model with a large window. Unknown, a session assumes 8,192
+#: tokens (and asks the server first), so a 2,000-word reply would make the next turn
+#: compact, a request the server's script does not hold.
+WINDOW = 1_000_000
+
 #: Marks the first piece of a reply, to spot the first message that carries reply text.
 MARKER = "Zfirstword"
 
@@ -91,13 +97,15 @@ PYCACHE = Path.home() / ".cache" / "elelem-bench" / "pycache"
 
 
 def with_bytecode(env: dict[str, str]) -> dict[str, str]:
-    """`env` letting Python cache bytecode (in PYCACHE), as an installed package has it.
+    """`env` letting Python cache bytecode (in PYCACHE), as an installed package has it,
+    and telling sessions the benchmarks' context window (WINDOW).
 
     Without it (PYTHONDONTWRITEBYTECODE=1, as in this machine's shell) every process
     compiles every module of the package from source, which no installed copy does.
     """
     env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    env["ELELEM_CONTEXT_WINDOW"] = str(WINDOW)
     return env
 
 

@@ -1,21 +1,23 @@
-"""The goals of issue 15, each read from the benchmarks' rows: figure, now, goal, met.
+"""The goals of issues 15 and 39, each read from the benchmarks' rows: figure, now, goal, met.
 
 A goal names the benchmark and the row label (the table's first column) that carries its
 figure, and the most the figure may be. Where the same run measures a floor for the figure
 (what any client of this design must spend, in the same unit), the goal names that row
-too, and a goal under its floor says so. Figures whose benchmark did not run (`--only`) or
-failed show as "not run"; `python -m bench` prints this table last.
+too, and a goal under its floor says so. Figures whose benchmark did not run (`--only`)
+show as "not run", those of a benchmark that failed as "failed"; `python -m bench` prints
+this table last (not after `--smoke`, whose figures mean nothing).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 
 @dataclass(frozen=True)
 class Goal:
-    """One figure of issue 15's table and the most it may be."""
+    """One figure of issue 15's or 39's table and the most it may be."""
 
     figure: str
     benchmark: str
@@ -84,7 +86,29 @@ GOALS = (
         "list ÷ git ls-files",
         1.5,
         "×",
-        floor="  ÷ git ls-files (the untracked walk alone)",
+        floor="  ÷ git ls-files (the repository's config read, then ls-files -c -o)",
+    ),
+    Goal(
+        "grep tool (ripgrep engine) ÷ rg -n, 20,000 files",
+        "tools",
+        "grep ÷ rg",
+        1.5,
+        "×",
+        floor="  ÷ rg (git's list, then rg over it)",
+    ),
+    Goal(
+        "elelem-kernel ask -p echo ÷ python -c 'import httpx' (issue 39)",
+        "startup",
+        "ask -p echo ÷ import httpx",
+        1.3,
+        "×",
+    ),
+    Goal(
+        "first turn in a kernel restoring 100 turns ÷ in an empty one (issue 39)",
+        "startup",
+        "first turn restoring the notebook ÷ empty",
+        1.2,
+        "×",
     ),
     Goal("restore 1,000 turns ÷ nbformat.read", "notebook", "restore ÷ nbformat.read", 1.2, "×"),
     Goal(
@@ -103,7 +127,7 @@ def figure(results: list[dict[str, Any]], benchmark: str, row: str) -> float | N
         if r.get("name") != benchmark:
             continue
         for label, value, _unit in r.get("rows", []):
-            if label == row and isinstance(value, (int, float)):
+            if label == row and isinstance(value, (int, float)) and not math.isnan(value):
                 return float(value)
     return None
 
@@ -115,18 +139,23 @@ def check(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         now = figure(results, goal.benchmark, goal.row)
         floor = figure(results, goal.benchmark, goal.floor) if goal.floor else None
         met = None if now is None else now <= goal.most
+        failed = now is None and any(
+            r.get("name") == goal.benchmark and r.get("error") for r in results
+        )
         out.append({"figure": goal.figure, "now": now, "goal": goal.most, "unit": goal.unit})
-        out[-1].update(floor=floor, met=met)
+        out[-1].update(floor=floor, met=met, failed=failed)
     return out
 
 
 def table(checked: list[dict[str, Any]]) -> str:
     """The goals as plain text: figure, now, goal, met / NOT met / not run."""
     width = max(len(c["figure"]) for c in checked)
-    lines = ["\nIssue 15 goals (median of the repetitions)"]
+    lines = ["\nGoals of issues 15 and 39 (median of the repetitions)"]
     for c in checked:
         now = "—" if c["now"] is None else f"{c['now']:g} {c['unit']}"
         verdict = {True: "met", False: "NOT met", None: "not run"}[c["met"]]
+        if c.get("failed"):
+            verdict = "failed (its benchmark failed)"
         floor = c.get("floor")
         if c["met"] is False and floor is not None and floor > c["goal"]:
             verdict += f" (the goal is under this run's floor, {floor:g} {c['unit']})"

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from bench.common import Round, WireServer, result
 
+NAME = "images"
+
 PLOTS = 3
 CODE = (
     "import matplotlib\n"
@@ -92,8 +94,8 @@ def measure(downscale: bool, width: float = 16, height: float = 12) -> dict:
     }
 
 
-def run(quick: bool = False) -> dict:
-    width, height = (8, 6) if quick else (16, 12)
+def run(quick: bool = False, smoke: bool = False) -> dict:
+    width, height = (2, 1.5) if smoke else (8, 6) if quick else (16, 12)
     fitted, drawn = measure(True, width, height), measure(False, width, height)
     rows = []
     for label, m in (("downscaled", fitted), ("as drawn", drawn)):

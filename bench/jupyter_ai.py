@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -23,6 +25,7 @@ from pathlib import Path
 from bench import aivenv
 from bench.common import (
     MARKER,
+    REPO,
     Reply,
     Round,
     TimedServer,
@@ -34,6 +37,8 @@ from bench.common import (
     result,
 )
 from bench.kernels import Kernel, Kernels
+
+NAME = "jupyter_ai"
 
 MODEL = "openai-chat:gpt-4o-mini"
 LABELS = {
@@ -84,12 +89,26 @@ def completion(text: str) -> Reply:
     )
 
 
-def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dict:
-    reps = reps or (3 if quick else 7)
-    paced_reps = 1 if quick else 3
+def their_kernel(smoke: bool) -> tuple[str, str, dict[str, str]]:
+    """The interpreter for `%%ai`, its extension and extra environment: the jupyter-ai
+    venv, or for a smoke run without it, this one with the stand-in (bench/ai_standin.py)."""
+    try:
+        return str(aivenv.python(create=not smoke)), "jupyter_ai_magics", {}
+    except FileNotFoundError:
+        path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+        return sys.executable, "bench.ai_standin", {"PYTHONPATH": path}
+
+
+def run(
+    quick: bool = False, smoke: bool = False, deltas: int | None = None, reps: int | None = None
+) -> dict:
+    deltas = deltas or (50 if smoke else 2000)
+    reps = reps or (1 if smoke else 3 if quick else 7)
+    paced_reps = 1 if quick or smoke else 3
     text = long_text(deltas)
-    paced_text = long_text(PACED_WORDS)
-    theirs = str(aivenv.python())
+    paced_words = 20 if smoke else PACED_WORDS
+    paced_text = long_text(paced_words)
+    theirs, extension, their_env = their_kernel(smoke)
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-ai-"))
     ws = tmp / "ws"
     ws.mkdir()
@@ -97,17 +116,17 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
     kernels.add_python("jupyter-ai", theirs)
     runs: dict[str, list[dict]] = {name: [] for name in CELLS}
     paced: dict[str, list[dict]] = {name: [] for name in CELLS}
-    data: dict = {"deltas": deltas, "reps": reps, "first_turn": {}}
+    data: dict = {"deltas": deltas, "reps": reps, "first_turn": {}, "extension": extension}
     try:
         with TimedServer() as server:
-            env = kernels.env(**server.env("openai"))
+            env = kernels.env(**server.env("openai"), **their_env)
             with (
                 kernels.start("python3", env, cwd=ws) as ours,
                 kernels.start("jupyter-ai", env, cwd=ws) as ai,
             ):
                 loaded = [
                     ours.cell("%load_ext elelem_kernel"),
-                    ai.cell("%load_ext jupyter_ai_magics"),
+                    ai.cell(f"%load_ext {extension}"),
                 ]
                 for cell in loaded:
                     if not cell.ok:
@@ -134,7 +153,9 @@ def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dic
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     data.update(runs=runs, paced=paced)
-    title = f"2. Against jupyter-ai ({deltas}-word reply; paced: {PACED_WORDS} words at {1 / PACE:.0f}/s)"
+    title = f"2. Against jupyter-ai ({deltas}-word reply; paced: {paced_words} words at {1 / PACE:.0f}/s)"
+    if extension != "jupyter_ai_magics":
+        title += f" [{extension}: a stand-in, figures mean nothing]"
     return result("jupyter_ai", title, rows(runs, data) + paced_rows(paced), **data)
 
 
@@ -183,6 +204,17 @@ def paced_rows(paced: dict[str, list[dict]]) -> list[tuple]:
     ]
 
 
+def both(a: list[dict], b: list[dict], key: str) -> tuple[list[float], list[float]]:
+    """`key` of the repetitions where both runs measured it, in pairs (a run that saw no
+    reply text has None there, and leaves it out of the ratio instead of shifting it)."""
+    kept = [
+        (x[key], y[key])
+        for x, y in zip(a, b, strict=True)
+        if x[key] is not None and y[key] is not None
+    ]
+    return [x for x, _ in kept], [y for _, y in kept]
+
+
 def rows(runs: dict[str, list[dict]], data: dict) -> list[tuple]:
     def col(name: str, key: str) -> list[float]:
         return [r[key] for r in runs[name] if r[key] is not None]
@@ -200,14 +232,14 @@ def rows(runs: dict[str, list[dict]], data: dict) -> list[tuple]:
         out.append(
             (
                 f"ours ÷ {labels[name]}, wall",
-                paired(col("elelem", "wall"), col(name, "wall")),
+                paired(*both(runs["elelem"], runs[name], "wall")),
                 "× (paired runs)",
             )
         )
         out.append(
             (
                 f"ours ÷ {labels[name]}, first text",
-                paired(col("elelem", "first_text"), col(name, "first_text")),
+                paired(*both(runs["elelem"], runs[name], "first_text")),
                 "×",
             )
         )
@@ -216,7 +248,7 @@ def rows(runs: dict[str, list[dict]], data: dict) -> list[tuple]:
         ("a python3 cell only reading the stream (httpx)", ms(median(floor)), "ms: the floor"),
         (
             "  ÷ %%ai, default (stream: false), wall",
-            paired(floor, col("ai", "wall")),
+            paired(*both(data["read_only"], runs["ai"], "wall")),
             "× (any cell that streams this reply pays it)",
         ),
     ]

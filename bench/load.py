@@ -20,6 +20,8 @@ from bench import aivenv
 from bench.common import clean_env, interleave, median, ms, paired, result
 from bench.kernels import Kernels
 
+NAME = "load"
+
 PROBE = """
 import sys, time, json
 from IPython.core.interactiveshell import InteractiveShell
@@ -42,8 +44,8 @@ def probe(python: str, extension: str, env: dict) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run(quick: bool = False, reps: int | None = None) -> dict:
-    reps = reps or (3 if quick else 7)
+def run(quick: bool = False, smoke: bool = False, reps: int | None = None) -> dict:
+    reps = reps or (1 if smoke else 3 if quick else 7)
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-load-"))
     env = clean_env(IPYTHONDIR=str(tmp / "ipython"), HOME=str(tmp))
     rows, data = [], {}
@@ -51,7 +53,7 @@ def run(quick: bool = False, reps: int | None = None) -> dict:
         ours = sys.executable
         cases = {"bare": (ours, ""), "elelem": (ours, "elelem_kernel")}
         try:
-            theirs = str(aivenv.python())
+            theirs = str(aivenv.python(create=not smoke))
             cases.update(ai_bare=(theirs, ""), jupyter_ai=(theirs, "jupyter_ai_magics"))
         except Exception as error:
             rows.append(("jupyter-ai-magics", "skipped", str(error)[:120]))
@@ -60,8 +62,9 @@ def run(quick: bool = False, reps: int | None = None) -> dict:
         def case(name: str):
             return lambda: probes[name].append(probe(*cases[name], env))
 
-        interleave({name: case(name) for name in cases}, 1)  # warm-up, IPython dirs
-        probes = {name: [] for name in cases}
+        if not smoke:
+            interleave({name: case(name) for name in cases}, 1)  # warm-up, IPython dirs
+            probes = {name: [] for name in cases}
         walls = interleave({name: case(name) for name in cases}, reps)
         data.update(walls=walls, probes=probes)
         for name, label in (("elelem", "elelem_kernel"), ("jupyter_ai", "jupyter_ai_magics")):
@@ -83,13 +86,13 @@ def run(quick: bool = False, reps: int | None = None) -> dict:
                 [p["load"] for p in probes["elelem"]], [p["load"] for p in probes["jupyter_ai"]]
             )
             rows.append(("%load_ext: ours ÷ jupyter-ai", ratio, "×"))
-        rows += kernel_rows(tmp, reps, data)
+        rows += kernel_rows(tmp, reps, data, warm_up=not smoke)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return result("load", "3. Load cost", rows, **data)
 
 
-def kernel_rows(tmp: Path, reps: int, data: dict) -> list[tuple]:
+def kernel_rows(tmp: Path, reps: int, data: dict, warm_up: bool = True) -> list[tuple]:
     kernels = Kernels(tmp / "k")
     env = kernels.env()
     ready: dict[str, list[float]] = {"python3": [], "elelem": []}
@@ -101,8 +104,9 @@ def kernel_rows(tmp: Path, reps: int, data: dict) -> list[tuple]:
 
         return go
 
-    interleave({name: start(name) for name in ready}, 1)
-    ready = {name: [] for name in ready}
+    if warm_up:
+        interleave({name: start(name) for name in ready}, 1)
+        ready = {name: [] for name in ready}
     interleave({name: start(name) for name in ready}, reps)
     data["kernel_ready"] = ready
     return [

@@ -18,6 +18,8 @@ from pathlib import Path
 from bench.common import median, ms, result
 from bench.kernels import Kernels
 
+NAME = "long_session"
+
 MODES = {"live": "live view (cell ids, as JupyterLab)", "headless": "headless (as nbclient)"}
 
 
@@ -43,8 +45,8 @@ def session(kernels: Kernels, ws: Path, turns: int, live: bool) -> dict:
     return {"rss": rss, "walls": walls, "unclosed_comms": unclosed}
 
 
-def run(quick: bool = False, turns: int | None = None) -> dict:
-    turns = turns or (30 if quick else 300)
+def run(quick: bool = False, smoke: bool = False, turns: int | None = None) -> dict:
+    turns = turns or (2 if smoke else 30 if quick else 300)
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-long-"))
     ws = tmp / "ws"
     ws.mkdir()

@@ -21,6 +21,8 @@ from typing import Any
 
 from bench.common import interleave, median, ms, paired, ratio, result
 
+NAME = "notebook"
+
 ANSWER = " ".join(
     ["The README describes a small project with two modules; each has a few functions."] * 8
 )
@@ -134,10 +136,12 @@ def restore(path: Path, ws: Path) -> int:
     return sum(len(c.turns) for c in session.conversations.values())
 
 
-def run(quick: bool = False, turns: int | None = None, big: int | None = None) -> dict:
-    turns = turns or (50 if quick else 200)
-    big = big or (250 if quick else 1000)
-    reps = 3 if quick else 5
+def run(
+    quick: bool = False, smoke: bool = False, turns: int | None = None, big: int | None = None
+) -> dict:
+    turns = turns or (3 if smoke else 50 if quick else 200)
+    big = big or (6 if smoke else 250 if quick else 1000)
+    reps = 1 if smoke else 3 if quick else 5
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-notebook-"))
     ws = tmp / "ws"
     ws.mkdir()

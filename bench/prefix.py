@@ -24,7 +24,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench import common
 from bench.common import Reply, Round, WireServer, median, reply, result
+
+NAME = "prefix"
 
 FORMATS = ("anthropic", "openai", "responses", "ollama")
 LOOP_CALLS = [
@@ -105,7 +108,7 @@ def record(
             history=history,
         )
         session.max_rounds = max(session.max_rounds, loop_rounds + 2)
-        session.context_window = window
+        session.context_window = window or common.WINDOW  # unknown, it would compact
 
         async def converse() -> None:
             try:
@@ -171,7 +174,14 @@ def measure(bodies: list[bytes]) -> dict:
     }
 
 
-def run(quick: bool = False, loop_rounds: int = 10, more_turns: int = 5) -> dict:
+def run(
+    quick: bool = False,
+    smoke: bool = False,
+    loop_rounds: int | None = None,
+    more_turns: int | None = None,
+) -> dict:
+    loop_rounds = loop_rounds or (2 if smoke else 10)
+    more_turns = more_turns or (1 if smoke else 5)
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-prefix-"))
     rows, data = [], {}
     try:

@@ -28,6 +28,7 @@ from typing import Any
 
 from bench.common import (
     MARKER,
+    WINDOW,
     Round,
     TimedServer,
     interleave,
@@ -39,6 +40,8 @@ from bench.common import (
     with_bytecode,
 )
 from bench.kernels import Kernels
+
+NAME = "streaming"
 
 SETTLE = 0.2
 #: The request every floor sends: the server's script decides the reply.
@@ -133,6 +136,7 @@ class WarmSession:
         self.session = new_session(
             provider="openai", base_url=base, api_key="k", workspace=workspace, mode="plan"
         )
+        self.session.context_window = WINDOW
         self.renderer = TerminalRenderer(out=io.StringIO(), err=io.StringIO(), color=False)
         self.loop = asyncio.new_event_loop()
 
@@ -148,8 +152,11 @@ class WarmSession:
         self.loop.close()
 
 
-def run(quick: bool = False, deltas: int = 2000, reps: int | None = None) -> dict:
-    reps = reps or (3 if quick else 7)
+def run(
+    quick: bool = False, smoke: bool = False, deltas: int | None = None, reps: int | None = None
+) -> dict:
+    deltas = deltas or (50 if smoke else 2000)
+    reps = reps or (1 if smoke else 3 if quick else 7)
     text = long_text(deltas)
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-stream-"))
     workspace = tmp / "ws"

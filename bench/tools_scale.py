@@ -18,6 +18,8 @@ from pathlib import Path
 
 from bench.common import interleave, median, ms, paired, result
 
+NAME = "tools"
+
 NEEDLE = "needle_7"
 CACHE = Path.home() / ".cache" / "elelem-bench"
 READ_PROBE = """
@@ -85,12 +87,14 @@ def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
             check=True,
             capture_output=True,
         ),
+        "git_neutral": lambda: neutral_listing(root),
         "list": lambda: list_files(ws),
         "grep": lambda: grep(ws, NEEDLE),
         "grep_python": lambda: grep(ws, NEEDLE, engine="python"),
     }
     if rg:
         cases["rg"] = lambda: subprocess.run([rg, "-n", NEEDLE], cwd=root, capture_output=True)
+        cases["rg_listed"] = lambda: listed_rg(rg, root)
     found = grep(ws, NEEDLE)
     data["grep_matches"] = found.get("count", found.get("matches"))
     t = interleave(cases, reps)  # the grep above warmed the page cache
@@ -110,17 +114,54 @@ def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
             "×",
         ),
         ("list ÷ git ls-files -c -o", paired(t["list"], t["git_ls_all"]), "×"),
+        (
+            "  ÷ git ls-files (the repository's config read, then ls-files -c -o)",
+            paired(t["git_neutral"], t["git_ls_files"]),
+            "× (the two git processes a neutral listing starts: the floor)",
+        ),
+        ("list ÷ config read + git ls-files -c -o", paired(t["list"], t["git_neutral"]), "×"),
     ]
     if rg:
         rows += [
             ("rg -n (reference)", ms(median(t["rg"])), "ms"),
             ("grep tool (ripgrep engine)", ms(median(t["grep"])), "ms"),
             ("grep ÷ rg", paired(t["grep"], t["rg"]), "×"),
+            (
+                "  ÷ rg (git's list, then rg over it)",
+                paired(t["rg_listed"], t["rg"]),
+                "× (the grep tool's design as processes: the floor of a confined search)",
+            ),
+            ("grep ÷ git's list, then rg", paired(t["grep"], t["rg_listed"]), "×"),
             ("grep tool, Python engine ÷ rg", paired(t["grep_python"], t["rg"]), "×"),
         ]
     else:
         rows.append(("grep tool (no rg installed: Python engine)", ms(median(t["grep"])), "ms"))
     return rows
+
+
+def neutral_listing(root: Path) -> None:
+    """The git processes of the `list` tool, as processes only: the repository's config
+    file read on its own (tools/git_command.py reads it before any git runs there, so a
+    setting cannot make git run a program), then `git ls-files -c -o`."""
+    config = ["git", "--git-dir=/nonexistent", "config", "--file", str(root / ".git" / "config")]
+    subprocess.run([*config, "--list", "--no-includes", "-z"], cwd="/", capture_output=True)
+    files = ["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"]
+    subprocess.run(files, cwd=root, capture_output=True, check=True)
+
+
+def listed_rg(rg: str, root: Path) -> None:
+    """What the grep tool does, as processes only: git lists the files (tracked and
+    untracked, as `list`), then ripgrep searches those names in as many processes as the
+    tool starts (`xargs -P`), one thread each."""
+    from elelem_kernel.tools.search import RG_PROCESSES
+
+    files = ["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"]
+    with subprocess.Popen(files, cwd=root, stdout=subprocess.PIPE) as git:
+        names = git.stdout.read() if git.stdout else b""
+    per = max(1, -(-names.count(b"\0") // RG_PROCESSES))
+    search = [rg, "--no-config", "--null", "-n", "--threads", "1", "--regexp", NEEDLE]
+    xargs = ["xargs", "-0", "-P", str(RG_PROCESSES), "-n", str(per), *search, "--"]
+    subprocess.run(xargs, cwd=root, input=names, capture_output=True, check=False)
 
 
 def make_big(path: Path, size: int, line_bytes: int = 100) -> int:
@@ -148,7 +189,7 @@ def probe_read(root: Path, name: str, tail_offset: int) -> tuple[int, int, float
 
 
 def read_rows(root: Path, size: int, data: dict) -> list[tuple]:
-    mb = f"{size / 1e6:.0f} MB"
+    mb = f"{size / 1e6:g} MB"
     lines = make_big(root / "big.txt", size)
     before, after, took, total, shown = probe_read(root, "big.txt", lines - 100)
     (root / "big.txt").unlink()
@@ -178,10 +219,12 @@ def read_rows(root: Path, size: int, data: dict) -> list[tuple]:
     ]
 
 
-def run(quick: bool = False, files: int | None = None, big_mb: int | None = None) -> dict:
-    files = files or (5_000 if quick else 20_000)
-    size = (big_mb or (50 if quick else 200)) * 1_000_000
-    reps = 2 if quick else 3
+def run(
+    quick: bool = False, smoke: bool = False, files: int | None = None, big_mb: float | None = None
+) -> dict:
+    files = files or (60 if smoke else 5_000 if quick else 20_000)
+    size = int((big_mb or (0.2 if smoke else 50 if quick else 200)) * 1_000_000)
+    reps = 1 if smoke else 2 if quick else 3
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-tools-"))
     data: dict = {"files": files}
     try:

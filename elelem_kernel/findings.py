@@ -12,6 +12,9 @@ from typing import Any
 
 #: Severities, worst first.
 SEVERITIES = ("blocker", "major", "minor", "nit")
+#: The formats a review's report is written in (review/report.py writes them; the command
+#: line offers them without importing the writers).
+FORMATS = ("markdown", "json", "sarif")
 
 
 def rank(severity: str | None) -> int:

@@ -23,8 +23,8 @@ def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     """Order the tests for the parallel workers: the browser tests last, and the slowest
-    files first: packaging, tests/e2e/, and among the browser files those that start
-    servers of their own.
+    files first: packaging, tests/e2e/, tests/bench/ (`python -m bench --smoke`), and
+    among the browser files those that start servers of their own.
 
     Playwright's sync API keeps an event loop running on the main thread until its
     session-scoped fixtures are torn down; any test after it that calls `asyncio.run()`
@@ -40,7 +40,7 @@ def pytest_collection_modifyitems(
             browser,
             browser and "lab" in item.fixturenames,  # the session's JupyterLab, not one of its own
             item.get_closest_marker("packaging") is None,
-            not item.nodeid.startswith("tests/e2e/"),
+            not item.nodeid.startswith(("tests/e2e/", "tests/bench/")),
         )
 
     items.sort(key=order)

@@ -24,6 +24,7 @@ from typing import Any
 from elelem_kernel.agent.restore import Rebuilt, rebuild
 from elelem_kernel.cli.notebook import append_turn, new_notebook
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.jupyter import notebook_json
 from elelem_kernel.jupyter.notebook_file import read_notebook
 from elelem_kernel.render.static import bundle
 from elelem_kernel.text import shorten
@@ -89,12 +90,10 @@ def save_turn(session_id: str, cwd: str, record: dict[str, Any]) -> Path:
     """Append the turn `record` to the session's notebook (created on the first turn)."""
     path = path_of(session_id)
     if not path.exists():
-        import nbformat  # lazy: only a saving session needs it
-
         path.parent.mkdir(parents=True, exist_ok=True)
         notebook = new_notebook()
-        notebook.metadata[METADATA] = {"session": session_id, "cwd": cwd}
-        nbformat.write(notebook, str(path))
+        notebook["metadata"][METADATA] = {"session": session_id, "cwd": cwd}
+        notebook_json.write(notebook, path)
     mtime = path.stat().st_mtime_ns
     append_turn(path, record, *bundle(record), expected_mtime_ns=mtime)
     return path

@@ -32,7 +32,6 @@ import argparse
 import math
 import os
 import re
-import shlex
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -318,6 +317,8 @@ class Ledger:
 
     def raise_with(self, amount: str) -> str:
         """The front's words for setting the budget to `amount`."""
+        import shlex  # only when a budget is refused: the CLI's turn does not need it
+
         return self.hint.format(amount=amount, quoted=shlex.quote(amount))
 
     # -- spending ------------------------------------------------------------------

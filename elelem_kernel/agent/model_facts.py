@@ -122,7 +122,8 @@ class ModelFacts:
         window (`assumed` when no source names it)."""
         self._raw = estimate(messages, tools)
         window, source = self.window()
-        meter = {"used": self.estimate(messages, tools), "window": window, "estimated": True}
+        used = int(self._raw * self.calibration.get(self.conversation.id, 1.0) + 0.5)
+        meter = {"used": used, "window": window, "estimated": True}  # one estimate, not two
         if not known(source):
             meter["assumed"] = True
         return meter

@@ -18,7 +18,7 @@ from elelem_kernel.agent.restore import rebuild
 from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.events import EXIT_CODES
-from elelem_kernel.jupyter import append
+from elelem_kernel.jupyter import append, notebook_json
 from elelem_kernel.jupyter.notebook_file import read_notebook
 from elelem_kernel.jupyter.restore import restored_line
 from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME, RECORD_KEY
@@ -88,10 +88,8 @@ def _session(path: Path, options: dict[str, Any], err: IO[str]) -> Any:
 
 def _unwritable(path: Path) -> str | None:
     """Why the turn could not be appended to the existing file at `path`, before asking."""
-    import nbformat
-
     try:
-        nbformat.read(path, as_version=4)
+        notebook_json.read(path)
     except Exception as error:
         return (
             f"cannot continue {path}: it is not a notebook nbformat can read "
@@ -116,8 +114,6 @@ def append_turn(
     if the file changed since, nothing is written and ElelemError says so. The new cell
     is `%%elelem` + prompt in Python notebooks, the bare prompt in Elelem-kernel notebooks.
     """
-    import nbformat
-
     path = Path(path)
     _check_unchanged(path, expected_mtime_ns)
     elelem = append.elelem_if_unchanged(path, expected_mtime_ns)
@@ -127,48 +123,49 @@ def append_turn(
         notebook = new_notebook()
     else:
         try:
-            notebook = nbformat.read(path, as_version=4)
+            notebook = notebook_json.read(path)
         except Exception as error:
             raise ElelemError(
                 f"cannot add the turn to {path}: it is not a notebook nbformat can read "
                 f"({type(error).__name__}: {_first_line(error)}); nothing was written"
             ) from error
     elelem = _is_elelem(notebook)
-    if not elelem and not any("load_ext elelem_kernel" in c.source for c in notebook.cells):
-        notebook.cells.append(nbformat.v4.new_code_cell("%load_ext elelem_kernel"))
-    notebook.cells.append(_turn_cell(record, data, metadata, elelem))
+    cells = notebook["cells"]
+    if not elelem and not any("load_ext elelem_kernel" in notebook_json.source(c) for c in cells):
+        cells.append(notebook_json.new_code_cell("%load_ext elelem_kernel"))
+    cells.append(_turn_cell(record, data, metadata, elelem))
+    notebook_json.unique_ids(notebook)  # a cell id taken already: the new cell gets another
     _write(path, notebook, expected_mtime_ns)
     append.remember(path, notebook, elelem)
 
 
 def _turn_cell(
     record: dict[str, Any], data: dict[str, Any], metadata: dict[str, Any], elelem: bool
-) -> Any:
+) -> dict[str, Any]:
     """The turn's cell: its prompt (after `%%elelem` in Python notebooks), its frozen output."""
-    import nbformat
-
     prompt = str(record.get("prompt", ""))
-    cell = nbformat.v4.new_code_cell(prompt if elelem else f"%%elelem\n{prompt}")
-    if isinstance(record.get("cell"), str) and _CELL_ID.fullmatch(record["cell"]):
-        cell.id = record["cell"]
+    cell_id = record.get("cell")
+    cell = notebook_json.new_code_cell(
+        prompt if elelem else f"%%elelem\n{prompt}",
+        cell_id if isinstance(cell_id, str) and _CELL_ID.fullmatch(cell_id) else None,
+    )
     output_metadata = {**metadata, RECORD_KEY: metadata.get(RECORD_KEY, record)}
-    cell.outputs = [nbformat.v4.new_output("display_data", data=data, metadata=output_metadata)]
+    cell["outputs"] = [notebook_json.display_data(data, output_metadata)]
     return cell
 
 
 _CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
-def new_notebook() -> Any:
-    import nbformat
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = {
+def new_notebook() -> dict[str, Any]:
+    """An empty notebook of the Elelem kernel."""
+    notebook = notebook_json.new_notebook()
+    notebook["metadata"]["kernelspec"] = {
         "name": KERNEL_NAME,
         "display_name": KERNEL_DISPLAY_NAME,
         "language": KERNEL_NAME,
     }
-    notebook.metadata["language_info"] = {"name": KERNEL_NAME}
+    notebook["metadata"]["language_info"] = {"name": KERNEL_NAME}
     return notebook
 
 
@@ -187,12 +184,10 @@ def _check_unchanged(path: Path, expected_mtime_ns: int | None) -> None:
         )
 
 
-def _write(path: Path, notebook: Any, expected_mtime_ns: int | None) -> None:
-    import nbformat
-
+def _write(path: Path, notebook: dict[str, Any], expected_mtime_ns: int | None) -> None:
     temporary = path.with_name(f".{path.name}.elelem-{os.getpid()}.tmp")
     try:
-        nbformat.write(notebook, temporary)
+        notebook_json.write(notebook, temporary)
         if path.exists():
             os.chmod(temporary, path.stat().st_mode & 0o7777)
         _check_unchanged(path, expected_mtime_ns)

@@ -14,9 +14,8 @@ from typing import Any
 from elelem_kernel.agent.budget import EXIT_CODE, budget_argument
 from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.agent.toolbox import MODES
-from elelem_kernel.findings import SEVERITIES
+from elelem_kernel.findings import FORMATS, SEVERITIES
 from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
-from elelem_kernel.review.report import FORMATS
 
 DESCRIPTION = """\
 An agent harness for Jupyter and the terminal. The agent calls a model, runs the tools it

@@ -1,13 +1,14 @@
 """Append a cell to a notebook this process wrote, without rewriting the whole file.
 
-`nbformat.write` lays a notebook out as sorted-key JSON with one-space indents, so its
-cells end at the first line that is exactly ` ],` and only the notebook's metadata follows.
-After a full write, `remember` notes where that is and what follows; while the file still
-has that size, mtime and ending, `append` writes the new cell's JSON (cut from
-`nbformat.writes` of a one-cell notebook, so it is the same bytes) and the old ending from
-there. The file is then byte for byte what a full rewrite would give. Anything else (the
-file changed, the cell id is taken, nothing remembered) means the caller rewrites in full.
-A write that fails (a full disk) puts the old ending back before the error goes on.
+`notebook_json.write` lays a notebook out as `nbformat.write` does, sorted-key JSON with
+one-space indents, so its cells end at the first line that is exactly ` ],` and only the
+notebook's metadata follows. After a full write, `remember` notes where that is and what
+follows; while the file still has that size, mtime and ending, `append` writes the new
+cell's JSON (cut from `notebook_json.dumps` of a one-cell notebook, so it is the same
+bytes) and the old ending from there. The file is then byte for byte what a full rewrite
+would give. Anything else (the file changed, the cell id is taken, nothing remembered)
+means the caller rewrites in full. A write that fails (a full disk) puts the old ending
+back before the error goes on.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from elelem_kernel.jupyter import notebook_json
 
 #: Where the cells of an nbformat-written notebook end, and the separator between cells.
 _CELLS_END = b"\n ],\n"
@@ -40,9 +43,10 @@ def remember(path: Path, notebook: Any, elelem: bool) -> None:
     _last.pop(str(path), None)
     data = Path(path).read_bytes()
     end = data.find(_CELLS_END)
-    if end < 0 or not notebook.cells:  # no cells: the next one is written in full
+    cells = notebook["cells"]
+    if end < 0 or not cells:  # no cells: the next one is written in full
         return
-    ids = frozenset(str(cell.get("id")) for cell in notebook.cells if cell.get("id"))
+    ids = frozenset(str(cell.get("id")) for cell in cells if cell.get("id"))
     _remember(path, end, data[end:], elelem, ids)
 
 
@@ -91,9 +95,7 @@ def append(path: Path, cell: Any) -> bool:
 
 def cell_json(cell: Any) -> bytes:
     """`cell` as `nbformat.write` lays it out inside a notebook's cells list."""
-    import nbformat
-
-    text = nbformat.writes(nbformat.v4.new_notebook(cells=[cell])).encode("utf-8")
+    text = notebook_json.dumps(notebook_json.new_notebook(cells=[cell])).encode("utf-8")
     start = text.index(b'"cells": [\n') + len(b'"cells": [\n')
     return text[start : text.index(_CELLS_END)]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from elelem_kernel.agent.restore import Cell
+from elelem_kernel.jupyter import notebook_json
 from elelem_kernel.names import RECORD_KEY
 
 
@@ -59,7 +60,7 @@ def read_notebook(path: Path) -> tuple[list[NotebookCell], list[str]]:
     cells, problem = _walk(notebook)
     if problem:
         return cells, [f"{path.name} {problem}; nothing restored"]
-    problem = _nbformat_problem(notebook)
+    problem = notebook_json.problem(notebook)
     if problem:
         return cells, [
             f"{path.name} is not a valid notebook ({problem}); restored what could be read"
@@ -97,20 +98,6 @@ def _cell(raw: dict[str, Any]) -> NotebookCell:
         if isinstance(metadata, dict) and RECORD_KEY in metadata:
             records.append(metadata[RECORD_KEY])
     return NotebookCell(cell_id, source if isinstance(source, str) else None, records)
-
-
-def _nbformat_problem(notebook: dict[str, Any]) -> str | None:
-    import nbformat
-
-    try:
-        error = next(nbformat.validator.iter_validate(notebook), None)
-    except Exception as failure:
-        return str(failure).splitlines()[0][:120] if str(failure) else type(failure).__name__
-    if error is None:
-        return None
-    where = "/".join(str(part) for part in error.absolute_path)
-    message = str(error.message).splitlines()[0][:100]
-    return f"{where}: {message}" if where else message
 
 
 _CELL_START = re.compile(r'"cell_type"\s*:')

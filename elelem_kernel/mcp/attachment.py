@@ -9,7 +9,6 @@ composition root attaches one to every session (`assembly/bundled.py`, the "mcp"
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,6 @@ from typing import Any
 
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.mcp import config as mcp_config
-from elelem_kernel.mcp import tool_cache
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.tools import PREFIX, convert, make_tool
 from elelem_kernel.redaction import forms_of, redact
@@ -28,10 +26,13 @@ INSTALL_HINT = "pip install 'elelem-kernel[mcp]'"
 def sdk_installed() -> bool:
     """Whether the `mcp` SDK can be imported (found without importing it) and is 2.x: 1.x
     (which jupyter-ai 3 pins) has other client APIs."""
+    # importlib.metadata imports email, zipfile, csv ...: only once MCP is configured
+    from importlib.metadata import version
+
     try:
         if importlib.util.find_spec("mcp") is None:
             return False
-        return int(importlib.metadata.version("mcp").split(".")[0]) >= 2
+        return int(version("mcp").split(".")[0]) >= 2
     except (ImportError, ValueError):
         return False
 
@@ -76,6 +77,8 @@ class McpTools:
             )
             live = {}
         if live or self.hub is not None:
+            # the hub and the tool cache only once a server is configured
+            from elelem_kernel.mcp import tool_cache
             from elelem_kernel.mcp.hub import hub
 
             self.hub = hub()
@@ -101,6 +104,8 @@ class McpTools:
             toolbox.remove(name)
         if self.hub is None:
             return
+        from elelem_kernel.mcp import tool_cache  # a hub runs: servers are configured
+
         for link in list(self.hub.links.values()):
             if link.state == "running" and self._saved.get(link.name) != id(link.tools):
                 tool_cache.save(link.config, link.tools)
@@ -121,6 +126,8 @@ class McpTools:
     ) -> dict[str, Any]:
         """Run `tool` on its server through the hub (starting the server first if it was
         offered from the cache); failures become error results."""
+        from elelem_kernel.mcp import tool_cache  # a call means servers are configured
+
         try:
             link = await self.hub.run(self.hub.ensure(config.name))
             if link is not None and link.state == "running":

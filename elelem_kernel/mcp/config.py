@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +70,8 @@ _PLAIN = re.compile(r"[\w@%+=:,./${}-]+")
 def shell_words(words: list[str]) -> str:
     """`words` as one command line a person can paste: quoted where a shell would split
     or change them, `${VAR}` as written."""
+    import shlex  # only to show a server's command: not for every session's config read
+
     return " ".join(w if _PLAIN.fullmatch(w) else shlex.quote(w) for w in words)
 
 

@@ -8,11 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elelem_kernel._version import __version__
-from elelem_kernel.findings import Finding, at_least, sort
+from elelem_kernel.findings import FORMATS, Finding, at_least, sort
 from elelem_kernel.render.findings import findings_html, findings_markdown
 from elelem_kernel.render.markdown import escape, neutralise, to_html
 
-FORMATS = ("markdown", "json", "sarif")
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 )

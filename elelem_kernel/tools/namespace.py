@@ -24,7 +24,6 @@ from elelem_kernel.text import clip
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.capture import captured
 from elelem_kernel.tools.declaration import STRING, Arguments, Result, ToolContext, ToolDefinition
-from elelem_kernel.tools.displays import Displays, captured_displays, rich_value, to_result
 
 #: Longest repr of a last expression's value.
 VALUE_CHARS = 10_000
@@ -50,6 +49,9 @@ def run_python(namespace: dict[str, Any], code: str) -> dict[str, Any]:
         tree.body.pop()
         last = ast.Expression(final.value)
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    # what code displays, only once the python tool runs (html.parser): not on every turn
+    from elelem_kernel.tools.displays import Displays, captured_displays, rich_value, to_result
+
     result: dict[str, Any] = {}
     shown = Displays()
     try:

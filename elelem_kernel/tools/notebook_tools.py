@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools import changes, notebook_run, notebooks, notebooks_live, protected
+from elelem_kernel.tools import changes, notebook_run, notebooks, protected
 from elelem_kernel.tools.declaration import (
     CELL,
     PATH,
@@ -23,8 +23,10 @@ from elelem_kernel.tools.declaration import (
     ToolContext,
     ToolDefinition,
 )
-from elelem_kernel.tools.notebooks_live import Link
 from elelem_kernel.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from elelem_kernel.tools.notebooks_live import Link
 
 #: The `path` argument of the notebook tools.
 NOTEBOOK = {**PATH, "description": "a notebook file; omit for the open notebook"}
@@ -48,7 +50,9 @@ def live(context: ToolContext, path: str | None) -> Link | None:
     link = context.live_notebook
     if not path:
         if link is None:
-            raise ToolError(notebooks_live.NOT_REACHABLE)
+            from elelem_kernel.tools.notebooks_live import NOT_REACHABLE  # only in a front
+
+            raise ToolError(NOT_REACHABLE)
         return link
     if link is not None and _is_open(context, path):
         return link
@@ -88,6 +92,8 @@ def _read(context: ToolContext) -> ToolDefinition:
     async def notebook_read(args: Arguments) -> Result:
         link = live(context, args.get("path"))
         if link is not None:
+            from elelem_kernel.tools import notebooks_live  # only with an open notebook
+
             return await notebooks_live.read_open(
                 link, args.get("cells"), args.get("outputs", True)
             )
@@ -125,6 +131,8 @@ def _edit(context: ToolContext) -> ToolDefinition:
         change = {k: v for k, v in args.items() if k != "path"}
         link = live(context, args.get("path"))
         if link is not None:
+            from elelem_kernel.tools import notebooks_live  # only with an open notebook
+
             asked = _edits_asked(context)
             result = await notebooks_live.edit_open(link, asked, context.turn_id, **change)
             undo = result.pop("_undo", None)
@@ -158,6 +166,8 @@ def _run(context: ToolContext) -> ToolDefinition:
         timeout = args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
         link = live(context, args.get("path"))
         if link is not None:
+            from elelem_kernel.tools import notebooks_live  # only with an open notebook
+
             return await notebooks_live.run_open(
                 link, context.namespace, args.get("cells"), timeout
             )

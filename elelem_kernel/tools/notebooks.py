@@ -19,7 +19,6 @@ from elelem_kernel.errors import ToolError
 from elelem_kernel.images import TYPES
 from elelem_kernel.text import clip
 from elelem_kernel.tools.bounds import MAX_BYTES, human_size, unified_diff
-from elelem_kernel.tools.displays import DEFAULT_REPR, html_text
 from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.regular_files import check_regular, open_regular
 from elelem_kernel.tools.workspace import Workspace, atomic_write
@@ -149,6 +148,9 @@ def summarize_outputs(outputs: list[Any], images: list[dict[str, Any]] | None = 
         if kind == "stream":
             out.append(f"{o.get('name', 'stream')}: {clip(_text(o.get('text')), OUTPUT_CHARS)}")
         elif kind in ("execute_result", "display_data"):
+            # html.parser only when outputs are read, not for declaring the tools
+            from elelem_kernel.tools.displays import DEFAULT_REPR, html_text
+
             data = o.get("data", {})
             label = f"Out[{o.get('execution_count')}]" if kind == "execute_result" else "display"
             text = clip(_text(data.get("text/plain", "")), OUTPUT_CHARS)

@@ -1,15 +1,122 @@
-"""The benchmarks' cheapest parts on tiny sizes, so the code does not rot (no timing asserts)."""
+"""The benchmarks on tiny sizes, so the code does not rot (no timing asserts): every
+benchmark end to end through `python -m bench --smoke`, and the cheapest parts alone."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import subprocess
 import sys
 
 import httpx
 
-from bench import images, notebook_memory, prefix, streaming, tools_scale
+from bench import __main__ as runner
+from bench import images, jupyter_ai, notebook_memory, prefix, streaming, tools_scale
 from bench.__main__ import table
-from bench.common import Round, WireServer, long_text
+from bench.common import REPO, Round, WireServer, long_text
+
+
+def test_smoke_runs_every_benchmark_end_to_end(tmp_path):
+    """`python -m bench --smoke` as a process: every benchmark runs and none fails.
+
+    A private HOME, so the jupyter-ai venv is not made (the stand-in `%%ai` runs) and the
+    bench's caches start empty, as on a clean clone."""
+    out_json = tmp_path / "results.json"
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    out = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke", "--out", str(out_json)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    report = json.loads(out_json.read_text())
+    assert [r["name"] for r in report["results"]] == list(runner.BENCHMARKS)
+    for r in report["results"]:
+        assert r["rows"] and "error" not in r, r["name"]
+        assert not [row for row in r["rows"] if row[1] == "failed"], r["name"]
+        assert r["title"] in out.stdout
+    assert "goals" not in report and "figures not judged" in out.stdout
+
+
+BROKEN = """
+NAME = "broken"
+
+
+def run(quick=False):
+    raise RuntimeError("the wire server said no")
+"""
+FINE = """
+from bench.common import result
+
+NAME = "fine"
+
+
+def run(quick=False, smoke=False):
+    return result("fine", "A fine benchmark", [("smoke", smoke, "flag")])
+"""
+
+
+def test_a_failed_benchmark_says_failed_and_the_others_still_print(tmp_path, monkeypatch, capsys):
+    """Benchmarks are found by their files (a `run`, named by NAME or the file); one that
+    raises gets a "failed" row and the exit code 1, and the next one still runs and prints."""
+    folder = tmp_path / "benchx"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "a_broken.py").write_text(BROKEN)
+    (folder / "b_fine.py").write_text(FINE)
+    (folder / "c_unnamed.py").write_text(FINE.replace('NAME = "fine"', ""))
+    (folder / "helper.py").write_text("def helps():\n    pass\n")  # no run: not one
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = runner.discover(folder)
+    assert found == {
+        "broken": "benchx.a_broken",
+        "fine": "benchx.b_fine",
+        "c_unnamed": "benchx.c_unnamed",
+    }
+    monkeypatch.setattr(runner, "BENCHMARKS", found)
+    assert runner.main(["--smoke", "--out", str(tmp_path / "r.json")]) == 1
+    text = capsys.readouterr().out
+    assert re.search(r"run +failed +RuntimeError: the wire server said no", text)
+    assert "A fine benchmark" in text and re.search(r"smoke +True +flag", text)
+    assert "failed: broken" in text
+
+
+def test_against_jupyter_ai_pairs_only_runs_that_measured_both():
+    """A run that saw no reply text (None) leaves its pair out; the table does not crash."""
+
+    def one(wall: float, first: float | None) -> dict:
+        return {"wall": wall, "iopub": 4, "kinds": "status 2", "first_text": first}
+
+    runs = {
+        "elelem": [one(0.10, 0.02), one(0.10, None), one(0.10, 0.02)],
+        "ai": [one(0.20, 0.04), one(0.20, 0.04), one(0.20, 0.04)],
+        "ai_stream": [one(0.05, None), one(0.05, 0.01), one(0.05, 0.01)],
+    }
+    data = {"first_turn": dict.fromkeys(runs, 0.5), "read_only": [one(0.05, None)] * 3}
+    rows = {label: value for label, value, _ in jupyter_ai.rows(runs, data)}
+    assert rows["ours ÷ %%ai, default (stream: false), first text"] == 0.5
+    assert rows["ours ÷ %%ai, default (stream: false), wall"] == 0.5
+    assert rows['ours ÷ %%ai -m {"streaming":true}, first text'] == 2.0
+
+
+def test_a_warm_session_takes_long_replies_turn_after_turn(tmp_path):
+    """Two 2,000-word replies in one session: the bench's window keeps the second turn
+    from compacting (a request the server's script does not hold)."""
+    (tmp_path / "README.md").write_text("# x\n")
+    with WireServer() as server:
+        server.script("openai", *[Round(text=long_text(2000))] * 2)
+        warm = streaming.WarmSession(server.base_url("openai"), tmp_path)
+        try:
+            warm.turn()
+            warm.turn()
+        finally:
+            warm.close()
+        assert server.pending() == 0 and len(server.requests) == 2
 
 
 def test_floor_and_warm_session_stream_a_reply(tmp_path):
@@ -111,9 +218,10 @@ def test_goals_read_their_figures_and_say_which_are_met():
 def test_every_goal_names_a_row_its_benchmark_prints():
     import inspect
 
-    from bench import goals, jupyter_ai, notebook_memory, streaming, tools_scale
+    from bench import goals, jupyter_ai, notebook_memory, startup, streaming, tools_scale
 
     sources = {
+        "startup": inspect.getsource(startup),
         "streaming": inspect.getsource(streaming),
         "jupyter_ai": inspect.getsource(jupyter_ai),
         "notebook": inspect.getsource(notebook_memory),
