@@ -40,7 +40,6 @@ from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError
 from elelem_kernel.events import Provider, map_stop_reason
 from elelem_kernel.options import from_env
 from elelem_kernel.redaction import redact
-from elelem_kernel.store import signature
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -268,6 +267,8 @@ class Turn:
             record["calibration"] = round(factor, 4)  # restored with the conversation
         record.update(session.turn_extras)
         if record.get("changes"):  # before `fit`: a change cut to fit no longer verifies
+            from elelem_kernel.store import signature  # lazy: only a turn that changed things
+
             record["signature"] = signature.sign(record)
         if self.notices:
             record["notices"] = self.notices

@@ -180,6 +180,8 @@ def _run(context: ToolContext) -> ToolDefinition:
         link = live(context, args.get("path"))
         if link is None:
             return None
+        from elelem_kernel.tools import notebooks_live  # only with an open notebook
+
         timeout = args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
         plan = await notebooks_live.plan_open(link, args.get("cells"))
 
