@@ -4,23 +4,38 @@ Before anything else runs, the real stdout is duplicated for the protocol and fi
 descriptor 1 is pointed at stderr: a `print` in a plugin, a tool's child process or a
 library's warning then lands on stderr instead of corrupting the JSON-RPC stream.
 Logs go to stderr too.
+
+stdin is read by a thread of its own, so it may be a pipe, a socket, a terminal or a
+plain file (`elelem-kernel acp < requests.jsonl`); each line is checked (lines.py) before
+the SDK gets it. stdout may be a file too. When stdin ends or the client stops reading
+stdout, the running turns are cancelled, the MCP servers stopped and the process exits,
+after at most `GRACE` seconds even if a turn does not end: an agent whose client went
+away is never left behind.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
+import stat
 import sys
-from typing import Any, BinaryIO
+import threading
+from collections.abc import Callable
+from typing import Any
 
 from acp import run_agent
 
 from elelem_kernel.acp.agent import ElelemAgent
+from elelem_kernel.acp.lines import INVALID_REQUEST, check, error
 
 #: Largest JSON-RPC line read (a prompt with embedded files), as the SDK's own default.
 LINE_LIMIT = 50 * 1024 * 1024
+CHUNK = 64 * 1024  #: bytes read from stdin at a time
+GRACE = 5.0  #: seconds the turns get to end once the client has gone
+log = logging.getLogger("elelem_kernel.acp")
 
 
 def serve(defaults: dict[str, Any]) -> int:
@@ -30,7 +45,7 @@ def serve(defaults: dict[str, Any]) -> int:
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per model request is noise
     sys.stdout.flush()
-    protocol = os.fdopen(os.dup(1), "wb", buffering=0)
+    protocol = os.dup(1)
     os.dup2(2, 1)
     agent = ElelemAgent(defaults)
     try:
@@ -42,20 +57,187 @@ def serve(defaults: dict[str, Any]) -> int:
     return 0
 
 
-async def _run(agent: ElelemAgent, protocol: BinaryIO) -> None:
+async def _run(agent: ElelemAgent, out_fd: int) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    transport, writing = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, protocol)
-    writer = asyncio.StreamWriter(transport, writing, None, loop)
+    gone = asyncio.Event()
+    lines = Lines(reader, gone.set, stat.S_ISREG(os.fstat(0).st_mode))
+    writer = lines.writer = await _writer(out_fd, gone.set, lines)
+    threading.Thread(target=lines.read, args=(loop,), name="acp-stdin", daemon=True).start()
+    sdk = loop.create_task(run_agent(agent, writer, reader))  # type: ignore[arg-type]
+    ended = loop.create_task(gone.wait())
+    await asyncio.wait({sdk, ended}, return_when=asyncio.FIRST_COMPLETED)
+    ended.cancel()
+    watchdog = threading.Timer(GRACE * 2, _exit_now)
+    watchdog.daemon = True
+    watchdog.start()
+    lines.end()
     try:
-        await run_agent(agent, writer, reader)  # type: ignore[arg-type]
+        await agent.close(GRACE)
+        await asyncio.wait_for(sdk, GRACE)
+    except asyncio.TimeoutError:
+        log.warning("the connection did not close in %g s", GRACE)
     finally:
-        for live in agent.sessions.values():
-            if live.turn is not None:
-                live.turn.cancel()
-                with contextlib.suppress(BaseException):
-                    await live.turn
+        watchdog.cancel()
+
+
+class Lines:
+    """stdin split into lines: good messages fed to the SDK, bad ones answered here.
+
+    The end of a pipe means the client has gone; the end of a file (`acp < requests.jsonl`)
+    only that the requests are all there, so the agent first answers them all.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, gone: Callable[[], None], file: bool):
+        self.reader = reader
+        self.writer: Any = None
+        self.gone = gone
+        self.file = file
+        self.buffer = bytearray()
+        self.skipping = False  #: inside a line longer than LINE_LIMIT
+        self.ended = False
+        self.at_end = False  #: the file was read to its end
+        self.unanswered: dict[Any, int] = {}  #: request ids fed from a file, not yet answered
+
+    def read(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The reading thread: each chunk handed to the loop, and waited for (backpressure)."""
+        while True:
+            try:
+                chunk = os.read(0, CHUNK)
+            except OSError:
+                chunk = b""
+            try:
+                asyncio.run_coroutine_threadsafe(self.take(chunk), loop).result()
+            except (RuntimeError, asyncio.CancelledError):  # the loop is gone: so is the agent
+                return
+            if not chunk:
+                return
+
+    async def take(self, chunk: bytes) -> None:
+        if self.ended:
+            return
+        if not chunk:
+            self.at_end = True
+            self._done_when_answered()
+            return
+        self.buffer += chunk
+        while True:
+            end = self.buffer.find(b"\n")
+            if end < 0:
+                break
+            line = bytes(self.buffer[: end + 1])
+            del self.buffer[: end + 1]
+            if self.skipping:
+                self.skipping = False
+                self.writer.write(error(None, INVALID_REQUEST, "message longer than 50 MiB"))
+            elif line.strip():
+                self._line(line)
+        if len(self.buffer) > LINE_LIMIT:
+            self.buffer.clear()
+            self.skipping = True
+
+    def _line(self, line: bytes) -> None:
+        answer = check(line)
+        if answer is None:
+            if self.file:
+                self._track(line)
+            self.reader.feed_data(line)
+        else:
+            log.warning("%s", answer.decode().strip())
+            self.writer.write(answer)
+
+    def _track(self, line: bytes) -> None:
+        message = json.loads(line)
+        if "method" in message and "id" in message:
+            key = message["id"]
+            self.unanswered[key] = self.unanswered.get(key, 0) + 1
+
+    def answered(self, data: bytes) -> None:
+        """The agent wrote `data`: when it answers a request from a file, that is done."""
+        if not self.unanswered:
+            return
+        with contextlib.suppress(ValueError, AttributeError, TypeError):
+            message = json.loads(data)
+            key = message.get("id")
+            if "method" not in message and key in self.unanswered:
+                self.unanswered[key] -= 1
+                if not self.unanswered[key]:
+                    del self.unanswered[key]
+        self._done_when_answered()
+
+    def _done_when_answered(self) -> None:
+        if self.at_end and (not self.file or not self.unanswered):
+            self.gone()
+
+    def end(self) -> None:
+        """No more input for the SDK."""
+        if not self.ended:
+            self.ended = True
+            self.reader.feed_eof()
+
+
+class _Output(asyncio.streams.FlowControlMixin):
+    """The protocol of stdout's pipe: tells when the client stops reading."""
+
+    def __init__(self, lost: Callable[[], None]):
+        super().__init__()
+        self.lost = lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.lost()
+
+
+class Writer(asyncio.StreamWriter):
+    """stdout for the SDK and for `Lines`; each line written is shown to `lines`, which
+    needs to know when the requests of a file are all answered."""
+
+    def __init__(self, transport: Any, protocol: Any, lines: Lines):
+        super().__init__(transport, protocol, None, asyncio.get_running_loop())
+        self.lines = lines
+
+    def write(self, data: Any) -> None:
+        super().write(data)
+        if self.lines.file:
+            self.lines.answered(bytes(data))
+
+
+class FileTransport(asyncio.WriteTransport):
+    """stdout as a plain file (`> out.jsonl`): written through, never waits."""
+
+    def __init__(self, fd: int):
+        super().__init__()
+        self.fd = fd
+        self.closed = False
+
+    def write(self, data: Any) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+
+async def _writer(fd: int, lost: Callable[[], None], lines: Lines) -> Writer:
+    """A writer for stdout: through the event loop's pipe transport unless it is a file."""
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        return Writer(FileTransport(fd), asyncio.streams.FlowControlMixin(), lines)
+    loop = asyncio.get_running_loop()
+    pipe = os.fdopen(fd, "wb", buffering=0)
+    transport, protocol = await loop.connect_write_pipe(lambda: _Output(lost), pipe)
+    return Writer(transport, protocol, lines)
+
+
+def _exit_now() -> None:
+    """The turns did not end after the client left: stop the servers and exit anyway."""
+    log.warning("the turns did not end in time after the client went away: exiting")
+    with contextlib.suppress(Exception):
+        _shutdown_mcp()
+    os._exit(1)
 
 
 def _shutdown_mcp() -> None:
