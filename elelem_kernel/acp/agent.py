@@ -27,26 +27,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
+from acp import RequestError, update_agent_message_text
 from acp.helpers import update_available_commands, update_current_mode
 from acp.schema import (
-    AgentCapabilities,
     AvailableCommand,
     AvailableCommandInput,
+    ClientCapabilities,
     ConfigOptionUpdate,
-    Implementation,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
-    McpCapabilities,
     NewSessionResponse,
-    PromptCapabilities,
     PromptResponse,
-    SessionCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionInfo,
-    SessionListCapabilities,
     SessionMode,
     SessionModeState,
     SetSessionConfigOptionResponse,
@@ -55,10 +50,10 @@ from acp.schema import (
     Usage,
 )
 
-from elelem_kernel._version import __version__
 from elelem_kernel.acp import store
 from elelem_kernel.acp.approval import AcpApprover
 from elelem_kernel.acp.files import ClientFiles
+from elelem_kernel.acp.hello import initialize_result
 from elelem_kernel.acp.terminal import ClientTerminal
 from elelem_kernel.acp.updates import Updates, fenced
 from elelem_kernel.agent.record import new_id
@@ -133,19 +128,16 @@ class ElelemAgent:
     ) -> InitializeResponse:
         self.capabilities = client_capabilities
         self.usage_updates = knows_usage(client_capabilities)
-        return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
-                ),
-                mcp_capabilities=McpCapabilities(http=True, sse=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
-            ),
-            auth_methods=[],
-            agent_info=Implementation(name="elelem", title="Elelem", version=__version__),
-        )
+        return InitializeResponse.model_validate(initialize_result(protocol_version))
+
+    def remember_client(self, params: dict[str, Any]) -> None:
+        """What the client said in the `initialize` that `serve` answered early."""
+        try:
+            capabilities = ClientCapabilities.model_validate(params.get("clientCapabilities") or {})
+        except ValueError:  # pydantic's ValidationError is one: such a client offers nothing
+            capabilities = None
+        self.capabilities = capabilities
+        self.usage_updates = knows_usage(capabilities)
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         raise invalid(

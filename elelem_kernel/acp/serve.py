@@ -7,7 +7,9 @@ Logs go to stderr too.
 
 stdin is read by a thread of its own, so it may be a pipe, a socket, a terminal or a
 plain file (`elelem-kernel acp < requests.jsonl`); each line is checked (lines.py) before
-the SDK gets it. stdout may be a file too. When stdin ends or the client stops reading
+the SDK gets it. stdout may be a file too. The SDK takes over a second to import, so it is
+imported in a thread while the first `initialize` is answered here (hello.py): a client
+sees the agent ready at once. When stdin ends or the client stops reading
 stdout, the running turns are cancelled, the MCP servers stopped and the process exits,
 after at most `GRACE` seconds even if a turn does not end: an agent whose client went
 away is never left behind.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import logging
 import os
@@ -24,12 +27,13 @@ import stat
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp import run_agent
-
-from elelem_kernel.acp.agent import ElelemAgent
+from elelem_kernel.acp.hello import early_initialize, initialize_result
 from elelem_kernel.acp.lines import INVALID_REQUEST, check, error
+
+if TYPE_CHECKING:
+    from elelem_kernel.acp.agent import ElelemAgent
 
 #: Largest JSON-RPC line read (a prompt with embedded files), as the SDK's own default.
 LINE_LIMIT = 50 * 1024 * 1024
@@ -47,9 +51,8 @@ def serve(defaults: dict[str, Any]) -> int:
     sys.stdout.flush()
     protocol = os.dup(1)
     os.dup2(2, 1)
-    agent = ElelemAgent(defaults)
     try:
-        asyncio.run(_run(agent, protocol))
+        asyncio.run(_run(defaults, protocol))
     except KeyboardInterrupt:
         return 130
     finally:
@@ -57,13 +60,16 @@ def serve(defaults: dict[str, Any]) -> int:
     return 0
 
 
-async def _run(agent: ElelemAgent, out_fd: int) -> None:
+async def _run(defaults: dict[str, Any], out_fd: int) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     gone = asyncio.Event()
     lines = Lines(reader, gone.set, stat.S_ISREG(os.fstat(0).st_mode))
     writer = lines.writer = await _writer(out_fd, gone.set, lines)
     threading.Thread(target=lines.read, args=(loop,), name="acp-stdin", daemon=True).start()
+    agent = await _agent(defaults, lines)
+    from acp import run_agent  # imported already, with the agent
+
     sdk = loop.create_task(run_agent(agent, writer, reader))  # type: ignore[arg-type]
     ended = loop.create_task(gone.wait())
     await asyncio.wait({sdk, ended}, return_when=asyncio.FIRST_COMPLETED)
@@ -79,6 +85,17 @@ async def _run(agent: ElelemAgent, out_fd: int) -> None:
         log.warning("the connection did not close in %g s", GRACE)
     finally:
         watchdog.cancel()
+
+
+async def _agent(defaults: dict[str, Any], lines: Lines) -> ElelemAgent:
+    """The agent, its module and the SDK imported in a thread; the client's `initialize`,
+    if `lines` answered it meanwhile, passed on to it."""
+    module = await asyncio.to_thread(importlib.import_module, "elelem_kernel.acp.agent")
+    agent: ElelemAgent = module.ElelemAgent(defaults)
+    lines.early = False  # from now on the SDK answers
+    if lines.hello is not None:
+        agent.remember_client(lines.hello)
+    return agent
 
 
 class Lines:
@@ -98,6 +115,8 @@ class Lines:
         self.ended = False
         self.at_end = False  #: the file was read to its end
         self.unanswered: dict[Any, int] = {}  #: request ids fed from a file, not yet answered
+        self.early = True  #: the SDK is not loaded yet: `initialize` is answered here
+        self.hello: dict[str, Any] | None = None  #: the `initialize` params answered here
 
     def read(self, loop: asyncio.AbstractEventLoop) -> None:
         """The reading thread: each chunk handed to the loop, and waited for (backpressure)."""
@@ -138,13 +157,27 @@ class Lines:
 
     def _line(self, line: bytes) -> None:
         answer = check(line)
-        if answer is None:
-            if self.file:
-                self._track(line)
-            self.reader.feed_data(line)
-        else:
+        if answer is not None:
             log.warning("%s", answer.decode().strip())
             self.writer.write(answer)
+            return
+        if self.early and self.hello is None and b'"initialize"' in line:
+            answer = self._hello(json.loads(line))
+            if answer is not None:
+                self.writer.write(answer)
+                return
+        if self.file:
+            self._track(line)
+        self.reader.feed_data(line)
+
+    def _hello(self, message: dict[str, Any]) -> bytes | None:
+        """The answer to the client's first `initialize`, when it can be given here."""
+        version = early_initialize(message)
+        if version is None:
+            return None
+        self.hello = message["params"]
+        result = {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(version)}
+        return (json.dumps(result, separators=(",", ":")) + "\n").encode()
 
     def _track(self, line: bytes) -> None:
         message = json.loads(line)
