@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.agent.restore import Rebuilt, rebuild
-from elelem_kernel.cli.notebook import append_turn, new_notebook
+from elelem_kernel.cli.notebook import append_turn
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.jupyter.notebook_file import read_notebook
+from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
 from elelem_kernel.render.static import bundle
 from elelem_kernel.text import shorten
 
@@ -98,16 +99,20 @@ def load(session_id: str) -> Saved:
 
 
 def create(session_id: str, cwd: str, mode: str) -> Path:
-    """Write the notebook of a new session (no turns yet), private to this person."""
-    import nbformat  # lazy: only a saving session needs it
+    """Write the notebook of a new session (no turns yet), private to this person.
 
+    Written as JSON, without nbformat: importing it (and jsonschema) would hold up the
+    answer to `session/new`, and an empty notebook needs no validation."""
     path = path_of(session_id)
     _private_folder(path.parent)
-    notebook = new_notebook()
-    notebook.metadata[METADATA] = {"session": session_id, "cwd": cwd, "mode": mode}
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        nbformat.write(notebook, f)
+    kernel = {"name": KERNEL_NAME, "display_name": KERNEL_DISPLAY_NAME, "language": KERNEL_NAME}
+    metadata = {
+        "kernelspec": kernel,
+        "language_info": {"name": KERNEL_NAME},
+        METADATA: {"session": session_id, "cwd": cwd, "mode": mode},
+    }
+    notebook = {"cells": [], "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
+    _write_private(path, notebook)
     return path
 
 
@@ -136,6 +141,11 @@ def remember_mode(session_id: str, mode: str) -> None:
     if not isinstance(kept, dict) or kept.get("mode") == mode:
         return
     kept["mode"] = mode
+    _write_private(path, notebook)
+
+
+def _write_private(path: Path, notebook: dict[str, Any]) -> None:
+    """Write `notebook` as `path`, mode 0600, replacing it whole (never half written)."""
     partial = path.with_name(f".{path.name}.partial")
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
