@@ -26,6 +26,7 @@ import os
 import stat
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -102,7 +103,9 @@ class Lines:
     """stdin split into lines: good messages fed to the SDK, bad ones answered here.
 
     The end of a pipe means the client has gone; the end of a file (`acp < requests.jsonl`)
-    only that the requests are all there, so the agent first answers them all.
+    only that the requests are all there: they are given to the SDK one at a time, each
+    after the answer to the one before (a script can load a session, then prompt it),
+    and the agent exits once all are answered.
     """
 
     def __init__(self, reader: asyncio.StreamReader, gone: Callable[[], None], file: bool):
@@ -117,6 +120,8 @@ class Lines:
         self.unanswered: dict[Any, int] = {}  #: request ids fed from a file, not yet answered
         self.early = True  #: the SDK is not loaded yet: `initialize` is answered here
         self.hello: dict[str, Any] | None = None  #: the `initialize` params answered here
+        self.asking: set[Any] = set()  #: ids of the agent's requests to a file, unanswered
+        self.queued: deque[bytes] = deque()  #: a file's lines not yet given to the SDK
 
     def read(self, loop: asyncio.AbstractEventLoop) -> None:
         """The reading thread: each chunk handed to the loop, and waited for (backpressure)."""
@@ -166,9 +171,20 @@ class Lines:
             if answer is not None:
                 self.writer.write(answer)
                 return
-        if self.file:
+        if self.file and b'"method"' in line:  # a response from a file is not held back
+            self.queued.append(line)
+            self._release()
+        else:
+            if self.file:
+                self._track(line)
+            self.reader.feed_data(line)
+
+    def _release(self) -> None:
+        """Feed a file's lines one request at a time: each waits for the answer before."""
+        while self.queued and not self.unanswered:
+            line = self.queued.popleft()
             self._track(line)
-        self.reader.feed_data(line)
+            self.reader.feed_data(line)
 
     def _hello(self, message: dict[str, Any]) -> bytes | None:
         """The answer to the client's first `initialize`, when it can be given here."""
@@ -184,22 +200,33 @@ class Lines:
         if "method" in message and "id" in message:
             key = message["id"]
             self.unanswered[key] = self.unanswered.get(key, 0) + 1
+        elif "method" not in message:
+            self.asking.discard(message.get("id"))
 
     def answered(self, data: bytes) -> None:
-        """The agent wrote `data`: when it answers a request from a file, that is done."""
-        if not self.unanswered:
-            return
-        with contextlib.suppress(ValueError, AttributeError, TypeError):
+        """The agent wrote `data` (stdin is a file): note its answers to the file's
+        requests, and its own requests, which nobody answers once the file has ended."""
+        try:
             message = json.loads(data)
-            key = message.get("id")
-            if "method" not in message and key in self.unanswered:
-                self.unanswered[key] -= 1
-                if not self.unanswered[key]:
-                    del self.unanswered[key]
+        except ValueError:
+            return
+        key = message.get("id") if isinstance(message, dict) else None
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            self.asking.add(key)
+        elif key in self.unanswered:
+            self.unanswered[key] -= 1
+            if not self.unanswered[key]:
+                del self.unanswered[key]
+            self._release()
         self._done_when_answered()
 
     def _done_when_answered(self) -> None:
-        if self.at_end and (not self.file or not self.unanswered):
+        if not self.at_end:
+            return
+        for key in sorted(self.asking, key=str):  # a permission asked of a file: refused
+            self.reader.feed_data(error(key, -32603, "stdin was a file, and it has ended"))
+        self.asking.clear()
+        if not self.file or not (self.unanswered or self.queued):
             self.gone()
 
     def end(self) -> None:

@@ -227,3 +227,37 @@ def test_initialize_is_answered_before_the_sdk_has_loaded(tmp_path, home, ws):
     assert hello["id"] == 1 and expected.agent_capabilities.load_session is True
     assert expected.protocol_version == acp.PROTOCOL_VERSION
     assert session["id"] == 2 and session["result"]["sessionId"]
+
+
+def test_a_file_of_requests_is_answered_and_permissions_it_cannot_give_are_refused(
+    tmp_path, home, ws, monkeypatch
+):
+    from elelem_kernel.acp import store
+
+    monkeypatch.setenv(store.ENV, home["ELELEM_ACP_SESSIONS"])
+    store.create("scripted", str(ws), "build")
+    prompt = {"sessionId": "scripted", "prompt": [{"type": "text", "text": "write a file x.md"}]}
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        lines(
+            INIT,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/load",
+                "params": {"sessionId": "scripted", "cwd": str(ws), "mcpServers": []},
+            },
+        )
+        + lines({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
+    )
+    env = {**home, "ELELEM_PROVIDER": "demo", "ELELEM_DEMO_DELAY": "0"}
+    with open(requests, "rb") as stdin:
+        done = subprocess.run(
+            [AGENT, "acp"], stdin=stdin, capture_output=True, env=env, timeout=120
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    got = answers(done.stdout.decode())
+    asked = [m for m in got if m.get("method") == "session/request_permission"]
+    answer = {m["id"]: m for m in got if "method" not in m}[3]
+    assert len(asked) == 1 and answer["result"]["stopReason"] == "end_turn"
+    assert not (ws / "x.md").exists()
