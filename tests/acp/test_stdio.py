@@ -261,3 +261,43 @@ def test_a_file_of_requests_is_answered_and_permissions_it_cannot_give_are_refus
     answer = {m["id"]: m for m in got if "method" not in m}[3]
     assert len(asked) == 1 and answer["result"]["stopReason"] == "end_turn"
     assert not (ws / "x.md").exists()
+
+
+def test_a_client_that_stops_reading_mid_turn_ends_the_agent(home, ws):
+    env = {**home, "ELELEM_PROVIDER": "demo"}
+    agent = subprocess.Popen(
+        [AGENT, "acp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        new = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {"cwd": str(ws), "mcpServers": []},
+        }
+        agent.stdin.write(lines(INIT, new).encode())
+        agent.stdin.flush()
+        session = None
+        while session is None:
+            message = json.loads(agent.stdout.readline())
+            session = message.get("result", {}).get("sessionId") if message.get("id") == 2 else None
+        prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "answer slowly"}]}
+        agent.stdin.write(
+            lines(
+                {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt}
+            ).encode()
+        )
+        agent.stdin.flush()
+        while b"agent_message_chunk" not in agent.stdout.readline():
+            pass
+        agent.stdout.close()  # stdin stays open: only the reading end is gone
+        assert agent.wait(timeout=60) == 0
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+        agent.stdin.close()
