@@ -8,8 +8,8 @@ Logs go to stderr too.
 stdin is read by a thread of its own, so it may be a pipe, a socket, a terminal or a
 plain file (`elelem-kernel acp < requests.jsonl`); each line is checked (lines.py) before
 the SDK gets it. stdout may be a file too. The SDK takes over a second to import, so it is
-imported in a thread while the first `initialize` is answered here (hello.py): a client
-sees the agent ready at once. When stdin ends or the client stops reading
+imported in a thread (lean: sdk.py) while the first `initialize` is answered here
+(hello.py): a client sees the agent ready at once. When stdin ends or the client stops reading
 stdout, the running turns are cancelled, the MCP servers stopped and the process exits,
 after at most `GRACE` seconds even if a turn does not end: an agent whose client went
 away is never left behind.
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
 import logging
 import os
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.acp.hello import early_initialize, initialize_result
 from elelem_kernel.acp.lines import INVALID_REQUEST, check, error
+from elelem_kernel.acp.sdk import import_lean
 
 if TYPE_CHECKING:
     from elelem_kernel.acp.agent import ElelemAgent
@@ -91,7 +91,7 @@ async def _run(defaults: dict[str, Any], out_fd: int) -> None:
 async def _agent(defaults: dict[str, Any], lines: Lines) -> ElelemAgent:
     """The agent, its module and the SDK imported in a thread; the client's `initialize`,
     if `lines` answered it meanwhile, passed on to it."""
-    module = await asyncio.to_thread(importlib.import_module, "elelem_kernel.acp.agent")
+    module = await asyncio.to_thread(import_lean, "elelem_kernel.acp.agent")
     agent: ElelemAgent = module.ElelemAgent(defaults)
     lines.early = False  # from now on the SDK answers
     if lines.hello is not None:
