@@ -6,9 +6,9 @@ person's own; `session/prompt` runs a turn whose events reach the client as
 `session/update` (see updates.py) and whose approvals are `session/request_permission`
 (approval.py); `session/cancel` ends the turn as the stop button does. Modes are ACP
 session modes, the provider a config option, slash commands are advertised and run as
-prompts (`/mode plan`). A session is saved as a notebook from `session/new` on and every turn is
-appended to it (store.py), which `session/load` restores in any later process, replayed
-through the live renderer (updates.py), mode included.
+prompts (`/mode plan`). A session is saved as a notebook from `session/new` on, and every
+turn is appended to it (store.py); `session/load` restores it in any later process,
+replayed through the live renderer (updates.py), mode included.
 
 A prompt sent while a cancelled turn winds down waits for it; one sent while a turn runs
 is refused. When the client goes away the running turns are cancelled (`close`).

@@ -1,9 +1,9 @@
 """The ACP approval channel: `session/request_permission` with the card's own preview.
 
-The call's `tool_call` update is sent first (ACP's turn flow: the call, then the question
-about it), then the client is shown the call (title, kind, the file it touches), exactly what will run as
-the notebook's card and the terminal show it (the tool's preview, with the CAUTION line of
-a sensitive call), and for file changes the diff. Options: allow once, allow always (not
+The call's `tool_call` update is sent first (ACP's turn flow: the call, then the
+question about it); then the client is shown the call (title, kind, the file it touches),
+exactly what will run as the notebook's card and the terminal show it (the tool's
+preview, with the CAUTION line of a sensitive call), and for file changes the diff. Options: allow once, allow always (not
 offered for a sensitive call, which is asked every time) and reject once. A client that
 cancels the request, answers with an unknown option or fails answers "no".
 """

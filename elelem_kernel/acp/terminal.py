@@ -4,8 +4,8 @@ The approved command runs as `bash -c COMMAND` in a terminal the client creates 
 workspace, so the person watches it live in the tool call; the agent waits for it to
 exit (killing it at the tool's timeout or when the turn is cancelled), reads its output
 and releases it. The output is asked of the client within the tool's own limit, and cut
-to it here too (its head and tail, as the disk tool keeps them): a client may send more. The result has
-the disk tool's shape. A client that cannot create the terminal leaves the command to the
+to it here too (its head and tail, as the disk tool keeps them): a client may send more.
+The result has the disk tool's shape. A client that cannot create the terminal leaves the command to the
 ordinary tool, which runs it in the agent's process.
 """
 

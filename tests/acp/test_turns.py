@@ -243,7 +243,8 @@ def test_a_clients_mcp_servers_are_taken_literally(tmp_path, home, ws):
     spy = tmp_path / "spy.py"
     spy.write_text(
         "import json, os, sys\n"
-        f"json.dump({{'argv': sys.argv[1:], 'env': os.environ.get('TOKEN')}}, open({str(seen)!r}, 'w'))\n"
+        "seen = {'argv': sys.argv[1:], 'env': os.environ.get('TOKEN')}\n"
+        f"json.dump(seen, open({str(seen)!r}, 'w'))\n"
     )
     server = McpServerStdio(
         name="spy",
