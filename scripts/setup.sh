@@ -32,6 +32,9 @@ fi
 if [ "$extra" = test ] && command -v npm >/dev/null 2>&1; then
   (cd .cache/mcp-npm && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
     echo "setup: npm ci in .cache/mcp-npm failed; the MCP tests that need node will skip" >&2
+  # The ACP TypeScript SDK, whose client drives `elelem-kernel acp` (tests/acp/ts_client.mjs).
+  (cd .cache/acp-npm && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+    echo "setup: npm ci in .cache/acp-npm failed; the TypeScript ACP client test will skip" >&2
 fi
 
 # The JupyterLab extension (labextension/), built from source when node is here.

@@ -6,8 +6,12 @@ person's own; `session/prompt` runs a turn whose events reach the client as
 `session/update` (see updates.py) and whose approvals are `session/request_permission`
 (approval.py); `session/cancel` ends the turn as the stop button does. Modes are ACP
 session modes, the provider a config option, slash commands are advertised and run as
-prompts (`/mode plan`). Every turn is appended to the session's notebook (store.py), which
-`session/load` restores in any later process.
+prompts (`/mode plan`). A session is saved as a notebook from `session/new` on, and every
+turn is appended to it (store.py); `session/load` restores it in any later process,
+replayed through the live renderer (updates.py), mode included.
+
+A prompt sent while a cancelled turn winds down waits for it; one sent while a turn runs
+is refused. When the client goes away the running turns are cancelled (`close`).
 
 Bad input is a JSON-RPC error whose message says what is wrong; nothing but protocol
 goes to stdout (see `serve`).
@@ -19,31 +23,25 @@ import asyncio
 import logging
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, RequestError, text_block, update_agent_message_text
-from acp import update_user_message_text as user_text
+from acp import RequestError, update_agent_message_text
 from acp.helpers import update_available_commands, update_current_mode
 from acp.schema import (
-    AgentCapabilities,
     AvailableCommand,
     AvailableCommandInput,
+    ClientCapabilities,
     ConfigOptionUpdate,
-    Implementation,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
-    McpCapabilities,
     NewSessionResponse,
-    PromptCapabilities,
     PromptResponse,
-    SessionCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionInfo,
-    SessionListCapabilities,
     SessionMode,
     SessionModeState,
     SetSessionConfigOptionResponse,
@@ -52,17 +50,16 @@ from acp.schema import (
     Usage,
 )
 
-from elelem_kernel._version import __version__
 from elelem_kernel.acp import store
 from elelem_kernel.acp.approval import AcpApprover
 from elelem_kernel.acp.files import ClientFiles
+from elelem_kernel.acp.hello import initialize_result
 from elelem_kernel.acp.terminal import ClientTerminal
-from elelem_kernel.acp.updates import Updates, acp_kind, fenced, title
+from elelem_kernel.acp.updates import Updates, fenced
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.errors import ElelemError
-from elelem_kernel.render.call_text import result_text
 
 log = logging.getLogger("elelem_kernel.acp")
 
@@ -97,6 +94,11 @@ class Live:
     session: Session
     turn: asyncio.Task[Any] | None = None
     updates: Updates | None = None
+    idle: asyncio.Event = field(default_factory=asyncio.Event)  #: no prompt being answered
+    cancelled: bool = False  #: the running turn was cancelled: a new prompt may wait
+
+    def __post_init__(self) -> None:
+        self.idle.set()
 
 
 class ElelemAgent:
@@ -107,6 +109,7 @@ class ElelemAgent:
         self.defaults = dict(defaults or {})
         self.client: Any = None
         self.capabilities: Any = None
+        self.usage_updates = False  #: whether the client knows `usage_update`
         self.sessions: dict[str, Live] = {}
         #: The clients' MCP servers by name, shared by this process's sessions (one hub).
         self.client_servers: dict[str, Any] = {}
@@ -125,19 +128,17 @@ class ElelemAgent:
         **kwargs: Any,
     ) -> InitializeResponse:
         self.capabilities = client_capabilities
-        return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
-                ),
-                mcp_capabilities=McpCapabilities(http=True, sse=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
-            ),
-            auth_methods=[],
-            agent_info=Implementation(name="elelem", title="Elelem", version=__version__),
-        )
+        self.usage_updates = knows_usage(client_capabilities)
+        return InitializeResponse.model_validate(initialize_result(protocol_version))
+
+    def remember_client(self, params: dict[str, Any]) -> None:
+        """What the client said in the `initialize` that `serve` answered early."""
+        try:
+            capabilities = ClientCapabilities.model_validate(params.get("clientCapabilities") or {})
+        except ValueError:  # pydantic's ValidationError is one: such a client offers nothing
+            capabilities = None
+        self.capabilities = capabilities
+        self.usage_updates = knows_usage(capabilities)
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         raise invalid(
@@ -149,6 +150,10 @@ class ElelemAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         live = self._make(uuid.uuid4().hex, cwd, mcp_servers)
+        try:  # saved now: a client may prompt it from another process
+            store.create(live.id, live.cwd, live.session.mode)
+        except (ElelemError, OSError) as e:
+            log.warning("the session was not saved: %s", e)
         self._announce(live)
         return NewSessionResponse(
             session_id=live.id, modes=self._modes(live), config_options=self._options(live)
@@ -167,10 +172,13 @@ class ElelemAgent:
             raise RequestError(-32600, f"session {session_id} is running a turn")
         live = self._make(session_id, cwd, mcp_servers)
         live.session.load(saved.rebuilt.conversations, saved.rebuilt.active)
+        if saved.mode in MODES:
+            live.session.mode = saved.mode
         for warning in saved.warnings:
             log.warning("%s", warning)
-        for update in replay(live.session):
-            await self.client.session_update(session_id=live.id, update=update)
+        view = self._updates(live)
+        view.replay(list(live.session.conversation.turns))
+        await view.drain()
         self._announce(live)
         return LoadSessionResponse(modes=self._modes(live), config_options=self._options(live))
 
@@ -233,7 +241,9 @@ class ElelemAgent:
         return live
 
     def _client_servers(self, servers: list[Any], folder: Path) -> list[str]:
-        """Add the client's MCP servers (stdio, http, sse) to the shared ones; their names."""
+        """Add the client's MCP servers (stdio, http, sse) to the shared ones; their names.
+
+        Their values are taken as written: `${VAR}` is not filled from this environment."""
         from elelem_kernel.mcp import config  # lazy: only when a client sends servers
         from elelem_kernel.mcp.attachment import sdk_installed
 
@@ -258,7 +268,7 @@ class ElelemAgent:
                 }
             try:
                 self.client_servers[name] = config.parse(
-                    name, entry, "the ACP client's mcpServers", None, folder
+                    name, entry, "the ACP client's mcpServers", None, folder, literal=True
                 )
             except ValueError as e:
                 raise invalid(f"mcpServers: server {data.get('name')!r}: {e}") from None
@@ -337,6 +347,7 @@ class ElelemAgent:
         if mode_id not in MODES:
             raise invalid(f"unknown mode {mode_id!r}; modes: {', '.join(MODES)}")
         live.session.mode = mode_id
+        self._remember_mode(live)
         return SetSessionModeResponse()
 
     async def set_config_option(
@@ -347,6 +358,7 @@ class ElelemAgent:
             if value not in MODES:
                 raise invalid(f"unknown mode {value!r}; modes: {', '.join(MODES)}")
             live.session.mode = value
+            self._remember_mode(live)
         elif config_id == "provider":
             if live.turn is not None:
                 raise RequestError(-32600, "the provider cannot change while a turn runs")
@@ -358,6 +370,12 @@ class ElelemAgent:
             raise invalid(f"unknown config option {config_id!r}; options: mode, provider")
         await self._send(live.id, update_current_mode(live.session.mode))
         return SetSessionConfigOptionResponse(config_options=self._options(live))
+
+    def _remember_mode(self, live: Live) -> None:
+        try:
+            store.remember_mode(live.id, live.session.mode)
+        except OSError as e:
+            log.warning("the session's mode was not saved: %s", e)
 
     # -- turns ------------------------------------------------------------------------
 
@@ -373,39 +391,59 @@ class ElelemAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         live = self._live(session_id)
-        if live.turn is not None:
-            raise RequestError(
-                -32600,
-                "a turn is already running in this session: wait for its answer or "
-                "send session/cancel",
-            )
+        while not live.idle.is_set():
+            if not live.cancelled:
+                raise RequestError(
+                    -32600,
+                    "a turn is already running in this session: wait for its answer or "
+                    "send session/cancel",
+                )
+            await live.idle.wait()  # the cancelled turn is winding down: then this one
         text = prompt_text(prompt)
         if text.lstrip().startswith("/") and "\n" not in text.strip():
             return await self._command(live, text.strip())
+        live.idle.clear()
+        live.cancelled = False
+        try:
+            return await self._turn(live, text)
+        finally:
+            live.idle.set()
+
+    def _updates(self, live: Live) -> Updates:
         session = live.session
-        updates = Updates(
+        return Updates(
             lambda update: self.client.session_update(session_id=live.id, update=update),
             session.workspace,
             lambda name: getattr(session.toolbox.get(name), "kind", None),
+            usage=self.usage_updates,
         )
-        live.updates = updates
+
+    async def _turn(self, live: Live, text: str) -> PromptResponse:
+        """Run the turn, send its last updates, save it; answer. When the connection
+        closes meanwhile, the turn is cancelled and saved, and nothing is answered."""
+        updates = live.updates = self._updates(live)
         live.turn = asyncio.get_running_loop().create_task(
-            session.turn(text, updates, cell=new_id())
+            live.session.turn(text, updates, cell=new_id())
         )
+        closing = False
         try:
             result = await asyncio.shield(live.turn)
         except asyncio.CancelledError:  # the connection is closing: end the turn too
+            closing = True
             live.turn.cancel()
             result = await live.turn
         finally:
             live.turn = None
+        updates.close_open("cancelled" if result.stop == "interrupted" else "not finished")
         await updates.drain()
         live.updates = None
         try:
-            store.save_turn(live.id, live.cwd, result.record)
+            store.save_turn(live.id, live.cwd, result.record, live.session.mode)
         except (ElelemError, OSError) as e:
             log.warning("the turn was not saved: %s", e)
             await self._send(live.id, update_agent_message_text(f"\n\n_not saved: {e}_"))
+        if closing:
+            raise asyncio.CancelledError
         return PromptResponse(
             stop_reason=stop_reason(result.stop, result.error),  # type: ignore[arg-type]
             usage=usage(result.usage),
@@ -418,6 +456,7 @@ class ElelemAgent:
         answer = session.command(line)
         await self._send(live.id, update_agent_message_text(answer))
         if session.mode != before[0]:
+            self._remember_mode(live)
             await self._send(live.id, update_current_mode(session.mode))
         if (session.mode, session.provider_name) != before:
             update = ConfigOptionUpdate(
@@ -428,8 +467,18 @@ class ElelemAgent:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         live = self.sessions.get(session_id)
-        if live is not None and live.turn is not None:
-            live.turn.cancel()
+        if live is not None and not live.idle.is_set():
+            live.cancelled = True
+            if live.turn is not None:
+                live.turn.cancel()
+
+    async def close(self, grace: float) -> None:
+        """The client has gone: cancel the running turns, and give them `grace` seconds."""
+        turns = [live.turn for live in self.sessions.values() if live.turn is not None]
+        for turn in turns:
+            turn.cancel()
+        if turns:
+            await asyncio.wait(turns, timeout=grace)
 
 
 def prompt_text(blocks: list[Any]) -> str:
@@ -457,6 +506,19 @@ def prompt_text(blocks: list[Any]) -> str:
     return "".join(parts).strip("\n")
 
 
+def knows_usage(capabilities: Any) -> bool:
+    """Whether the client takes `usage_update`: ACP added it within protocol version 1, so
+    clients built before it reject it (TypeScript SDK <= 0.13, Zed's older library). Those
+    that advertise `session` capabilities, added to the schema after it, take it, as does
+    a client that says so in its capabilities' `_meta` (`"usageUpdate": true`)."""
+    if capabilities is None:
+        return False
+    meta = getattr(capabilities, "field_meta", None) or {}
+    if isinstance(meta, dict) and meta.get("usageUpdate") is True:
+        return True
+    return getattr(capabilities, "session", None) is not None
+
+
 def stop_reason(stop: str, error: str | None) -> str:
     """ACP's stop reason for a turn's: a model's refusal is an `error` stop with no message."""
     if stop == "error":
@@ -479,36 +541,3 @@ def usage(counted: dict[str, int]) -> Usage | None:
         cached_read_tokens=read_in if isinstance(read_in, int) else None,
         cached_write_tokens=write_in if isinstance(write_in, int) else None,
     )
-
-
-def replay(session: Session) -> list[Any]:
-    """The active conversation as session updates, for a client that loaded the session."""
-    from acp import start_tool_call, tool_content  # the SDK: loaded with this module
-
-    updates: list[Any] = []
-    for turn in session.conversation.turns:
-        updates.append(user_text(str(turn.get("prompt", ""))))
-        for round_ in turn.get("rounds") or []:
-            if round_.get("thinking"):
-                from acp import update_agent_thought_text  # the SDK: loaded already
-
-                updates.append(update_agent_thought_text(str(round_["thinking"])))
-            if round_.get("text"):
-                updates.append(update_agent_message_text(str(round_["text"])))
-            for call in round_.get("calls") or []:
-                name = str(call.get("name"))
-                tool = session.toolbox.get(name)
-                text = result_text(call.get("result"))
-                updates.append(
-                    start_tool_call(
-                        str(call.get("id")),
-                        title(name, call.get("arguments")),
-                        kind=acp_kind(name, getattr(tool, "kind", None)),  # type: ignore[arg-type]
-                        status="completed" if call.get("ok") else "failed",
-                        content=[tool_content(text_block(fenced(text)))] if text else None,
-                        raw_input=call.get("arguments"),
-                    )
-                )
-        if not turn.get("rounds") and turn.get("reply"):
-            updates.append(update_agent_message_text(str(turn["reply"])))
-    return updates

@@ -1,8 +1,9 @@
 """The ACP approval channel: `session/request_permission` with the card's own preview.
 
-The client is shown the call (title, kind, the file it touches), exactly what will run as
-the notebook's card and the terminal show it (the tool's preview, with the CAUTION line of
-a sensitive call), and for file changes the diff. Options: allow once, allow always (not
+The call's `tool_call` update is sent first (ACP's turn flow: the call, then the
+question about it); then the client is shown the call (title, kind, the file it touches),
+exactly what will run as the notebook's card and the terminal show it (the tool's
+preview, with the CAUTION line of a sensitive call), and for file changes the diff. Options: allow once, allow always (not
 offered for a sensitive call, which is asked every time) and reject once. A client that
 cancels the request, answers with an unknown option or fails answers "no".
 """
@@ -41,12 +42,14 @@ class AcpApprover:
 
         content: list[Any] = [tool_content(text_block(fenced(request.preview)))]
         view = self.updates()
+        if view is not None:
+            await view.flush()  # the client knows the call before it is asked about it
         watched = view.calls.get(request.id) if view is not None else None
         diff = view.diff_before(request.id) if view is not None else None
         if diff is not None:
             content.insert(0, diff)
         call = ToolCallUpdate(
-            tool_call_id=request.id,
+            tool_call_id=view.client_id(request.id) if view is not None else request.id,
             title=title(request.name, request.arguments),
             kind=watched.kind if watched else acp_kind(request.name, request.kind),  # type: ignore[arg-type]
             status="pending",

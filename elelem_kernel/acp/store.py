@@ -4,8 +4,11 @@ Each turn is appended as a cell with its frozen output and record, exactly as
 `elelem-kernel ask --notebook` writes it (`cli.notebook.append_turn`), so `session/load`
 restores the conversation in a new process, JupyterLab and `ask --notebook` open and
 continue it, and a person can read what an editor session did. The notebook's metadata
-`elelem_acp` keeps the session's working directory. Nothing is written for a session
-until its first turn.
+`elelem_acp` keeps the session's working directory and mode. A session is written at
+`session/new`, before its first turn, so another process can load and prompt it.
+
+Sessions hold whole conversations and file contents: the folder is made 0700 and each
+notebook 0600, as the MCP logs and cache are.
 
 The folder is `$ELELEM_ACP_SESSIONS`, else `$XDG_DATA_HOME/elelem-kernel/acp-sessions`
 (`~/.local/share/...` when XDG_DATA_HOME is unset).
@@ -22,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.agent.restore import Rebuilt, rebuild
-from elelem_kernel.cli.notebook import append_turn, new_notebook
+from elelem_kernel.cli.notebook import append_turn
 from elelem_kernel.errors import ElelemError
-from elelem_kernel.jupyter import notebook_json
 from elelem_kernel.jupyter.notebook_file import read_notebook
+from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
 from elelem_kernel.render.static import bundle
 from elelem_kernel.text import shorten
 
@@ -63,6 +66,7 @@ class Saved:
     cwd: str | None
     rebuilt: Rebuilt
     warnings: list[str]
+    mode: str | None = None
 
     @property
     def title(self) -> str:
@@ -79,24 +83,80 @@ def load(session_id: str) -> Saved:
     if not path.is_file():
         raise ElelemError(
             f"no saved session {session_id!r} in {path.parent} (a session is saved from "
-            "its first prompt on; `elelem-kernel acp --list` shows them)"
+            "session/new on; `elelem-kernel acp --list` shows them)"
         )
     cells, warnings = read_notebook(path)
     rebuilt = rebuild([(cell.id, cell.records) for cell in cells])
-    return Saved(session_id, path, _cwd(path), rebuilt, warnings + rebuilt.warnings)
+    mode = _metadata(path).get("mode")
+    return Saved(
+        session_id,
+        path,
+        _cwd(path),
+        rebuilt,
+        warnings + rebuilt.warnings,
+        mode if isinstance(mode, str) else None,
+    )
 
 
-def save_turn(session_id: str, cwd: str, record: dict[str, Any]) -> Path:
-    """Append the turn `record` to the session's notebook (created on the first turn)."""
+def create(session_id: str, cwd: str, mode: str) -> Path:
+    """Write the notebook of a new session (no turns yet), private to this person.
+
+    Written as JSON, without nbformat: importing it (and jsonschema) would hold up the
+    answer to `session/new`, and an empty notebook needs no validation."""
+    path = path_of(session_id)
+    _private_folder(path.parent)
+    kernel = {"name": KERNEL_NAME, "display_name": KERNEL_DISPLAY_NAME, "language": KERNEL_NAME}
+    metadata = {
+        "kernelspec": kernel,
+        "language_info": {"name": KERNEL_NAME},
+        METADATA: {"session": session_id, "cwd": cwd, "mode": mode},
+    }
+    notebook = {"cells": [], "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
+    _write_private(path, notebook)
+    return path
+
+
+def save_turn(session_id: str, cwd: str, record: dict[str, Any], mode: str | None = None) -> Path:
+    """Append the turn `record` to the session's notebook, noting the session's mode."""
     path = path_of(session_id)
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        notebook = new_notebook()
-        notebook["metadata"][METADATA] = {"session": session_id, "cwd": cwd}
-        notebook_json.write(notebook, path)
+        create(session_id, cwd, mode or "build")
+    elif mode is not None:
+        remember_mode(session_id, mode)
     mtime = path.stat().st_mtime_ns
     append_turn(path, record, *bundle(record), expected_mtime_ns=mtime)
+    os.chmod(path, 0o600)
     return path
+
+
+def remember_mode(session_id: str, mode: str) -> None:
+    """Note the session's mode in its notebook, for `session/load` (when it changed)."""
+    path = path_of(session_id)
+    try:
+        with open(path, encoding="utf-8") as f:
+            notebook = json.load(f)
+        kept = notebook["metadata"][METADATA]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if not isinstance(kept, dict) or kept.get("mode") == mode:
+        return
+    kept["mode"] = mode
+    _write_private(path, notebook)
+
+
+def _write_private(path: Path, notebook: dict[str, Any]) -> None:
+    """Write `notebook` as `path`, mode 0600, replacing it whole (never half written)."""
+    partial = path.with_name(f".{path.name}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(notebook, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    os.replace(partial, path)
+
+
+def _private_folder(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
 
 
 def listing() -> list[dict[str, Any]]:
@@ -136,13 +196,17 @@ def listing_text() -> str:
     return "\n".join(lines)
 
 
-def _cwd(path: Path) -> str | None:
+def _metadata(path: Path) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as f:
             metadata = json.load(f).get("metadata", {}).get(METADATA, {})
     except (OSError, ValueError, AttributeError):
-        return None
-    cwd = metadata.get("cwd") if isinstance(metadata, dict) else None
+        return {}
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def _cwd(path: Path) -> str | None:
+    cwd = _metadata(path).get("cwd")
     return cwd if isinstance(cwd, str) else None
 
 

@@ -3,8 +3,9 @@
 The approved command runs as `bash -c COMMAND` in a terminal the client creates in the
 workspace, so the person watches it live in the tool call; the agent waits for it to
 exit (killing it at the tool's timeout or when the turn is cancelled), reads its output
-(bounded by the client to the tool's own output limit) and releases it. The result has
-the disk tool's shape. A client that cannot create the terminal leaves the command to the
+and releases it. The output is asked of the client within the tool's own limit, and cut
+to it here too (its head and tail, as the disk tool keeps them): a client may send more.
+The result has the disk tool's shape. A client that cannot create the terminal leaves the command to the
 ordinary tool, which runs it in the agent's process.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 from acp.schema import EnvVariable
 
 from elelem_kernel.acp.updates import Updates
+from elelem_kernel.text import clip_middle
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.shell import DEFAULT_TIMEOUT
 
@@ -88,17 +90,19 @@ class ClientTerminal:
             raise
         shown = await self._call("terminal_output", terminal)
         status = shown.exit_status
+        output = str(shown.output or "")
         result: dict[str, Any] = {
             "exit_code": getattr(status, "exit_code", None),
-            "stdout": shown.output,
+            "stdout": clip_middle(output, MAX_BYTES),
             "stderr": "",
             "note": "ran in the editor's terminal: stdout and stderr are together in stdout",
         }
         if getattr(status, "signal", None):
             result["signal"] = status.signal
-        if shown.truncated:
+        if shown.truncated or len(output) > MAX_BYTES:
+            kept = "only the end" if shown.truncated else "its head and tail"
             result["truncated"] = (
-                "the terminal kept only the end of the output. Redirect the output to a file "
+                f"the output was cut: {kept} is shown. Redirect the output to a file "
                 "and use read or grep on it."
             )
         if timed_out:

@@ -5,7 +5,13 @@ tool calls (`tool_call`, then `tool_call_update` as they run and end) with ACP's
 title, the files they touch (`locations`, so an editor can follow along), their result
 as text and, for `write`, `edit` and `notebook_edit`, a diff of the file before and after.
 A reply that holds a checklist (`- [ ] step`) is also sent as a `plan`; the end of the
-turn sends the context window's use (`usage_update`).
+turn sends the context window's use (`usage_update`, to clients that know it).
+
+A model's call ids are its own (many servers number them from `call_0` in every reply), so
+each call gets a `toolCallId` of its own for the client, unique in the session. A call
+still open when the turn ends (cancelled while it asked or ran) is closed as failed. A
+text that starts a new round is set apart from the one before. `session/load` replays a
+saved turn through the same methods (`replay`), so titles, locations and diffs match.
 
 The renderer is called synchronously, on the event loop or from a provider's worker
 thread; updates go into a queue that one task sends in order, so a client sees them as
@@ -19,6 +25,7 @@ import json
 import logging
 import re
 import threading
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +42,7 @@ from acp import (
     update_agent_thought_text,
     update_plan,
     update_tool_call,
+    update_user_message_text,
 )
 from acp.schema import Cost, ToolCallLocation, UsageUpdate
 
@@ -63,6 +71,8 @@ DIFFED = ("write", "edit", "notebook_edit")
 RESULT_CHARS = 20_000  #: characters of a tool result shown in the client
 DIFF_BYTES = 1_000_000  #: files larger than this are not diffed
 LOCATIONS = 20  #: locations listed for one call at most (a grep's matches)
+#: Arguments that say what a call is about, before any other (a record keeps them sorted).
+ABOUT = ("path", "command", "pattern", "query", "url", "code", "name")
 _GREP_LINE = re.compile(r"^([^\n:]+):(\d+):", re.MULTILINE)
 _CHECKLIST = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.+)$", re.MULTILINE)
 
@@ -85,6 +95,8 @@ def acp_kind(name: str, kind: str | None) -> str:
 
 def title(name: str, arguments: Any) -> str:
     """A call in a few words: the tool and what it is about (`bash ls -la`)."""
+    if isinstance(arguments, dict):
+        arguments = {**{k: arguments[k] for k in ABOUT if k in arguments}, **arguments}
     about = short_arguments(arguments, 60)
     return f"{name} {about}" if about else name
 
@@ -111,15 +123,25 @@ class Watched:
 class Updates:
     """The renderer: session events in, ACP session updates sent in order."""
 
-    def __init__(self, send: Send, workspace: Path, tool_kind: Callable[[str], str | None]):
+    def __init__(
+        self,
+        send: Send,
+        workspace: Path,
+        tool_kind: Callable[[str], str | None],
+        usage: bool = True,
+    ):
         self.send = send
         self.workspace = Workspace(workspace)
         self.tool_kind = tool_kind
+        self.usage = usage  #: whether the client knows `usage_update`
         self.blocks: dict[int, str] = {}
-        self.calls: dict[str, Watched] = {}
+        self.calls: dict[str, Watched] = {}  #: by the model's call id
+        self.ids: dict[str, str] = {}  #: the model's call id -> the client's
+        self.open: set[str] = set()  #: client ids of calls without a final status yet
         self.reply: list[str] = []
         self.running: str | None = None  #: the call running now (calls run one at a time)
         self.terminals: dict[str, str] = {}  #: call id -> the client terminal it ran in
+        self.replaying = False  #: showing saved turns: the files are not as they were then
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -147,6 +169,25 @@ class Updates:
             if update is None:
                 return
 
+    async def flush(self) -> None:
+        """Wait until everything queued so far has been sent."""
+        await asyncio.sleep(0)
+        await self._queue.join()
+
+    def client_id(self, call_id: str) -> str:
+        """The client's id of the model's call `call_id` (its latest one)."""
+        return self.ids.get(call_id, call_id)
+
+    def close_open(self, why: str = "cancelled") -> None:
+        """Give every call still open its final status: failed, for `why`."""
+        for client_id in sorted(self.open):
+            self.put(
+                update_tool_call(
+                    client_id, status="failed", content=[tool_content(text_block(why))]
+                )
+            )
+        self.open.clear()
+
     async def drain(self) -> None:
         """Send everything queued, then stop the sender."""
         await asyncio.sleep(0)  # let updates queued from worker threads arrive
@@ -168,7 +209,7 @@ class Updates:
                 self.put(update_agent_message_text(text))
         elif kind == "tool_state" and event.get("state") == "running":
             self.running = str(event.get("id"))
-            self.put(update_tool_call(self.running, status="in_progress"))
+            self.put(update_tool_call(self.client_id(self.running), status="in_progress"))
         elif kind == "notice":
             self.put(update_agent_message_text(f"_{event.get('text', '')}_\n\n"))
         elif kind == "compaction":
@@ -181,6 +222,9 @@ class Updates:
         block = event.get("block")
         index = event.get("index", -1)
         self.blocks[index] = str(block)
+        if block == "text" and self.reply and not self.reply[-1].endswith("\n\n"):
+            self.reply.append("\n\n")  # a new round's text: not run into the last one's
+            self.put(update_agent_message_text("\n\n"))
         if block == "tool_use":
             self._tool_use(str(event.get("id")), str(event.get("name")), event.get("arguments"))
         elif block == "tool_result":
@@ -194,13 +238,15 @@ class Updates:
         elif name == "notebook_edit" and arguments.get("move_to") is not None:
             kind = "move"
         watched = Watched(name, arguments, kind, self._path(arguments.get("path")))
-        if name in DIFFED and watched.path is not None:
+        if name in DIFFED and watched.path is not None and not self.replaying:
             watched.existed = watched.path.is_file()
             watched.before = file_text(watched.path)
         self.calls[call_id] = watched
+        client_id = self.ids[call_id] = f"{call_id[:40]}-{uuid.uuid4().hex[:12]}"
+        self.open.add(client_id)
         self.put(
             start_tool_call(
-                call_id,
+                client_id,
                 title(name, arguments),
                 kind=kind,  # type: ignore[arg-type]
                 status="pending",
@@ -213,7 +259,11 @@ class Updates:
         """The running call runs in the client's terminal `terminal_id`: show it live."""
         if self.running is not None:
             self.terminals[self.running] = terminal_id
-            self.put(update_tool_call(self.running, content=[tool_terminal_ref(terminal_id)]))
+            self.put(
+                update_tool_call(
+                    self.client_id(self.running), content=[tool_terminal_ref(terminal_id)]
+                )
+            )
 
     def _tool_result(self, call_id: str, ok: bool, content: Any) -> None:
         watched = self.calls.get(call_id)
@@ -226,14 +276,16 @@ class Updates:
             shown.insert(0, tool_terminal_ref(self.terminals[call_id]))
         locations = None
         if watched is not None and ok:
-            diff = self.diff_after(watched)
+            diff = self.diff_recorded(watched) if self.replaying else self.diff_after(watched)
             if diff is not None:
                 shown.insert(0, diff)
             if watched.name == "grep":
                 locations = self._grep_locations(text)
+        client_id = self.client_id(call_id)
+        self.open.discard(client_id)
         self.put(
             update_tool_call(
-                call_id,
+                client_id,
                 status="completed" if ok else "failed",
                 content=shown,
                 locations=locations,
@@ -252,6 +304,8 @@ class Updates:
             self.put(update_plan(entries))
         context = event.get("context") or {}
         used, size = context.get("used"), context.get("window")
+        if not self.usage:
+            return
         if isinstance(used, int) and isinstance(size, int) and used >= 0 and size > 0:
             cost = event.get("cost")
             self.put(
@@ -262,6 +316,27 @@ class Updates:
                     cost=Cost(amount=cost, currency="USD") if isinstance(cost, float) else None,
                 )
             )
+
+    def replay(self, turns: list[dict[str, Any]]) -> None:
+        """Saved turns (records) as their live updates were: the same events, in order."""
+        self.replaying = True
+        for turn in turns:
+            self.reply.clear()
+            self.put(update_user_message_text(str(turn.get("prompt", ""))))
+            rounds = turn.get("rounds") or []
+            for round_ in rounds:
+                for block in ("thinking", "text"):
+                    if round_.get(block):
+                        self({"type": "block_start", "index": -1, "block": block})
+                        self({"type": "block_delta", "index": -1, "text": str(round_[block])})
+                for call in round_.get("calls") or []:
+                    call_id, name = str(call.get("id")), str(call.get("name"))
+                    self._tool_use(call_id, name, call.get("arguments"))
+                    if call.get("ok") is not None:
+                        self._tool_result(call_id, bool(call.get("ok")), call.get("result"))
+            if not rounds and turn.get("reply"):
+                self.put(update_agent_message_text(str(turn["reply"])))
+            self.close_open("not finished")
 
     # -- files ----------------------------------------------------------------------
 
@@ -310,6 +385,18 @@ class Updates:
                 count = -1 if args.get("replace_all") else 1
                 after = watched.before.replace(old, new, count)
                 return tool_diff_content(str(watched.path), after, watched.before)
+        return None
+
+    def diff_recorded(self, watched: Watched) -> Any:
+        """A saved call's change as its arguments say it (the file has moved on since)."""
+        args = watched.arguments
+        if watched.path is None:
+            return None
+        if watched.name == "write" and isinstance(args.get("content"), str):
+            return tool_diff_content(str(watched.path), args["content"], None)
+        old, new = args.get("old"), args.get("new")
+        if watched.name == "edit" and isinstance(old, str) and isinstance(new, str):
+            return tool_diff_content(str(watched.path), new, old)
         return None
 
     def diff_after(self, watched: Watched) -> Any:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,12 +161,15 @@ def parse(
     source: str,
     skipped: str | None = None,
     workspace: Path | None = None,
+    literal: bool = False,
 ) -> ServerConfig:
     """One server entry checked and expanded; ValueError says what is wrong.
 
     A stdio server runs in the workspace (as in other tools, a project's relative paths
-    mean the project's), or in `cwd`, relative to the workspace.
+    mean the project's), or in `cwd`, relative to the workspace. With `literal`, `${VAR}`
+    is kept as written: an ACP client's servers must not read this process's environment.
     """
+    fill = _as_written if literal else expand
     if not _NAME.match(name) or "__" in name:
         raise ValueError("names are letters, digits, '-' and single '_' (64 at most)")
     if not isinstance(entry, dict):
@@ -198,16 +201,16 @@ def parse(
         return ServerConfig(
             **common,
             shown=shell_words([command, *args]),
-            command=expand(command),
-            args=tuple(expand(a) for a in args),
-            env=_pairs(entry, "env"),
-            cwd=str(Path(workspace or Path.cwd()) / expand(cwd)),
+            command=fill(command),
+            args=tuple(fill(a) for a in args),
+            env=_pairs(entry, "env", fill),
+            cwd=str(Path(workspace or Path.cwd()) / fill(cwd)),
         )
-    url = expand(_text(entry, "url", required=True))
+    url = fill(_text(entry, "url", required=True))
     if not url.startswith(("http://", "https://")):
         raise ValueError('"url" must start with http:// or https://')
     return ServerConfig(
-        **common, url=url, headers=_pairs(entry, "headers"), shown=_text(entry, "url")
+        **common, url=url, headers=_pairs(entry, "headers", fill), shown=_text(entry, "url")
     )
 
 
@@ -220,10 +223,16 @@ def _text(entry: dict[str, Any], key: str, required: bool = False) -> str:
     return value
 
 
-def _pairs(entry: dict[str, Any], key: str) -> tuple[tuple[str, str], ...]:
+def _as_written(text: str) -> str:
+    return text
+
+
+def _pairs(
+    entry: dict[str, Any], key: str, fill: Callable[[str], str]
+) -> tuple[tuple[str, str], ...]:
     value = entry.get(key, {})
     if not isinstance(value, dict) or not all(
         isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in value.items()
     ):
         raise ValueError(f'"{key}" must be an object of names to strings')
-    return tuple((k, expand(str(v))) for k, v in value.items())
+    return tuple((k, fill(str(v))) for k, v in value.items())

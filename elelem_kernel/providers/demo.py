@@ -28,6 +28,7 @@ import asyncio
 import json
 import os
 import re
+import uuid
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
@@ -58,6 +59,11 @@ PLOT_CODE = (
     "plt.plot(range(1, 11), squares, marker='o')\n"
     "plt.title('the first ten squares')"
 )
+
+
+def call_id(name: str) -> str:
+    """A call id unique to this call, as a real model's are (`demo_write_3f2a9c1b`)."""
+    return f"{name}_{uuid.uuid4().hex[:8]}"
 
 
 class DemoProvider:
@@ -158,7 +164,7 @@ class DemoProvider:
         """Call the MCP tool `name` with `arguments`."""
         await self._think(emit, f"An MCP server offers {name}; I will ask it.")
         await self._say(emit, f"Let me ask the MCP tool `{name}`.")
-        emit({"type": "doing", "id": "demo_mcp", "name": name, "arguments": arguments})
+        emit({"type": "doing", "id": call_id("demo_mcp"), "name": name, "arguments": arguments})
         self._stop(emit, "tool_use")
 
     async def _write_file(self, emit: Emit, prompt: str) -> None:
@@ -172,7 +178,7 @@ class DemoProvider:
         emit(
             {
                 "type": "doing",
-                "id": "demo_write",
+                "id": call_id("demo_write"),
                 "name": "write",
                 "arguments": {"path": path, "content": content},
             }
@@ -184,8 +190,17 @@ class DemoProvider:
         await self._think(emit, "I will look at the namespace and run some Python, in parallel.")
         await self._say(emit, "Let me check the namespace and run the code.")
         if variables:
-            emit({"type": "doing", "id": "demo_vars", "name": "variables", "arguments": {}})
-        emit({"type": "doing", "id": "demo_py", "name": "python", "arguments": {"code": code}})
+            emit(
+                {"type": "doing", "id": call_id("demo_vars"), "name": "variables", "arguments": {}}
+            )
+        emit(
+            {
+                "type": "doing",
+                "id": call_id("demo_py"),
+                "name": "python",
+                "arguments": {"code": code},
+            }
+        )
         self._stop(emit, "tool_use")
 
     async def _look_around(self, emit: Emit) -> None:
@@ -195,11 +210,18 @@ class DemoProvider:
             "I should look at the workspace: list the files and read the README, in parallel.",
         )
         await self._say(emit, "Let me look at the workspace.")
-        emit({"type": "doing", "id": "demo_list", "name": "list", "arguments": {"path": "."}})
         emit(
             {
                 "type": "doing",
-                "id": "demo_read",
+                "id": call_id("demo_list"),
+                "name": "list",
+                "arguments": {"path": "."},
+            }
+        )
+        emit(
+            {
+                "type": "doing",
+                "id": call_id("demo_read"),
                 "name": "read",
                 "arguments": {"path": "README.md"},
             }

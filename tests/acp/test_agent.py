@@ -25,6 +25,7 @@ from acp import RequestError, spawn_agent_process, text_block  # noqa: E402
 from acp.schema import (  # noqa: E402
     AllowedOutcome,
     ClientCapabilities,
+    ClientSessionCapabilities,
     CreateTerminalResponse,
     DeniedOutcome,
     EnvVariable,
@@ -55,9 +56,11 @@ class Recorder:
         self.written: list[tuple[str, str]] = []
         self.terminals: dict[str, Any] = {}  #: terminal id -> (process, its output task)
         self.released: list[str] = []
+        self.log: list[tuple[str, Any]] = []  #: ("update", update) and ("ask", call id), in order
 
     async def request_permission(self, options, session_id, tool_call, **kwargs):
         self.asked.append((tool_call, options))
+        self.log.append(("ask", tool_call.tool_call_id))
         answer = self.answers.pop(0) if self.answers else "cancel"
         if answer == "cancel":
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
@@ -67,6 +70,7 @@ class Recorder:
 
     async def session_update(self, session_id, update, **kwargs):
         self.updates.append(update)
+        self.log.append(("update", update))
 
     async def read_text_file(self, path, session_id, line=None, limit=None, **kwargs):
         if path not in self.buffers:
@@ -113,30 +117,12 @@ class Recorder:
         return "".join(u.content.text for u in self.of(kind))
 
 
-@pytest.fixture
-def home(tmp_path) -> dict[str, str]:
-    """The agent's environment: its own HOME (no person's plugins) and sessions folder."""
-    home = tmp_path / "home"
-    (home / ".agents").mkdir(parents=True)
-    return {
-        "HOME": str(home),
-        "PATH": os.environ.get("PATH", ""),
-        "ELELEM_ACP_SESSIONS": str(tmp_path / "sessions"),
-        "ELELEM_PROVIDER": "anthropic",
-    }
-
-
-@pytest.fixture
-def ws(tmp_path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "notes.txt").write_text("one\ntwo\nthree\n")
-    return ws
-
-
 async def start(conn, ws: Path, fs: bool = False, terminal: bool = False, **kwargs):
+    """initialize and session/new; the client advertises `session` capabilities (it
+    knows `usage_update`) unless `usage=False`."""
     files = FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
-    capabilities = ClientCapabilities(fs=files, terminal=terminal)
+    session = ClientSessionCapabilities() if kwargs.get("usage", True) else None
+    capabilities = ClientCapabilities(fs=files, terminal=terminal, session=session)
     init = await conn.initialize(protocol_version=1, client_capabilities=capabilities)
     new = await conn.new_session(cwd=str(ws), mcp_servers=kwargs.get("mcp_servers", []))
     return init, new

@@ -123,3 +123,35 @@ def test_the_sessions_folder_survives_garbage_and_refuses_odd_ids(tmp_path, monk
         store.path_of("../../etc/passwd")
     with pytest.raises(ElelemError, match="no saved session 'missing'"):
         store.load("missing")
+
+
+LEAN = """
+from pydantic import BaseModel
+from pydantic._internal import _fields
+before = _fields.extract_docstrings_from_cls
+from elelem_kernel.acp.sdk import import_lean
+import_lean("acp")
+import acp.schema as schema
+assert not schema.SessionNotification.__pydantic_complete__, "built up front"
+answer = schema.InitializeResponse.model_validate({"protocolVersion": 1})
+assert answer.protocol_version == 1 and schema.InitializeResponse.__pydantic_complete__
+assert _fields.extract_docstrings_from_cls is before
+assert "defer_build" not in BaseModel.model_config
+
+class Later(BaseModel, use_attribute_docstrings=True):
+    x: int
+    '''what x is'''
+
+assert Later.__pydantic_complete__ and Later.model_fields["x"].description == "what x is"
+print("ok")
+"""
+
+
+def test_the_sdk_is_imported_lean_and_leaves_other_models_alone(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "lean.py"  # a file: pydantic reads docstrings from the source
+    script.write_text(LEAN)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr

@@ -1,0 +1,55 @@
+"""The client's lines, checked before the ACP SDK sees them.
+
+ACP is newline-delimited JSON-RPC 2.0, one message per line. The SDK's receive loop takes
+any JSON value and dies on one that is not an object (a batch, `null`, a number), and it
+drops a line that is not JSON without a word. Here each line is checked first: a line
+that is not JSON is answered with -32700, a JSON value that is not one request,
+notification or response with -32600 (a batch too: ACP does not use batches, and its
+TypeScript SDK answers one the same way), and only good messages reach the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from elelem_kernel.text import shorten
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+def error(message_id: Any, code: int, text: str) -> bytes:
+    """A JSON-RPC error response as one line."""
+    payload = {"jsonrpc": "2.0", "id": message_id, "error": {"code": code, "message": text}}
+    return (json.dumps(payload, separators=(",", ":")) + "\n").encode()
+
+
+def check(line: bytes) -> bytes | None:
+    """The error line answering `line` when it is not one JSON-RPC message, else None."""
+    try:
+        message = json.loads(line)
+    except RecursionError:
+        return error(None, INVALID_REQUEST, "invalid request: the message is nested too deeply")
+    except ValueError as e:  # UnicodeDecodeError is one too
+        return error(
+            None, PARSE_ERROR, f"parse error: the line is not JSON ({shorten(str(e), 80)})"
+        )
+    if isinstance(message, list):
+        return error(
+            None,
+            INVALID_REQUEST,
+            "invalid request: batches are not used in ACP; send one message per line",
+        )
+    if not isinstance(message, dict):
+        kind = "null" if message is None else type(message).__name__
+        return error(None, INVALID_REQUEST, f"invalid request: a message is an object, not {kind}")
+    message_id = message.get("id")
+    if isinstance(message_id, bool) or not isinstance(message_id, (str, int, float, type(None))):
+        return error(None, INVALID_REQUEST, "invalid request: id must be a string, number or null")
+    method = message.get("method")
+    if "method" in message and not isinstance(method, str):
+        return error(message_id, INVALID_REQUEST, "invalid request: method must be a string")
+    if method is None and "id" not in message:
+        return error(None, INVALID_REQUEST, "invalid request: no method and no id")
+    return None
