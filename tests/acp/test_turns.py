@@ -282,9 +282,12 @@ def test_the_editors_terminal_output_is_bounded_like_the_bash_tools(tmp_path, ho
             "anthropic", Round(calls=[("bash", {"command": "echo hi"})]), Round(text="Done.")
         )
         client = Flood()
+        # a large known window: the result is bounded by the terminal's own cut, not by
+        # what is left of an assumed 8k window (agent/fitting.py)
+        env = {**home, **wire.env("anthropic"), "ELELEM_CONTEXT_WINDOW": "1000000"}
 
         async def main():
-            async with agent(client, {**home, **wire.env("anthropic")}, tmp_path) as conn:
+            async with agent(client, env, tmp_path) as conn:
                 _, new = await start(conn, ws, terminal=True)
                 await conn.set_session_mode(session_id=new.session_id, mode_id="auto")
                 await conn.prompt(session_id=new.session_id, prompt=[text_block("go")])
