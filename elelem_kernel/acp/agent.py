@@ -300,7 +300,8 @@ class ElelemAgent:
         return SessionModeState(
             current_mode_id=live.session.mode,
             available_modes=[
-                SessionMode(id=m, name=MODE_TEXT[m][0], description=MODE_TEXT[m][1]) for m in MODES
+                SessionMode(id=m, name=MODE_TEXT[m][0], description=MODE_TEXT[m][1])
+                for m in live.session.policy.allowed_modes()
             ],
         )
 
@@ -316,7 +317,10 @@ class ElelemAgent:
                 name="Mode",
                 category="mode",
                 current_value=session.mode,
-                options=[SessionConfigSelectOption(value=m, name=MODE_TEXT[m][0]) for m in MODES],
+                options=[
+                    SessionConfigSelectOption(value=m, name=MODE_TEXT[m][0])
+                    for m in session.policy.allowed_modes()
+                ],
             ),
             SessionConfigOptionSelect(
                 type="select",
@@ -335,7 +339,7 @@ class ElelemAgent:
         live = self._live(session_id)
         if mode_id not in MODES:
             raise invalid(f"unknown mode {mode_id!r}; modes: {', '.join(MODES)}")
-        live.session.mode = mode_id
+        _set_mode(live.session, mode_id)
         return SetSessionModeResponse()
 
     async def set_config_option(
@@ -345,7 +349,7 @@ class ElelemAgent:
         if config_id == "mode":
             if value not in MODES:
                 raise invalid(f"unknown mode {value!r}; modes: {', '.join(MODES)}")
-            live.session.mode = value
+            _set_mode(live.session, value)
         elif config_id == "provider":
             if live.turn is not None:
                 raise RequestError(-32600, "the provider cannot change while a turn runs")
@@ -429,6 +433,14 @@ class ElelemAgent:
         live = self.sessions.get(session_id)
         if live is not None and live.turn is not None:
             live.turn.cancel()
+
+
+def _set_mode(session: Session, mode: str) -> None:
+    """Switch `session` to `mode`; the site policy's refusal is an invalid request."""
+    try:
+        session.mode = mode
+    except ElelemError as e:
+        raise invalid(str(e)) from None
 
 
 def prompt_text(blocks: list[Any]) -> str:

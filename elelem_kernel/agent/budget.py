@@ -37,6 +37,7 @@ from elelem_kernel.agent.pricing import cost, dollars
 from elelem_kernel.agent.record import add_usage
 from elelem_kernel.errors import ConfigError, ElelemError
 from elelem_kernel.events import EXIT_CODES
+from elelem_kernel.store import day_spend
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -214,6 +215,11 @@ class Ledger:
     live: dict[str, Spent] = field(default_factory=dict)
     #: How the front tells the person to raise the budget (see DEFAULT_HINT).
     hint: str = DEFAULT_HINT
+    #: Budgets the site policy imposes (`agent/policy.py`): always in force, never raised;
+    #: `per` "day" counts what the person spent today in every session (`store/day_spend`).
+    imposed: tuple[Budget, ...] = ()
+    #: Who imposes them, in the words of the messages.
+    imposed_by: str = ""
     #: The running turn's recorder and compactions, where its spending so far is read.
     _turn: tuple[Any, list[Any]] | None = field(default=None, init=False, repr=False)
 
@@ -237,6 +243,15 @@ class Ledger:
         if budget is None:
             self.budgets.clear()
             return
+        for limit in self.imposed:
+            if (limit.per, limit.unit) == (
+                budget.per,
+                budget.unit,
+            ) and budget.amount > limit.amount:
+                raise ConfigError(
+                    f"a budget of {budget} per {budget.per} is more than {self.imposed_by} "
+                    f"allows ({limit}); a lower one narrows it"
+                )
         if session is not None:
             self.refuse_unpriced(budget, session)
         self.budgets[budget.per] = budget
@@ -259,6 +274,12 @@ class Ledger:
             model = "/".join(
                 dict.fromkeys(str(n) for n in (session.provider_name, session.model) if n)
             )
+            if budget in self.imposed:
+                raise ConfigError(
+                    f"{self.imposed_by} sets a dollar budget ({budget} per {budget.per}), and "
+                    f"the price of {model} is unknown: ask the administrator for its price "
+                    "or a budget in tokens"
+                )
             raise ConfigError(
                 f"a dollar budget ({budget}) cannot be kept for {model}: its price is unknown. "
                 f"Give the budget in tokens instead, e.g. {self.raise_with('200k tokens')}"
@@ -310,35 +331,45 @@ class Ledger:
         self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> str | None:
         """Why a request of `messages` (at least) could pass a budget, or None if it fits."""
-        if not self.budgets:
+        if not self.budgets and not self.imposed:
             return None
         turn = self._turn_usage()
         request = {
             "input": request_tokens(session, messages, tools),
             "output": output_limit(session.provider),
         }
-        for budget in self.budgets.values():
+        for budget in [*self.budgets.values(), *self.imposed]:
             self.refuse_unpriced(budget, session)
             spent, need = float(tokens_of(turn)), float(tokens_of(request))
             if budget.unit == "usd":
                 spent, need = priced(session, turn) or 0.0, priced(session, request) or 0.0
             if budget.per == "session":
                 spent += self.total().of(budget.unit)
+            if budget.per == "day":
+                spent += self.today().of(budget.unit)
             if spent + need > budget.amount:
                 return self._message(budget, spent, need)
         return None
 
+    def today(self) -> Spent:
+        """What the person spent today, in every session that counted it."""
+        day = day_spend.read()
+        return Spent(day["usd"], int(day["tokens"]), int(day["unpriced"]))
+
     def _message(self, budget: Budget, spent: float, need: float) -> str:
         left = max(budget.amount - spent, 0)
-        scope = "this turn" if budget.per == "turn" else "this session"
+        scope = {"turn": "this turn", "day": "today"}.get(budget.per, "this session")
         verb = "use" if budget.unit == "tokens" else "cost"
         suggestion = Budget(
             _nice_up(max(2 * budget.amount, spent + need), budget.unit), budget.unit, budget.per
         )
+        how = f"To go on, raise it: {self.raise_with(_typed(suggestion))}"
+        if budget in self.imposed and budget not in self.budgets.values():
+            how = f"This limit ({budget} per {budget.per}) is set by {self.imposed_by}."
         return (
             f"budget: {scope} spent {budget.show(spent)} of {budget}, {budget.show(left)} left; "
             f"the next request could {verb} up to {budget.show(need)}, so it was not sent. "
-            f"To go on, raise it: {self.raise_with(_typed(suggestion))}"
+            f"{how}"
         )
 
     def settle(self, session: Session, record: dict[str, Any]) -> None:
@@ -346,6 +377,8 @@ class Ledger:
         self._turn = None
         spent = spent_by(record)
         self.live[str(record.get("turn"))] = spent
+        if any(b.per == "day" for b in self.imposed):
+            day_spend.add(spent.usd, spent.tokens, spent.unpriced)
         if self.budgets:
             total = self.total()
             record["budget"] = [
@@ -366,9 +399,12 @@ class Ledger:
             else ""
         )
         if not self.budgets:
-            return (
-                f"No budget set. This session spent {spent}{unknown}. "
-                f"Set one with {self.raise_with('2')} or {self.raise_with('200k tokens')}."
+            return "\n\n".join(
+                [
+                    f"No budget set. This session spent {spent}{unknown}. "
+                    f"Set one with {self.raise_with('2')} or {self.raise_with('200k tokens')}.",
+                    *self._imposed_lines(),
+                ]
             )
         lines = []
         for budget in self.budgets.values():
@@ -381,7 +417,16 @@ class Ledger:
                     f"session: **{budget}**, spent {budget.show(used)}, {left} left{unknown}"
                 )
         lines.append(f"`/budget off` removes {'them' if len(lines) > 1 else 'it'}.")
-        return "\n\n".join(lines)
+        return "\n\n".join(lines + self._imposed_lines())
+
+    def _imposed_lines(self) -> list[str]:
+        """What `/budget` says of the policy's budgets."""
+        lines = []
+        for budget in self.imposed:
+            used = {"day": self.today(), "session": self.total()}.get(budget.per)
+            spent = f", spent {budget.show(used.of(budget.unit))}" if used else ""
+            lines.append(f"per {budget.per}: **{budget}**{spent}, set by {self.imposed_by}")
+        return lines
 
 
 def _nice_up(value: float, unit: str) -> float:

@@ -19,10 +19,11 @@ import os
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from elelem_kernel.agent.policy import load as load_policy
 from elelem_kernel.agent.trust import contents, how_to_trust, status
 
 TRANSPORTS = ("stdio", "http", "sse")
@@ -98,9 +99,11 @@ def config_files(workspace: Path) -> list[tuple[Path, bool]]:
 
 
 def load(workspace: Path | str) -> tuple[dict[str, ServerConfig], list[str]]:
-    """Every configured server by name, and one warning per bad file or entry."""
+    """Every configured server by name, and one warning per bad file or entry; a server
+    the site policy does not allow, or from a project file it turns off, is skipped."""
 
     workspace = Path(workspace)
+    policy = load_policy()
     servers: dict[str, ServerConfig] = {}
     problems: list[str] = []
     read: dict[Path, bytes | str] | None = None  # the project files, read once for both
@@ -115,6 +118,7 @@ def load(workspace: Path | str) -> tuple[dict[str, ServerConfig], list[str]]:
                 continue
             if not trusted:
                 skipped = f"the folder is not trusted; trust it with {how_to_trust(workspace)}"
+            skipped = policy.project_files("mcp") or skipped
         elif not path.is_file():
             continue
         try:
@@ -129,7 +133,9 @@ def load(workspace: Path | str) -> tuple[dict[str, ServerConfig], list[str]]:
             if skipped and name in servers and not servers[name].skipped:
                 continue  # an entry that will not run never displaces one that will
             try:
-                servers[name] = parse(name, entry, str(path), skipped, workspace)
+                server = parse(name, entry, str(path), skipped, workspace)
+                refused = policy.mcp_refusal(name, server.command or server.url)
+                servers[name] = replace(server, skipped=refused) if refused else server
             except ValueError as e:
                 problems.append(f"MCP config {path}: server {name!r}: {e}; skipped")
     return servers, problems
