@@ -32,6 +32,7 @@ def new_session(
     approver: Approver | None = None,
     system_prompt: str | None = None,
     history: str | None = None,
+    policy: Policy | None = None,
     **options: Any,
 ) -> Session:
     """A ready session: provider resolved, every setup run (the tools among them).
@@ -39,9 +40,11 @@ def new_session(
     `ELELEM_MODE` is the default mode and `ELELEM_ALLOW` (`write,bash`) names tools that
     run without asking: for headless runs, where nobody can be asked. The site policy
     (`agent/policy.py`) gives the defaults the person did not choose and checks the rest;
-    a malformed policy file is a ConfigError naming it.
+    a malformed policy file is a ConfigError naming it. `policy`: another one (the `mcp`
+    command's session runs no model, so it passes an empty one; the servers are still
+    the policy's, `mcp/config.py` reads it).
     """
-    policy = load()
+    policy = load() if policy is None else policy
     providers = catalog()
     provider, model, options, notice = _defaults(policy, providers, provider, model, options)
     instance = policy.make_provider(providers, provider, model, options)
