@@ -133,9 +133,7 @@ def load(workspace: Path | str) -> tuple[dict[str, ServerConfig], list[str]]:
             if skipped and name in servers and not servers[name].skipped:
                 continue  # an entry that will not run never displaces one that will
             try:
-                server = parse(name, entry, str(path), skipped, workspace)
-                refused = policy.mcp_refusal(name, server.command or server.url)
-                servers[name] = replace(server, skipped=refused) if refused else server
+                servers[name] = parse(name, entry, str(path), skipped, workspace)
             except ValueError as e:
                 problems.append(f"MCP config {path}: server {name!r}: {e}; skipped")
     return servers, problems
@@ -170,8 +168,17 @@ def parse(
     """One server entry checked and expanded; ValueError says what is wrong.
 
     A stdio server runs in the workspace (as in other tools, a project's relative paths
-    mean the project's), or in `cwd`, relative to the workspace.
+    mean the project's), or in `cwd`, relative to the workspace. A server the site policy
+    does not allow (by name or command) is skipped, saying so.
     """
+    server = _parse(name, entry, source, skipped, workspace)
+    refused = load_policy().mcp_refusal(name, server.command or server.url)
+    return replace(server, skipped=refused) if refused else server
+
+
+def _parse(
+    name: str, entry: Any, source: str, skipped: str | None, workspace: Path | None
+) -> ServerConfig:
     if not _NAME.match(name) or "__" in name:
         raise ValueError("names are letters, digits, '-' and single '_' (64 at most)")
     if not isinstance(entry, dict):
