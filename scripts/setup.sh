@@ -32,6 +32,9 @@ fi
 if [ "$extra" = test ] && command -v npm >/dev/null 2>&1; then
   (cd .cache/mcp-npm && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
     echo "setup: npm ci in .cache/mcp-npm failed; the MCP tests that need node will skip" >&2
+  # configurable-http-proxy for the JupyterHub test (pinned by .cache/hub-npm/package-lock.json).
+  (cd .cache/hub-npm && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+    echo "setup: npm ci in .cache/hub-npm failed; the JupyterHub test will skip" >&2
 fi
 
 # The JupyterLab extension (labextension/), built from source when node is here.
