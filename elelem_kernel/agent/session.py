@@ -27,6 +27,7 @@ from elelem_kernel.agent.toolbox import Tool, Toolbox, check_mode
 from elelem_kernel.agent.turn import Turn, TurnResult
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import Provider
+from elelem_kernel.options import from_env
 from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import visible
 
@@ -190,6 +191,7 @@ class Session(ModelFacts):
             raise ConfigError(
                 f"cannot switch to {name!r}: this session was made without a registry"
             )
+        chosen = self.policy.options_for(name, chosen, from_env())  # the session reads some
         self.provider = self.policy.make_provider(self.providers, name, model, chosen)
         self.provider_name = name
         self.provider_options[name] = chosen

@@ -15,6 +15,7 @@ from elelem_kernel.agent.approval import Approver
 from elelem_kernel.agent.policy import Policy, load
 from elelem_kernel.agent.session import Session
 from elelem_kernel.assembly.bundled import catalog
+from elelem_kernel.options import from_env
 from elelem_kernel.tools.workspace import find_root
 
 
@@ -63,7 +64,7 @@ def new_session(
     )
     session.notice = notice
     session.allow |= set(os.environ.get("ELELEM_ALLOW", "").replace(",", " ").split())
-    session.provider_options[provider] = dict(options)
+    session.provider_options[provider] = policy.options_for(provider, options, from_env())
     registry.run_setups(session, dict(registry.CONFIG.setups))
     return session
 
