@@ -10,6 +10,7 @@ server. One hub for the module, the session's one browser.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ from tests.e2e.browser.pages import BUSY_WAIT, Lab
 from tests.ports import free_port
 from tests.wire_servers import Round, WireServer
 
+pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[3]
 PROXY = ROOT / ".cache" / "hub-npm" / "node_modules" / ".bin" / "configurable-http-proxy"
 BIN = Path(sys.executable).parent
@@ -134,9 +136,15 @@ def hub_wire():
 @pytest.fixture(scope="module")
 def hub(chromium, hub_wire, shots, tmp_path_factory):
     """JupyterHub with alice and bob, the policy in the spawner's environment."""
+    missing = None
     if not PROXY.exists() or shutil.which("node") is None:
-        pytest.skip(f"the hub test needs node and {PROXY} (scripts/setup.sh test: npm ci)")
-    pytest.importorskip("jupyterhub")
+        missing = f"the hub test needs node and {PROXY} (scripts/setup.sh test: npm ci)"
+    elif importlib.util.find_spec("jupyterhub") is None:
+        missing = "the hub test needs jupyterhub: `pip install -e .[test]`"
+    if missing and (os.environ.get("ELELEM_REQUIRE_BROWSER") or os.environ.get("CI")):
+        pytest.fail(f"{missing} (required here: CI or ELELEM_REQUIRE_BROWSER is set)")
+    if missing:
+        pytest.skip(missing)
     base = tmp_path_factory.mktemp("hub")
     site = base / "etc" / "elelem_policy.json"
     site.parent.mkdir()
