@@ -34,6 +34,7 @@ def site_policy(wire):
         "modes": {"allow": ["plan", "build", "verify"]},
         "tools": {"deny": ["bash"], "ask": ["write"]},
         "mcp": {"allow": ["notes"]},
+        "plugins": {"project": False},
         "budget": {"day": "111k tokens", "session": "300k tokens"},
         "message": WORDS,
     }
@@ -104,7 +105,9 @@ def exercise(kc, wire, folder, site, command, turn):
     record = frozen(msgs)["metadata"]["elelem"]
     first = wire.requests[0].body
     assert first["model"] == "gpt-4.1" and first["max_tokens"] == 1000  # the policy's defaults
-    assert "bash" not in [t["function"]["name"] for t in first["tools"]]
+    offered = [t["function"]["name"] for t in first["tools"]]
+    assert "bash" not in offered and "read" in offered
+    assert "touch" not in offered  # the trusted project plugin's tool: project plugins are off
     bash, write = record["rounds"][0]["calls"]
     assert not bash["ok"] and f'tool "bash" is not allowed by {source}' in error(bash)
     assert not write["ok"] and f"{source} asks before every write call" in error(write)
