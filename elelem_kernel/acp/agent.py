@@ -307,7 +307,7 @@ class ElelemAgent:
 
     def _options(self, live: Live) -> list[Any]:
         session = live.session
-        providers = session.provider_names()
+        providers = [p for p in session.provider_names() if session.policy.allows_provider(p)]
         if session.provider_name not in providers:
             providers = [session.provider_name, *providers]
         return [

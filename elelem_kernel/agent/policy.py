@@ -113,6 +113,10 @@ class Policy:
 
     # -- providers, models, options -------------------------------------------------
 
+    def allows_provider(self, provider: str) -> bool:
+        """Whether `provider` may be chosen (for lists that offer only what is allowed)."""
+        return self._refusal("providers", [provider], provider) is None
+
     def check_provider(self, provider: str) -> None:
         """ConfigError in the policy's words when `provider` is not allowed."""
         why = self._refusal("providers", [provider], f'provider "{provider}"')

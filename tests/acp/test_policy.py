@@ -79,6 +79,9 @@ def test_the_acp_agent_keeps_the_site_policy(tmp_path, home, ws):  # noqa: F811
         new, refusals, said, turns, stopped, stop_text = run(main())
         requests = [q.body for q in wire.requests]
     assert [m.id for m in new.modes.available_modes] == ["plan", "build", "verify"]
+    mode, provider = new.config_options
+    assert [o.value for o in mode.options] == ["plan", "build", "verify"]
+    assert [o.value for o in provider.options] == ["anthropic"]  # only what is allowed
     assert all(f"mode auto is not allowed by {source}" in r for r in refusals[:2]), refusals
     assert (
         f'provider "demo" is not allowed by {source}; it allows providers: anthropic. {WORDS}'
