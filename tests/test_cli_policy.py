@@ -176,6 +176,10 @@ def test_a_mode_the_policy_does_not_allow_is_refused(site, wire, folder):  # noq
     write_policy(site, modes={"allow": ["plan"]})
     r = run(site, wire, folder, "chat", "-p", "demo", input="/mode\n")
     assert r.returncode == 0 and "plan" in r.stdout, r.stdout  # the default follows the policy
+    write_policy(site, modes={"allow": ["build"]})
+    committed(folder)
+    r = run(site, wire, folder, "review", "-p", "demo")  # a review runs in plan: read-only
+    assert r.returncode in (0, 1) and "is not allowed" not in r.stderr, r.stderr
 
 
 def tool_results(stdout):

@@ -172,11 +172,13 @@ class Policy:
     # -- modes, tools ------------------------------------------------------------------
 
     def allowed_modes(self) -> list[str]:
-        """The modes every file allows, in the order of MODES."""
+        """The modes every file allows, in the order of MODES; `plan` always (it offers
+        only read tools, narrower than any mode, and a review runs in it)."""
         return [
             m
             for m in MODES
-            if all(
+            if m == "plan"
+            or all(
                 _matches(m, f.get("modes", "allow"))
                 for f in self.files
                 if f.get("modes", "allow") is not None

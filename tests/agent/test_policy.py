@@ -60,8 +60,8 @@ def test_budgets_and_modes_add_up_across_files(tmp_path):
         Budget(200_000, "tokens", "session"),
         Budget(2.0, "usd", "session"),
     }
-    assert found.allowed_modes() == ["build"]
-    assert found.first_mode("plan") == "build"
+    assert found.allowed_modes() == ["plan", "build"]  # plan, read-only, always
+    assert found.first_mode("auto") == "plan" and found.first_mode("build") == "build"
 
 
 def test_a_changed_file_is_read_again(tmp_path):
