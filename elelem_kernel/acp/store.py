@@ -26,6 +26,7 @@ from elelem_kernel.cli.notebook import append_turn, new_notebook
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.jupyter.notebook_file import read_notebook
 from elelem_kernel.render.static import bundle
+from elelem_kernel.store.data_folder import data_folder
 from elelem_kernel.text import shorten
 
 ENV = "ELELEM_ACP_SESSIONS"
@@ -91,10 +92,14 @@ def save_turn(session_id: str, cwd: str, record: dict[str, Any]) -> Path:
     if not path.exists():
         import nbformat  # lazy: only a saving session needs it
 
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not os.environ.get(ENV, "").strip():
+            data_folder(create=True)  # 0700: a session holds a whole conversation
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         notebook = new_notebook()
         notebook.metadata[METADATA] = {"session": session_id, "cwd": cwd}
-        nbformat.write(notebook, str(path))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:  # appended in place from now on
+            nbformat.write(notebook, out)
     mtime = path.stat().st_mtime_ns
     append_turn(path, record, *bundle(record), expected_mtime_ns=mtime)
     return path

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 
 import pytest
 
@@ -100,6 +101,9 @@ def test_the_acp_agent_keeps_the_site_policy(tmp_path, home, ws):  # noqa: F811
     assert all("allow_always" not in [o.kind for o in options] for _, options in client.asked)
     assert not (ws / "ran").exists() and (ws / "a").read_text() == "x"
 
+    [saved] = (tmp_path / "sessions").glob("*.ipynb")  # the conversation: this person's alone
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert stat.S_IMODE(saved.parent.stat().st_mode) == 0o700
     assert len(requests) == 4  # the day's budget stopped the last prompt before a request
     assert "budget: today spent 110k tokens of 111k tokens" in stop_text
     assert f"This limit (111k tokens per day) is set by {source}." in stop_text
