@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
 ENV = "ELELEM_POLICY"
 FILE_NAME = "elelem_policy.json"
+#: A policy is a few lines; a file larger than this is a mistake, not read into memory.
+MAX_BYTES = 1_000_000
 #: Every key a policy file may have, and the keys inside each (None: a value, not a table).
 KEYS: dict[str, tuple[str, ...] | None] = {
     "providers": ("allow", "block"),
@@ -296,7 +298,11 @@ def _stamp(path: Path) -> tuple[int, int]:
 def read_file(path: Path) -> PolicyFile:
     """One policy file read and checked; ConfigError naming it and what is wrong."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        with path.open("rb") as file:
+            raw = file.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise ConfigError(f"site policy {path}: larger than {MAX_BYTES:,} bytes; {_stop}")
+        data = json.loads(raw.decode("utf-8"))
     except OSError as e:
         raise ConfigError(f"site policy {path}: cannot read it ({e.strerror}); {_stop}") from None
     except UnicodeDecodeError:

@@ -78,3 +78,14 @@ def test_no_file_restricts_nothing():
     empty.check_model("anything", "any-model")
     assert empty.denies("bash") is None and empty.asks("write") is None
     assert "No site policy is in force" in empty.describe()
+
+
+def test_a_huge_or_binary_policy_is_refused_naming_it(tmp_path):
+    huge = tmp_path / "huge.json"
+    huge.write_text('{"message": "' + "x" * 2_000_000 + '"}')
+    with pytest.raises(ConfigError, match=f"site policy {huge}: larger than 1,000,000 bytes"):
+        policy.load({"ELELEM_POLICY": str(huge)}, folders=[])
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ConfigError, match=f"site policy {binary}: not UTF-8 text"):
+        policy.load({"ELELEM_POLICY": str(binary)}, folders=[])
