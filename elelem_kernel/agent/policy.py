@@ -298,8 +298,8 @@ def _stamp(path: Path) -> tuple[int, int]:
 def read_file(path: Path) -> PolicyFile:
     """One policy file read and checked; ConfigError naming it and what is wrong."""
     try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_BYTES + 1)
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_BYTES + 1)
         if len(raw) > MAX_BYTES:
             raise ConfigError(f"site policy {path}: larger than {MAX_BYTES:,} bytes; {_stop}")
         data = json.loads(raw.decode("utf-8"))
