@@ -18,7 +18,9 @@ elelem with a `ConfigError` naming it: elelem never runs as if it were not there
      "budget": {"session": "2", "day": "20"},
      "message": "Ask it-help@example.com for more."}
 
-Lists hold globs (`fnmatch`, case-sensitive). `options` are fixed per provider (a glob
+Lists hold globs (`fnmatch`, case-sensitive: `*` crosses `/`, so `openai/*` works; the
+patterns are the administrator's and the names short, unlike the model's path globs that
+`tools/globs.py` matches). `options` are fixed per provider (a glob
 too): the person cannot set them otherwise. Budgets take the forms of `--budget`.
 """
 
