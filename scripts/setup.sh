@@ -35,6 +35,9 @@ if [ "$extra" = test ] && command -v npm >/dev/null 2>&1; then
   # The ACP TypeScript SDK, whose client drives `elelem-kernel acp` (tests/acp/ts_client.mjs).
   (cd .cache/acp-npm && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
     echo "setup: npm ci in .cache/acp-npm failed; the TypeScript ACP client test will skip" >&2
+  # configurable-http-proxy for the JupyterHub test (pinned by .cache/hub-npm/package-lock.json).
+  (cd .cache/hub-npm && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+    echo "setup: npm ci in .cache/hub-npm failed; the JupyterHub test will skip" >&2
 fi
 
 # The JupyterLab extension (labextension/), built from source when node is here.

@@ -311,13 +311,14 @@ class ElelemAgent:
         return SessionModeState(
             current_mode_id=live.session.mode,
             available_modes=[
-                SessionMode(id=m, name=MODE_TEXT[m][0], description=MODE_TEXT[m][1]) for m in MODES
+                SessionMode(id=m, name=MODE_TEXT[m][0], description=MODE_TEXT[m][1])
+                for m in live.session.policy.allowed_modes()
             ],
         )
 
     def _options(self, live: Live) -> list[Any]:
         session = live.session
-        providers = session.provider_names()
+        providers = [p for p in session.provider_names() if session.policy.allows_provider(p)]
         if session.provider_name not in providers:
             providers = [session.provider_name, *providers]
         return [
@@ -327,7 +328,10 @@ class ElelemAgent:
                 name="Mode",
                 category="mode",
                 current_value=session.mode,
-                options=[SessionConfigSelectOption(value=m, name=MODE_TEXT[m][0]) for m in MODES],
+                options=[
+                    SessionConfigSelectOption(value=m, name=MODE_TEXT[m][0])
+                    for m in session.policy.allowed_modes()
+                ],
             ),
             SessionConfigOptionSelect(
                 type="select",
@@ -346,7 +350,7 @@ class ElelemAgent:
         live = self._live(session_id)
         if mode_id not in MODES:
             raise invalid(f"unknown mode {mode_id!r}; modes: {', '.join(MODES)}")
-        live.session.mode = mode_id
+        _set_mode(live.session, mode_id)
         self._remember_mode(live)
         return SetSessionModeResponse()
 
@@ -357,7 +361,7 @@ class ElelemAgent:
         if config_id == "mode":
             if value not in MODES:
                 raise invalid(f"unknown mode {value!r}; modes: {', '.join(MODES)}")
-            live.session.mode = value
+            _set_mode(live.session, value)
             self._remember_mode(live)
         elif config_id == "provider":
             if live.turn is not None:
@@ -479,6 +483,14 @@ class ElelemAgent:
             turn.cancel()
         if turns:
             await asyncio.wait(turns, timeout=grace)
+
+
+def _set_mode(session: Session, mode: str) -> None:
+    """Switch `session` to `mode`; the site policy's refusal is an invalid request."""
+    try:
+        session.mode = mode
+    except ElelemError as e:
+        raise invalid(str(e)) from None
 
 
 def prompt_text(blocks: list[Any]) -> str:

@@ -120,14 +120,18 @@ async def decide(
     state (`declined`).
 
     Unasked: a read tool, the auto mode, a tool that asks the person itself, a tool
-    `allowed` by name. Otherwise the session's approver is asked (the card shows the
+    `allowed` by name; none of these but the tool's own question for a tool the site
+    policy `asks` for. Otherwise the session's approver is asked (the card shows the
     question); with none, the call is declined, saying how to allow it.
     """
     tool = call.tool
     assert tool is not None
-    if tool.kind == "read" or session.mode == "auto" or tool.asks_person(call.arguments):
+    must = session.policy.asks(tool.name)
+    if tool.asks_person(call.arguments) or (
+        must is None and (tool.kind == "read" or session.mode == "auto")
+    ):
         return None, "running"
-    why = tool.caution(call.arguments)
+    why = tool.caution(call.arguments) or must
     if allowed(tool.name, why, session.always | session.allow):
         return None, "running"
     if session.approver is None:

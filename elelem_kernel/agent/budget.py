@@ -43,6 +43,7 @@ from elelem_kernel.agent.record import add_usage
 from elelem_kernel.agent.usage import count
 from elelem_kernel.errors import ConfigError, ElelemError
 from elelem_kernel.events import EXIT_CODES
+from elelem_kernel.store import day_spend
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -95,7 +96,9 @@ class Budget:
     @property
     def scope(self) -> str:
         """What it counts, in words: "this session", "this turn" or "this cell"."""
-        return "this cell" if self.cell else f"this {self.per}"
+        if self.cell:
+            return "this cell"
+        return "today" if self.per == "day" else f"this {self.per}"
 
     def as_record(self, spent: float) -> dict[str, Any]:
         """The record's entry: this budget and what its scope had spent at the turn's end."""
@@ -257,6 +260,11 @@ class Ledger:
     live: dict[str, Spent] = field(default_factory=dict)
     #: How the front tells the person to raise the budget (see DEFAULT_HINT).
     hint: str = DEFAULT_HINT
+    #: Budgets the site policy imposes (`agent/policy.py`): always in force, never raised;
+    #: `per` "day" counts what the person spent today in every session (`store/day_spend`).
+    imposed: tuple[Budget, ...] = ()
+    #: Who imposes them, in the words of the messages.
+    imposed_by: str = ""
     #: The running turn's recorder and compactions, where its spending so far is read.
     _turn: tuple[Any, list[Any]] | None = field(default=None, init=False, repr=False)
 
@@ -280,6 +288,15 @@ class Ledger:
         if budget is None:
             self.budgets.clear()
             return
+        for limit in self.imposed:
+            if (limit.per, limit.unit) == (
+                budget.per,
+                budget.unit,
+            ) and budget.amount > limit.amount:
+                raise ConfigError(
+                    f"a budget of {budget} per {budget.per} is more than {self.imposed_by} "
+                    f"allows ({limit}); a lower one narrows it"
+                )
         if session is not None:
             self.refuse_unpriced(budget, session)
         self.budgets[budget.per] = budget
@@ -308,6 +325,12 @@ class Ledger:
             model = "/".join(
                 dict.fromkeys(str(n) for n in (session.provider_name, session.model) if n)
             )
+            if budget in self.imposed:
+                raise ConfigError(
+                    f"{self.imposed_by} sets a dollar budget ({budget} per {budget.per}), and "
+                    f"the price of {model} is unknown: ask the administrator for its price "
+                    "or a budget in tokens"
+                )
             raise ConfigError(
                 f"a dollar budget ({budget}) cannot be kept for {model}: its price is unknown. "
                 f"Give the budget in tokens instead, e.g. {self.raise_with('200k tokens')}, "
@@ -359,7 +382,7 @@ class Ledger:
         why = self.over(session, messages, tools)
         if why:
             raise OverBudget(why)
-        if not self.budgets:
+        if not self.budgets and not self.imposed:
             return None
         return most_output(session, request_tokens(session, messages, tools))
 
@@ -367,22 +390,30 @@ class Ledger:
         self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> str | None:
         """Why a request of `messages` (at least) could pass a budget, or None if it fits."""
-        if not self.budgets:
+        if not self.budgets and not self.imposed:
             return None
         turn = self._turn_usage()
         tokens = request_tokens(session, messages, tools)
         request = {"input": tokens, "output": most_output(session, tokens)}
-        for budget in self.budgets.values():  # one that cannot be kept is said first
+        budgets = [*self.budgets.values(), *self.imposed]
+        for budget in budgets:  # one that cannot be kept is said first
             self.refuse_unpriced(budget, session)
-        for budget in self.budgets.values():
+        for budget in budgets:
             spent, need = float(tokens_of(turn)), float(tokens_of(request))
             if budget.unit == "usd":
                 spent, need = priced(session, turn) or 0.0, priced(session, request) or 0.0
             if budget.per == "session":
                 spent += self.total().of(budget.unit)
+            if budget.per == "day":
+                spent += self.today().of(budget.unit)
             if spent + need > budget.amount:
                 return self._message(budget, spent, need)
         return None
+
+    def today(self) -> Spent:
+        """What the person spent today, in every session that counted it."""
+        day = day_spend.read()
+        return Spent(day["usd"], int(day["tokens"]), int(day["unpriced"]))
 
     def _message(self, budget: Budget, spent: float, need: float) -> str:
         left = max(budget.amount - spent, 0)
@@ -390,10 +421,13 @@ class Ledger:
         amount = _nice_up(max(2 * budget.amount, spent + need), budget.unit)
         suggestion = replace(budget, amount=amount)
         shown_left, shown_need = _apart(budget, left, need)
+        how = f"To go on, raise it: {self.raise_with(_typed(suggestion))}"
+        if budget in self.imposed and budget not in self.budgets.values():
+            how = f"This limit ({budget} per {budget.per}) is set by {self.imposed_by}."
         return (
             f"budget: {budget.scope} spent {budget.show(spent)} of {budget}, {shown_left} left; "
             f"the next request could {verb} up to {shown_need}, so it was not sent. "
-            f"To go on, raise it: {self.raise_with(_typed(suggestion))}"
+            f"{how}"
         )
 
     def settle(self, session: Session, record: dict[str, Any]) -> None:
@@ -402,6 +436,8 @@ class Ledger:
         self._turn = None
         spent = spent_by(record)
         self.live[str(record.get("turn"))] = spent
+        if any(b.per == "day" for b in self.imposed):
+            day_spend.add(spent.usd, spent.tokens, spent.unpriced)
         unpriced = priced(session, {"input": 1, "output": 1}) is None
         kept = [b for b in self.budgets.values() if not (b.unit == "usd" and unpriced)]
         if kept:
@@ -438,9 +474,12 @@ class Ledger:
             else ""
         )
         if not self.budgets:
-            return (
-                f"No budget set. This session spent {spent}{unknown}. "
-                f"Set one with {self.raise_with('2')} or {self.raise_with('200k tokens')}."
+            return "\n\n".join(
+                [
+                    f"No budget set. This session spent {spent}{unknown}. "
+                    f"Set one with {self.raise_with('2')} or {self.raise_with('200k tokens')}.",
+                    *self._imposed_lines(),
+                ]
             )
         lines = []
         for budget in self.budgets.values():
@@ -453,7 +492,16 @@ class Ledger:
                     f"session: **{budget}**, spent {budget.show(used)}, {left} left{unknown}"
                 )
         lines.append(f"`/budget off` removes {'them' if len(lines) > 1 else 'it'}.")
-        return "\n\n".join(lines)
+        return "\n\n".join(lines + self._imposed_lines())
+
+    def _imposed_lines(self) -> list[str]:
+        """What `/budget` says of the policy's budgets."""
+        lines = []
+        for budget in self.imposed:
+            used = {"day": self.today(), "session": self.total()}.get(budget.per)
+            spent = f", spent {budget.show(used.of(budget.unit))}" if used else ""
+            lines.append(f"per {budget.per}: **{budget}**{spent}, set by {self.imposed_by}")
+        return lines
 
 
 def _nice_up(value: float, unit: str) -> float:

@@ -169,6 +169,7 @@ def _add_session_commands(commands: Commands) -> None:
         "/use ID",
     )
     commands.add("save", "write this conversation to a Markdown file", _save, usage="/save [PATH]")
+    commands.add("policy", "the site policy in force, and the file it comes from", _policy)
     commands.add(
         "trust",
         "trust this folder's plugins and MCP configs so they load (--list, --revoke)",
@@ -176,6 +177,10 @@ def _add_session_commands(commands: Commands) -> None:
         lambda s, a: ["--list", "--revoke"],
         "/trust [DIR] | /trust --list | /trust --revoke [DIR]",
     )
+
+
+def _policy(session: Session, args: str) -> str:
+    return session.policy.describe()
 
 
 def _help(session: Session, args: str) -> str:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from elelem_kernel import options
-from elelem_kernel.agent import context, media, pricing, trust
+from elelem_kernel.agent import context, media, policy, pricing, trust
 from elelem_kernel.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def load_plugins(folders: list[Path] | None = None) -> list[str]:
     for folder in folders if folders is not None else plugin_folders():
         files = _plugin_files(folder)
         if folders is None and folder.resolve() != user:
-            sources = _consented(folder, files)
+            sources = _consented(folder, files) if _project_plugins(folder, files) else None
         else:
             sources = {path: _read(path) for path in files if path not in _plugins_loaded}
         for path, source in (sources or {}).items():
@@ -166,6 +166,15 @@ def load_plugins(folders: list[Path] | None = None) -> list[str]:
                 problems.append(message)
                 warnings.warn(message, stacklevel=2)
     return problems
+
+
+def _project_plugins(folder: Path, files: list[Path]) -> bool:
+    """Whether the site policy lets project plugins load; if not, say so once."""
+    why = policy.load().project_files("plugins")
+    if why and files and folder not in _skipped:
+        _skipped[folder] = f"elelem: skipped the project plugins in {folder}: {why}"
+        _tell(_skipped[folder])
+    return why is None
 
 
 def _plugin_files(folder: Path) -> list[Path]:

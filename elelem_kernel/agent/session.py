@@ -21,11 +21,13 @@ from elelem_kernel.agent.commands import Commands, add_builtin_commands
 from elelem_kernel.agent.context import CHARS_PER_TOKEN
 from elelem_kernel.agent.conversation import HISTORY_POLICIES, Conversation
 from elelem_kernel.agent.model_facts import ModelFacts
+from elelem_kernel.agent.policy import Policy, load
 from elelem_kernel.agent.registry import ProviderCatalog
 from elelem_kernel.agent.toolbox import Tool, Toolbox, check_mode
 from elelem_kernel.agent.turn import Turn, TurnResult
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import Provider
+from elelem_kernel.options import from_env
 from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import visible
 
@@ -53,7 +55,10 @@ class Session(ModelFacts):
         approver: Approver | None = None,
         allow: tuple[str, ...] | list[str] = (),
         max_rounds: int = 25,
+        policy: Policy | None = None,
     ):
+        #: The site policy (`agent/policy.py`): what the person's choices are checked against.
+        self.policy = policy if policy is not None else load()
         if history not in HISTORY_POLICIES:
             raise ConfigError(f"unknown history policy {history!r}; use replies or full")
         self.provider = provider
@@ -65,6 +70,7 @@ class Session(ModelFacts):
         self.provider_options: dict[str, dict[str, Any]] = {}
         self.model = model if model is not None else getattr(provider, "model", None)
         self.toolbox = toolbox if toolbox is not None else Toolbox()
+        self.toolbox.refuse = self.policy.denies
         #: The configured MCP servers' side of this session (the "mcp" setup), or None.
         self.mcp: McpTools | None = None
         if commands is None:
@@ -106,6 +112,7 @@ class Session(ModelFacts):
         self.cost: float | None = 0.0
         #: The budgets in force and what they count (`agent/budget.py`).
         self.ledger = Ledger.from_env()
+        self.ledger.imposed, self.ledger.imposed_by = self.policy.budgets, self.policy.source
         self.turns = 0
         #: `/compact [what to keep]` asked for: the next turn compacts first ("" no focus).
         self.compact_next: str | None = None
@@ -117,7 +124,8 @@ class Session(ModelFacts):
 
     @mode.setter
     def mode(self, mode: str) -> None:
-        self._mode = check_mode(mode)
+        self.policy.check_mode(check_mode(mode))
+        self._mode = mode
 
     def __repr__(self) -> str:
         return (
@@ -177,14 +185,16 @@ class Session(ModelFacts):
         """Switch provider (and model); the conversation is kept.
 
         The provider gets ELELEM_OPTIONS, then `options` (default: the ones it had before
-        in this session); nothing changes when the provider refuses them.
+        in this session), then the options the site policy fixes; nothing changes when the
+        provider refuses them or the policy does not allow it.
         """
         chosen = dict(self.provider_options.get(name, {}) if options is None else options)
         if self.providers is None:
             raise ConfigError(
                 f"cannot switch to {name!r}: this session was made without a registry"
             )
-        self.provider = self.providers.create_with_env(name, model, chosen)
+        chosen = self.policy.options_for(name, chosen, from_env())  # the session reads some
+        self.provider = self.policy.make_provider(self.providers, name, model, chosen)
         self.provider_name = name
         self.provider_options[name] = chosen
         self.model = model if model is not None else getattr(self.provider, "model", None)

@@ -194,6 +194,8 @@ class Toolbox:
         self._sources: list[Callable[[], Any]] = []
         #: Whether tools are described briefly now (a small window; the session decides).
         self.brief: Callable[[], bool] = lambda: False
+        #: Why a tool is never offered (the site policy's words), or None; the session sets it.
+        self.refuse: Callable[[str], str | None] = _refuse_none
 
     def add(
         self,
@@ -295,7 +297,7 @@ class Toolbox:
     def offered(self, mode: str = "auto") -> list[Tool]:
         """Tools the mode offers, in the order they were added."""
         kinds = MODES.get(mode, MODES["auto"])
-        return [t for t in self.tools.values() if t.kind in kinds]
+        return [t for t in self.tools.values() if t.kind in kinds and self.refuse(t.name) is None]
 
     def specs(self, mode: str = "auto") -> list[dict[str, Any]]:
         """The offered tools in OpenAI function format (briefly, when `brief()` says so)."""
@@ -309,6 +311,9 @@ class Toolbox:
         names = ", ".join(t.name for t in offered) or "(none)"
         if tool is None:
             return f'unknown tool "{call.name}". Available tools: {names}'
+        refused = self.refuse(tool.name)
+        if refused:
+            return f"{refused} Available tools: {names}"
         if tool not in offered:
             return (
                 f'tool "{tool.name}" is not available in {mode} mode '
@@ -379,6 +384,10 @@ class Toolbox:
         if isinstance(value, dict):
             return value
         return {"result": value}
+
+
+def _refuse_none(name: str) -> str | None:
+    return None
 
 
 def finish(result: dict[str, Any], arguments: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -12,8 +12,10 @@ from typing import Any
 
 from elelem_kernel.agent import registry
 from elelem_kernel.agent.approval import Approver
+from elelem_kernel.agent.policy import Policy, load
 from elelem_kernel.agent.session import Session
 from elelem_kernel.assembly.bundled import catalog
+from elelem_kernel.options import from_env
 from elelem_kernel.tools.workspace import find_root
 
 
@@ -31,34 +33,63 @@ def new_session(
     approver: Approver | None = None,
     system_prompt: str | None = None,
     history: str | None = None,
+    policy: Policy | None = None,
     **options: Any,
 ) -> Session:
     """A ready session: provider resolved, every setup run (the tools among them).
 
     `ELELEM_MODE` is the default mode and `ELELEM_ALLOW` (`write,bash`) names tools that
-    run without asking: for headless runs, where nobody can be asked.
+    run without asking: for headless runs, where nobody can be asked. The site policy
+    (`agent/policy.py`) gives the defaults the person did not choose and checks the rest;
+    a malformed policy file is a ConfigError naming it. `policy`: another one (the `mcp`
+    command's session runs no model, so it passes an empty one; the servers are still
+    the policy's, `mcp/config.py` reads it).
     """
+    policy = load() if policy is None else policy
     providers = catalog()
-    notice = None
-    if provider is None:
-        provider, why = providers.default_provider()
-        if provider == "demo":
-            notice = why
-    instance = providers.create_with_env(provider, model, options)
+    provider, model, options, notice = _defaults(policy, providers, provider, model, options)
+    instance = policy.make_provider(providers, provider, model, options)
     session = Session(
         instance,
         providers=providers,
         provider_name=provider,
         model=model,
-        mode=mode or os.environ.get("ELELEM_MODE") or "build",
+        mode=mode or os.environ.get("ELELEM_MODE") or policy.first_mode("build"),
         history=history or os.environ.get("ELELEM_HISTORY") or "replies",
         system_prompt=system_prompt,
         workspace=find_workspace(workspace),
         namespace=namespace,
         approver=approver,
+        policy=policy,
     )
     session.notice = notice
     session.allow |= set(os.environ.get("ELELEM_ALLOW", "").replace(",", " ").split())
-    session.provider_options[provider] = dict(options)
+    session.provider_options[provider] = policy.options_for(provider, options, from_env())
     registry.run_setups(session, dict(registry.CONFIG.setups))
     return session
+
+
+def _defaults(
+    policy: Policy,
+    providers: Any,
+    provider: str | None,
+    model: str | None,
+    options: dict[str, Any],
+) -> tuple[str, str | None, dict[str, Any], str | None]:
+    """The provider, model and options to start with: the person's, else the policy's
+    defaults (its model and base URL go with its provider), else the registry's default."""
+    notice = None
+    wanted = policy.default("provider")
+    if provider is None and wanted and not os.environ.get("ELELEM_PROVIDER"):
+        provider = wanted
+    if provider is None:
+        provider, why = providers.default_provider()
+        if provider == "demo":
+            notice = why
+    if wanted in (None, provider):
+        if model is None and not os.environ.get("ELELEM_MODEL"):
+            model = policy.default("model")
+        base_url = policy.default("base_url")
+        if base_url and "base_url" not in options:
+            options = {**options, "base_url": base_url}
+    return provider, model, options, notice

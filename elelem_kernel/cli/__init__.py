@@ -82,7 +82,7 @@ def _command(args: argparse.Namespace, signals: Signals) -> int:
 
 
 def _listing(args: argparse.Namespace) -> int:
-    """The commands that run no turn: providers, mcp, files, trust."""
+    """The commands that run no turn: providers, mcp, files, policy, trust."""
     if args.command == "providers":
         from elelem_kernel.cli import providers  # lazy: each command loads only what it needs
 
@@ -95,6 +95,11 @@ def _listing(args: argparse.Namespace) -> int:
         from elelem_kernel.cli import files  # lazy: each command loads only what it needs
 
         return files.run(args.paths)
+    if args.command == "policy":
+        from elelem_kernel.agent import policy  # lazy: each command loads only what it needs
+
+        print(visible(policy.load().describe()))
+        return 0
     from elelem_kernel.cli import trust  # lazy: each command loads only what it needs
 
     return trust.run(args)

@@ -10,12 +10,13 @@ from elelem_kernel.visible import visible
 
 def run(workspace: str | None, start: bool) -> int:
     """Show each server's source, state and tools; 1 when one failed or a config is bad."""
-    from elelem_kernel.assembly.sessions import new_session  # lazy: only this command needs them
+    from elelem_kernel.agent.policy import Policy  # lazy: only this command needs them
+    from elelem_kernel.assembly.sessions import new_session
     from elelem_kernel.mcp import config as mcp_config
     from elelem_kernel.mcp.attachment import report
     from elelem_kernel.mcp.hub import shutdown
 
-    session = new_session("echo", workspace=workspace, mode="auto")
+    session = new_session("echo", workspace=workspace, mode="auto", policy=Policy())
     state = session.mcp
     if state is None:
         print("elelem: no MCP attachment: a plugin replaced the mcp setup", file=sys.stderr)

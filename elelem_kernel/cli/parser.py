@@ -221,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_review(sub)
     sub.add_parser("providers", help="list the providers, and which one is the default and why")
+    sub.add_parser(
+        "policy",
+        help="show the site policy in force (elelem_policy.json in /etc/jupyter, ..., or "
+        "ELELEM_POLICY) and the file it comes from",
+    )
     mcp = sub.add_parser(
         "mcp",
         help="start the configured MCP servers and show each one's source, state and tools",

@@ -18,10 +18,11 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from elelem_kernel.agent.policy import load as load_policy
 from elelem_kernel.agent.trust import contents, how_to_trust, status
 
 TRANSPORTS = ("stdio", "http", "sse")
@@ -99,9 +100,11 @@ def config_files(workspace: Path) -> list[tuple[Path, bool]]:
 
 
 def load(workspace: Path | str) -> tuple[dict[str, ServerConfig], list[str]]:
-    """Every configured server by name, and one warning per bad file or entry."""
+    """Every configured server by name, and one warning per bad file or entry; a server
+    the site policy does not allow, or from a project file it turns off, is skipped."""
 
     workspace = Path(workspace)
+    policy = load_policy()
     servers: dict[str, ServerConfig] = {}
     problems: list[str] = []
     read: dict[Path, bytes | str] | None = None  # the project files, read once for both
@@ -116,6 +119,7 @@ def load(workspace: Path | str) -> tuple[dict[str, ServerConfig], list[str]]:
                 continue
             if not trusted:
                 skipped = f"the folder is not trusted; trust it with {how_to_trust(workspace)}"
+            skipped = policy.project_files("mcp") or skipped
         elif not path.is_file():
             continue
         try:
@@ -168,7 +172,21 @@ def parse(
     A stdio server runs in the workspace (as in other tools, a project's relative paths
     mean the project's), or in `cwd`, relative to the workspace. With `literal`, `${VAR}`
     is kept as written: an ACP client's servers must not read this process's environment.
+    A server the site policy does not allow (by name or command) is skipped, saying so.
     """
+    server = _parse(name, entry, source, skipped, workspace, literal)
+    refused = load_policy().mcp_refusal(name, server.command or server.url)
+    return replace(server, skipped=refused) if refused else server
+
+
+def _parse(
+    name: str,
+    entry: Any,
+    source: str,
+    skipped: str | None,
+    workspace: Path | None,
+    literal: bool,
+) -> ServerConfig:
     fill = _as_written if literal else expand
     if not _NAME.match(name) or "__" in name:
         raise ValueError("names are letters, digits, '-' and single '_' (64 at most)")

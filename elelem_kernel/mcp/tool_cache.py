@@ -60,8 +60,9 @@ def save(config: ServerConfig, tools: list[Any]) -> None:
     """Keep `tools` (the SDK's Tool objects) for `config`; failures are ignored (a cache)."""
     where = folder()
     try:
-        where.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(where, 0o700)
+        for made in (where.parent, where):  # ours, both: a listing says what servers ran
+            made.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.chmod(made, 0o700)
         items = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
         path = where / f"{key(config)}.json"
         partial = path.with_suffix(f".{os.getpid()}.tmp")

@@ -36,6 +36,7 @@ def test_the_next_session_offers_cached_tools_and_starts_the_server_only_when_ca
     folder = home / ".cache" / "elelem-kernel" / "mcp-tools"
     [cached] = list(folder.iterdir())
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(folder.parent.stat().st_mode) == 0o700  # its name is no one else's
     assert stat.S_IMODE(cached.stat().st_mode) == 0o600
     assert "ping" in {t["name"] for t in json.loads(cached.read_text())["tools"]}
 
