@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from elelem_kernel._version import __version__
+from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
 
 #: The ACP protocol version this agent speaks (the SDK's `PROTOCOL_VERSION`).
 PROTOCOL_VERSION = 1
@@ -27,7 +28,7 @@ def initialize_result(client_version: int) -> dict[str, Any]:
             "sessionCapabilities": {"list": {}},
         },
         "authMethods": [],
-        "agentInfo": {"name": "elelem", "title": "Elelem", "version": __version__},
+        "agentInfo": {"name": KERNEL_NAME, "title": KERNEL_DISPLAY_NAME, "version": __version__},
     }
 
 

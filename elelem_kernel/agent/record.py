@@ -278,6 +278,14 @@ class TurnRecorder:
             # A provider may report usage more than once a round; the last report wins.
             self._round_usage = dict(event)
 
+    def round_is_empty(self) -> bool:
+        """Whether the current round got nothing back yet: no text, thinking or call
+        (streamed pieces not joined into it yet count)."""
+        if not self.rounds or any(self._pieces.values()):
+            return False
+        current = self.rounds[-1]
+        return not (current["text"] or current["thinking"] or current["calls"])
+
     def usage_so_far(self) -> dict[str, int]:
         """The tokens of the rounds so far, the current one's last report included."""
         return add_usage(dict(self.record["usage"]), self._round_usage)

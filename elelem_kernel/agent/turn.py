@@ -63,8 +63,6 @@ CUT_OFF = (
     "not run: the reply was cut off at max_tokens (the model's output limit); raise it with "
     "-o max_tokens=N on the command line or in %%elelem, or /option max_tokens N"
 )
-#: A round as the recorder starts it, before any event.
-_EMPTY_ROUND: dict[str, Any] = {"thinking": "", "text": "", "calls": []}
 
 
 @dataclass
@@ -224,7 +222,7 @@ class Turn:
             try:
                 self.stop = await self.round()
             except ContextOverflow as e:
-                if retried or self.recorder.rounds[-1] != _EMPTY_ROUND:
+                if retried or not self.recorder.round_is_empty():
                     raise
                 retried, self.rounds = True, self.rounds - 1
                 self.recorder.rounds.pop()  # refused before a word: not a round
@@ -253,7 +251,7 @@ class Turn:
         count its tokens and cost, and tell the renderer (`turn_end`)."""
         session = self.session
         self.layout.close()
-        if self.stop == "error" and self.rounds and self.recorder.rounds[-1] == _EMPTY_ROUND:
+        if self.stop == "error" and self.rounds and self.recorder.round_is_empty():
             self.rounds -= 1  # nothing came back (a connection failure): not a round
             self.recorder.rounds.pop()
         record = self.recorder.finish(self.stop, self.error)
