@@ -135,12 +135,24 @@ class NotebookFront:
                 self.say(f"warning: notebook commands unavailable: {error}")
 
     def _frontend_folder(self) -> Path | None:
-        """The notebook's folder as the frontend told it, when this kernel can see it."""
+        """The notebook's folder as the frontend told it, when this kernel can see it and
+        is still in the folder it started in: a person who moved the kernel (`os.chdir`,
+        `%cd`) means that folder, which `find_workspace` then takes."""
         restore = _restore_module()
         frontend = self.ip.user_ns.get(restore.FRONTEND_KEY) if restore else None
         path = frontend.get("path") if isinstance(frontend, dict) else None
         folder = Path(path).parent if path else None
-        return folder if folder is not None and folder.is_dir() else None
+        if folder is None or not folder.is_dir() or self._moved():
+            return None
+        return folder
+
+    def _moved(self) -> bool:
+        """Whether the kernel left the folder it started in (IPython's `_dh[0]`)."""
+        started = getattr(getattr(self.ip, "history_manager", None), "dir_hist", None) or []
+        try:
+            return bool(started) and Path.cwd().resolve() != Path(started[0]).resolve()
+        except OSError:  # the current folder was removed
+            return True
 
     def notebook_path(self) -> Path | None:
         """The notebook open in the frontend, when it can be known."""
