@@ -10,6 +10,7 @@ import pytest
 from elelem_kernel.errors import ToolError
 from elelem_kernel.text import HeadTail
 from elelem_kernel.tools.bounds import unified_diff
+from elelem_kernel.tools.listing import files_under
 from elelem_kernel.tools.workspace import CEILING, MARKER, Workspace, atomic_write, find_root
 from tests.git import git
 
@@ -151,6 +152,9 @@ def test_a_marked_folder_is_a_workspace_root(tmp_path):
     (repo / "notebooks" / MARKER).write_text("")
     assert find_root(repo / "notebooks" / "deep") == (repo / "notebooks").resolve()
     assert find_root(repo) == repo.resolve()
+    (repo / "notebooks" / "deep" / "data.csv").write_text("a\n")
+    top = (repo / "notebooks").resolve()
+    assert files_under(top, top) == ["deep/data.csv"]  # the marker is no content
     (repo / "notebooks" / "deep" / ".git").mkdir()
     assert find_root(repo / "notebooks" / "deep") == (repo / "notebooks" / "deep").resolve()
 
