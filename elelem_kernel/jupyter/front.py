@@ -367,7 +367,11 @@ class NotebookFront:
                 self.say(f"warning: the open notebook is not reachable: {error}")
             else:
                 session.live_notebook = link
-        session.environment = [_notebook_fact(session.live_notebook is not None)]
+        elelem = getattr(getattr(self.ip, "kernel", None), "implementation", None) == KERNEL_NAME
+        session.environment = [
+            _notebook_fact(session.live_notebook is not None),
+            WHERE["kernel" if elelem else "magic"],
+        ]
 
     def undo(self) -> str:
         """`/undo`: revert the last turn's changes (jupyter/undo.py), reaching the open
@@ -445,6 +449,21 @@ def _for_this_turn(
     added = set(allow) - session.allow
     session.allow |= added
     scope.callback(session.allow.difference_update, added)
+
+
+#: The environment fact saying how the person types here, so the model suggests the words
+#: that work in this front (a slash command is a cell of its own in the Elelem kernel).
+WHERE = {
+    "kernel": (
+        "The person types in the Elelem kernel: every cell is a prompt, a cell starting "
+        "with `/` is a slash command (`/provider anthropic`, `/mode verify`), `%%py` runs "
+        "Python."
+    ),
+    "magic": (
+        "The person types in a Python notebook: a `%%elelem` cell is a prompt (`%%elelem "
+        "--mode verify`, `%%elelem -p anthropic`), `%elelem /command` a slash command."
+    ),
+}
 
 
 def _notebook_fact(reachable: bool) -> str:

@@ -10,7 +10,8 @@ depends on the prompt:
 - "mcp" calls a read-only MCP tool on offer (`mcp__SERVER__TOOL`), preferring one whose
   name shares a word with the prompt, with its required arguments filled in;
 - with a `report_finding` tool on offer it runs the scripted code review;
-- "fix the cell that failed" reads the open notebook and proposes a fix (`demo_fix`).
+- "fix it" (any prompt asking for a fix, or to run the cell that failed) reads the open
+  notebook and proposes a fix for the failing cell (`demo_fix`).
 Later turns mention the first prompt of the conversation, which shows memory at work.
 """
 
@@ -30,22 +31,30 @@ from elelem_kernel.providers import demo_fix, demo_review
 HOW_TO = (
     "I am the **demo model**: offline and scripted, so my answers are canned around what the "
     "tools really returned. For a real model set `ANTHROPIC_API_KEY` or `OPENAI_API_KEY` "
-    "(or `OPENAI_BASE_URL` for any OpenAI-compatible server), or run Ollama, then use "
-    "`/provider anthropic` or `%%elelem -p openai`."
+    "(or `OPENAI_BASE_URL` for any OpenAI-compatible server), or run Ollama, {pick}."
 )
+#: The fronts by the fact the system prompt carries (jupyter/front.py: WHERE).
+FRONTS = {"types in the Elelem kernel": "kernel", "types in a Python notebook": "magic"}
+#: How to pick a real model, in the words of each front.
+PICK = {
+    "kernel": "then run `/provider anthropic` (or `openai`) in a cell",
+    "magic": "then use `%elelem /provider anthropic` or `%%elelem -p openai`",
+    "cli": "then use `-p anthropic` (or `/provider anthropic` in `elelem-kernel chat`)",
+}
+
+#: The demo's code assigns no name, so it never replaces a variable of the person's.
 DEFAULT_CODE = (
     "import platform\n"
-    "squares = [n * n for n in range(1, 11)]\n"
-    "print(f'Python {platform.python_version()}: the first ten squares add up to {sum(squares)}')\n"
-    "squares"
+    "print(f'Python {platform.python_version()}: the first ten squares add up to '\n"
+    "      f'{sum(n * n for n in range(1, 11))}')\n"
+    "[n * n for n in range(1, 11)]"
 )
 
 #: What the demo runs for "plot ...": a figure left open, which the python tool captures.
 PLOT_CODE = (
     "import matplotlib.pyplot as plt\n"
-    "squares = [n * n for n in range(1, 11)]\n"
     "plt.figure(figsize=(4, 3))\n"
-    "plt.plot(range(1, 11), squares, marker='o')\n"
+    "plt.plot(range(1, 11), [n * n for n in range(1, 11)], marker='o')\n"
     "plt.title('the first ten squares')"
 )
 
@@ -78,7 +87,7 @@ class DemoProvider:
         calls = [c for m in turn if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
         self._out = 0
         if demo_fix.wanted(prompt, offered):  # "fix the cell that failed" in the open notebook
-            demo_fix.fetch(prompt, calls, results, offered, emit)
+            demo_fix.fetch(prompt, calls, results, offered, emit, front(messages))
             return
         if calls:
             await self._answer(prompt, calls, results, messages, emit)
@@ -114,7 +123,9 @@ class DemoProvider:
             return await self._unavailable(emit, "python", "verify or auto", messages)
         if "list" in offered and "read" in offered:
             return await self._look_around(emit)
-        await self._say(emit, f"You said: {prompt.strip()}\n\n{_memory(messages)}{HOW_TO}")
+        await self._say(
+            emit, f"You said: {prompt.strip()}\n\n{_memory(messages)}{how_to(messages)}"
+        )
         return self._stop(emit, "end_turn")
 
     async def _slowly(self, emit: Emit) -> None:
@@ -193,7 +204,7 @@ class DemoProvider:
         for call in calls:
             result = results.get(call.get("id"), {})
             parts.append(_describe(call, result) + _seen(call, pictures.get(call.get("id"))))
-        text = "\n\n".join(parts) + f"\n\n{_memory(messages)}{HOW_TO}"
+        text = "\n\n".join(parts) + f"\n\n{_memory(messages)}{how_to(messages)}"
         await self._say(emit, text)
         self._stop(emit, "end_turn")
 
@@ -203,7 +214,7 @@ class DemoProvider:
         await self._say(
             emit,
             f"I would use the `{tool}` tool for that, but the current mode does not offer it. "
-            f"Switch with `/mode` ({modes}) and ask again.\n\n{_memory(messages)}{HOW_TO}",
+            f"Switch with `/mode` ({modes}) and ask again.\n\n{_memory(messages)}{how_to(messages)}",
         )
         self._stop(emit, "end_turn")
 
@@ -220,6 +231,19 @@ class DemoProvider:
 
     def _stop(self, emit: Emit, reason: str) -> None:
         emit({"type": "stop", "reason": reason, "truncated": False})
+
+
+def front(messages: list[dict[str, Any]]) -> str:
+    """Where the person types, as the system prompt says: "kernel", "magic" or "cli"."""
+    first = messages[0] if messages else {}
+    system = str(first.get("content", "")) if first.get("role") == "system" else ""
+    return next((name for fact, name in FRONTS.items() if fact in system), "cli")
+
+
+def how_to(messages: list[dict[str, Any]]) -> str:
+    """The demo's closing line: what it is, and how to pick a real model where the person
+    types (the Elelem kernel, a Python notebook, the command line)."""
+    return HOW_TO.format(pick=PICK[front(messages)])
 
 
 def _seen(call: dict[str, Any], pictures: list[dict[str, Any]] | None) -> str:
