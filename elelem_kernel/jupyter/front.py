@@ -11,6 +11,7 @@ there as it would for any interrupted cell.
 from __future__ import annotations
 
 import os
+import re
 import weakref
 from contextlib import ExitStack
 from pathlib import Path
@@ -76,6 +77,7 @@ class NotebookFront:
         self.placed = False
         self.approvals: dict[str, Any] = {}  #: what the approval channels learnt
         self.untold: list[str] = []  #: lines about skipped plugins not shown in a cell yet
+        self.restored: str | None = None  #: "restored 3 turns from nb.ipynb", to show live
 
     # -- session ----------------------------------------------------------------------
 
@@ -211,6 +213,9 @@ class NotebookFront:
             overrides |= {"system_prompt": system_prompt, "options": options}
             _for_this_turn(session, scope, allow or [], overrides)
             view = _new_view(session, self.watcher(parent))
+            if self.restored:
+                view({"type": "notice", "text": self.restored})
+                self.restored = None
             session.approver = self._approver(view, parent)
             self._link_notebook(session, parent, cell)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
@@ -406,8 +411,15 @@ class NotebookFront:
         message = restore.restore_into(
             session, self.ip.user_ns, dict(os.environ), cell=cell, source=source
         )
-        if message:
-            self.say(message)
+        if not message:
+            return
+        watcher = self.watcher(self.parent())
+        if watcher == "widgets" and RESTORED.fullmatch(message):
+            self.restored = message  # the next turn's live view shows it: it is not saved
+        elif watcher == "text" and self.notebook_path() is None:
+            return  # a console has no notebook: that there is none to restore is no news
+        else:
+            self.say(message)  # warnings stay with the cell; headless runs keep their log
 
     def _place(self, session: Session) -> None:
         """Say once where the workspace is when it is not around the notebook's folder.
@@ -450,6 +462,9 @@ def _for_this_turn(
     session.allow |= added
     scope.callback(session.allow.difference_update, added)
 
+
+#: A restore that went without a warning: news for the moment, not for the saved cell.
+RESTORED = re.compile(r"restored \d+ turns? from [^\n]*")
 
 #: The environment fact saying how the person types here, so the model suggests the words
 #: that work in this front (a slash command is a cell of its own in the Elelem kernel).
