@@ -125,7 +125,7 @@ class NotebookFront:
         session.open_notebook = self.notebook_path()
         session.commands.add(
             "undo",
-            "Revert the last turn's changes to files and open-notebook cells, where unchanged "
+            "revert the last turn's changes to files and open-notebook cells, where unchanged "
             "since (Python variables cannot be restored)",
             lambda _session, _args: self.undo(),
         )

@@ -375,7 +375,7 @@ def _describe(call: dict[str, Any], result: dict[str, Any]) -> str:
         shown = ", ".join(f"`{f}`" for f in files[:8])
         more = f" and {len(files) - 8} more" if len(files) > 8 else ""
         return (
-            f"The workspace has {len(files)} entries: {shown}{more}."
+            f"The workspace has {len(files)} entr{'y' if len(files) == 1 else 'ies'}: {shown}{more}."
             if files
             else "The workspace is empty."
         )
@@ -394,7 +394,8 @@ def _describe(call: dict[str, Any], result: dict[str, Any]) -> str:
         return f"{said}" + (f" and the last expression is `{str(value)[:200]}`." if value else ".")
     if name == "variables":
         names = _strings(result) or [k for k in (result.get("variables") or {})]
-        return f"The namespace holds {len(names)} variables" + (
+        noun = "variable" if len(names) == 1 else "variables"
+        return f"The namespace holds {len(names)} {noun}" + (
             f": {', '.join(f'`{n}`' for n in names[:10])}." if names else "."
         )
     if str(name).startswith("mcp__"):

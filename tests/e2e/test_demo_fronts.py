@@ -57,3 +57,16 @@ def test_a_python_notebook_gets_the_magics_words(start):
     run(kc, "%load_ext elelem_kernel")
     _, hello = run(kc, "%%elelem\nhello")
     assert "then use %elelem /provider anthropic or %%elelem -p openai" in texts(hello)
+
+
+def test_the_kernels_help_rows_read_alike_and_one_variable_is_singular(start):
+    import re
+
+    kc = start("elelem")
+    _, helped = run(kc, "/help")
+    rows = re.findall(r"^\| `/[^`]+` \| (.)", texts(helped), re.M)
+    assert len(rows) > 20 and all(first.islower() for first in rows if first != "M"), rows
+    run(kc, "%%py\nonly = 1")
+    run(kc, "/mode auto")  # the demo lists them while it runs some Python
+    _, said = run(kc, "list the variables in the namespace")
+    assert "holds 1 variable:" in texts(said)
