@@ -131,7 +131,7 @@ def test_help(folder, sub):
 def test_chat_repl(folder):
     r = cli("chat", "-p", "echo", cwd=folder, input="hello there\n/usage\n")
     assert r.returncode == 0
-    assert "hello there" in r.stdout and "1 turns" in r.stdout
+    assert "hello there" in r.stdout and "1 turn," in r.stdout
 
 
 MARKER_PLUGIN = 'import os\n\nopen(os.environ["MARKER"], "a").write("loaded\\n")\n'
