@@ -10,6 +10,7 @@ there as it would for any interrupted cell.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import weakref
@@ -70,6 +71,7 @@ class NotebookFront:
 
     def __init__(self, ip: Any):
         self.ip = ip
+        quiet_subshell_teardown()
         self.session: Session | None = None
         self.runner = LoopThread("elelem-turns")  #: kept for the kernel's life: providers
         #: may hold HTTP clients bound to its loop
@@ -461,6 +463,26 @@ def _for_this_turn(
     added = set(allow) - session.allow
     session.allow |= added
     scope.callback(session.allow.difference_update, added)
+
+
+class _SubshellTeardown(logging.Filter):
+    """Drops asyncio's "Task was destroyed but it is pending!" for ipykernel's own message
+    handlers (`run_in_context` and what it awaits): JupyterLab >= 4.4 deletes a comm's
+    subshell when the comm closes (a turn's live view, frozen), and ipykernel then ends that
+    subshell's loop with the handler of its last message pending. The log line would land
+    in the running cell as a red stderr line about no code of the person's."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        ours = text.startswith("Task was destroyed but it is pending!")
+        return not (ours and f"{os.sep}ipykernel{os.sep}" in text)
+
+
+def quiet_subshell_teardown() -> None:
+    """Install `_SubshellTeardown` on the `asyncio` logger, once per process."""
+    log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _SubshellTeardown) for f in log.filters):
+        log.addFilter(_SubshellTeardown())
 
 
 #: A restore that went without a warning: news for the moment, not for the saved cell.
