@@ -19,7 +19,7 @@ fi
 built=elelem_kernel/labextension/package.json
 sources=(labextension/src labextension/package.json labextension/package-lock.json labextension/tsconfig.json)
 if [ -f "$built" ] && [ -z "$(find "${sources[@]}" -newer "$built" -print -quit)" ]; then
-  echo "setup: the JupyterLab extension is up to date ($built)" >&2
+  echo "setup: the JupyterLab extension is built ($built is newer than its sources)" >&2
 else
   echo "setup: building the JupyterLab extension (npm ci, tsc, jupyter labextension build)" >&2
   (

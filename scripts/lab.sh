@@ -8,9 +8,16 @@ bash scripts/setup.sh lab
 if [ -z "${ANTHROPIC_API_KEY:-}${OPENAI_API_KEY:-}${ELELEM_PROVIDER:-}" ]; then
   echo "elelem: no ANTHROPIC_API_KEY or OPENAI_API_KEY set: the notebooks use the offline demo model" >&2
 fi
-# The notebooks' workspace is their own folder, as for a person who downloaded them, not
-# the repository around it (elelem_kernel/tools/workspace.py: find_root).
-export ELELEM_WORKSPACE_CEILING="$PWD/notebooks"
+# JupyterLab's terminals run `elelem-kernel` and `jupyter` from .venv, as the notebooks do:
+# the venv goes first on the server's PATH, and a terminal is a plain interactive shell
+# (a login shell would read /etc/profile, which resets PATH).
+export VIRTUAL_ENV="$PWD/.venv"
+export PATH="$VIRTUAL_ENV/bin:$PATH"
+echo "elelem: JupyterLab's terminals have .venv/bin on their PATH; elsewhere run" \
+  "'source .venv/bin/activate' first" >&2
+# notebooks/ is its own workspace (notebooks/.elelem-workspace), for the notebooks, the
+# terminal and the CLI alike (elelem_kernel/tools/workspace.py: find_root).
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-root)
-exec .venv/bin/jupyter lab --ip 127.0.0.1 --ServerApp.root_dir=notebooks "${root[@]}" "$@"
+exec jupyter lab --ip 127.0.0.1 --ServerApp.root_dir=notebooks \
+  --ServerApp.terminado_settings=shell_command="${SHELL:-/bin/bash}" "${root[@]}" "$@"

@@ -25,8 +25,12 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv" >&2
   "$python" -m venv .venv
 fi
+# pip is quiet (-q): say what it does and how long it takes, so the wait is not silence
+echo "setup: installing elelem-kernel[$extra] and its dependencies into .venv with pip" \
+  "(on a fresh machine about 1-2 minutes for lab, 3-5 for test; then quick)" >&2
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extra]"
+echo "setup: elelem-kernel[$extra] installed" >&2
 
 # The npm MCP servers the tests run (versions pinned by .cache/mcp-npm/package-lock.json).
 if [ "$extra" = test ] && command -v npm >/dev/null 2>&1; then

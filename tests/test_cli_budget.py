@@ -45,7 +45,7 @@ def test_a_turn_within_the_budget_shows_it_in_the_footer(wire, folder):  # noqa:
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "Hello."
     footer = r.stderr.strip().splitlines()[-1]  # a loopback server's model is not priced
-    assert "end_turn · openai/wire · cost unknown" in footer
+    assert "done · openai/wire · cost unknown" in footer
     assert footer.endswith(" · 110k of 500k tokens")
 
 

@@ -247,12 +247,17 @@ def _tools(session: Session, args: str) -> str:
     after = f"\n\n{note}" if note else ""
     if not tools:
         return f"No tools in {session.mode} mode.{after}"
-    rows = [f"| `{t.name}` | {t.kind} | {t.description.splitlines()[0]} |" for t in tools]
+    rows = [f"| `{t.name}` | {t.kind} | {_cell(t.description.splitlines()[0])} |" for t in tools]
     return (
         f"Tools in {session.mode} mode:\n\n| tool | kind | what it does |\n|:---|:---|:---|\n"
         + "\n".join(rows)
         + after
     )
+
+
+def _cell(text: str) -> str:
+    """Plain `text` as a Markdown table cell: its `*` (a glob's) and `|` shown as typed."""
+    return text.replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|")
 
 
 def _allow(session: Session, args: str) -> str:
@@ -349,7 +354,8 @@ def _use(session: Session, args: str) -> str:
         known = ", ".join(session.conversations) or "none"
         raise ValueError(f"no conversation {args!r}; conversations: {known}")
     session.conversation = session.conversations[args]
-    return f"Using conversation {args} ({len(session.conversation)} turns)."
+    n = len(session.conversation)
+    return f"Using conversation {args} ({n} turn{'' if n == 1 else 's'})."
 
 
 def _save(session: Session, args: str) -> str:
@@ -360,7 +366,8 @@ def _save(session: Session, args: str) -> str:
     for t in session.conversation.turns:
         parts.append(f"## Prompt\n\n{t.get('prompt', '')}\n\n## Reply\n\n{t.get('reply', '')}\n")
     path.write_text("\n".join(parts), encoding="utf-8")
-    return f"Saved {len(session.conversation)} turns to `{path}`."
+    n = len(session.conversation)
+    return f"Saved {n} turn{'' if n == 1 else 's'} to `{path}`."
 
 
 def _trust(session: Session, args: str) -> str:

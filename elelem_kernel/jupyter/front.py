@@ -12,7 +12,9 @@ failing cell).
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import weakref
 from contextlib import ExitStack
 from pathlib import Path
@@ -82,6 +84,7 @@ class NotebookFront:
 
     def __init__(self, ip: Any):
         self.ip = ip
+        quiet_subshell_teardown()
         self.session: Session | None = None
         self.runner = LoopThread("elelem-turns")  #: kept for the kernel's life: providers
         #: may hold HTTP clients bound to its loop
@@ -89,6 +92,7 @@ class NotebookFront:
         self.placed = False
         self.approvals: dict[str, Any] = {}  #: what the approval channels learnt
         self.untold: list[str] = []  #: lines about skipped plugins not shown in a cell yet
+        self.restored: str | None = None  #: "restored 3 turns from nb.ipynb", to show live
 
     # -- session ----------------------------------------------------------------------
 
@@ -136,7 +140,7 @@ class NotebookFront:
         session.open_notebook = self.notebook_path()
         session.commands.add(
             "undo",
-            "Revert the last turn's changes to files and open-notebook cells, where unchanged "
+            "revert the last turn's changes to files and open-notebook cells, where unchanged "
             "since (Python variables cannot be restored)",
             lambda _session, _args: self.undo(),
         )
@@ -153,12 +157,24 @@ class NotebookFront:
                 self.say(f"warning: notebook commands unavailable: {error}")
 
     def _frontend_folder(self) -> Path | None:
-        """The notebook's folder as the frontend told it, when this kernel can see it."""
+        """The notebook's folder as the frontend told it, when this kernel can see it and
+        is still in the folder it started in: a person who moved the kernel (`os.chdir`,
+        `%cd`) means that folder, which `find_workspace` then takes."""
         restore = _restore_module()
         frontend = self.ip.user_ns.get(restore.FRONTEND_KEY) if restore else None
         path = frontend.get("path") if isinstance(frontend, dict) else None
         folder = Path(path).parent if path else None
-        return folder if folder is not None and folder.is_dir() else None
+        if folder is None or not folder.is_dir() or self._moved():
+            return None
+        return folder
+
+    def _moved(self) -> bool:
+        """Whether the kernel left the folder it started in (IPython's `_dh[0]`)."""
+        started = getattr(getattr(self.ip, "history_manager", None), "dir_hist", None) or []
+        try:
+            return bool(started) and Path.cwd().resolve() != Path(started[0]).resolve()
+        except OSError:  # the current folder was removed
+            return True
 
     def notebook_path(self) -> Path | None:
         """The notebook open in the frontend, when it can be known."""
@@ -217,6 +233,9 @@ class NotebookFront:
             overrides |= {"system_prompt": system_prompt, "options": options}
             _for_this_turn(session, scope, allow or [], overrides)
             view = _new_view(session, self.watcher(parent))
+            if self.restored:
+                view({"type": "notice", "text": self.restored})
+                self.restored = None
             session.approver = self._approver(view, parent)
             self._link_notebook(session, parent, cell)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
@@ -376,7 +395,11 @@ class NotebookFront:
                 self.say(f"warning: the open notebook is not reachable: {error}")
             else:
                 session.live_notebook = link
-        session.environment = [_notebook_fact(session.live_notebook is not None)]
+        elelem = getattr(getattr(self.ip, "kernel", None), "implementation", None) == KERNEL_NAME
+        session.environment = [
+            _notebook_fact(session.live_notebook is not None),
+            WHERE["kernel" if elelem else "magic"],
+        ]
 
     def undo(self, turn: str | None = None, cell: str | None = None, redo: bool = False) -> str:
         """`/undo`: revert the last turn's changes (jupyter/undo.py), reaching the open
@@ -418,8 +441,15 @@ class NotebookFront:
         message = restore.restore_into(
             session, self.ip.user_ns, dict(os.environ), cell=cell, source=source
         )
-        if message:
-            self.say(message)
+        if not message:
+            return
+        watcher = self.watcher(self.parent())
+        if watcher == "widgets" and RESTORED.fullmatch(message):
+            self.restored = message  # the next turn's live view shows it: it is not saved
+        elif watcher == "text" and self.notebook_path() is None:
+            return  # a console has no notebook: that there is none to restore is no news
+        else:
+            self.say(message)  # warnings stay with the cell; headless runs keep their log
 
     def _place(self, session: Session) -> None:
         """Say once where the workspace is when it is not around the notebook's folder.
@@ -461,6 +491,44 @@ def _for_this_turn(
     added = set(allow) - session.allow
     session.allow |= added
     scope.callback(session.allow.difference_update, added)
+
+
+class _SubshellTeardown(logging.Filter):
+    """Drops asyncio's "Task was destroyed but it is pending!" for ipykernel's own message
+    handlers (`run_in_context` and what it awaits): JupyterLab >= 4.4 deletes a comm's
+    subshell when the comm closes (a turn's live view, frozen), and ipykernel then ends that
+    subshell's loop with the handler of its last message pending. The log line would land
+    in the running cell as a red stderr line about no code of the person's."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        ours = text.startswith("Task was destroyed but it is pending!")
+        return not (ours and f"{os.sep}ipykernel{os.sep}" in text)
+
+
+def quiet_subshell_teardown() -> None:
+    """Install `_SubshellTeardown` on the `asyncio` logger, once per process."""
+    log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _SubshellTeardown) for f in log.filters):
+        log.addFilter(_SubshellTeardown())
+
+
+#: A restore that went without a warning: news for the moment, not for the saved cell.
+RESTORED = re.compile(r"restored \d+ turns? from [^\n]*")
+
+#: The environment fact saying how the person types here, so the model suggests the words
+#: that work in this front (a slash command is a cell of its own in the Elelem kernel).
+WHERE = {
+    "kernel": (
+        "The person types in the Elelem kernel: every cell is a prompt, a cell starting "
+        "with `/` is a slash command (`/provider anthropic`, `/mode verify`), `%%py` runs "
+        "Python."
+    ),
+    "magic": (
+        "The person types in a Python notebook: a `%%elelem` cell is a prompt (`%%elelem "
+        "--mode verify`, `%%elelem -p anthropic`), `%elelem /command` a slash command."
+    ),
+}
 
 
 def _notebook_fact(reachable: bool) -> str:

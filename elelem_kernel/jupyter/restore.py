@@ -157,7 +157,7 @@ def register_commands(session: Session, user_ns: dict[str, Any], env: dict[str, 
 
     session.commands.add(
         "load",
-        "Show or set the notebook file the conversation is restored from, and restore it",
+        "show or set the notebook file the conversation is restored from, and restore it",
         load,
         complete,
         usage="/load [path/to/notebook.ipynb]",

@@ -10,7 +10,8 @@ depends on the prompt:
 - "mcp" calls a read-only MCP tool on offer (`mcp__SERVER__TOOL`), preferring one whose
   name shares a word with the prompt, with its required arguments filled in;
 - with a `report_finding` tool on offer it runs the scripted code review;
-- "fix the cell that failed" reads the open notebook and proposes a fix (`demo_fix`).
+- "fix it" (any prompt asking for a fix, or to run the cell that failed) reads the open
+  notebook and proposes a fix for the failing cell (`demo_fix`).
 Later turns mention the first prompt of the conversation, which shows memory at work.
 
 It reports usage as a real model does, so budgets, the context meter and compaction
@@ -41,22 +42,30 @@ from elelem_kernel.tokens import estimate
 HOW_TO = (
     "I am the **demo model**: offline and scripted, so my answers are canned around what the "
     "tools really returned. For a real model set `ANTHROPIC_API_KEY` or `OPENAI_API_KEY` "
-    "(or `OPENAI_BASE_URL` for any OpenAI-compatible server), or run Ollama, then use "
-    "`/provider anthropic` or `%%elelem -p openai`."
+    "(or `OPENAI_BASE_URL` for any OpenAI-compatible server), or run Ollama, {pick}."
 )
+#: The fronts by the fact the system prompt carries (jupyter/front.py: WHERE).
+FRONTS = {"types in the Elelem kernel": "kernel", "types in a Python notebook": "magic"}
+#: How to pick a real model, in the words of each front.
+PICK = {
+    "kernel": "then run `/provider anthropic` (or `openai`) in a cell",
+    "magic": "then use `%elelem /provider anthropic` or `%%elelem -p openai`",
+    "cli": "then use `-p anthropic` (or `/provider anthropic` in `elelem-kernel chat`)",
+}
+
+#: The demo's code assigns no name, so it never replaces a variable of the person's.
 DEFAULT_CODE = (
     "import platform\n"
-    "squares = [n * n for n in range(1, 11)]\n"
-    "print(f'Python {platform.python_version()}: the first ten squares add up to {sum(squares)}')\n"
-    "squares"
+    "print(f'Python {platform.python_version()}: the first ten squares add up to '\n"
+    "      f'{sum(n * n for n in range(1, 11))}')\n"
+    "[n * n for n in range(1, 11)]"
 )
 
 #: What the demo runs for "plot ...": a figure left open, which the python tool captures.
 PLOT_CODE = (
     "import matplotlib.pyplot as plt\n"
-    "squares = [n * n for n in range(1, 11)]\n"
     "plt.figure(figsize=(4, 3))\n"
-    "plt.plot(range(1, 11), squares, marker='o')\n"
+    "plt.plot(range(1, 11), [n * n for n in range(1, 11)], marker='o')\n"
     "plt.title('the first ten squares')"
 )
 
@@ -116,7 +125,7 @@ class DemoProvider:
         }
         calls = [c for m in turn if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
         if demo_fix.wanted(prompt, offered):  # "fix the cell that failed" in the open notebook
-            demo_fix.fetch(prompt, calls, results, offered, emit)
+            demo_fix.fetch(prompt, calls, results, offered, emit, front(messages))
             return
         if calls:
             await self._answer(prompt, calls, results, messages, emit)
@@ -151,7 +160,9 @@ class DemoProvider:
             return await self._unavailable(emit, "python", "verify or auto", messages)
         if "list" in offered and "read" in offered:
             return await self._look_around(emit)
-        await self._say(emit, f"You said: {prompt.strip()}\n\n{_memory(messages)}{HOW_TO}")
+        await self._say(
+            emit, f"You said: {prompt.strip()}\n\n{_memory(messages)}{how_to(messages)}"
+        )
         return self._stop(emit, "end_turn")
 
     async def _slowly(self, emit: Emit) -> None:
@@ -246,7 +257,7 @@ class DemoProvider:
         for call in calls:
             result = results.get(call.get("id"), {})
             parts.append(_describe(call, result) + _seen(call, pictures.get(call.get("id"))))
-        text = "\n\n".join(parts) + f"\n\n{_memory(messages)}{HOW_TO}"
+        text = "\n\n".join(parts) + f"\n\n{_memory(messages)}{how_to(messages)}"
         await self._say(emit, text)
         self._stop(emit, "end_turn")
 
@@ -256,7 +267,7 @@ class DemoProvider:
         await self._say(
             emit,
             f"I would use the `{tool}` tool for that, but the current mode does not offer it. "
-            f"Switch with `/mode` ({modes}) and ask again.\n\n{_memory(messages)}{HOW_TO}",
+            f"Switch with `/mode` ({modes}) and ask again.\n\n{_memory(messages)}{how_to(messages)}",
         )
         self._stop(emit, "end_turn")
 
@@ -272,6 +283,19 @@ class DemoProvider:
 
     def _stop(self, emit: Emit, reason: str) -> None:
         emit({"type": "stop", "reason": reason, "truncated": False})
+
+
+def front(messages: list[dict[str, Any]]) -> str:
+    """Where the person types, as the system prompt says: "kernel", "magic" or "cli"."""
+    first = messages[0] if messages else {}
+    system = str(first.get("content", "")) if first.get("role") == "system" else ""
+    return next((name for fact, name in FRONTS.items() if fact in system), "cli")
+
+
+def how_to(messages: list[dict[str, Any]]) -> str:
+    """The demo's closing line: what it is, and how to pick a real model where the person
+    types (the Elelem kernel, a Python notebook, the command line)."""
+    return HOW_TO.format(pick=PICK[front(messages)])
 
 
 def _seen(call: dict[str, Any], pictures: list[dict[str, Any]] | None) -> str:
@@ -403,7 +427,7 @@ def _describe(call: dict[str, Any], result: dict[str, Any]) -> str:
         shown = ", ".join(f"`{f}`" for f in files[:8])
         more = f" and {len(files) - 8} more" if len(files) > 8 else ""
         return (
-            f"The workspace has {len(files)} entries: {shown}{more}."
+            f"The workspace has {len(files)} entr{'y' if len(files) == 1 else 'ies'}: {shown}{more}."
             if files
             else "The workspace is empty."
         )
@@ -422,7 +446,8 @@ def _describe(call: dict[str, Any], result: dict[str, Any]) -> str:
         return f"{said}" + (f" and the last expression is `{str(value)[:200]}`." if value else ".")
     if name == "variables":
         names = _strings(result) or [k for k in (result.get("variables") or {})]
-        return f"The namespace holds {len(names)} variables" + (
+        noun = "variable" if len(names) == 1 else "variables"
+        return f"The namespace holds {len(names)} {noun}" + (
             f": {', '.join(f'`{n}`' for n in names[:10])}." if names else "."
         )
     if str(name).startswith("mcp__"):

@@ -1,11 +1,14 @@
 """The demo model fixing the cell that failed, in the notebook open in Jupyter.
 
-"fix the cell that failed": read the open notebook (`notebook_read`), find the code cell
-whose output is an error, propose a fix with `notebook_edit` (a diff the person accepts
-or rejects in build mode), and answer from what happened. "run the cell that failed"
-(verify or auto mode) runs it with `notebook_run`, its output shown in the cell. The
-fixes are real but simple: a `NameError` for a misspelt name gets the closest name that
-exists (a builtin, or one another cell assigns).
+Any prompt asking for a fix ("fix it", "fix the error", "can you fix this?"): read the
+open notebook (`notebook_read`), find the code cell whose output is an error, propose a
+fix with `notebook_edit` (a diff the person accepts or rejects in build mode), and answer
+from what happened. "run the cell that failed" (verify or auto mode) runs it with
+`notebook_run`, its output shown in the cell. The fixes are real but simple (`_fix`): a
+`NameError` for a module never imported gets its import, one for a misspelt name the
+closest name that exists (a builtin, or one another cell assigns); a `ZeroDivisionError`
+is caught and said; a missing module is named with the `%pip install` that brings it.
+Anything else is said plainly to be beyond the demo.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import builtins
 import difflib
 import re
+import sys
 from typing import Any
 
 from elelem_kernel.events import Emit, Stop
@@ -21,14 +25,49 @@ STOP: Stop = {"type": "stop", "reason": "tool_use", "truncated": False}
 END: Stop = {"type": "stop", "reason": "end_turn", "truncated": False}
 
 
+#: Words asking for a fix, whatever the rest of the prompt says.
+FIX = re.compile(r"\b(fix\w*|repair\w*|debug\w*)\b|\bwent wrong\b|\bwhy did (it|this)\b")
+#: A prompt naming a file or tests asks about those, not about the notebook's cells.
+ELSEWHERE = re.compile(r"\btests?\b|\w\.(py|md|txt|csv|json|toml|ya?ml)\b")
+
+#: Names used without their import, and the import that brings each.
+IMPORTS = {
+    "np": "import numpy as np",
+    "pd": "import pandas as pd",
+    "plt": "import matplotlib.pyplot as plt",
+}
+
+#: What the person can ask next about the fixed cell, in the words of each front.
+RUN_IT = {
+    "kernel": ' or ask me to: run `/mode verify` in a cell, then the prompt "run the cell '
+    'that failed".',
+    "magic": ", or ask me to in a new cell:\n\n```\n%%elelem --mode verify\nrun the cell "
+    "that failed\n```",
+    "cli": ".",
+}
+BEYOND = (
+    "The demo model fixes only a few common first errors (a name misspelt or never "
+    "imported, a division by zero, a missing module); a real model can do more with this one."
+)
+
+
 def wanted(prompt: str, offered: set[str]) -> bool:
     """Whether this prompt asks for the fix (or the run) of a failing notebook cell."""
     low = prompt.lower()
-    return "notebook_read" in offered and "cell" in low and bool(re.search(r"\b(fix|run)\b", low))
+    if "notebook_read" not in offered:
+        return False
+    if FIX.search(low):
+        return not ELSEWHERE.search(low)
+    return "cell" in low and bool(re.search(r"\brun\b", low))
 
 
 def fetch(
-    prompt: str, calls: list[dict[str, Any]], results: dict[Any, Any], offered: set[str], emit: Emit
+    prompt: str,
+    calls: list[dict[str, Any]],
+    results: dict[Any, Any],
+    offered: set[str],
+    emit: Emit,
+    front: str = "magic",
 ) -> None:
     """One round: read, then edit or run, then answer."""
     last = calls[-1] if calls else None
@@ -49,13 +88,8 @@ def fetch(
             }
         )
     elif last.get("name") == "notebook_edit":
-        emit(
-            {
-                "type": "saying",
-                "text": "The fix is in the cell. Run it to check, or ask me to "
-                '(`%%elelem --mode verify` then "run the cell that failed").',
-            }
-        )
+        text = "The fix is in the cell. Run it to check" + RUN_IT.get(front, ".")
+        emit({"type": "saying", "text": text})
     else:
         shown = "; ".join(str(o) for c in result.get("cells", []) for o in c.get("outputs", []))
         emit({"type": "saying", "text": f"I ran it. It printed: {shown or 'nothing'}"})
@@ -72,7 +106,7 @@ def _after_read(prompt: str, result: dict[str, Any], offered: set[str], emit: Em
         return
     error = _error(failed) or ""
     where = f"Cell {failed.get('index')} failed with `{error.splitlines()[0]}`."
-    if re.search(r"\brun\b", prompt.lower()) and not re.search(r"\bfix\b", prompt.lower()):
+    if re.search(r"\brun\b", prompt.lower()) and not FIX.search(prompt.lower()):
         if "notebook_run" not in offered:
             emit({"type": "saying", "text": f"{where} Running it needs verify or auto mode."})
             emit(END)
@@ -82,16 +116,16 @@ def _after_read(prompt: str, result: dict[str, Any], offered: set[str], emit: Em
         emit({"type": "doing", "id": "demo_nb_run", "name": "notebook_run", "arguments": chosen})
         emit(STOP)
         return
-    fixed = _fix(str(failed.get("source", "")), error, cells)
+    fixed, why = _fix(str(failed.get("source", "")), error, cells)
     if fixed is None:
-        emit({"type": "saying", "text": f"{where} I do not know a safe fix for that one."})
+        emit({"type": "saying", "text": f"{where} {why}"})
         emit(END)
         return
     if "notebook_edit" not in offered:
         emit({"type": "saying", "text": f"{where} Changing it needs build or auto mode."})
         emit(END)
         return
-    emit({"type": "saying", "text": f"{where} Here is the fix, as a diff for you to accept."})
+    emit({"type": "saying", "text": f"{where} {why} Here is the fix, as a diff to accept."})
     arguments = {"cell": failed.get("id"), "source": fixed}
     emit({"type": "doing", "id": "demo_nb_edit", "name": "notebook_edit", "arguments": arguments})
     emit(STOP)
@@ -104,17 +138,46 @@ def _error(cell: dict[str, Any]) -> str | None:
     return None
 
 
-def _fix(source: str, error: str, cells: list[Any]) -> str | None:
-    """The source with the misspelt name of a NameError corrected, or None."""
-    match = re.match(r"NameError: name '(\w+)' is not defined", error)
-    if not match:
-        return None
-    wrong = match.group(1)
+def _fix(source: str, error: str, cells: list[Any]) -> tuple[str | None, str]:
+    """The fixed source (None when the demo has none) and what it says about it."""
+    first = error.splitlines()[0] if error else ""
+    missing = re.match(r"NameError: name '(\w+)' is not defined", first)
+    if missing:
+        return _name_fix(source, missing.group(1), cells)
+    module = re.match(r"ModuleNotFoundError: No module named '([\w.]+)'", first)
+    if module:
+        top = module.group(1).split(".")[0]
+        return None, (
+            f"`{top}` is not installed in this kernel's Python: run `%pip install {top}` in a "
+            "cell (the package's name on PyPI may differ), then this cell again."
+        )
+    if first.startswith("ZeroDivisionError") and not re.search(r"^\s*[%!]", source, re.M):
+        body = "\n".join(f"    {line}" if line.strip() else "" for line in source.splitlines())
+        fixed = (
+            f"try:\n{body}\nexcept ZeroDivisionError:\n"
+            '    print("cannot divide by zero: the divisor is 0")'
+        )
+        return fixed, (
+            "The cell divides by zero. Which divisor you meant I cannot know, so the fix "
+            "catches the error and says so; change the divisor if it should not be 0."
+        )
+    return None, BEYOND
+
+
+def _name_fix(source: str, wrong: str, cells: list[Any]) -> tuple[str | None, str]:
+    """A `NameError`'s fix: the import of a module never imported, else the closest name."""
+    if wrong in IMPORTS or wrong in sys.stdlib_module_names:
+        line = IMPORTS.get(wrong, f"import {wrong}")
+        return f"{line}\n{source}", f"`{wrong}` is used but never imported."
     known = set(dir(builtins))
     for cell in cells:
         known.update(re.findall(r"^(\w+)\s*=", str(cell.get("source", "")), re.M))
     known.discard(wrong)
     close = difflib.get_close_matches(wrong, sorted(known), n=1, cutoff=0.6)
     if not close:
-        return None
-    return re.sub(rf"\b{re.escape(wrong)}\b", close[0], source)
+        return None, (
+            f"Nothing named `{wrong}` exists, nor a name close to it: define it in a cell "
+            f"above (`{wrong} = ...`) and run that cell first. {BEYOND}"
+        )
+    fixed = re.sub(rf"\b{re.escape(wrong)}\b", close[0], source)
+    return fixed, f"`{wrong}` looks like a misspelling of `{close[0]}`."

@@ -14,20 +14,23 @@ from typing import Any
 
 from elelem_kernel.agent.budget import Budget
 from elelem_kernel.agent.context import short
-from elelem_kernel.agent.pricing import dollars
+from elelem_kernel.agent.pricing import FREE_PROVIDERS, dollars
 from elelem_kernel.render.call_text import seconds
 
 #: The endings of model weight files, left out of a model named by its file.
 WEIGHT_FILES = (".gguf", ".ggml", ".bin", ".safetensors")
+#: Stop reasons in a person's words (records and `--json` keep the reason itself).
+STOP_WORDS = {"end_turn": "done"}
 
 
 def footer_line(
     fields: Mapping[str, Any], provider: str | None = None, model: str | None = None
 ) -> str:
-    """`in 1,234 · out 56 · 2.3 s · 2 rounds · end_turn · openai/gpt-x · $0.0012`.
+    """`in 1,234 · out 56 · 2.3 s · 2 rounds · done · openai/gpt-x · $0.0012`.
 
     `cost` present but None means the session could not price the model ("cost unknown");
-    absent or 0, no cost is shown. `rounds` is a count (event) or the list of rounds (record).
+    0 from an offline provider (demo, echo, Ollama) is "free"; absent or 0 otherwise, no
+    cost is shown. `rounds` is a count (event) or the list of rounds (record).
     `budget` (while one is set) adds `$0.42 of $2.00` or `41k of 200k tokens` for each
     budget in force, what its scope had spent at the end of the turn.
     The model is the one the server said answered (`served_model`) when it named another.
@@ -39,6 +42,8 @@ def footer_line(
     cost = fields.get("cost", usage.get("cost"))
     if "cost" in fields and cost is None:
         cost = "cost unknown"
+    elif cost == 0 and (provider or fields.get("provider")) in FREE_PROVIDERS:
+        cost = "free"
     rounds = fields.get("rounds")
     if isinstance(rounds, list):
         rounds = len(rounds)
@@ -70,7 +75,7 @@ def footer_text(
     context: dict[str, Any] | None = None,
     estimated: bool = False,
 ) -> str:
-    """`in 1,234 · out 56 · cached 7 · ctx 1.3k/200k · 2.3 s · 2 rounds · end_turn · openai/gpt-x · $0.0012`.
+    """`in 1,234 · out 56 · cached 7 · ctx 1.3k/200k · 2.3 s · 2 rounds · done · openai/gpt-x · $0.0012`.
 
     `cost` in dollars (0 or None: not shown), or a word such as "cost unknown"; `context`
     the record's meter of the last request (`meter`); `estimated`: the counts are the
@@ -94,7 +99,7 @@ def footer_text(
     if rounds is not None:
         parts.append(f"{rounds} round" + ("" if rounds == 1 else "s"))
     if stop:
-        parts.append(stop)
+        parts.append(STOP_WORDS.get(stop, stop))
     if provider or model:
         names = [str(p) for p in (provider, model_name(model)) if p]
         parts.append("/".join(dict.fromkeys(names)))  # "demo", not "demo/demo"

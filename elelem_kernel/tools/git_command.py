@@ -22,7 +22,9 @@ a partial clone. Read-only tools must run none of them, so each call gets:
 - the work tree pinned to the folder holding `.git` (`work_tree`), whatever
   `core.worktree` says;
 - a neutral environment (`environment`): no `GIT_*` variable of the caller passes
-  through, no system config, no prompts, no optional index writes, no transport at all.
+  through, no system config, no prompts, no optional index writes, no transport at all;
+- no repository above the workspace's own root (`workspace.find_root`: a `.elelem-workspace`
+  marker, `ELELEM_WORKSPACE_CEILING`): git's search stops there (`GIT_CEILING_DIRECTORIES`).
 
 The person's global config (`~/.gitconfig`) is kept: it is theirs, as `~/.agents` is, and
 it carries `safe.directory` and excludes that reviews and listings need; the overrides
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools.workspace import find_root
 
 #: Settings that run programs (or write), made inert for every call.
 NEUTRAL_CONFIG: dict[str, str] = {
@@ -107,8 +110,11 @@ DRIVER_KEY = re.compile(
 )
 
 
-def environment(settings: Mapping[str, str] | Sequence[str] = ()) -> dict[str, str]:
-    """`os.environ` without any `GIT_*` variable, plus `NEUTRAL_ENV`.
+def environment(
+    settings: Mapping[str, str] | Sequence[str] = (), root: str | os.PathLike[str] | None = None
+) -> dict[str, str]:
+    """`os.environ` without any `GIT_*` variable, plus `NEUTRAL_ENV`; with `root`, git's
+    search for a repository stops at the top of its workspace (`ceiling`).
 
     `settings` are config overrides for the call (a sequence of keys means each set to
     empty). They go through `GIT_CONFIG_KEY_n` rather than `-c`, which cuts `key=value` at
@@ -123,7 +129,19 @@ def environment(settings: Mapping[str, str] | Sequence[str] = ()) -> dict[str, s
         env[f"GIT_CONFIG_VALUE_{count - 1}"] = value
     if count:
         env["GIT_CONFIG_COUNT"] = str(count)
+    above = ceiling(root) if root is not None else None
+    if above is not None:
+        env["GIT_CEILING_DIRECTORIES"] = os.fspath(above)
     return env
+
+
+def ceiling(root: str | os.PathLike[str]) -> Path | None:
+    """The folder git must not climb into from `root`: the parent of `root`'s workspace
+    root when that root is no repository (a marked folder, the ceiling), else None."""
+    top = find_root(root)
+    if os.path.lexists(top / ".git") or top.parent == top:
+        return None
+    return top.parent
 
 
 def argv(root: str | os.PathLike[str], *args: str) -> list[str]:
@@ -145,7 +163,10 @@ def work_tree(folder: str | os.PathLike[str]) -> Path | None:
     its commands (grep, diff, blame) at files outside the folder that holds it.
     """
     start = Path(os.path.abspath(folder))
+    above = ceiling(start)
     for candidate in (start, *start.parents):
+        if above is not None and candidate.resolve() == above:
+            return None
         if os.path.lexists(candidate / ".git"):
             return candidate
     return None
@@ -380,7 +401,7 @@ def run(
         argv(root, *args),
         capture_output=True,
         stdin=subprocess.DEVNULL,
-        env=environment(overrides),
+        env=environment(overrides, root),
         timeout=timeout,
     )
 
@@ -393,5 +414,5 @@ def popen(folder: str | os.PathLike[str], *args: str) -> subprocess.Popen[bytes]
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env=environment(settings(folder, args[0] if args else "")),
+        env=environment(settings(folder, args[0] if args else ""), folder),
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import git_command
+from elelem_kernel.tools.workspace import MARKER
 
 #: Bytes from a file's start that tell binary (a NUL among them) from text.
 SNIFF_BYTES = 8192
@@ -51,6 +52,8 @@ def files_under(base: Path, root: Path) -> list[str]:
     found = _git_files(folder, top)
     if found is None:
         found = _walk_names(folder, top)
+    if base == root:  # the root's marker says where the workspace is, as `.git` does
+        found = [name for name in found if name != MARKER]
     # git lists a conflicted file once per stage; its runs are sorted, so sorting is cheap
     return [prefix + name for name in dict.fromkeys(sorted(found))]
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from elelem_kernel.text import HeadTail
+from elelem_kernel.tools import git_command
 from elelem_kernel.tools.bounds import MAX_BYTES, human_size
 from elelem_kernel.tools.declaration import STRING, Arguments, Result, ToolContext, ToolDefinition
 from elelem_kernel.tools.workspace import Workspace
@@ -27,6 +28,16 @@ DEFAULT_TIMEOUT = 120
 #: How long pipes may stay open after the shell exits before the group is stopped.
 GRACE = 1.0
 _POLL = 0.02
+
+
+def _environment(root: Path) -> dict[str, str]:
+    """The person's environment, with no pager or prompt, and git's search for a
+    repository stopped at the workspace's top (`git_command.ceiling`), as for the git tool."""
+    env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+    above = git_command.ceiling(root)
+    if above is not None:
+        env["GIT_CEILING_DIRECTORIES"] = os.fspath(above)
+    return env
 
 
 async def bash(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
@@ -42,7 +53,7 @@ async def bash(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> di
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"},
+        env=_environment(root),
     )
     end = MAX_BYTES // 4  # each stream keeps MAX_BYTES // 2: a quarter from each end
     out, err = HeadTail(end, end, b""), HeadTail(end, end, b"")

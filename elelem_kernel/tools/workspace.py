@@ -61,16 +61,20 @@ class Workspace:
 
 
 #: A folder the search for the workspace root does not climb above, as git's
-#: GIT_CEILING_DIRECTORIES: `scripts/lab.sh` sets it to notebooks/, so the example
-#: notebooks of a clone work on their own folder, not on the whole repository.
+#: GIT_CEILING_DIRECTORIES (for one environment: a CI job, a container).
 CEILING = "ELELEM_WORKSPACE_CEILING"
+
+#: A file that makes its folder a workspace root, as `.git` does: notebooks/ holds one, so
+#: the example notebooks, JupyterLab's terminal and the CLI run there all work on that
+#: folder, not on the whole clone around it.
+MARKER = ".elelem-workspace"
 
 
 def find_root(folder: str | os.PathLike[str]) -> Path:
     """The root of the git repository holding `folder`, else `folder` (both resolved).
 
-    Below the folder named by `ELELEM_WORKSPACE_CEILING`, the search stops there: that
-    folder is the root unless a repository starts below it.
+    The search stops at a folder holding `MARKER`, and at the folder named by
+    `ELELEM_WORKSPACE_CEILING`: that folder is the root unless a repository starts below it.
     """
     start = Path(folder).expanduser().resolve()
     ceiling = os.environ.get(CEILING)
@@ -78,7 +82,7 @@ def find_root(folder: str | os.PathLike[str]) -> Path:
     for candidate in (start, *start.parents):
         if (candidate / ".git").exists():
             return candidate
-        if candidate == top:
+        if candidate == top or (candidate / MARKER).is_file():
             return candidate
     return start
 

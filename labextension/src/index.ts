@@ -32,6 +32,10 @@ const TARGET = 'elelem.restore';
 const VERSION = 1;
 /** Name of the Elelem kernel, whose every cell is a prompt. */
 const ELELEM_KERNEL = 'elelem';
+/** A `%%py` cell of the Elelem kernel: Python, where its other cells are Markdown prompts. */
+const PY_CELL = /^\s*%%py\b/;
+/** The editor's language for those cells (JupyterLab's IPython highlighting). */
+const PYTHON_MIME = 'text/x-ipython';
 /** A cell that is `/load` alone (Elelem kernel) or `%elelem /load`. */
 const LOAD_LINE = /^\s*(%elelem\s+)?\/load\s*$/m;
 
@@ -56,6 +60,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     tracker.widgetAdded.connect((_, panel) => {
       attachLive(panel);
+      highlightPython(panel);
       const state: IState = { delivered: false, startPending: true };
       states.set(panel, state);
       const session = panel.sessionContext;
@@ -98,6 +103,33 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
   }
 };
+
+/** Highlight the Elelem kernel's `%%py` cells as Python: the kernel's language_info says
+ * Markdown (its prompts), which would show a list comprehension as a link. Each cell's
+ * editor language follows its first line, as the person types and whenever the notebook
+ * sets every cell back to the kernel's language (a kernel start or change). */
+function highlightPython(panel: NotebookPanel): void {
+  const apply = (): void => {
+    const notebook = panel.content;
+    const elelem = isElelemKernel(panel);
+    for (const cell of notebook.widgets) {
+      if (cell.model.type !== 'code') {
+        continue;
+      }
+      const python = elelem && PY_CELL.test(cell.model.sharedModel.getSource());
+      const wanted = python ? PYTHON_MIME : notebook.codeMimetype;
+      if (cell.model.mimeType !== wanted) {
+        cell.model.mimeType = wanted;
+      }
+    }
+  };
+  panel.context.ready.then(() => {
+    panel.content.model?.contentChanged.connect(apply);
+    panel.sessionContext.kernelChanged.connect(apply);
+    panel.sessionContext.statusChanged.connect(apply);
+    apply();
+  });
+}
 
 function isElelemKernel(panel: NotebookPanel): boolean {
   return panel.sessionContext.session?.kernel?.name === ELELEM_KERNEL;

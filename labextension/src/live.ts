@@ -798,7 +798,7 @@ function addStyle(): void {
   style.textContent = `
 .elelem-agent-cell { position: relative; }
 .elelem-agent-cell::after {
-  content: 'elelem'; position: absolute; top: 2px; right: 8px; font-size: 10px;
+  content: 'elelem'; position: absolute; top: 26px; left: 8px; font-size: 10px;
   padding: 0 5px; border-radius: 6px; color: var(--jp-ui-inverse-font-color1, #fff);
   background: var(--jp-brand-color1, #1976d2); opacity: 0.75; pointer-events: none;
 }
@@ -819,10 +819,9 @@ function addStyle(): void {
   background: var(--jp-error-color1, #d32f2f); color: #fff; border: none; }
 .elelem-deleting .jp-InputArea-editor { text-decoration: line-through; opacity: 0.55; }
 .elelem-deleting .cm-content { text-decoration: line-through; }
-.elelem-undo { margin: 2px 0 6px 0; padding: 2px 10px; cursor: pointer; border-radius: 3px;
-  border: 1px solid var(--jp-brand-color1, #1976d2); color: var(--jp-brand-color1, #1976d2);
-  background: var(--jp-layout-color1, #fff); }
-.elelem-undo:hover { background: var(--jp-brand-color1, #1976d2); color: #fff; }
+.elelem-undo { margin: 2px 0 6px 0; padding: 2px 10px; cursor: pointer; border: none;
+  border-radius: 3px; color: #fff; background: var(--jp-brand-color1, #1976d2); }
+.elelem-undo:hover { background: var(--jp-brand-color0, #0d47a1); }
 .elelem-turn-undone .jp-RenderedHTMLCommon { opacity: 0.55; }
 .elelem-undone-note { margin: 4px 0 6px 0; padding: 4px 8px; white-space: pre-wrap;
   border-left: 3px solid var(--jp-warn-color1, #f57c00); font-size: var(--jp-ui-font-size1, 13px);

@@ -133,3 +133,21 @@ def test_trust_lists_the_files_loads_the_plugins_and_lists_and_revokes(tmp_path,
     assert "was not trusted" in s.command("/trust --revoke")
     assert "Usage: `/trust [DIR]" in s.command(f"/trust {tmp_path / 'missing'}")
     assert "Usage:" in s.command("/trust --list extra")
+
+
+def test_tools_shows_a_globs_stars_as_typed(tmp_path):
+    from elelem_kernel.render.markdown import to_html
+
+    s = session(tmp_path)
+    s.toolbox.add("find", "Match files with a glob like '*.py' or 'src/**/*.ipynb' | more")(
+        lambda a: {}
+    )
+    shown = to_html(s.command("/tools"))
+    assert "'*.py' or 'src/**/*.ipynb' | more" in shown and "<em>" not in shown
+
+
+def test_counts_of_one_are_singular(tmp_path):
+    s = session(tmp_path, say("hi"))
+    asyncio.run(s.turn("hello"))
+    assert s.command("/usage").startswith("1 turn,")
+    assert "(1 turn)" in s.command(f"/use {s.conversation.id}")

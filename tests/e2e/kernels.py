@@ -89,6 +89,17 @@ def texts(msgs: list[dict]) -> str:
     return "\n".join(out)
 
 
+def live(msgs: list[dict]) -> str:
+    """The text a live view showed while the turn ran: its widgets' `value` states (the
+    frozen output replaces them when the turn ends, so none of it is saved)."""
+    out = []
+    for m in of(msgs, "comm_open", "comm_msg"):
+        state = (m["content"].get("data") or {}).get("state") or {}
+        if isinstance(state.get("value"), str):
+            out.append(state["value"])
+    return "\n".join(out)
+
+
 def collect(kc: Any, msg_id: str, until: Any, timeout: float = 30) -> list[dict]:
     """Read iopub messages of request `msg_id` until `until(msgs)` is true."""
     msgs: list[dict] = []

@@ -22,6 +22,7 @@ from tests.e2e.kernels import (
     collect,
     idle,
     isolated_env,
+    live,
     of,
     run,
     run_in_cell,
@@ -222,7 +223,9 @@ def test_a_vscode_cell_id_names_the_notebook_to_restore(prefix, tmp_path):
         # the shape VS Code sends: the cell document's URI, path percent-encoded
         cell = f"vscode-notebook-cell:{quote(str(path))}#W2sZmlsZQ%3D%3D"
         _, msgs = run_in_cell(kc, "and now?", cell)
-        assert "restored 1 turn" in texts(msgs), texts(msgs)
+        # shown live, above the turn, and not saved with the cell (its outputs)
+        assert "restored 1 turn" in live(msgs), texts(msgs)
+        assert "restored" not in texts(msgs)
         _, msgs = run_in_cell(kc, "/load", cell)
         assert str(path) in texts(msgs)
     finally:
@@ -260,3 +263,11 @@ def said(msgs: list[dict], text: str) -> list[int]:
         if m["msg_type"] in ("comm_open", "comm_msg")
         and escape(text) in json.dumps(m["content"], ensure_ascii=False)
     ]
+
+
+def test_a_console_without_a_notebook_hears_nothing_about_restoring(elelem):
+    """A console (stdin allowed, no cell id) has no notebook to restore: its first reply is
+    the reply, not a warning about ELELEM_NOTEBOOK nobody asked about."""
+    _, msgs = run(elelem, "hello", allow_stdin=True)
+    assert "hello" in texts(msgs)
+    assert "restore" not in texts(msgs) and "ELELEM_NOTEBOOK" not in texts(msgs)

@@ -55,7 +55,7 @@ def test_python_notebook_with_magic_cells(tmp_path):
     html, _ = HTMLExporter().from_notebook_node(nbformat.read(path, as_version=4))
     assert "tool said" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "<img src=x onerror" not in html and "<script>alert(2)" not in html
-    assert "<details" in html and "end_turn" in html
+    assert "<details" in html and " · done · " in html
 
 
 def test_elelem_kernel_notebook(tmp_path, monkeypatch):

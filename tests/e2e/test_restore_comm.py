@@ -155,6 +155,30 @@ WORKSPACE = (
 )
 
 
+@pytest.mark.parametrize("kernel", ["python3", "elelem"])
+def test_a_folder_the_person_moved_to_wins_over_the_notebooks_folder(
+    folder, unsaved, tmp_path_factory, kernel
+):
+    """code_review.ipynb `os.chdir`s into the repository it built: that is what it reviews,
+    though the extension names the notebook's own folder."""
+    moved = tmp_path_factory.mktemp("shop")
+    unsaved["ELELEM_PROVIDER"] = "echo"
+    prefix = "%%py\n" if kernel == "elelem" else ""
+    km, kc = start_new_kernel(kernel_name=kernel, env=unsaved, cwd=str(folder))
+    try:
+        run(kc, f"{prefix}import os\nos.chdir({str(moved)!r})")
+        if kernel == "python3":
+            run(kc, "%load_ext elelem_kernel")
+        open_comm(kc, payload(notebook(["Hello."], kernel), "nb.ipynb", str(folder)))
+        _, outputs = run(kc, cell_source(kernel, "Hello."))
+        _, where = run(kc, WORKSPACE if kernel == "elelem" else WORKSPACE.removeprefix("%%py\n"))
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert texts(where).strip() == str(moved.resolve())
+    assert f"not the notebook's folder `{folder}`" in texts(outputs)
+
+
 def test_a_folder_the_kernel_cannot_see_is_said_once(folder, unsaved):
     nb = two_turns(folder, unsaved, "elelem")
     km, kc = start_new_kernel(kernel_name="elelem", env=unsaved, cwd=str(folder))

@@ -60,7 +60,7 @@ def ip(tmp_path, monkeypatch):
 def test_terminal_ipython_gets_the_static_output_at_the_end(ip, capsys):
     ip.run_cell_magic("elelem", "", "hello from a terminal")
     out = capsys.readouterr().out
-    assert "hello from a terminal" in out and "end_turn · echo" in out
+    assert "hello from a terminal" in out and "done · echo" in out
 
 
 def test_configuration_errors_are_usage_errors(ip, monkeypatch):

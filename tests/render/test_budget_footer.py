@@ -44,7 +44,7 @@ def test_the_footer_shows_spent_of_budget_in_the_live_widget(view, turns):  # no
     for event in events:
         view(event)
     footer = view.footer.value
-    assert " end_turn · " in footer and "· $0.28 · $0.28 of $0.50</div>" in footer, footer
+    assert " done · " in footer and "· $0.28 · $0.28 of $0.50</div>" in footer, footer
 
 
 def test_the_frozen_outputs_show_the_budget_and_the_stop(turns):
@@ -101,13 +101,13 @@ def test_json_lines_carry_the_stop_and_the_budget(turns):
 )
 def test_footer_forms(budget, shown):
     line = footer_line({"usage": {"input": 1}, "stop": "end_turn", "budget": budget})
-    assert line.endswith(f"end_turn · {shown}")
+    assert line.endswith(f"done · {shown}")
 
 
 @pytest.mark.parametrize("garbage", [None, "x", [{"amount": "lots"}], [1, 2], {"amount": 2}])
 def test_a_garbage_budget_in_a_record_shows_nothing(garbage):
     line = footer_line({"usage": {"input": 1}, "stop": "end_turn", "budget": garbage})
-    assert line.endswith("end_turn")
+    assert line.endswith("done")
 
 
 def test_a_call_left_unrun_by_the_budget_says_so_in_the_live_card(view):  # noqa: F811

@@ -73,7 +73,7 @@ def test_html_has_cards_thinking_and_footer():
     html = bundle(record())[0]["text/html"]
     assert html.count("<details") >= 5  # thinking, 2 cards, 2 argument sections
     assert "shell" in html and "✓ ok" in html and "⊘ declined" in html and "120 ms" in html
-    assert "in 1,234 · out 56 · cached 7 · 2.3 s · 2 rounds · end_turn · demo/demo-1" in html
+    assert "in 1,234 · out 56 · cached 7 · 2.3 s · 2 rounds · done · demo/demo-1" in html
 
 
 def test_endings_are_marked():
@@ -128,7 +128,9 @@ def test_cost_unknown_and_free():
     assert "cost unknown" in bundle(record(cost=None, provider="openai"))[0]["text/plain"]
     free = bundle(record(cost=0.0, provider="demo", model="demo"))[0]["text/plain"]
     assert "$" not in free and "cost unknown" not in free
-    assert "· demo\n" in free + "\n" or free.rstrip().endswith("· demo")
+    assert free.rstrip().endswith("· done · demo · free")  # as the README promises
+    paid = bundle(record(cost=0.0, provider="openai", model="gpt-4.1"))[0]["text/plain"]
+    assert "free" not in paid  # a priced model that used no tokens is not "free"
 
 
 def test_results_show_text_fields_as_text():

@@ -38,7 +38,7 @@ def test_the_terminal_footer_is_the_frozen_outputs_footer():
     record = {**END, "rounds": [{"text": ""}], "provider": "openai", "model": "gpt-4.1"}
     frozen = bundle(record)[0]["text/plain"].splitlines()[-1].removeprefix("-- ")
     assert err.getvalue().strip() == frozen
-    assert frozen == "in 1,200 · out 300 · 1.5 s · 1 round · end_turn · openai/gpt-4.1 · $0.0048"
+    assert frozen == "in 1,200 · out 300 · 1.5 s · 1 round · done · openai/gpt-4.1 · $0.0048"
     view({**END, "cost": None})
     assert err.getvalue().strip().endswith("· cost unknown")
 

@@ -221,13 +221,13 @@ def test_footer_at_turn_end(view):
             "ms": 1500,
         }
     )
-    assert "in 5 · out 7 · 1.5 s · 1 round · end_turn · demo/demo-1" in view.footer.value
+    assert "in 5 · out 7 · 1.5 s · 1 round · done · demo/demo-1" in view.footer.value
 
 
 def test_the_live_footer_shows_the_cost_like_the_frozen_one(view):
     end = {"type": "turn_end", "stop": "end_turn", "usage": {"input": 5}, "rounds": 1, "ms": 9}
     view({**end, "cost": 0.0123})
-    assert "end_turn · demo/demo-1 · $0.0123" in view.footer.value
+    assert "done · demo/demo-1 · $0.0123" in view.footer.value
 
 
 def footer_after(view, seconds: float) -> str:

@@ -10,7 +10,8 @@ import pytest
 from elelem_kernel.errors import ToolError
 from elelem_kernel.text import HeadTail
 from elelem_kernel.tools.bounds import unified_diff
-from elelem_kernel.tools.workspace import Workspace, atomic_write, find_root
+from elelem_kernel.tools.listing import files_under
+from elelem_kernel.tools.workspace import CEILING, MARKER, Workspace, atomic_write, find_root
 from tests.git import git
 
 
@@ -112,21 +113,26 @@ def test_the_ceiling_keeps_the_workspace_below_the_repository(tmp_path, monkeypa
     assert find_root(repo / "notebooks" / "deep") == (repo / "notebooks" / "deep").resolve()
 
 
-def test_lab_sh_gives_the_notebooks_their_own_workspace(tmp_path):
-    """In a clone, the quickstart's "what is in this folder?" lists notebooks/, as its
-    saved outputs (made outside git by scripts/run_notebooks.py) show."""
+def test_the_notebooks_folder_is_its_own_workspace_for_every_front(tmp_path):
+    """In a clone, "what is in this folder?" lists notebooks/ from a notebook, from
+    JupyterLab's terminal and from any shell alike: notebooks/ carries the marker, and no
+    environment variable is needed (the saved outputs, made outside git by
+    scripts/run_notebooks.py, show the same)."""
+    import shutil
     import subprocess
     import sys
 
-    lab = (Path(__file__).parents[2] / "scripts" / "lab.sh").read_text()
-    assert 'export ELELEM_WORKSPACE_CEILING="$PWD/notebooks"' in lab
+    marker = Path(__file__).parents[2] / "notebooks" / MARKER
+    assert marker.is_file()
     (tmp_path / ".git").mkdir()
     (tmp_path / "pyproject.toml").write_text("")
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
+    shutil.copy(marker, notebooks / MARKER)
     (notebooks / "README.md").write_text("# the notebooks\n")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(HOME=str(tmp_path), ELELEM_WORKSPACE_CEILING=str(notebooks), ELELEM_DEMO_DELAY="0")
+    env.pop(CEILING, None)
+    env.update(HOME=str(tmp_path), ELELEM_DEMO_DELAY="0")
     done = subprocess.run(
         [sys.executable, "-m", "elelem_kernel.cli", "ask", "-p", "demo", "what is in this folder?"],
         cwd=notebooks,
@@ -137,3 +143,46 @@ def test_lab_sh_gives_the_notebooks_their_own_workspace(tmp_path):
         stdin=subprocess.DEVNULL,
     )
     assert "the notebooks" in done.stdout and "pyproject.toml" not in done.stdout, done.stdout
+
+
+def test_a_marked_folder_is_a_workspace_root(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "notebooks" / "deep").mkdir(parents=True)
+    (repo / "notebooks" / MARKER).write_text("")
+    assert find_root(repo / "notebooks" / "deep") == (repo / "notebooks").resolve()
+    assert find_root(repo) == repo.resolve()
+    (repo / "notebooks" / "deep" / "data.csv").write_text("a\n")
+    top = (repo / "notebooks").resolve()
+    assert files_under(top, top) == ["deep/data.csv"]  # the marker is no content
+    (repo / "notebooks" / "deep" / ".git").mkdir()
+    assert find_root(repo / "notebooks" / "deep") == (repo / "notebooks" / "deep").resolve()
+
+
+def test_git_finds_no_repository_above_the_workspace(tmp_path, monkeypatch):
+    """The review's `git` tool, listings and the bash tool stop where the workspace does:
+    below the ceiling they see no repository, not the clone around it."""
+    import asyncio
+
+    from elelem_kernel.tools import git_command
+    from elelem_kernel.tools.shell import bash
+
+    repo = tmp_path / "clone"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    notebooks = repo / "notebooks"
+    notebooks.mkdir()
+    (notebooks / MARKER).write_text("")
+    top = git_command.run(notebooks, "rev-parse", "--show-toplevel")
+    assert top.returncode != 0 and b"not a git repository" in top.stderr
+    assert git_command.work_tree(notebooks) is None
+    shell = asyncio.run(bash(notebooks.resolve(), "git rev-parse --show-toplevel"))
+    assert shell["exit_code"] != 0 and "not a git repository" in shell["stderr"]
+    shop = notebooks / "shop"
+    shop.mkdir()
+    git(shop, "init", "-q")
+    inside = git_command.run(shop, "rev-parse", "--show-toplevel")
+    assert inside.stdout.decode().strip() == str(shop.resolve())
+    (notebooks / MARKER).unlink()
+    monkeypatch.setenv(CEILING, str(notebooks))
+    assert git_command.run(notebooks, "rev-parse", "--show-toplevel").returncode != 0

@@ -1,0 +1,24 @@
+"""Every example notebook, Run All in Notebook 7 as a person does
+(tests/e2e/browser/examples.py says what fails a run)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.browser.examples import EXAMPLES, ExamplesServer, run_all, serve
+
+# 600 s: a module's first test also waits for the JupyterLab it starts, slow on a loaded machine
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+
+
+@pytest.fixture(scope="module")
+def server(shots, wire, tmp_path_factory) -> Iterator[ExamplesServer]:
+    pytest.importorskip("notebook", reason="Notebook 7 needs `pip install notebook`")
+    yield from serve("notebook7", shots, wire, tmp_path_factory)
+
+
+@pytest.mark.parametrize("notebook", EXAMPLES)
+def test_run_all_in_notebook_7(browser, server, shots, notebook):
+    run_all(browser, server, shots, notebook)
