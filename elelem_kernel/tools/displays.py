@@ -53,8 +53,11 @@ class Displays:
     """The displays of one tool call, in order: `(mime bundle, is an update, shown)`;
     `shown`: the display also went to the cell's output (the card need not repeat it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, publish: bool = True) -> None:
         self.bundles: list[tuple[dict[str, Any], bool, bool]] = []
+        #: whether displays also go to the running cell (False: `notebook_run` keeps them
+        #: for the cell it runs)
+        self.publish = publish
         #: figures displayed as they were (not shown again at the end unless changed since)
         self.figures: set[int] = set()
 
@@ -64,14 +67,15 @@ class Displays:
 
 
 @contextlib.contextmanager
-def captured_displays() -> Iterator[Displays]:
-    """Capture what this thread displays during the block (and flush pyplot at its end)."""
+def captured_displays(publish: bool = True) -> Iterator[Displays]:
+    """Capture what this thread displays during the block (and flush pyplot at its end);
+    with `publish` false, what it displays is only captured, not shown in the running cell."""
     shell = _shell()
     if shell is not None:
         _route(shell.display_pub)
     else:
         _route_plain_display()
-    sink = Displays()
+    sink = Displays(publish)
     previous = getattr(_local, "sink", None)
     _local.sink = sink
     before = _open_figures()
@@ -106,7 +110,9 @@ def _route(publisher: Any) -> None:
             sink = getattr(_local, "sink", None)
             if sink is not None:
                 data = kwargs.get("data", args[0] if args else None)
-                sink.add(data, bool(kwargs.get("update")), shown=True)
+                sink.add(data, bool(kwargs.get("update")), shown=sink.publish)
+                if not sink.publish:
+                    return None
             return original(*args, **kwargs)
 
         publisher.publish = publish

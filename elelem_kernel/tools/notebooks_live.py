@@ -13,12 +13,14 @@ what reaches the model as the file forms do.
 from __future__ import annotations
 
 import asyncio
+import base64
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.names import KERNEL_NAME
 from elelem_kernel.tools.bounds import unified_diff
+from elelem_kernel.tools.cell_outputs import HEAD_OUTPUTS, CellCuts, shorten
 from elelem_kernel.tools.namespace import run_python_async
 from elelem_kernel.tools.notebooks import (
     CELL_TYPES,
@@ -288,9 +290,11 @@ async def run_plan(
     the model and into the cells (with an execution count, as if the person ran them)."""
     ran: list[dict[str, Any]] = []
     result: dict[str, Any] = {"path": plan.path, "open": True, "cells": ran}
+    pictures: list[dict[str, Any]] = []
     for index, cell_id, _, code in plan.cells:
         try:
-            outcome = await asyncio.wait_for(run_python_async(namespace, _python(code)), timeout)
+            running = run_python_async(namespace, _python(code), publish=False)
+            outcome = await asyncio.wait_for(running, timeout)
         except TimeoutError:
             outcome = {
                 "error": f"TimeoutError: the cell ran longer than {timeout:g} s and was stopped"
@@ -301,7 +305,7 @@ async def run_plan(
             link, "outputs", READ_TIMEOUT, cell=cell_id, outputs=outputs, execution_count=count
         )
         entry = {"index": index, "id": cell_id, "execution_count": count}
-        entry["outputs"] = summarize_outputs(outputs)
+        entry["outputs"] = summarize_outputs(outputs, pictures)
         ran.append(entry)
         if "error" in outcome:
             result["error"] = (
@@ -310,7 +314,23 @@ async def run_plan(
             result["not_run"] = [c[0] for c in plan.cells[len(ran) :]]
             break
     result["note"] = "Python variables the cells changed cannot be restored by /undo"
+    if pictures:  # the cells show them: the card names them, the record keeps no copy
+        result["_images"] = [{**p, "shown": "cell"} for p in pictures]
     return result
+
+
+def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
+    """A display's mime bundle as JSON: bytes (a PNG from a formatter) as base64, text as
+    text, anything else by its repr."""
+    out: dict[str, Any] = {}
+    for mime, value in data.items():
+        if isinstance(value, bytes):
+            text = mime.startswith("text/") or mime.endswith(("+xml", "json"))
+            value = value.decode("utf-8", "replace") if text else base64.b64encode(value).decode()
+        elif not isinstance(value, (str, dict, list, int, float, bool)) and value is not None:
+            value = repr(value)
+        out[str(mime)] = value
+    return out
 
 
 def runnable(source: str, elelem_kernel: bool) -> str | None:
@@ -345,11 +365,16 @@ def _next_count(namespace: dict[str, Any]) -> int | None:
 
 
 def _outputs(outcome: dict[str, Any], count: int | None) -> list[dict[str, Any]]:
-    """What the python run printed and returned, as nbformat outputs."""
+    """What the python run printed, displayed and returned, as nbformat outputs."""
     outputs: list[dict[str, Any]] = []
     for name in ("stdout", "stderr"):
         if outcome.get(name):
             outputs.append({"output_type": "stream", "name": name, "text": outcome[name]})
+    cuts = CellCuts()
+    for data in (outcome.get("_displays") or [])[:HEAD_OUTPUTS]:
+        shown = {"output_type": "display_data", "data": _jsonable(data), "metadata": {}}
+        shorten(shown, cuts)
+        outputs.append(shown)
     if "value" in outcome:
         outputs.append(
             {

@@ -415,3 +415,46 @@ def test_what_the_agents_python_displays_goes_to_the_turns_cell(kernel, folder):
     msgs = Frontend(kc, subshell).run("%%elelem -p calls --mode auto\nfix it")
     shown = [m for m in msgs if m["msg_type"] == "display_data"]
     assert any("<b>shown here</b>" in m["content"]["data"].get("text/html", "") for m in shown)
+
+
+def test_run_shows_a_cells_displays_in_that_cell_and_sends_its_images(kernel, folder):
+    """notebook_run of a cell that displays an image and plots: the displays land in that
+    cell (not in the prompt cell), and the model gets the images as from any tool."""
+    pytest.importorskip("matplotlib")
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    plot = {
+        "id": "plot",
+        "cell_type": "code",
+        "source": "import matplotlib.pyplot as plt\n"
+        "from IPython.display import HTML, display\n"
+        "display(HTML('<b>a table</b>'))\n"
+        "plt.plot([1, 2, 30, 4])",
+        "execution_count": None,
+        "outputs": [],
+    }
+
+    def read(request):
+        return {"path": "nb.ipynb", "dirty": False, "kernel": "python3", "cells": [plot]}
+
+    shown: list[dict] = []
+    front = Frontend(kc, subshell, read=read, outputs=lambda r: shown.append(r) or {"shown": 1})
+    (folder / "calls.json").write_text(json.dumps([["notebook_run", {"cells": ["plot"]}]]))
+    msgs = front.run("%%elelem -p calls --mode auto -o vision=on\nrun it")
+    (result,) = results(frozen(msgs)["metadata"]["elelem"])
+    assert result["ok"] is True, result
+    (cell,) = result["cells"]
+    assert cell["outputs"][0] == "display: a table [also text/html (14 B)]"
+    assert cell["outputs"][1].startswith("display: <Figure") and "[image 1]" in cell["outputs"][1]
+    (request,) = shown
+    kinds = [(o["output_type"], sorted(o.get("data", {}))) for o in request["outputs"]]
+    assert ("display_data", ["text/html", "text/plain"]) in kinds
+    assert ("display_data", ["image/png", "text/plain"]) in kinds
+    assert json.loads((folder / "images.json").read_text()) == [["image/png"]]
+    in_prompt_cell = [
+        m["content"]["data"]
+        for m in msgs
+        if m["msg_type"] == "display_data"
+        and ("image/png" in m["content"]["data"] or "<b>a table" in str(m["content"]["data"]))
+    ]
+    assert in_prompt_cell == []  # the cell it ran shows them
