@@ -2,8 +2,9 @@
 
 In IPython (the Jupyter kernel) every display goes through the shell's display publisher:
 `display()`, `update_display()`, the inline backend's `plt.show()`. While the tool's code
-runs, the publisher also hands each display of the tool's own thread to its capture, and
-the display still reaches the cell as usual. A pyplot figure left open counts as
+runs, the publisher also hands each display of the tool's own thread to its capture; the
+display still reaches the cell as usual, except an image (a plot), which its tool card
+shows (beside the call that made it, not under the turn's footer). A pyplot figure left open counts as
 displayed: the tool shows it as the inline backend would at the end of a cell (and closes
 it). Outside IPython (`ask`, `chat`, the ACP agent) `IPython.display.display` would only
 print `<IPython.core.display.Image object>`: there it hands what a capturing thread
@@ -13,7 +14,8 @@ are rendered to PNG directly.
 `to_result` turns the captured bundles into the tool result: a `displayed` list of text in
 order (an image as `[image N]`, HTML as text, SVG described unless a rasteriser is
 installed) and the images as `_images` for the session; an image the cell already shows
-is marked `"shown": "cell"`, so its card and record do not hold a second copy.
+(an HTML display with an image in it) is marked `"shown": "cell"`, so its card and record
+do not hold a second copy.
 """
 
 from __future__ import annotations
@@ -110,13 +112,18 @@ def _route(publisher: Any) -> None:
             sink = getattr(_local, "sink", None)
             if sink is not None:
                 data = kwargs.get("data", args[0] if args else None)
-                sink.add(data, bool(kwargs.get("update")), shown=sink.publish)
-                if not sink.publish:
+                kept = not sink.publish or _has_image(data)  # an image shows in its card
+                sink.add(data, bool(kwargs.get("update")), shown=not kept)
+                if kept:
                     return None
             return original(*args, **kwargs)
 
         publisher.publish = publish
         publisher._elelem_routed = True
+
+
+def _has_image(data: Any) -> bool:
+    return isinstance(data, dict) and any(mime in data for mime in TYPES)
 
 
 def _route_plain_display() -> None:

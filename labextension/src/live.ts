@@ -8,8 +8,9 @@
  * while the cell runs), acknowledges each request at once and answers it when done:
  *
  * - `read`: the cells as shown (unsaved edits included): id, type, source, execution
- *   count and outputs; bounded here (long texts cut, images and other data replaced by
- *   their size) so a notebook with huge outputs never floods the kernel.
+ *   count and outputs; bounded here (long texts cut, the first images kept whole for the
+ *   model, other data replaced by its size) so a notebook with huge outputs never floods
+ *   the kernel.
  * - `outputs`: what the kernel's run of a cell (`notebook_run`) printed, shown in that
  *   cell with its execution count, as if the person had run it.
  * - `mark_undone`: set `undone` on a turn's record in its frozen output.
@@ -38,6 +39,18 @@ const MAX_SOURCE = 200_000;
 const MAX_TEXT = 20_000;
 const MAX_TRACEBACK = 40;
 const MAX_TOTAL = 4_000_000;
+/** Output images a read hands over whole (as the file form's `notebook_read` does), and
+ * the base64 characters of one image and of all of them. */
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+const MAX_IMAGES = 8;
+const MAX_IMAGE = 4_000_000;
+const MAX_IMAGE_TOTAL = 12_000_000;
+
+/** What one read has left to give of images. */
+interface IImageRoom {
+  count: number;
+  chars: number;
+}
 
 type Decision = { decision: 'accepted' | 'rejected' | 'applied'; reason?: string };
 
@@ -151,8 +164,9 @@ function textOf(value: unknown): string {
   return Array.isArray(value) ? value.join('') : typeof value === 'string' ? value : '';
 }
 
-/** One output with long texts cut and every non-text value replaced by its size. */
-function boundOutput(output: any): any {
+/** One output with long texts cut, its images kept while `room` lasts, and every other
+ * non-text value replaced by its size. */
+function boundOutput(output: any, room: IImageRoom): any {
   const kind = output.output_type;
   if (kind === 'stream') {
     return { output_type: kind, name: output.name, text: clip(textOf(output.text), MAX_TEXT) };
@@ -169,8 +183,14 @@ function boundOutput(output: any): any {
   const data: any = {};
   const sizes: any = {};
   for (const [mime, value] of Object.entries(output.data ?? {})) {
+    const image = IMAGE_TYPES.includes(mime) ? textOf(value) : '';
     if (mime === 'text/plain') {
       data[mime] = clip(textOf(value), MAX_TEXT);
+    } else if (image && image.length <= MAX_IMAGE && room.count < MAX_IMAGES &&
+      room.chars + image.length <= MAX_IMAGE_TOTAL) {
+      data[mime] = image;
+      room.count += 1;
+      room.chars += image.length;
     } else {
       data[mime] = '';
       sizes[mime] = typeof value === 'string' ? value.length : JSON.stringify(value).length;
@@ -187,6 +207,7 @@ function read(panel: NotebookPanel, withOutputs: boolean): any {
   const model = panel.content.model!;
   const cells: any[] = [];
   let total = 0;
+  const room: IImageRoom = { count: 0, chars: 0 };
   for (const cell of model.cells) {
     const full = cell.sharedModel.getSource();
     const room = total > MAX_TOTAL ? 2000 : MAX_SOURCE;
@@ -199,8 +220,9 @@ function read(panel: NotebookPanel, withOutputs: boolean): any {
       entry.execution_count = code.executionCount ?? null;
       entry.outputs = [];
       for (let i = 0; withOutputs && total <= MAX_TOTAL && i < code.outputs.length; i++) {
-        const output = boundOutput(code.outputs.get(i).toJSON());
-        total += JSON.stringify(output).length;
+        const before = room.chars;
+        const output = boundOutput(code.outputs.get(i).toJSON(), room);
+        total += JSON.stringify(output).length - (room.chars - before); // images apart
         entry.outputs.push(output);
       }
     }
