@@ -13,6 +13,8 @@ from elelem_kernel.render import cards
 from elelem_kernel.render.markdown import to_html
 from elelem_kernel.visible import visible
 
+HIDDEN = "lm-mod-hidden"  #: Lumino's class for a hidden widget, in JupyterLab and Notebook 7
+
 
 class TextBlock:
     """A thinking or text block: a buffer and the HTML widget showing it."""
@@ -69,7 +71,7 @@ class ToolCard:
         self.header = widgets.HTML(**shared)
         self.extra = widgets.VBox([], **{k: v for k, v in shared.items() if k == "layout"})
         self.result = widgets.HTML("", **shared)
-        args = widgets.HTML(cards.arguments_html(self.arguments), **shared)
+        self.args = args = widgets.HTML(cards.arguments_html(self.arguments), **shared)
         for html in (self.header, self.result, args):
             html.add_class("jp-RenderedHTMLCommon")
         self.widget = widgets.VBox(
@@ -117,14 +119,18 @@ class ToolCard:
     def set_result(
         self, ok: bool, content: Any, images: list[dict[str, Any]] | None = None
     ) -> None:
+        """Show the result as the frozen output will: the card folded to its summary line
+        (its images below it), so the page does not jump when the turn ends."""
         self.has_result = True
         if self.state not in ("ok", "failed", "declined", "not run", "over budget"):
             self.set_state("ok" if ok else "failed")
-        self.result.value = (
-            f'<div style="{cards.LABEL}">result</div>'
-            + cards.result_html(content)
-            + cards.images_html(images)
-        )
+        call = {"name": self.name, "arguments": self.arguments, "result": content}
+        call.update(ms=self.ms, images=images)
+        for part in (self.header, self.args):
+            part.add_class(HIDDEN)
+        layout = self.widget.layout  # the card's own: the frozen card draws the border
+        layout.margin, layout.padding, layout.border = "0", "0", "none"
+        self.result.value = cards.tool_card(call, self.state)
 
 
 def reply_where_sent(widget: Any) -> None:

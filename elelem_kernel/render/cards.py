@@ -127,14 +127,20 @@ def arguments_html(arguments: Any) -> str:
 
 
 def tool_card(call: dict[str, Any], state: str | None = None) -> str:
-    """A finished call of a turn record as a collapsible card."""
+    """A finished call as a card folded to its summary line (the live view's card ends as
+    this too, so nothing opens or closes when the turn freezes), its images below the
+    fold: a plot shows beside the call that made it."""
     state = state or call.get("state") or state_of(call)
     body = arguments_html(call.get("arguments", {}))
     if call.get("result") is not None:
         body += f'<div style="{LABEL}">result</div>' + result_html(call["result"])
-    body += images_html(call.get("images"))
     summary = card_summary(str(call.get("name", "?")), call.get("arguments"), state, call.get("ms"))
-    return f'<details style="{CARD}"><summary style="{SUMMARY}">{summary}</summary>{body}</details>'
+    images = images_html(call.get("images"))
+    shown = f'<div style="padding: 0 8px 4px">{images}</div>' if images else ""
+    return (
+        f'<div style="{CARD}"><details><summary style="{SUMMARY}">{summary}</summary>{body}'
+        f"</details>{shown}</div>"
+    )
 
 
 def thinking_html(text: str, open: bool = False) -> str:

@@ -22,14 +22,19 @@ import time
 from typing import Any
 
 from elelem_kernel.render import call_text, cards
-from elelem_kernel.render.block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
+from elelem_kernel.render.block_widgets import (
+    HIDDEN,
+    TextBlock,
+    ToolCard,
+    descendants,
+    reply_where_sent,
+)
 from elelem_kernel.render.footer import footer_line, meter
 from elelem_kernel.render.markdown import escape
 from elelem_kernel.render.static import bundle, notice_html
 
 INTERVAL = 0.08  #: seconds between refreshes of a streaming block
 CLOCK = 1.0  #: seconds between refreshes of the waiting and running clocks
-HIDDEN = "lm-mod-hidden"  #: Lumino's class for a hidden widget, in JupyterLab and Notebook 7
 
 
 class TurnView:

@@ -207,7 +207,7 @@ function read(panel: NotebookPanel, withOutputs: boolean): any {
   const model = panel.content.model!;
   const cells: any[] = [];
   let total = 0;
-  const room: IImageRoom = { count: 0, chars: 0 };
+  const images: IImageRoom = { count: 0, chars: 0 };
   for (const cell of model.cells) {
     const full = cell.sharedModel.getSource();
     const room = total > MAX_TOTAL ? 2000 : MAX_SOURCE;
@@ -220,9 +220,9 @@ function read(panel: NotebookPanel, withOutputs: boolean): any {
       entry.execution_count = code.executionCount ?? null;
       entry.outputs = [];
       for (let i = 0; withOutputs && total <= MAX_TOTAL && i < code.outputs.length; i++) {
-        const before = room.chars;
-        const output = boundOutput(code.outputs.get(i).toJSON(), room);
-        total += JSON.stringify(output).length - (room.chars - before); // images apart
+        const before = images.chars;
+        const output = boundOutput(code.outputs.get(i).toJSON(), images);
+        total += JSON.stringify(output).length - (images.chars - before); // images apart
         entry.outputs.push(output);
       }
     }

@@ -394,3 +394,26 @@ def test_a_box_s_children_only_grow_during_a_turn(view):
     assert len(view.body.children) == 4  # thinking, text, two cards: the view did fill
     assert shrunk == []
     assert HIDDEN in view.status._dom_classes
+
+
+def test_a_finished_card_is_folded_as_the_frozen_output_shows_it(view):
+    """Live and frozen agree on what is open: a finished call's card is the frozen card
+    (folded to its summary line, its plot below the fold), so nothing jumps at the end."""
+    from elelem_kernel.render.static import bundle
+    from tests.pictures import png64
+
+    result = json.dumps({"ok": True, "stdout": "drawn\n" * 40})
+    image = {"mime_type": "image/png", "data": png64(4, 3), "width": 4, "height": 3}
+    view({"type": "block_start", "index": 0, "block": "tool_use", "id": "c1", "name": "python"})
+    view({"type": "tool_state", "index": 0, "id": "c1", "state": "running"})
+    start = {"type": "block_start", "index": 1, "block": "tool_result", "id": "c1", "ok": True}
+    view({**start, "content": result, "images": [image]})
+    card = view.blocks[0]
+    assert HIDDEN in card.header._dom_classes and HIDDEN in card.args._dom_classes
+    live = card.result.value
+    assert "<details>" in live and "<details open" not in live
+    assert live.index("</details>") < live.index('<img src="data:image/png;base64,')
+    call = {"name": "python", "arguments": {}, "result": result, "ok": True, "images": [image]}
+    record = {"stop": "end_turn", "rounds": [{"text": "", "calls": [call]}]}
+    frozen = bundle(record)[0]["text/html"]
+    assert live.replace(" &nbsp;", "").split("</summary>")[1] in frozen
