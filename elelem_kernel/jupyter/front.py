@@ -200,7 +200,7 @@ class NotebookFront:
             _for_this_turn(session, scope, allow or [], overrides)
             view = _new_view(session, self.watcher(parent))
             session.approver = self._approver(view, parent)
-            self._link_notebook(session, parent, cell)
+            self._link_notebook(session, parent, cell, view)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
         except KeyboardInterrupt:
             interrupted = True
@@ -339,9 +339,12 @@ class NotebookFront:
             memo=self.approvals,
         )
 
-    def _link_notebook(self, session: Session, parent: dict[str, Any], cell: str | None) -> None:
-        """Open this turn's link to the open notebook where the frontend can take it, and
-        tell the model in the environment facts whether it can."""
+    def _link_notebook(
+        self, session: Session, parent: dict[str, Any], cell: str | None, view: Any = None
+    ) -> None:
+        """Open this turn's link to the open notebook where the frontend can take it (the
+        live view says when a diff there waits for the person), and tell the model in the
+        environment facts whether it can."""
         from elelem_kernel.jupyter import notebook_comm  # lazy: small, but only for turns
 
         restore = _restore_module()
@@ -349,6 +352,7 @@ class NotebookFront:
         session.live_notebook = None
         if cell and notebook_comm.reachable(frontend, _channel(self.ip, parent)):
             link = notebook_comm.NotebookLink(cell)
+            link.watcher = getattr(view, "person", None)
             try:
                 link.open()
             except Exception as error:

@@ -67,6 +67,7 @@ class ToolCard:
         self.started: float | None = None
         self.ms: int | None = None
         self.has_result = False
+        self.detail: str | None = None  #: what the person is waited for (state "person")
         shared = shared or {}
         self.header = widgets.HTML(**shared)
         self.extra = widgets.VBox([], **{k: v for k, v in shared.items() if k == "layout"})
@@ -88,10 +89,11 @@ class ToolCard:
         if ms is None and self.started is not None:
             ms = int((time.monotonic() - self.started) * 1000)
         words = "queued" if self.state == "waiting" else self.state
-        self.header.value = cards.card_summary(self.name, self.arguments, words, ms)
+        detail = self.detail if self.state == "person" else None
+        self.header.value = cards.card_summary(self.name, self.arguments, words, ms, detail)
 
     def set_state(self, state: str, preview: str | None = None) -> None:
-        if state == "running":
+        if state == "running" and self.started is None:
             self.started = time.monotonic()
         elif state in ("ok", "failed", "declined", "interrupted") and self.started is not None:
             self.ms = int((time.monotonic() - self.started) * 1000)
@@ -103,7 +105,7 @@ class ToolCard:
                     f'<div style="{cards.LABEL}">will run</div>{cards.pre(visible(preview))}'
                 )
             ]
-        elif state != "approval":
+        elif state not in ("approval", "person"):
             self.clear_extra()
         self.render_header()
 

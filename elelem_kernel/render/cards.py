@@ -52,6 +52,7 @@ STATE_COLOURS = {
     "declined": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "interrupted": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "approval": themed("color", "#c77c00", "var(--jp-warn-color1)"),
+    "person": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "not run": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "over budget": themed("color", "#c77c00", "var(--jp-warn-color1)"),
 }
@@ -102,20 +103,24 @@ def _bounded(text: str) -> str:
     )
 
 
-def state_html(state: str, ms: int | None = None) -> str:
-    """The coloured state words of a tool card, with its duration when known."""
+def state_html(state: str, ms: int | None = None, detail: str | None = None) -> str:
+    """The coloured state words of a tool card (`detail` instead of its words when given:
+    `waiting for you: cell [5] above`), with its duration when known."""
     symbol, words = STATES.get(state, ("•", state))
+    words = detail or words
     colour = STATE_COLOURS.get(state)
     style = f' style="{colour}"' if colour else ""
     duration = f" · {seconds(ms)}" if ms else ""
     return f'<span{style}>{symbol} {escape(words)}</span><span style="{DIM}">{duration}</span>'
 
 
-def card_summary(name: str, arguments: Any, state: str, ms: int | None = None) -> str:
+def card_summary(
+    name: str, arguments: Any, state: str, ms: int | None = None, detail: str | None = None
+) -> str:
     """The one-line summary of a tool card: name, what it is about, state, duration."""
     about = short_arguments(arguments)
     about_html = f' <code style="{DIM}">{escape(about)}</code>' if about else ""
-    return f"<b>{escape(name)}</b>{about_html} &nbsp;{state_html(state, ms)}"
+    return f"<b>{escape(name)}</b>{about_html} &nbsp;{state_html(state, ms, detail)}"
 
 
 def arguments_html(arguments: Any) -> str:

@@ -176,6 +176,19 @@ class TurnView:
             for widget in gone:
                 widget.close()
 
+    def person(self, text: str | None) -> None:
+        """Say in the running call's card that it waits for the person (`waiting for you:
+        cell [5] above`: a diff in that cell), or, with None, that it runs again; its
+        clock and the footer's keep going."""
+        with self._lock:
+            if self.frozen:
+                return
+            for card in self.blocks.values():
+                if isinstance(card, ToolCard) and card.state in ("running", "person"):
+                    card.detail = text
+                    card.set_state("person" if text else "running")
+                    return
+
     def withdraw(self, index: int | None) -> None:
         """Remove the buttons of a question nobody answered (interrupt, timeout)."""
         with self._lock:
@@ -334,7 +347,7 @@ class TurnView:
             line = f"{names} · {clock}{f' · {gauge}' if gauge else ''} · working…"
             self.footer.value = cards.footer_html(line.lstrip(" ·"))
         for block in self.blocks.values():
-            if isinstance(block, ToolCard) and block.state == "running":
+            if isinstance(block, ToolCard) and block.state in ("running", "person"):
                 block.render_header()
 
 

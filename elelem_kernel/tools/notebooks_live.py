@@ -25,8 +25,10 @@ from elelem_kernel.tools.namespace import run_python_async
 from elelem_kernel.tools.notebooks import (
     CELL_TYPES,
     _text,
+    cell_label,
     change_cells,
     find_cell,
+    ordinal,
     read_cells,
     summarize_outputs,
 )
@@ -97,14 +99,20 @@ async def edit_open(
         (c.get("id"), c.cell_type, _text(c.source), bool(c.metadata.get("clipped")))
         for c in nb.cells
     ]
+    labels = {c.get("id"): cell_label(c, i) for i, c in enumerate(nb.cells)}
+    turn_at = next((i for i, c in enumerate(nb.cells) if c.get("id") == link.cell), None)
     summary = change_cells(nb, rel, **change)
     action, index = summary["action"], summary["cell"]["index"]
     target_id = summary["cell"]["id"]
     request: dict[str, Any] = {"action": action, "ask": ask, "turn": turn}
+    label = labels.get(target_id) or f"a new cell, the {ordinal(index + 1)}"
+    where = "above" if turn_at is None or index <= turn_at else "below"
+    request.update(label=label, where=where)
+    summary["cell"]["shown_as"] = label
     if action == "insert":
         diff = _insert_request(request, nb, index, before)
     else:
-        old = _editable(before, target_id, link)
+        old = _editable(before, target_id, link, label)
         diff = _change_request(request, nb, index, target_id, old)
     decision = await _ask(link, "edit", None, **request)
     decision = decision if isinstance(decision, dict) else {}
@@ -133,12 +141,12 @@ async def edit_open(
 Before = tuple[Any, str, str, bool]
 
 
-def _editable(before: list[Before], target_id: Any, link: Link) -> Before:
+def _editable(before: list[Before], target_id: Any, link: Link, label: str) -> Before:
     """The cell to change as it was; ToolError when it cannot be changed from here."""
     old = next(b for b in before if b[0] == target_id)
     if old[3]:
         raise ToolError(
-            f"cell {target_id} is too long to edit through the notebook view; pass source "
+            f"{label} is too long to edit through the notebook view; pass source "
             "to a smaller cell or edit the file with path"
         )
     if link.cell is not None and target_id == link.cell:
@@ -157,7 +165,8 @@ def _insert_request(request: dict[str, Any], nb: Any, index: int, before: list[B
         cell_type=made.cell_type,
         source=_text(made.source),
     )
-    return unified_diff("", _text(made.source), f"new {made.cell_type} cell {index}")
+    label = f"new {made.cell_type} cell, the {ordinal(index + 1)}"
+    return unified_diff("", _text(made.source), label)
 
 
 def _change_request(
@@ -167,14 +176,15 @@ def _change_request(
     shown for it."""
     _, old_type, old_source, _ = old
     request.update(cell=target_id, before=old_source)
+    label = request["label"]
     if request["action"] == "delete":
-        return unified_diff(old_source, "", f"cell {target_id} (deleted)")
+        return unified_diff(old_source, "", f"{label} (deleted)")
     if request["action"] == "move":
         request["to"] = index
-        return f"move cell {target_id} to index {index}"
+        return f"move {label} to be the {ordinal(index + 1)} cell"
     changed = nb.cells[index]
     request.update(source=_text(changed.source), cell_type=changed.cell_type)
-    diff = unified_diff(old_source, _text(changed.source), f"cell {target_id}")
+    diff = unified_diff(old_source, _text(changed.source), label)
     if changed.cell_type != old_type:
         diff = f"cell type {old_type} -> {changed.cell_type}\n" + diff
     return diff
@@ -186,6 +196,7 @@ def _undo_entry(
     """What `/undo` needs to put the cell back as it was."""
     action = request["action"]
     undo: dict[str, Any] = {"kind": "cell", "action": action, "cell": target_id, "index": index}
+    undo["label"] = request["label"]
     if action != "insert":
         from_index = next(i for i, b in enumerate(before) if b[0] == target_id)
         undo["cell_type"] = before[from_index][1]
@@ -231,6 +242,11 @@ class RunPlan:
 
     path: str
     cells: tuple[tuple[int, str, str, str], ...]
+    #: each cell as the person sees it (`cell [5]`, `the 6th cell`), in the same order
+    labels: tuple[str, ...] = ()
+
+    def label(self, position: int) -> str:
+        return self.labels[position] if position < len(self.labels) else "a cell"
 
 
 async def plan_open(link: Link, cells: list[int | str] | None) -> RunPlan:
@@ -240,7 +256,7 @@ async def plan_open(link: Link, cells: list[int | str] | None) -> RunPlan:
     rel = str(answer.get("path") or "the open notebook")
     elelem_kernel = answer.get("kernel") == KERNEL_NAME  # every cell a prompt but %%py ones
     chosen = sorted({find_cell(nb, c, rel) for c in cells}) if cells else range(len(nb.cells))
-    plan = []
+    plan, labels = [], []
     for i in chosen:
         cell = nb.cells[i]
         if cell.cell_type != "code":
@@ -250,25 +266,26 @@ async def plan_open(link: Link, cells: list[int | str] | None) -> RunPlan:
         if code is None or cell.get("id") == link.cell:
             if cells:
                 raise ToolError(
-                    f"cell {i} is a prompt cell; the agent never runs prompts (only code"
+                    f"{cell_label(cell, i)} is a prompt cell; the agent never runs prompts (only code"
                     + (" cells starting with %%py" if elelem_kernel else " cells")
                     + ")"
                 )
             continue
         if cell.metadata.get("clipped"):
-            raise ToolError(f"cell {i} is too long to run from here")
+            raise ToolError(f"{cell_label(cell, i)} is too long to run from here")
         plan.append((i, str(cell.get("id") or ""), source, code))
+        labels.append(cell_label(cell, i))
     if not plan:
         raise ToolError("no code cells to run" + (f" among cells {cells}" if cells else ""))
-    return RunPlan(rel, tuple(plan))
+    return RunPlan(rel, tuple(plan), tuple(labels))
 
 
 def describe_plan(plan: RunPlan, timeout: float) -> str:
     """The approval preview of `plan`: each cell's whole source, as it will run."""
     head = f"run {len(plan.cells)} cell(s) of {plan.path} in your kernel's namespace"
     parts = [f"{head} ({timeout:g} s per cell), in this order, stopping at the first error:"]
-    for index, cell_id, source, _ in plan.cells:
-        parts.append(f"--- cell {index} (id {cell_id}) ---\n{source.rstrip()}")
+    for position, (_, _, source, _) in enumerate(plan.cells):
+        parts.append(f"--- {plan.label(position)} ---\n{source.rstrip()}")
     return "\n\n".join(parts)
 
 
@@ -305,11 +322,12 @@ async def run_plan(
             link, "outputs", READ_TIMEOUT, cell=cell_id, outputs=outputs, execution_count=count
         )
         entry = {"index": index, "id": cell_id, "execution_count": count}
+        entry["shown_as"] = f"cell [{count}]" if count is not None else plan.label(len(ran))
         entry["outputs"] = summarize_outputs(outputs, pictures)
         ran.append(entry)
         if "error" in outcome:
             result["error"] = (
-                f"cell {index} (id {cell_id}) raised {outcome['error']}; later cells were not run"
+                f"{entry['shown_as']} raised {outcome['error']}; later cells were not run"
             )
             result["not_run"] = [c[0] for c in plan.cells[len(ran) :]]
             break

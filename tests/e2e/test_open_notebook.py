@@ -205,10 +205,15 @@ def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder)
     record = front.turn(calls, folder)
     fixed, deleted = results(record)
     assert edits[0]["ask"] is True and edits[0]["cell"] == "bbb"
+    # the card and the diff box name the cell as the person sees it, and where it is
+    assert edits[0]["label"] == "cell [3]" and edits[0]["where"] == "above"
+    assert edits[1]["label"] == "the 1st cell"
     assert edits[0]["before"] == "x = 1/0" and edits[0]["source"] == "x = 1/1"
     assert edits[0]["turn"] == record["turn"]
     assert fixed["ok"] is True and fixed["decision"] == "accepted"
-    assert "-x = 1/0" in fixed["diff"] and "+x = 1/1" in fixed["diff"]
+    assert (
+        "-x = 1/0" in fixed["diff"] and "+x = 1/1" in fixed["diff"] and "cell [3]" in fixed["diff"]
+    )
     assert edits[1]["action"] == "delete" and edits[1]["before"] == "# Unsaved title"
     assert deleted["ok"] is False and "keep the title" in deleted["error"]
     (change,) = record["changes"]  # the accepted edit, kept to undo it; not the rejected one
@@ -221,6 +226,7 @@ def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder)
         "after": "x = 1/1",
         "cell_type": "code",
         "from_index": 1,
+        "label": "cell [3]",  # as the person saw it: its prompt said [3]
     }
 
 
@@ -314,7 +320,9 @@ def test_run_asks_with_each_cells_source_and_runs_exactly_that(kernel, folder):
     assert result["ok"] is True, result
     assert front.asked is not None, "no approval was asked"
     question = json.dumps([m["content"] for m in front.asked])
-    assert "cell 2 (id ccc)" in question and "approved = 40 + 2" in question
+    # the cell named as the person sees it (no count yet: its place), never by its id
+    assert "--- the 3rd cell ---" in question and "approved = 40 + 2" in question
+    assert "(id ccc)" not in question
     assert len(reads) == 1  # read once, before the question; never again
     assert [r["cell"] for r in shown] == ["ccc"]
     reply, msgs = run(kc, "print(approved)")
