@@ -208,6 +208,8 @@ def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder)
     # the card and the diff box name the cell as the person sees it, and where it is
     assert edits[0]["label"] == "cell [3]" and edits[0]["where"] == "above"
     assert edits[1]["label"] == "the 1st cell"
+    said = json.dumps([m["content"] for m in front.seen if m["msg_type"] == "comm_msg"])
+    assert "waiting for you: cell [3] above" in said  # the card, while the diff waited
     assert edits[0]["before"] == "x = 1/0" and edits[0]["source"] == "x = 1/1"
     assert edits[0]["turn"] == record["turn"]
     assert fixed["ok"] is True and fixed["decision"] == "accepted"
