@@ -80,6 +80,8 @@ async def read_open(
         "unsaved_changes": bool(answer.get("dirty")),
     }
     result.update(shown)
+    if shown.get("_images"):  # its cells show them: the card names them, no second copy
+        result["_images"] = [{**image, "shown": "cell"} for image in shown["_images"]]
     result["kernel"] = answer.get("kernel")
     result["note"] = (
         "the notebook as the person sees it now; the cell marked this_turn is the prompt "
