@@ -445,7 +445,9 @@ def _notebook_fact(reachable: bool) -> str:
         return (
             "The notebook open in Jupyter is reachable: notebook_read, notebook_edit and "
             "notebook_run without path act on it as the person sees it (unsaved edits "
-            "included); your edits show as diffs the person accepts or rejects."
+            "included); your edits show as diffs the person accepts or rejects. When you "
+            "write to the person about a cell, name it as its shown_as says (cell [5], the "
+            "6th cell): they see neither cell ids nor 0-based indexes."
         )
     return (
         "The notebook open in Jupyter is not reachable from here (no frontend extension "

@@ -30,6 +30,7 @@ class Calls:
             emit(STOP)
             return
         system = messages[0]["content"]
+        Path("system.txt").write_text(system)
         emit({"type": "saying", "text": "reachable: " + str("is reachable" in system)})
         calls = json.loads(Path("calls.json").read_text())
         for i, (name, arguments) in enumerate(calls):

@@ -184,6 +184,14 @@ def test_read_sees_the_notebook_as_shown(kernel, folder):
     assert cells[1]["outputs"][0].startswith("ZeroDivisionError: division by zero")
     assert "\x1b" not in cells[1]["outputs"][0]
     assert cells[3].get("this_turn") is True and "this_turn" not in cells[1]
+    # named to the person as they see them: the model is told so, and how
+    assert [c["shown_as"] for c in cells] == [
+        "the 1st cell",
+        "cell [3]",
+        "the 3rd cell",
+        "the 4th cell",
+    ]
+    assert "name it as its shown_as says (cell [5]" in (folder / "system.txt").read_text()
 
 
 def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder):
