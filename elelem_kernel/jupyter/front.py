@@ -237,7 +237,7 @@ class NotebookFront:
                 view({"type": "notice", "text": self.restored})
                 self.restored = None
             session.approver = self._approver(view, parent)
-            self._link_notebook(session, parent, cell)
+            self._link_notebook(session, parent, cell, view)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
         except KeyboardInterrupt:
             interrupted = True
@@ -379,9 +379,12 @@ class NotebookFront:
             memo=self.approvals,
         )
 
-    def _link_notebook(self, session: Session, parent: dict[str, Any], cell: str | None) -> None:
-        """Open this turn's link to the open notebook where the frontend can take it, and
-        tell the model in the environment facts whether it can."""
+    def _link_notebook(
+        self, session: Session, parent: dict[str, Any], cell: str | None, view: Any = None
+    ) -> None:
+        """Open this turn's link to the open notebook where the frontend can take it (the
+        live view says when a diff there waits for the person), and tell the model in the
+        environment facts whether it can."""
         from elelem_kernel.jupyter import notebook_comm  # lazy: small, but only for turns
 
         restore = _restore_module()
@@ -389,6 +392,7 @@ class NotebookFront:
         session.live_notebook = None
         if cell and notebook_comm.reachable(frontend, _channel(self.ip, parent)):
             link = notebook_comm.NotebookLink(cell)
+            link.watcher = getattr(view, "person", None)
             try:
                 link.open()
             except Exception as error:
@@ -537,7 +541,9 @@ def _notebook_fact(reachable: bool) -> str:
         return (
             "The notebook open in Jupyter is reachable: notebook_read, notebook_edit and "
             "notebook_run without path act on it as the person sees it (unsaved edits "
-            "included); your edits show as diffs the person accepts or rejects."
+            "included); your edits show as diffs the person accepts or rejects. When you "
+            "write to the person about a cell, name it as its shown_as says (cell [5], the "
+            "6th cell): they see neither cell ids nor 0-based indexes."
         )
     return (
         "The notebook open in Jupyter is not reachable from here (no frontend extension "

@@ -28,6 +28,7 @@ import itertools
 import json
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 TARGET = "elelem.notebook"
@@ -66,6 +67,9 @@ class NotebookLink:
         self._hello = threading.Event()
         self._closed = False
         self._acks: dict[int, concurrent.futures.Future[Any]] = {}
+        #: told `waiting for you: cell [5] above` while a diff waits for the person's
+        #: decision, then None (the live view says so in the call's card)
+        self.watcher: Callable[[str | None], None] | None = None
         self._answers: dict[int, concurrent.futures.Future[Any]] = {}
         try:
             self.wait = float(os.environ.get("ELELEM_NOTEBOOK_WAIT", ACK_TIMEOUT))
@@ -118,10 +122,17 @@ class NotebookLink:
                 raise FrontendGone(
                     "the open notebook did not take the request (was its tab closed?)"
                 ) from None
+            asking = op == "edit" and bool(arguments.get("ask"))
+            if asking:
+                label, where = arguments.get("label") or "a cell", arguments.get("where") or ""
+                self._watch(f"waiting for you: {label} {where}".strip())
             try:
                 message = await asyncio.wait_for(asyncio.wrap_future(answer), timeout)
             except TimeoutError:
                 raise FrontendGone(f"the open notebook gave no answer in {timeout:g} s") from None
+            finally:
+                if asking:
+                    self._watch(None)
         finally:
             with self._lock:
                 self._acks.pop(number, None)
@@ -129,6 +140,13 @@ class NotebookLink:
         if "error" in message:
             raise RuntimeError(str(message["error"]))
         return message.get("result")
+
+    def _watch(self, text: str | None) -> None:
+        if self.watcher is not None:
+            try:
+                self.watcher(text)
+            except Exception:  # the view must not break the request
+                pass
 
     # -- from the frontend (a subshell thread) -----------------------------------------
 

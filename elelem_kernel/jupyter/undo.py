@@ -27,6 +27,7 @@ from elelem_kernel.errors import ToolError
 from elelem_kernel.store import signature
 from elelem_kernel.text import shorten
 from elelem_kernel.tools.changes import digest
+from elelem_kernel.tools.notebooks import ordinal
 from elelem_kernel.tools.protected import check_writable, startup_code
 from elelem_kernel.tools.workspace import Workspace, atomic_write
 
@@ -250,7 +251,11 @@ def _gated(ws: Workspace, path: str) -> Path:
 def _name(change: dict[str, Any]) -> str:
     if change.get("kind") == "file":
         return f"`{change.get('path')}`"
-    return f"cell {change.get('cell')} ({change.get('action')})"
+    label = change.get("label")  # as the person saw it when the turn changed it
+    if not isinstance(label, str) or not label:
+        index = change.get("index")
+        label = f"the {ordinal(index + 1)} cell" if isinstance(index, int) else "a cell"
+    return f"{label} ({change.get('action')})"
 
 
 def _head(prompt: Any) -> str:

@@ -13,6 +13,8 @@ from elelem_kernel.render import cards
 from elelem_kernel.render.markdown import to_html
 from elelem_kernel.visible import visible
 
+HIDDEN = "lm-mod-hidden"  #: Lumino's class for a hidden widget, in JupyterLab and Notebook 7
+
 
 class TextBlock:
     """A thinking or text block: a buffer and the HTML widget showing it."""
@@ -65,11 +67,12 @@ class ToolCard:
         self.started: float | None = None
         self.ms: int | None = None
         self.has_result = False
+        self.detail: str | None = None  #: what the person is waited for (state "person")
         shared = shared or {}
         self.header = widgets.HTML(**shared)
         self.extra = widgets.VBox([], **{k: v for k, v in shared.items() if k == "layout"})
         self.result = widgets.HTML("", **shared)
-        args = widgets.HTML(cards.arguments_html(self.arguments), **shared)
+        self.args = args = widgets.HTML(cards.arguments_html(self.arguments), **shared)
         for html in (self.header, self.result, args):
             html.add_class("jp-RenderedHTMLCommon")
         self.widget = widgets.VBox(
@@ -86,10 +89,11 @@ class ToolCard:
         if ms is None and self.started is not None:
             ms = int((time.monotonic() - self.started) * 1000)
         words = "queued" if self.state == "waiting" else self.state
-        self.header.value = cards.card_summary(self.name, self.arguments, words, ms)
+        detail = self.detail if self.state == "person" else None
+        self.header.value = cards.card_summary(self.name, self.arguments, words, ms, detail)
 
     def set_state(self, state: str, preview: str | None = None) -> None:
-        if state == "running":
+        if state == "running" and self.started is None:
             self.started = time.monotonic()
         elif state in ("ok", "failed", "declined", "interrupted") and self.started is not None:
             self.ms = int((time.monotonic() - self.started) * 1000)
@@ -101,7 +105,7 @@ class ToolCard:
                     f'<div style="{cards.LABEL}">will run</div>{cards.pre(visible(preview))}'
                 )
             ]
-        elif state != "approval":
+        elif state not in ("approval", "person"):
             self.clear_extra()
         self.render_header()
 
@@ -117,14 +121,18 @@ class ToolCard:
     def set_result(
         self, ok: bool, content: Any, images: list[dict[str, Any]] | None = None
     ) -> None:
+        """Show the result as the frozen output will: the card folded to its summary line
+        (its images below it), so the page does not jump when the turn ends."""
         self.has_result = True
         if self.state not in ("ok", "failed", "declined", "not run", "over budget"):
             self.set_state("ok" if ok else "failed")
-        self.result.value = (
-            f'<div style="{cards.LABEL}">result</div>'
-            + cards.result_html(content)
-            + cards.images_html(images)
-        )
+        call = {"name": self.name, "arguments": self.arguments, "result": content}
+        call.update(ms=self.ms, images=images)
+        for part in (self.header, self.args):
+            part.add_class(HIDDEN)
+        layout = self.widget.layout  # the card's own: the frozen card draws the border
+        layout.margin, layout.padding, layout.border = "0", "0", "none"
+        self.result.value = cards.tool_card(call, self.state)
 
 
 def reply_where_sent(widget: Any) -> None:

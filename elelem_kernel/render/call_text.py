@@ -17,6 +17,7 @@ TEXT_KEYS = ("content", "stdout", "output", "text", "stderr", "value", "diff")
 #: state → (symbol, words)
 STATES = {
     "approval": ("?", "waiting for approval"),
+    "person": ("?", "waiting for you"),
     "running": ("…", "running"),
     "ok": ("✓", "ok"),
     "failed": ("✗", "failed"),
@@ -35,10 +36,17 @@ def arguments_text(arguments: Any) -> str:
         return str(arguments)
 
 
+#: Arguments that name a notebook cell by id or 0-based index: a person sees neither.
+CELL_KEYS = frozenset({"cell", "cells"})
+
+
 def short_arguments(arguments: Any, limit: int = 50) -> str:
-    """One line saying what a call is about: its first string argument, cut to `limit`."""
+    """One line saying what a call is about: its first string argument (not a cell's id),
+    cut to `limit`."""
     if isinstance(arguments, dict):
-        for value in arguments.values():
+        for key, value in arguments.items():
+            if key in CELL_KEYS:
+                continue
             if isinstance(value, str) and value.strip() not in ("", ".", "./"):
                 line = re.sub(r"\b([0-9a-f]{10})[0-9a-f]{30}\b", r"\1", " ".join(value.split()))
                 return shorten(line, limit)
@@ -60,6 +68,9 @@ def result_parts(result: Any) -> tuple[str, list[tuple[str, str]]]:
     if not isinstance(value, dict):
         return "", [("", arguments_text(value))]
     rest = {k: v for k, v in value.items() if k != "ok"}
+    cells = notebook_cells(rest)
+    if cells is not None:
+        return cells
     if len(rest) == 1 and isinstance(next(iter(rest.values())), str):
         return "", [("", next(iter(rest.values())))]
     texts = [
@@ -79,6 +90,38 @@ def result_parts(result: Any) -> tuple[str, list[tuple[str, str]]]:
     if len(texts) == 1 and texts[0][0] in TEXT_KEYS:
         texts = [("", texts[0][1])]
     return facts, texts
+
+
+def notebook_cells(result: dict[str, Any]) -> tuple[str, list[tuple[str, str]]] | None:
+    """A notebook tool's result (`cells`: a list of cell entries) in words: how many
+    cells, each named as the person sees it, the failing ones with their error; None
+    for any other result."""
+    cells = result.get("cells")
+    if not isinstance(cells, list) or not all(isinstance(c, dict) and "index" in c for c in cells):
+        return None
+    lines = []
+    for cell in cells:
+        name = str(cell.get("shown_as") or f"cell {cell.get('index')}")
+        first = str(cell.get("source") or "").strip().split("\n", 1)[0]
+        errors = [o for o in cell.get("outputs") or [] if _is_error(o)]
+        line = f"{name}: {shorten(first, 60)}" if first else name
+        if errors:
+            line += f"  ✗ {shorten(str(errors[0]).splitlines()[0], 80)}"
+        lines.append(line)
+    failing = sum(1 for line in lines if "  ✗ " in line)
+    count = result.get("count", len(cells))
+    facts = [f"{count} cells" if isinstance(count, int) else f"{len(cells)} cells"]
+    if failing:
+        facts.append(f"{failing} failing")
+    small = ("path", "unsaved_changes", "ran", "error", "truncated", "not_run")
+    facts += [f"{k}: {result[k]}" for k in small if k in result]
+    return " · ".join(facts), [("cells", "\n".join(lines))]
+
+
+def _is_error(output: Any) -> bool:
+    """An output summary (`summarize_outputs`) that is an exception: `Name: message`."""
+    head = str(output).split(":", 1)[0]
+    return head.isidentifier() and head.endswith(("Error", "Exception", "Interrupt", "Exit"))
 
 
 def result_text(result: Any) -> str:

@@ -52,6 +52,7 @@ STATE_COLOURS = {
     "declined": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "interrupted": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "approval": themed("color", "#c77c00", "var(--jp-warn-color1)"),
+    "person": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "not run": themed("color", "#c77c00", "var(--jp-warn-color1)"),
     "over budget": themed("color", "#c77c00", "var(--jp-warn-color1)"),
 }
@@ -102,20 +103,24 @@ def _bounded(text: str) -> str:
     )
 
 
-def state_html(state: str, ms: int | None = None) -> str:
-    """The coloured state words of a tool card, with its duration when known."""
+def state_html(state: str, ms: int | None = None, detail: str | None = None) -> str:
+    """The coloured state words of a tool card (`detail` instead of its words when given:
+    `waiting for you: cell [5] above`), with its duration when known."""
     symbol, words = STATES.get(state, ("•", state))
+    words = detail or words
     colour = STATE_COLOURS.get(state)
     style = f' style="{colour}"' if colour else ""
     duration = f" · {seconds(ms)}" if ms else ""
     return f'<span{style}>{symbol} {escape(words)}</span><span style="{DIM}">{duration}</span>'
 
 
-def card_summary(name: str, arguments: Any, state: str, ms: int | None = None) -> str:
+def card_summary(
+    name: str, arguments: Any, state: str, ms: int | None = None, detail: str | None = None
+) -> str:
     """The one-line summary of a tool card: name, what it is about, state, duration."""
     about = short_arguments(arguments)
     about_html = f' <code style="{DIM}">{escape(about)}</code>' if about else ""
-    return f"<b>{escape(name)}</b>{about_html} &nbsp;{state_html(state, ms)}"
+    return f"<b>{escape(name)}</b>{about_html} &nbsp;{state_html(state, ms, detail)}"
 
 
 def arguments_html(arguments: Any) -> str:
@@ -127,14 +132,20 @@ def arguments_html(arguments: Any) -> str:
 
 
 def tool_card(call: dict[str, Any], state: str | None = None) -> str:
-    """A finished call of a turn record as a collapsible card."""
+    """A finished call as a card folded to its summary line (the live view's card ends as
+    this too, so nothing opens or closes when the turn freezes), its images below the
+    fold: a plot shows beside the call that made it."""
     state = state or call.get("state") or state_of(call)
     body = arguments_html(call.get("arguments", {}))
     if call.get("result") is not None:
         body += f'<div style="{LABEL}">result</div>' + result_html(call["result"])
-    body += images_html(call.get("images"))
     summary = card_summary(str(call.get("name", "?")), call.get("arguments"), state, call.get("ms"))
-    return f'<details style="{CARD}"><summary style="{SUMMARY}">{summary}</summary>{body}</details>'
+    images = images_html(call.get("images"))
+    shown = f'<div style="padding: 0 8px 4px">{images}</div>' if images else ""
+    return (
+        f'<div style="{CARD}"><details><summary style="{SUMMARY}">{summary}</summary>{body}'
+        f"</details>{shown}</div>"
+    )
 
 
 def thinking_html(text: str, open: bool = False) -> str:

@@ -22,14 +22,19 @@ import time
 from typing import Any
 
 from elelem_kernel.render import call_text, cards
-from elelem_kernel.render.block_widgets import TextBlock, ToolCard, descendants, reply_where_sent
+from elelem_kernel.render.block_widgets import (
+    HIDDEN,
+    TextBlock,
+    ToolCard,
+    descendants,
+    reply_where_sent,
+)
 from elelem_kernel.render.footer import footer_line, meter
 from elelem_kernel.render.markdown import escape
 from elelem_kernel.render.static import bundle, notice_html
 
 INTERVAL = 0.08  #: seconds between refreshes of a streaming block
 CLOCK = 1.0  #: seconds between refreshes of the waiting and running clocks
-HIDDEN = "lm-mod-hidden"  #: Lumino's class for a hidden widget, in JupyterLab and Notebook 7
 
 
 class TurnView:
@@ -170,6 +175,19 @@ class TurnView:
             card.extra.children = kept
             for widget in gone:
                 widget.close()
+
+    def person(self, text: str | None) -> None:
+        """Say in the running call's card that it waits for the person (`waiting for you:
+        cell [5] above`: a diff in that cell), or, with None, that it runs again; its
+        clock and the footer's keep going."""
+        with self._lock:
+            if self.frozen:
+                return
+            for card in self.blocks.values():
+                if isinstance(card, ToolCard) and card.state in ("running", "person"):
+                    card.detail = text
+                    card.set_state("person" if text else "running")
+                    return
 
     def withdraw(self, index: int | None) -> None:
         """Remove the buttons of a question nobody answered (interrupt, timeout)."""
@@ -329,7 +347,7 @@ class TurnView:
             line = f"{names} · {clock}{f' · {gauge}' if gauge else ''} · working…"
             self.footer.value = cards.footer_html(line.lstrip(" ·"))
         for block in self.blocks.values():
-            if isinstance(block, ToolCard) and block.state == "running":
+            if isinstance(block, ToolCard) and block.state in ("running", "person"):
                 block.render_header()
 
 

@@ -99,7 +99,7 @@ def _client_class() -> type:
                 ends = HeadTail(STREAM_HEAD, STREAM_TAIL, "")
                 self._ends[id(out)] = (out, ends)
                 return _stream(out, ends, text, cuts)
-            _shorten(out, cuts)
+            shorten(out, cuts)
             return out
 
         def clear_output(self, outs: list[Any], msg: dict[str, Any], cell_index: int) -> None:
@@ -157,7 +157,7 @@ def _stream(out: Any, ends: HeadTail[str], text: str, cuts: CellCuts) -> Any:
     return out
 
 
-def _shorten(out: Any, cuts: CellCuts) -> None:
+def shorten(out: Any, cuts: CellCuts) -> None:
     """Cut an output's data values to `DATA_CHARS` (images to `IMAGE_CHARS`), noting their
     full size in its metadata."""
     data = out.get("data") or {}

@@ -2,21 +2,27 @@
 
 In IPython (the Jupyter kernel) every display goes through the shell's display publisher:
 `display()`, `update_display()`, the inline backend's `plt.show()`. While the tool's code
-runs, the publisher also hands each display of the tool's own thread to its capture, and
-the display still reaches the cell as usual. A pyplot figure left open counts as
+runs, the publisher also hands each display of the tool's own thread to its capture; the
+display still reaches the cell as usual, except an image (a plot), which its tool card
+shows (beside the call that made it, not under the turn's footer). A pyplot figure left open counts as
 displayed: the tool shows it as the inline backend would at the end of a cell (and closes
-it). Outside IPython (the command line) open figures are rendered to PNG directly.
+it). Outside IPython (`ask`, `chat`, the ACP agent) `IPython.display.display` would only
+print `<IPython.core.display.Image object>`: there it hands what a capturing thread
+displays to its capture, formatted as IPython would (a figure as a PNG), and open figures
+are rendered to PNG directly.
 
 `to_result` turns the captured bundles into the tool result: a `displayed` list of text in
 order (an image as `[image N]`, HTML as text, SVG described unless a rasteriser is
 installed) and the images as `_images` for the session; an image the cell already shows
-is marked `"shown": "cell"`, so its card and record do not hold a second copy.
+(an HTML display with an image in it) is marked `"shown": "cell"`, so its card and record
+do not hold a second copy.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import html
 import io
 import re
@@ -49,21 +55,29 @@ class Displays:
     """The displays of one tool call, in order: `(mime bundle, is an update, shown)`;
     `shown`: the display also went to the cell's output (the card need not repeat it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, publish: bool = True) -> None:
         self.bundles: list[tuple[dict[str, Any], bool, bool]] = []
+        #: whether displays also go to the running cell (False: `notebook_run` keeps them
+        #: for the cell it runs)
+        self.publish = publish
+        #: figures displayed as they were (not shown again at the end unless changed since)
+        self.figures: set[int] = set()
 
     def add(self, data: Any, update: bool = False, shown: bool = False) -> None:
-        if isinstance(data, dict) and len(self.bundles) < MAX_DISPLAYS * 2:
+        if isinstance(data, dict) and data and len(self.bundles) < MAX_DISPLAYS * 2:
             self.bundles.append((data, update, shown))
 
 
 @contextlib.contextmanager
-def captured_displays() -> Iterator[Displays]:
-    """Capture what this thread displays during the block (and flush pyplot at its end)."""
+def captured_displays(publish: bool = True) -> Iterator[Displays]:
+    """Capture what this thread displays during the block (and flush pyplot at its end);
+    with `publish` false, what it displays is only captured, not shown in the running cell."""
     shell = _shell()
     if shell is not None:
         _route(shell.display_pub)
-    sink = Displays()
+    else:
+        _route_plain_display()
+    sink = Displays(publish)
     previous = getattr(_local, "sink", None)
     _local.sink = sink
     before = _open_figures()
@@ -98,11 +112,90 @@ def _route(publisher: Any) -> None:
             sink = getattr(_local, "sink", None)
             if sink is not None:
                 data = kwargs.get("data", args[0] if args else None)
-                sink.add(data, bool(kwargs.get("update")), shown=True)
+                kept = not sink.publish or _has_image(data)  # an image shows in its card
+                sink.add(data, bool(kwargs.get("update")), shown=not kept)
+                if kept:
+                    return None
             return original(*args, **kwargs)
 
         publisher.publish = publish
         publisher._elelem_routed = True
+
+
+def _has_image(data: Any) -> bool:
+    return isinstance(data, dict) and any(mime in data for mime in TYPES)
+
+
+def _route_plain_display() -> None:
+    """Outside IPython, make `display()` (and `update_display`, a handle's `update`) hand
+    what a capturing thread displays to its capture; other threads' calls print as before."""
+    try:
+        import IPython.display as public
+        from IPython.core import display_functions
+    except ImportError:
+        return
+    with _lock:
+        original = display_functions.display
+        if getattr(original, "_elelem_routed", False):
+            return
+
+        @functools.wraps(original)
+        def display(*objs: Any, **kwargs: Any) -> Any:
+            sink = getattr(_local, "sink", None)
+            if sink is None or _shell() is not None:
+                return original(*objs, **kwargs)
+            return _display_plain(sink, objs, **kwargs)
+
+        display._elelem_routed = True  # type: ignore[attr-defined]
+        for module in (display_functions, public):
+            if getattr(module, "display", None) is original:
+                module.display = display  # type: ignore[attr-defined]
+
+
+def _display_plain(
+    sink: Displays,
+    objs: tuple[Any, ...],
+    raw: bool = False,
+    include: Any = None,
+    exclude: Any = None,
+    display_id: Any = None,
+    update: bool = False,
+    **_: Any,
+) -> Any:
+    """`display(*objs)` into `sink`, each object formatted as IPython's shell would."""
+    for obj in objs:
+        if raw:
+            sink.add(obj, update)
+        elif _is_figure(obj):
+            sink.add({"image/png": _figure_png(obj), "text/plain": repr(obj)}, update)
+            obj.stale = False  # drawn as it is: a change after this makes it stale again
+            sink.figures.add(id(obj))
+        else:
+            sink.add(_formatter().format(obj, include=include, exclude=exclude)[0], update)
+    if display_id:
+        from IPython.core.display_functions import DisplayHandle
+
+        return DisplayHandle(None if display_id is True else display_id)
+    return None
+
+
+@functools.cache
+def _formatter() -> Any:
+    """IPython's display formatter, without a shell (made once)."""
+    from IPython.core.formatters import DisplayFormatter
+
+    return DisplayFormatter()
+
+
+def _is_figure(value: Any) -> bool:
+    return type(value).__module__.startswith("matplotlib") and hasattr(value, "savefig")
+
+
+def _figure_png(figure: Any) -> str:
+    """A matplotlib figure as base64 PNG, as the inline backend draws it."""
+    out = io.BytesIO()
+    figure.savefig(out, format="png", bbox_inches="tight")
+    return base64.b64encode(out.getvalue()).decode("ascii")
 
 
 def _open_figures() -> dict[Any, Any]:
@@ -125,7 +218,11 @@ def _flush_figures(sink: Displays, shell: Any, before: dict[Any, Any]) -> None:
     if not any(name in backend for name in FLUSHED_BACKENDS):
         return
     for number, figure in _open_figures().items():
-        if before.get(number) is figure and not getattr(figure, "stale", True):
+        unchanged = not getattr(figure, "stale", True)
+        if unchanged and before.get(number) is figure:
+            continue
+        if unchanged and id(figure) in sink.figures:
+            plt.close(figure)  # displayed in this call, as it is now
             continue
         try:
             if shell is not None and "inline" in backend:
@@ -135,10 +232,8 @@ def _flush_figures(sink: Displays, shell: Any, before: dict[Any, Any]) -> None:
                 display(figure)  # to the cell, as the inline backend would
                 if any("image/png" in data for data, _, _ in sink.bundles[count:]):
                     continue
-            out = io.BytesIO()  # no shell, or its formatter made no PNG: render it here
-            figure.savefig(out, format="png", bbox_inches="tight")
-            png = base64.b64encode(out.getvalue()).decode("ascii")
-            sink.add({"image/png": png, "text/plain": repr(figure)})
+            # no shell, or its formatter made no PNG: render it here
+            sink.add({"image/png": _figure_png(figure), "text/plain": repr(figure)})
         finally:
             plt.close(figure)
 

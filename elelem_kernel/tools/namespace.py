@@ -35,9 +35,11 @@ HIDDEN = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 _counter = itertools.count(1)
 
 
-def run_python(namespace: dict[str, Any], code: str) -> dict[str, Any]:
+def run_python(namespace: dict[str, Any], code: str, publish: bool = True) -> dict[str, Any]:
     """Execute `code` in `namespace`: stdout, stderr, the last expression's value, or a
-    traceback; and what it displayed (`displayed`, its images as `_images`)."""
+    traceback; and what it displayed (`displayed`, its images as `_images`). With
+    `publish` false the displays are not shown in the running cell: their bundles are
+    the result's `_displays` (for a cell `notebook_run` runs)."""
     filename = f"<python tool #{next(_counter)}>"
     try:
         tree = ast.parse(code, filename, "exec")
@@ -55,7 +57,7 @@ def run_python(namespace: dict[str, Any], code: str) -> dict[str, Any]:
     result: dict[str, Any] = {}
     shown = Displays()
     try:
-        with captured() as (out, err), captured_displays() as shown:
+        with captured() as (out, err), captured_displays(publish) as shown:
             exec(compile(tree, filename, "exec"), namespace)
             if last is not None:
                 value = eval(compile(last, filename, "eval"), namespace)
@@ -65,10 +67,14 @@ def run_python(namespace: dict[str, Any], code: str) -> dict[str, Any]:
     except (Exception, SystemExit) as e:
         result["error"] = f"{type(e).__name__}: {e}"
         result["traceback"] = _traceback(e)
+    if not publish:
+        result["_displays"] = [data for data, update, _ in shown.bundles if not update]
     return {"stdout": out.text(), "stderr": err.text(), **result, **to_result(shown)}
 
 
-async def run_python_async(namespace: dict[str, Any], code: str) -> dict[str, Any]:
+async def run_python_async(
+    namespace: dict[str, Any], code: str, publish: bool = True
+) -> dict[str, Any]:
     """`run_python` on a worker thread, so the loop keeps going; cancelling interrupts it.
 
     Cancellation raises KeyboardInterrupt inside the running code (as the stop button does
@@ -81,7 +87,7 @@ async def run_python_async(namespace: dict[str, Any], code: str) -> dict[str, An
 
     def work() -> None:
         try:
-            result = run_python(namespace, code)
+            result = run_python(namespace, code, publish)
         except KeyboardInterrupt:
             result = {"error": "KeyboardInterrupt: interrupted"}
         with lock:

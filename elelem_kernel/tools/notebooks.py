@@ -86,6 +86,21 @@ def find_cell(nb: Any, cell: int | str, rel: str) -> int:
     return cell % count
 
 
+def ordinal(n: int) -> str:
+    """`1st`, `2nd`, `3rd`, `11th`, `22nd`."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def cell_label(cell: Any, index: int) -> str:
+    """A cell as the person sees it: `cell [5]` (the count in its prompt), else `the 6th
+    cell`; never its id or a 0-based index, which nobody sees on the page."""
+    count = cell.get("execution_count") if cell.get("cell_type") == "code" else None
+    if isinstance(count, int) and not isinstance(count, bool):
+        return f"cell [{count}]"
+    return f"the {ordinal(index + 1)} cell"
+
+
 def read_notebook(
     ws: Workspace, path: str, cells: list[int | str] | None = None, outputs: bool = True
 ) -> dict[str, Any]:
@@ -128,6 +143,7 @@ def describe_cell(
 ) -> dict[str, Any]:
     """One cell as the model sees it; its output images added to `images` when given."""
     entry: dict[str, Any] = {"index": index, "id": cell.get("id"), "type": cell.cell_type}
+    entry["shown_as"] = cell_label(cell, index)
     entry["source"] = _text(cell.source)
     if cell.cell_type == "code":
         entry["execution_count"] = cell.get("execution_count")

@@ -13,19 +13,23 @@ what reaches the model as the file forms do.
 from __future__ import annotations
 
 import asyncio
+import base64
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.names import KERNEL_NAME
 from elelem_kernel.tools.bounds import unified_diff
+from elelem_kernel.tools.cell_outputs import HEAD_OUTPUTS, CellCuts, shorten
 from elelem_kernel.tools.changes import MAX_TEXT, outputs_size
 from elelem_kernel.tools.namespace import run_python_async
 from elelem_kernel.tools.notebooks import (
     CELL_TYPES,
     _text,
+    cell_label,
     change_cells,
     find_cell,
+    ordinal,
     read_cells,
     summarize_outputs,
 )
@@ -77,6 +81,8 @@ async def read_open(
         "unsaved_changes": bool(answer.get("dirty")),
     }
     result.update(shown)
+    if shown.get("_images"):  # its cells show them: the card names them, no second copy
+        result["_images"] = [{**image, "shown": "cell"} for image in shown["_images"]]
     result["kernel"] = answer.get("kernel")
     result["note"] = (
         "the notebook as the person sees it now; the cell marked this_turn is the prompt "
@@ -96,14 +102,20 @@ async def edit_open(
         (c.get("id"), c.cell_type, _text(c.source), bool(c.metadata.get("clipped")))
         for c in nb.cells
     ]
+    labels = {c.get("id"): cell_label(c, i) for i, c in enumerate(nb.cells)}
+    turn_at = next((i for i, c in enumerate(nb.cells) if c.get("id") == link.cell), None)
     summary = change_cells(nb, rel, **change)
     action, index = summary["action"], summary["cell"]["index"]
     target_id = summary["cell"]["id"]
     request: dict[str, Any] = {"action": action, "ask": ask, "turn": turn}
+    label = labels.get(target_id) or f"a new cell, the {ordinal(index + 1)}"
+    where = "above" if turn_at is None or index <= turn_at else "below"
+    request.update(label=label, where=where)
+    summary["cell"]["shown_as"] = label
     if action == "insert":
         diff = _insert_request(request, nb, index, before)
     else:
-        old = _editable(before, target_id, link)
+        old = _editable(before, target_id, link, label)
         diff = _change_request(request, nb, index, target_id, old)
     decision = await _ask(link, "edit", None, **request)
     decision = decision if isinstance(decision, dict) else {}
@@ -134,12 +146,12 @@ async def edit_open(
 Before = tuple[Any, str, str, bool]
 
 
-def _editable(before: list[Before], target_id: Any, link: Link) -> Before:
+def _editable(before: list[Before], target_id: Any, link: Link, label: str) -> Before:
     """The cell to change as it was; ToolError when it cannot be changed from here."""
     old = next(b for b in before if b[0] == target_id)
     if old[3]:
         raise ToolError(
-            f"cell {target_id} is too long to edit through the notebook view; pass source "
+            f"{label} is too long to edit through the notebook view; pass source "
             "to a smaller cell or edit the file with path"
         )
     if link.cell is not None and target_id == link.cell:
@@ -158,7 +170,8 @@ def _insert_request(request: dict[str, Any], nb: Any, index: int, before: list[B
         cell_type=made.cell_type,
         source=_text(made.source),
     )
-    return unified_diff("", _text(made.source), f"new {made.cell_type} cell {index}")
+    label = f"new {made.cell_type} cell, the {ordinal(index + 1)}"
+    return unified_diff("", _text(made.source), label)
 
 
 def _change_request(
@@ -168,14 +181,15 @@ def _change_request(
     shown for it."""
     _, old_type, old_source, _ = old
     request.update(cell=target_id, before=old_source)
+    label = request["label"]
     if request["action"] == "delete":
-        return unified_diff(old_source, "", f"cell {target_id} (deleted)")
+        return unified_diff(old_source, "", f"{label} (deleted)")
     if request["action"] == "move":
         request["to"] = index
-        return f"move cell {target_id} to index {index}"
+        return f"move {label} to be the {ordinal(index + 1)} cell"
     changed = nb.cells[index]
     request.update(source=_text(changed.source), cell_type=changed.cell_type)
-    diff = unified_diff(old_source, _text(changed.source), f"cell {target_id}")
+    diff = unified_diff(old_source, _text(changed.source), label)
     if changed.cell_type != old_type:
         diff = f"cell type {old_type} -> {changed.cell_type}\n" + diff
     return diff
@@ -187,6 +201,7 @@ def _undo_entry(
     """What `/undo` needs to put the cell back as it was."""
     action = request["action"]
     undo: dict[str, Any] = {"kind": "cell", "action": action, "cell": target_id, "index": index}
+    undo["label"] = request["label"]
     if action != "insert":
         from_index = next(i for i, b in enumerate(before) if b[0] == target_id)
         undo["cell_type"] = before[from_index][1]
@@ -242,6 +257,11 @@ class RunPlan:
 
     path: str
     cells: tuple[tuple[int, str, str, str], ...]
+    #: each cell as the person sees it (`cell [5]`, `the 6th cell`), in the same order
+    labels: tuple[str, ...] = ()
+
+    def label(self, position: int) -> str:
+        return self.labels[position] if position < len(self.labels) else "a cell"
 
 
 async def plan_open(link: Link, cells: list[int | str] | None) -> RunPlan:
@@ -251,7 +271,7 @@ async def plan_open(link: Link, cells: list[int | str] | None) -> RunPlan:
     rel = str(answer.get("path") or "the open notebook")
     elelem_kernel = answer.get("kernel") == KERNEL_NAME  # every cell a prompt but %%py ones
     chosen = sorted({find_cell(nb, c, rel) for c in cells}) if cells else range(len(nb.cells))
-    plan = []
+    plan, labels = [], []
     for i in chosen:
         cell = nb.cells[i]
         if cell.cell_type != "code":
@@ -261,25 +281,26 @@ async def plan_open(link: Link, cells: list[int | str] | None) -> RunPlan:
         if code is None or cell.get("id") == link.cell:
             if cells:
                 raise ToolError(
-                    f"cell {i} is a prompt cell; the agent never runs prompts (only code"
+                    f"{cell_label(cell, i)} is a prompt cell; the agent never runs prompts (only code"
                     + (" cells starting with %%py" if elelem_kernel else " cells")
                     + ")"
                 )
             continue
         if cell.metadata.get("clipped"):
-            raise ToolError(f"cell {i} is too long to run from here")
+            raise ToolError(f"{cell_label(cell, i)} is too long to run from here")
         plan.append((i, str(cell.get("id") or ""), source, code))
+        labels.append(cell_label(cell, i))
     if not plan:
         raise ToolError("no code cells to run" + (f" among cells {cells}" if cells else ""))
-    return RunPlan(rel, tuple(plan))
+    return RunPlan(rel, tuple(plan), tuple(labels))
 
 
 def describe_plan(plan: RunPlan, timeout: float) -> str:
     """The approval preview of `plan`: each cell's whole source, as it will run."""
     head = f"run {len(plan.cells)} cell(s) of {plan.path} in your kernel's namespace"
     parts = [f"{head} ({timeout:g} s per cell), in this order, stopping at the first error:"]
-    for index, cell_id, source, _ in plan.cells:
-        parts.append(f"--- cell {index} (id {cell_id}) ---\n{source.rstrip()}")
+    for position, (_, _, source, _) in enumerate(plan.cells):
+        parts.append(f"--- {plan.label(position)} ---\n{source.rstrip()}")
     return "\n\n".join(parts)
 
 
@@ -301,9 +322,11 @@ async def run_plan(
     the model and into the cells (with an execution count, as if the person ran them)."""
     ran: list[dict[str, Any]] = []
     result: dict[str, Any] = {"path": plan.path, "open": True, "cells": ran}
+    pictures: list[dict[str, Any]] = []
     for index, cell_id, _, code in plan.cells:
         try:
-            outcome = await asyncio.wait_for(run_python_async(namespace, _python(code)), timeout)
+            running = run_python_async(namespace, _python(code), publish=False)
+            outcome = await asyncio.wait_for(running, timeout)
         except TimeoutError:
             outcome = {
                 "error": f"TimeoutError: the cell ran longer than {timeout:g} s and was stopped"
@@ -314,16 +337,33 @@ async def run_plan(
             link, "outputs", READ_TIMEOUT, cell=cell_id, outputs=outputs, execution_count=count
         )
         entry = {"index": index, "id": cell_id, "execution_count": count}
-        entry["outputs"] = summarize_outputs(outputs)
+        entry["shown_as"] = f"cell [{count}]" if count is not None else plan.label(len(ran))
+        entry["outputs"] = summarize_outputs(outputs, pictures)
         ran.append(entry)
         if "error" in outcome:
             result["error"] = (
-                f"cell {index} (id {cell_id}) raised {outcome['error']}; later cells were not run"
+                f"{entry['shown_as']} raised {outcome['error']}; later cells were not run"
             )
             result["not_run"] = [c[0] for c in plan.cells[len(ran) :]]
             break
     result["note"] = "Python variables the cells changed cannot be restored by /undo"
+    if pictures:  # the cells show them: the card names them, the record keeps no copy
+        result["_images"] = [{**p, "shown": "cell"} for p in pictures]
     return result
+
+
+def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
+    """A display's mime bundle as JSON: bytes (a PNG from a formatter) as base64, text as
+    text, anything else by its repr."""
+    out: dict[str, Any] = {}
+    for mime, value in data.items():
+        if isinstance(value, bytes):
+            text = mime.startswith("text/") or mime.endswith(("+xml", "json"))
+            value = value.decode("utf-8", "replace") if text else base64.b64encode(value).decode()
+        elif not isinstance(value, (str, dict, list, int, float, bool)) and value is not None:
+            value = repr(value)
+        out[str(mime)] = value
+    return out
 
 
 def runnable(source: str, elelem_kernel: bool) -> str | None:
@@ -358,11 +398,16 @@ def _next_count(namespace: dict[str, Any]) -> int | None:
 
 
 def _outputs(outcome: dict[str, Any], count: int | None) -> list[dict[str, Any]]:
-    """What the python run printed and returned, as nbformat outputs."""
+    """What the python run printed, displayed and returned, as nbformat outputs."""
     outputs: list[dict[str, Any]] = []
     for name in ("stdout", "stderr"):
         if outcome.get(name):
             outputs.append({"output_type": "stream", "name": name, "text": outcome[name]})
+    cuts = CellCuts()
+    for data in (outcome.get("_displays") or [])[:HEAD_OUTPUTS]:
+        shown = {"output_type": "display_data", "data": _jsonable(data), "metadata": {}}
+        shorten(shown, cuts)
+        outputs.append(shown)
     if "value" in outcome:
         outputs.append(
             {

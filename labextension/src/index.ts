@@ -10,7 +10,8 @@
  * acknowledged them (a Python kernel registers the comm target only at
  * `%load_ext elelem_kernel`); and before a `/load` cell with no path. It also keeps the
  * notebook-level `metadata.elelem` summary up to date after each run. The open notebook's
- * cells are the agent's to read and (with the person's yes) change: see live.ts.
+ * cells are the agent's to read and (with the person's yes) change: see live.ts; a cell
+ * that fails offers "Fix with elelem": see fix.ts.
  */
 
 import {
@@ -24,6 +25,7 @@ import {
   NotebookPanel
 } from '@jupyterlab/notebook';
 import { KernelMessage } from '@jupyterlab/services';
+import { offerFix } from './fix';
 import { attachLive, recordCells, restoreData } from './live';
 
 /** The comm target the kernel registers (elelem_kernel/jupyter/restore_comm.py). */
@@ -95,10 +97,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
 
-    NotebookActions.executed.connect((_, { notebook }) => {
+    NotebookActions.executed.connect((_, { notebook, cell, success }) => {
       const panel = panelOf(notebook);
       if (panel) {
         summarize(panel);
+        if (!success) {
+          offerFix(panel, cell);
+        }
       }
     });
   }

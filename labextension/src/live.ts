@@ -8,8 +8,9 @@
  * while the cell runs), acknowledges each request at once and answers it when done:
  *
  * - `read`: the cells as shown (unsaved edits included): id, type, source, execution
- *   count and outputs; bounded here (long texts cut, images and other data replaced by
- *   their size) so a notebook with huge outputs never floods the kernel.
+ *   count and outputs; bounded here (long texts cut, the first images kept whole for the
+ *   model, other data replaced by its size) so a notebook with huge outputs never floods
+ *   the kernel.
  * - `outputs`: what the kernel's run of a cell (`notebook_run`) printed, shown in that
  *   cell with its execution count, as if the person had run it.
  * - `mark_undone`: set `undone` (or clear it, for `/redo`) on a turn's record in its frozen output.
@@ -39,11 +40,25 @@ const MAX_SOURCE = 200_000;
 const MAX_TEXT = 20_000;
 const MAX_TRACEBACK = 40;
 const MAX_TOTAL = 4_000_000;
+/** Output images a read hands over whole (as the file form's `notebook_read` does), and
+ * the base64 characters of one image and of all of them. */
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+const MAX_IMAGES = 8;
+const MAX_IMAGE = 4_000_000;
+const MAX_IMAGE_TOTAL = 12_000_000;
+
+/** What one read has left to give of images. */
+interface IImageRoom {
+  count: number;
+  chars: number;
+}
 
 type Decision = { decision: 'accepted' | 'rejected' | 'applied'; reason?: string };
 
-/** What one turn's comm keeps: the proposals waiting and the turn's standing choice. */
+/** What one turn's comm keeps: its prompt cell, the proposals waiting and the turn's
+ * standing choice. */
 interface ITurnState {
+  cell: string;
   all: 'accept' | 'reject' | null;
   pending: Set<() => void>;
 }
@@ -118,8 +133,13 @@ function opened(
   if (!model || typeof data.cell !== 'string' || !findIndex(panel, data.cell).found) {
     return;
   }
-  const state: ITurnState = { all: null, pending: new Set() };
-  comm.onMsg = message => handle(panel, comm, state, message.content.data as any);
+  const state: ITurnState = { cell: data.cell, all: null, pending: new Set() };
+  // Not returned: JupyterLab holds every later message of the kernel until a comm
+  // handler's promise settles, and an edit's waits for the person. The live view's
+  // updates (its clocks, the card saying whom it waits for) must go on meanwhile.
+  comm.onMsg = message => {
+    void handle(panel, comm, state, message.content.data as any);
+  };
   comm.onClose = () => withdraw(state);
   panel.disposed.connect(() => {
     withdraw(state);
@@ -191,8 +211,9 @@ function textOf(value: unknown): string {
   return Array.isArray(value) ? value.join('') : typeof value === 'string' ? value : '';
 }
 
-/** One output with long texts cut and every non-text value replaced by its size. */
-function boundOutput(output: any): any {
+/** One output with long texts cut, its images kept while `room` lasts, and every other
+ * non-text value replaced by its size. */
+function boundOutput(output: any, room: IImageRoom): any {
   const kind = output.output_type;
   if (kind === 'stream') {
     return { output_type: kind, name: output.name, text: clip(textOf(output.text), MAX_TEXT) };
@@ -209,8 +230,14 @@ function boundOutput(output: any): any {
   const data: any = {};
   const sizes: any = {};
   for (const [mime, value] of Object.entries(output.data ?? {})) {
+    const image = IMAGE_TYPES.includes(mime) ? textOf(value) : '';
     if (mime === 'text/plain') {
       data[mime] = clip(textOf(value), MAX_TEXT);
+    } else if (image && image.length <= MAX_IMAGE && room.count < MAX_IMAGES &&
+      room.chars + image.length <= MAX_IMAGE_TOTAL) {
+      data[mime] = image;
+      room.count += 1;
+      room.chars += image.length;
     } else {
       data[mime] = '';
       sizes[mime] = typeof value === 'string' ? value.length : JSON.stringify(value).length;
@@ -227,6 +254,7 @@ function read(panel: NotebookPanel, withOutputs: boolean): any {
   const model = panel.content.model!;
   const cells: any[] = [];
   let total = 0;
+  const images: IImageRoom = { count: 0, chars: 0 };
   for (const cell of model.cells) {
     const full = cell.sharedModel.getSource();
     const room = total > MAX_TOTAL ? 2000 : MAX_SOURCE;
@@ -239,8 +267,9 @@ function read(panel: NotebookPanel, withOutputs: boolean): any {
       entry.execution_count = code.executionCount ?? null;
       entry.outputs = [];
       for (let i = 0; withOutputs && total <= MAX_TOTAL && i < code.outputs.length; i++) {
-        const output = boundOutput(code.outputs.get(i).toJSON());
-        total += JSON.stringify(output).length;
+        const before = images.chars;
+        const output = boundOutput(code.outputs.get(i).toJSON(), images);
+        total += JSON.stringify(output).length - (images.chars - before); // images apart
         entry.outputs.push(output);
       }
     }
@@ -483,7 +512,7 @@ function propose(panel: NotebookPanel, state: ITurnState, request: any): Promise
       'set type': `make this a ${request.cell_type} cell`,
       insert: `insert a new ${request.cell_type} cell here`,
       delete: 'delete this cell',
-      move: `move this cell to position ${request.to}`
+      move: `move this cell to be the ${ordinal(Number(request.to) + 1)} cell`
     };
     title.textContent = `elelem proposes to ${what[request.action] ?? request.action}`;
     box.appendChild(title);
@@ -513,38 +542,104 @@ function propose(panel: NotebookPanel, state: ITurnState, request: any): Promise
     const buttons = document.createElement('div');
     buttons.className = 'elelem-proposal-buttons';
     const target = request.action === 'insert' ? undefined : widgetOf(panel, String(request.cell));
+    let line: HTMLElement | null = null;
     const finish = (decision: Decision) => {
       state.pending.delete(cancel);
       view?.destroy();
       box.remove();
+      line?.remove();
       target?.node.classList.remove('elelem-deleting');
       resolve(decision);
     };
     const cancel = () =>
       finish({ decision: 'rejected', reason: 'the turn ended before the person decided' });
-    const button = (label: string, kind: string, onClick: () => void) => {
-      const element = document.createElement('button');
-      element.className = `jp-Button elelem-proposal-${kind}`;
-      element.textContent = label;
-      element.onclick = onClick;
-      buttons.appendChild(element);
-    };
     const reject = () => ({ decision: 'rejected' as const, reason: reason.value });
-    button('Accept', 'accept', () => finish({ decision: 'accepted' }));
-    button('Reject', 'reject', () => finish(reject()));
-    button('Accept all', 'accept-all', () => {
+    const acceptAll = () => {
       state.all = 'accept';
       finish({ decision: 'accepted' });
-    });
-    button('Reject all', 'reject-all', () => {
+    };
+    const rejectAll = () => {
       state.all = 'reject';
       finish(reject());
-    });
+    };
+    buttons.appendChild(button('Accept', 'accept', () => finish({ decision: 'accepted' })));
+    buttons.appendChild(button('Reject', 'reject', () => finish(reject())));
+    buttons.appendChild(button('Accept all', 'accept-all', acceptAll, ALL_TIPS.accept));
+    buttons.appendChild(button('Reject all', 'reject-all', rejectAll, ALL_TIPS.reject));
     box.appendChild(reason);
     box.appendChild(buttons);
     state.pending.add(cancel);
     place(panel, request, box, target);
+    line = waitingLine(panel, state, request, box, acceptAll, rejectAll);
   });
+}
+
+/** What Accept all and Reject all do, said where the buttons are. */
+const ALL_TIPS = {
+  accept: 'Accept this change and every other edit elelem proposes for the rest of this turn',
+  reject: 'Reject this change and every other edit elelem proposes for the rest of this turn'
+};
+
+function button(label: string, kind: string, onClick: () => void, tip?: string): HTMLElement {
+  const element = document.createElement('button');
+  element.className = `jp-Button elelem-proposal-${kind}`;
+  element.textContent = label;
+  element.onclick = onClick;
+  if (tip) {
+    element.title = tip;
+  }
+  return element;
+}
+
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 10 && tens <= 20 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' } as any)[n % 10] ?? 'th';
+  return `${n}${suffix}`;
+}
+
+/** The line in the turn's card while a diff waits: "waiting for you: cell [5] above", a
+ * link that scrolls to the diff, and Accept all / Reject all for the rest of the turn. */
+function waitingLine(
+  panel: NotebookPanel,
+  state: ITurnState,
+  request: any,
+  box: HTMLElement,
+  acceptAll: () => void,
+  rejectAll: () => void
+): HTMLElement | null {
+  const turn = widgetOf(panel, state.cell);
+  if (!turn) {
+    return null;
+  }
+  const cards = Array.from(turn.node.querySelectorAll<HTMLElement>('.elelem-card'));
+  const card = cards.reverse().find(c => (c.textContent ?? '').trim().startsWith('notebook_edit'));
+  const host = card ?? turn.node.querySelector<HTMLElement>('.jp-OutputArea');
+  if (!host) {
+    return null;
+  }
+  const line = document.createElement('div');
+  line.className = 'elelem-waiting';
+  line.appendChild(document.createTextNode('waiting for you: '));
+  const link = document.createElement('a');
+  link.href = '#';
+  link.className = 'elelem-waiting-link';
+  link.textContent = `${String(request.label ?? 'the cell')} ${String(request.where ?? '')}`.trim();
+  link.title = 'Show the proposed change';
+  link.onclick = event => {
+    event.preventDefault();
+    const shown = box.closest('.jp-Cell');
+    const index = panel.content.widgets.findIndex(widget => widget.node === shown);
+    const scrolled = index >= 0 ? panel.content.scrollToItem(index) : Promise.resolve();
+    void scrolled.then(() => box.scrollIntoView({ block: 'center' }));
+  };
+  line.appendChild(link);
+  const buttons = document.createElement('span');
+  buttons.className = 'elelem-proposal-buttons';
+  buttons.appendChild(button('Accept all', 'accept-all', acceptAll, ALL_TIPS.accept));
+  buttons.appendChild(button('Reject all', 'reject-all', rejectAll, ALL_TIPS.reject));
+  line.appendChild(buttons);
+  host.appendChild(line);
+  return line;
 }
 
 /** Put the proposal in the changed cell, or where a new cell would go. */
@@ -826,6 +921,9 @@ function addStyle(): void {
 .elelem-undone-note { margin: 4px 0 6px 0; padding: 4px 8px; white-space: pre-wrap;
   border-left: 3px solid var(--jp-warn-color1, #f57c00); font-size: var(--jp-ui-font-size1, 13px);
   color: var(--jp-ui-font-color1, #000); background: var(--jp-layout-color2, #f5f5f5); }
+.elelem-waiting { margin: 2px 0 6px 0; color: var(--jp-warn-color1, #c77c00); }
+.elelem-waiting-link { text-decoration: underline; margin-right: 10px; }
+.elelem-fix { margin: 4px 0; padding: 2px 10px; cursor: pointer; }
 `;
   document.head.appendChild(style);
 }

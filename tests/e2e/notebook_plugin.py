@@ -2,7 +2,8 @@
 
 `calls`: round 1 makes the tool calls listed in `calls.json` in the kernel's folder (a
 list of [name, arguments]); the next round repeats every tool result of the turn, so the
-test reads them in the reply, and writes them whole to `results.json`. Never imported by the test process itself.
+test reads them in the reply, and writes them whole to `results.json` (the images the
+tool messages carried, by type, to `images.json`). Never imported by the test process itself.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ class Calls:
         if messages[-1].get("role") == "tool":
             results = [m["content"] for m in messages if m.get("role") == "tool"]
             Path("results.json").write_text(json.dumps(results))  # whole, unlike the record
+            images = [[i["mime_type"] for i in m.get("images") or []] for m in messages]
+            Path("images.json").write_text(json.dumps([i for i in images if i]))
             emit({"type": "saying", "text": json.dumps(results)})
             emit(STOP)
             return
         system = messages[0]["content"]
+        Path("system.txt").write_text(system)
         emit({"type": "saying", "text": "reachable: " + str("is reachable" in system)})
         calls = json.loads(Path("calls.json").read_text())
         for i, (name, arguments) in enumerate(calls):

@@ -1,5 +1,6 @@
-"""In a real kernel, the python tool plots with matplotlib: the plot is shown in the cell as
-usual and the next request carries it to the model as a PNG."""
+"""In a real kernel, the python tool plots with matplotlib: the plot is shown in the tool's
+card (beside the call that made it, not under the turn's footer) and the next request
+carries it to the model as a PNG."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ CODE = (
 )
 
 
-def test_the_python_tools_plot_is_shown_in_the_cell_and_sent_as_a_png(tmp_path):
+def test_the_python_tools_plot_is_shown_in_its_card_and_sent_as_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     with WireServer() as server:
         server.script(
@@ -48,7 +49,7 @@ def test_the_python_tools_plot_is_shown_in_the_cell_and_sent_as_a_png(tmp_path):
         for m in of(msgs, "display_data")
         if "image/png" in m["content"]["data"] and "elelem" not in m["content"]["metadata"]
     ]
-    assert len(shown) == 1  # the plot, in the cell, once
+    assert shown == []  # no display of its own under the turn: its card shows it
     result = server.requests[1].body["messages"][-1]["content"][0]
     text, image = result["content"]
     said = json.loads(text["text"])
@@ -58,10 +59,15 @@ def test_the_python_tools_plot_is_shown_in_the_cell_and_sent_as_a_png(tmp_path):
     )
     assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
     assert base64.b64decode(image["source"]["data"]).startswith(b"\x89PNG")
-    # the notebook keeps the plot once: in the cell's display, named by the card and record
+    # the notebook keeps the plot once: in the card of the frozen output, named by the record
     output = frozen(msgs)
     [call] = [c for r in output["metadata"]["elelem"]["rounds"] for c in r["calls"]]
     [stored] = call["images"]
-    assert stored["in"] == "display_data" and "data" not in stored
-    assert image["source"]["data"] not in json.dumps(output)
-    assert "PNG image, shown in the cell" in output["data"]["text/html"]
+    assert stored["in"] == "text/html" and "data" not in stored
+    assert json.dumps(output).count("data:image/png;base64,") == 1
+    tables = [
+        d
+        for d in of(msgs, "display_data")
+        if "<th>x</th>" in d["content"]["data"].get("text/html", "")
+    ]
+    assert len(tables) == 1  # a display without an image still goes to the cell

@@ -129,7 +129,9 @@ def test_elelem_kernel(jupyter, tmp_path, monkeypatch):
     [record] = records(plot)
     assert "I received an image from `python`" in record["reply"]
     pictures = [o for o in plot.outputs if "image/png" in o.get("data", {})]
-    assert len(pictures) == 1, "the plot is in the cell once, the card only names it"
+    assert pictures == [], "no display of its own under the turn: its card shows the plot"
+    [turn] = [o for o in plot.outputs if "elelem" in o.get("metadata", {})]
+    assert turn["data"]["text/html"].count("data:image/png;base64,") == 1  # once, in its card
 
 
 def test_custom_provider(jupyter, tmp_path, monkeypatch):

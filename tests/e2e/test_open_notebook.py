@@ -184,6 +184,14 @@ def test_read_sees_the_notebook_as_shown(kernel, folder):
     assert cells[1]["outputs"][0].startswith("ZeroDivisionError: division by zero")
     assert "\x1b" not in cells[1]["outputs"][0]
     assert cells[3].get("this_turn") is True and "this_turn" not in cells[1]
+    # named to the person as they see them: the model is told so, and how
+    assert [c["shown_as"] for c in cells] == [
+        "the 1st cell",
+        "cell [3]",
+        "the 3rd cell",
+        "the 4th cell",
+    ]
+    assert "name it as its shown_as says (cell [5]" in (folder / "system.txt").read_text()
 
 
 def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder):
@@ -205,10 +213,17 @@ def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder)
     record = front.turn(calls, folder)
     fixed, deleted = results(record)
     assert edits[0]["ask"] is True and edits[0]["cell"] == "bbb"
+    # the card and the diff box name the cell as the person sees it, and where it is
+    assert edits[0]["label"] == "cell [3]" and edits[0]["where"] == "above"
+    assert edits[1]["label"] == "the 1st cell"
+    said = json.dumps([m["content"] for m in front.seen if m["msg_type"] == "comm_msg"])
+    assert "waiting for you: cell [3] above" in said  # the card, while the diff waited
     assert edits[0]["before"] == "x = 1/0" and edits[0]["source"] == "x = 1/1"
     assert edits[0]["turn"] == record["turn"]
     assert fixed["ok"] is True and fixed["decision"] == "accepted"
-    assert "-x = 1/0" in fixed["diff"] and "+x = 1/1" in fixed["diff"]
+    assert (
+        "-x = 1/0" in fixed["diff"] and "+x = 1/1" in fixed["diff"] and "cell [3]" in fixed["diff"]
+    )
     assert edits[1]["action"] == "delete" and edits[1]["before"] == "# Unsaved title"
     assert deleted["ok"] is False and "keep the title" in deleted["error"]
     (change,) = record["changes"]  # the accepted edit, kept to undo it; not the rejected one
@@ -221,6 +236,7 @@ def test_edit_asks_in_the_cell_and_a_rejection_reaches_the_model(kernel, folder)
         "after": "x = 1/1",
         "cell_type": "code",
         "from_index": 1,
+        "label": "cell [3]",  # as the person saw it: its prompt said [3]
     }
 
 
@@ -314,7 +330,9 @@ def test_run_asks_with_each_cells_source_and_runs_exactly_that(kernel, folder):
     assert result["ok"] is True, result
     assert front.asked is not None, "no approval was asked"
     question = json.dumps([m["content"] for m in front.asked])
-    assert "cell 2 (id ccc)" in question and "approved = 40 + 2" in question
+    # the cell named as the person sees it (no count yet: its place), never by its id
+    assert "--- the 3rd cell ---" in question and "approved = 40 + 2" in question
+    assert "(id ccc)" not in question
     assert len(reads) == 1  # read once, before the question; never again
     assert [r["cell"] for r in shown] == ["ccc"]
     reply, msgs = run(kc, "print(approved)")
@@ -433,3 +451,46 @@ def test_what_the_agents_python_displays_goes_to_the_turns_cell(kernel, folder):
     msgs = Frontend(kc, subshell).run("%%elelem -p calls --mode auto\nfix it")
     shown = [m for m in msgs if m["msg_type"] == "display_data"]
     assert any("<b>shown here</b>" in m["content"]["data"].get("text/html", "") for m in shown)
+
+
+def test_run_shows_a_cells_displays_in_that_cell_and_sends_its_images(kernel, folder):
+    """notebook_run of a cell that displays an image and plots: the displays land in that
+    cell (not in the prompt cell), and the model gets the images as from any tool."""
+    pytest.importorskip("matplotlib")
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    plot = {
+        "id": "plot",
+        "cell_type": "code",
+        "source": "import matplotlib.pyplot as plt\n"
+        "from IPython.display import HTML, display\n"
+        "display(HTML('<b>a table</b>'))\n"
+        "plt.plot([1, 2, 30, 4])",
+        "execution_count": None,
+        "outputs": [],
+    }
+
+    def read(request):
+        return {"path": "nb.ipynb", "dirty": False, "kernel": "python3", "cells": [plot]}
+
+    shown: list[dict] = []
+    front = Frontend(kc, subshell, read=read, outputs=lambda r: shown.append(r) or {"shown": 1})
+    (folder / "calls.json").write_text(json.dumps([["notebook_run", {"cells": ["plot"]}]]))
+    msgs = front.run("%%elelem -p calls --mode auto -o vision=on\nrun it")
+    (result,) = results(frozen(msgs)["metadata"]["elelem"])
+    assert result["ok"] is True, result
+    (cell,) = result["cells"]
+    assert cell["outputs"][0] == "display: a table [also text/html (14 B)]"
+    assert cell["outputs"][1].startswith("display: <Figure") and "[image 1]" in cell["outputs"][1]
+    (request,) = shown
+    kinds = [(o["output_type"], sorted(o.get("data", {}))) for o in request["outputs"]]
+    assert ("display_data", ["text/html", "text/plain"]) in kinds
+    assert ("display_data", ["image/png", "text/plain"]) in kinds
+    assert json.loads((folder / "images.json").read_text()) == [["image/png"]]
+    in_prompt_cell = [
+        m["content"]["data"]
+        for m in msgs
+        if m["msg_type"] == "display_data"
+        and ("image/png" in m["content"]["data"] or "<b>a table" in str(m["content"]["data"]))
+    ]
+    assert in_prompt_cell == []  # the cell it ran shows them

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import comm
@@ -394,3 +395,75 @@ def test_a_box_s_children_only_grow_during_a_turn(view):
     assert len(view.body.children) == 4  # thinking, text, two cards: the view did fill
     assert shrunk == []
     assert HIDDEN in view.status._dom_classes
+
+
+def test_a_finished_card_is_folded_as_the_frozen_output_shows_it(view):
+    """Live and frozen agree on what is open: a finished call's card is the frozen card
+    (folded to its summary line, its plot below the fold), so nothing jumps at the end."""
+    from elelem_kernel.render.static import bundle
+    from tests.pictures import png64
+
+    result = json.dumps({"ok": True, "stdout": "drawn\n" * 40})
+    image = {"mime_type": "image/png", "data": png64(4, 3), "width": 4, "height": 3}
+    view({"type": "block_start", "index": 0, "block": "tool_use", "id": "c1", "name": "python"})
+    view({"type": "tool_state", "index": 0, "id": "c1", "state": "running"})
+    start = {"type": "block_start", "index": 1, "block": "tool_result", "id": "c1", "ok": True}
+    view({**start, "content": result, "images": [image]})
+    card = view.blocks[0]
+    assert HIDDEN in card.header._dom_classes and HIDDEN in card.args._dom_classes
+    live = card.result.value
+    assert "<details>" in live and "<details open" not in live
+    assert live.index("</details>") < live.index('<img src="data:image/png;base64,')
+    call = {"name": "python", "arguments": {}, "result": result, "ok": True, "images": [image]}
+    record = {"stop": "end_turn", "rounds": [{"text": "", "calls": [call]}]}
+    frozen = bundle(record)[0]["text/html"]
+    assert live.replace(" &nbsp;", "").split("</summary>")[1] in frozen
+
+
+def test_a_call_waiting_for_the_person_says_so_and_keeps_its_clock(view):
+    """While a diff waits in a cell, the card says for whom and where, not "running" with
+    the cell's id; its clock keeps going; then it runs again."""
+    arguments = {"cell": "6f1c0a52-3b1e-4c1e-9a51-1d2b8e0c7a11", "old": "1/0", "new": "1/1"}
+    view(
+        {
+            "type": "block_start",
+            "index": 0,
+            "block": "tool_use",
+            "id": "e",
+            "name": "notebook_edit",
+            "arguments": arguments,
+        }
+    )
+    view({"type": "tool_state", "index": 0, "id": "e", "state": "running"})
+    card = view.blocks[0]
+    assert "6f1c0a52" not in card.header.value and "1/0" in card.header.value
+    view.person("waiting for you: cell [5] above")
+    assert card.state == "person" and "waiting for you: cell [5] above" in card.header.value
+    started = card.started
+    card.started = started - 3  # three seconds on: the next tick shows them
+    view._clocks(time.monotonic())
+    shown = re.search(r"(\d+\.\d) s<", card.header.value)
+    assert shown and float(shown.group(1)) >= 3.0
+    view.person(None)
+    assert card.state == "running" and card.started == started - 3  # the same clock
+    assert "waiting for you" not in card.header.value
+
+
+def test_a_notebook_read_card_shows_a_summary_not_the_json():
+    from elelem_kernel.render.call_text import result_text
+
+    cells = [
+        {"index": 0, "id": "t", "type": "markdown", "shown_as": "the 1st cell", "source": "# T"},
+        {
+            "index": 1,
+            "id": "6f1c0a52-3b1e",
+            "type": "code",
+            "shown_as": "cell [5]",
+            "source": "x = 1/0\nprint(x)",
+            "outputs": ["ZeroDivisionError: division by zero\nTraceback ..."],
+        },
+    ]
+    text = result_text(json.dumps({"ok": True, "path": "nb.ipynb", "cells": cells, "count": 2}))
+    assert text.splitlines()[0] == "2 cells · 1 failing · path: nb.ipynb"
+    assert "cell [5]: x = 1/0  ✗ ZeroDivisionError: division by zero" in text
+    assert "6f1c0a52" not in text and '"source"' not in text

@@ -55,7 +55,13 @@ def test_read_gives_cells_and_output_summaries_and_images(ws: Workspace, nb_path
     got = read_notebook(ws, "analysis.ipynb")
     assert got["count"] == 3 and got["kernel"] == "python3"
     title, code, failing = got["cells"]
-    assert title == {"index": 0, "id": "title", "type": "markdown", "source": "# Title"}
+    assert title == {
+        "index": 0,
+        "id": "title",
+        "type": "markdown",
+        "shown_as": "the 1st cell",
+        "source": "# Title",
+    }
     assert code["outputs"][0] == "stdout: 21\n"
     assert code["outputs"][1] == "display: <Figure> [also [image 1]]"
     assert got["_images"] == [{"mime_type": "image/png", "data": png64(30, 20)}]

@@ -61,7 +61,9 @@ WATCH_LIVE = """
     seen.live = true;
     const cards = [...live.querySelectorAll('.elelem-card')];
     seen.cards = Math.max(seen.cards, cards.length);
-    const withResult = cards.filter(c => /\\bresult\\b/.test(c.innerText || c.textContent));
+    // a finished card is folded, as frozen: its result is in it, below the fold (in the
+    // text without layout, so its label runs on into the result's first words)
+    const withResult = cards.filter(c => /\\bresult/.test(c.textContent));
     seen.results = Math.max(seen.results, withResult.length);
     if (/thinking/.test(live.textContent)) seen.thinking = true;
     if (/waiting for/.test(live.textContent)) seen.waiting = true;
