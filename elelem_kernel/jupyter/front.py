@@ -146,7 +146,7 @@ class NotebookFront:
         )
         session.commands.add(
             "redo",
-            "Apply again the turn /undo undid last, where nothing changed since",
+            "apply again the turn /undo undid last, where nothing changed since",
             lambda _session, _args: self.undo(redo=True),
         )
         restore = _restore_module()
