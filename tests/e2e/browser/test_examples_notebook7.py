@@ -10,7 +10,10 @@ import pytest
 from tests.e2e.browser.examples import EXAMPLES, ExamplesServer, run_all, serve
 
 # 600 s: a module's first test also waits for the JupyterLab it starts, slow on a loaded machine
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+# One rerun: ipykernel can drop a comm-subshell message when the page deletes the subshell
+# mid-message ("coroutine ... run_in_context was never awaited"), leaving a cell waiting.
+# A kernel race outside this package, seen about once in a full run; a real failure fails twice.
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600), pytest.mark.flaky(reruns=1)]
 
 
 @pytest.fixture(scope="module")
