@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,19 +60,8 @@ async def undo(session: Session, link: Any, turn: str | None = None) -> str:
         )
     if not signature.verified(record):
         return unsigned(record)
-    reverted: list[str] = []
-    left: list[str] = []
     ws = Workspace(session.workspace)
-    for change in reversed(record["changes"]):
-        what = _name(change)
-        if "too_large" in change:
-            left.append(f"{what}: {change['too_large']}")
-        elif change.get("kind") == "file":
-            _file(ws, change, what, reverted, left)
-        elif link is None:
-            left.append(f"{what}: the open notebook is not reachable from here")
-        else:
-            await _cell(link, change, what, reverted, left)
+    reverted, left = await _walk(ws, link, reversed(record["changes"]), _file, lambda c: c)
     await _mark(session, link, record, True, left)
     lines = [f"Undid the turn “{_head(record.get('prompt'))}”: it is no longer sent to the model."]
     if reverted:
@@ -104,20 +94,9 @@ async def redo(session: Session, link: Any) -> str:
     if record is None:
         return "nothing to redo: no undone turn after the last change"
     if not signature.verified(record):
-        return unsigned(record).replace("undo does not", "redo does not")
-    applied: list[str] = []
-    left: list[str] = []
+        return unsigned(record, "redo")
     ws = Workspace(session.workspace)
-    for change in record["changes"]:
-        what = _name(change)
-        if "too_large" in change:
-            left.append(f"{what}: {change['too_large']}")
-        elif change.get("kind") == "file":
-            _file_again(ws, change, what, applied, left)
-        elif link is None:
-            left.append(f"{what}: the open notebook is not reachable from here")
-        else:
-            await _cell(link, forward(change), what, applied, left)
+    applied, left = await _walk(ws, link, record["changes"], _file_again, forward)
     await _mark(session, link, record, False, left)
     lines = [f"Redid the turn “{_head(record.get('prompt'))}”: it is sent to the model again."]
     if applied:
@@ -182,13 +161,38 @@ async def _mark(
             left.append(f"the turn's record in the notebook: {e}")
 
 
-def unsigned(record: dict[str, Any]) -> str:
-    """What `/undo` says of a record it will not act on, and what it would have reverted."""
+async def _walk(
+    ws: Workspace,
+    link: Any,
+    changes: Iterable[dict[str, Any]],
+    file_step: Callable[[Workspace, dict[str, Any], str, list[str], list[str]], None],
+    cell_change: Callable[[dict[str, Any]], dict[str, Any]],
+) -> tuple[list[str], list[str]]:
+    """Take each change one step (`file_step` for a file, the frontend's `revert` of
+    `cell_change(change)` for a cell); what was done and what was left alone, and why."""
+    done: list[str] = []
+    left: list[str] = []
+    for change in changes:
+        what = _name(change)
+        if "too_large" in change:
+            left.append(f"{what}: {change['too_large']}")
+        elif change.get("kind") == "file":
+            file_step(ws, change, what, done, left)
+        elif link is None:
+            left.append(f"{what}: the open notebook is not reachable from here")
+        else:
+            await _cell(link, cell_change(change), what, done, left)
+    return done, left
+
+
+def unsigned(record: dict[str, Any], verb: str = "undo") -> str:
+    """What `/undo` (or `/redo`) says of a record it will not act on, and what it would
+    have reverted."""
     would = [_name(change) for change in record.get("changes") or [] if isinstance(change, dict)]
     return (
-        f"Not undone: the turn “{_head(record.get('prompt'))}” is not signed by your own "
+        f"Not {verb}ne: the turn “{_head(record.get('prompt'))}” is not signed by your own "
         "sessions (its record may come from someone else's notebook, or was altered or cut "
-        "to fit since), so undo does not act on it. Nothing was written.\n\n"
+        f"to fit since), so {verb} does not act on it. Nothing was written.\n\n"
         "It would have reverted: " + (", ".join(would) or "nothing") + "."
     )
 
