@@ -25,10 +25,11 @@ from elelem_kernel.agent.commands import check_tools
 from elelem_kernel.agent.record import unfinished
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.jupyter.approvals import approver_for, choose_channel
+from elelem_kernel.jupyter.execute_request import ExecuteRequest
 from elelem_kernel.names import KERNEL_NAME
+from elelem_kernel.render.cell_view import new_view
 from elelem_kernel.render.markdown import neutralise, no_blank_lines, to_html
 from elelem_kernel.render.markdown_text import to_text
-from elelem_kernel.render.static import bundle
 from elelem_kernel.sync import LoopThread
 from elelem_kernel.visible import visible
 
@@ -99,10 +100,9 @@ class NotebookFront:
     def get_session(self) -> Session:
         """The shell's session, created with the default provider on first use."""
         restore = _restore_module()
-        if restore is not None:  # VS Code names the notebook only in its cell ids
-            restore.note_vscode_cell(
-                self.ip.user_ns, (self.parent().get("metadata") or {}).get("cellId")
-            )
+        notebook = self.request().notebook
+        if restore is not None and notebook:  # VS Code names the notebook only in its cell ids
+            self.ip.user_ns[restore.VSCODE_FILE] = notebook
         try:
             if self.session is None:
                 from elelem_kernel.agent.registry import set_notify
@@ -126,8 +126,7 @@ class NotebookFront:
     def _say_untold(self) -> None:
         """Say the lines about skipped project plugins in the cell being run (a completion
         request that made the session has no cell to show them: the next cell does)."""
-        header = self.parent().get("header") or {}
-        if self.untold and header.get("msg_type", "execute_request") == "execute_request":
+        if self.untold and self.request().msg_type == "execute_request":
             lines, self.untold[:] = list(self.untold), []
             self.say("\n\n".join(lines))
 
@@ -190,13 +189,14 @@ class NotebookFront:
 
     # -- running ----------------------------------------------------------------------
 
-    def parent(self) -> dict[str, Any]:
-        """The execute request being handled (empty outside a kernel)."""
+    def request(self) -> ExecuteRequest:
+        """The request being handled, read once by each entry point and passed on (empty
+        outside a kernel)."""
         get_parent = getattr(self.ip, "get_parent", None)
         try:
-            return dict(get_parent() or {}) if get_parent else {}
-        except Exception:
-            return {}
+            return ExecuteRequest.parse(get_parent() if get_parent else None)
+        except Exception:  # a shell whose get_parent fails is no kernel's
+            return ExecuteRequest()
 
     def run_prompt(
         self,
@@ -222,8 +222,8 @@ class NotebookFront:
                 allow = check_tools(session, allow)
             except ValueError as error:
                 raise ConfigError(f"--allow: {error}") from None
-        parent = self.parent()
-        cell = self._before_turn(session, parent, cell, announce=provider is None, new=new)
+        request = self.request()
+        cell = self._before_turn(session, request, cell, announce=provider is None, new=new)
         view = None
         result = None
         interrupted = False
@@ -232,12 +232,12 @@ class NotebookFront:
             overrides: dict[str, Any] = {"provider": provider, "model": model, "mode": mode}
             overrides |= {"system_prompt": system_prompt, "options": options}
             _for_this_turn(session, scope, allow or [], overrides)
-            view = _new_view(session, self.watcher(parent))
+            view = new_view(self.watcher(request), session.provider_name, session.model)
             if self.restored:
                 view({"type": "notice", "text": self.restored})
                 self.restored = None
-            session.approver = self._approver(view, parent)
-            self._link_notebook(session, parent, cell, view)
+            session.approver = self._approver(view, request)
+            self._link_notebook(session, request, cell, view)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
         except KeyboardInterrupt:
             interrupted = True
@@ -258,7 +258,7 @@ class NotebookFront:
     def _before_turn(
         self,
         session: Session,
-        parent: dict[str, Any],
+        request: ExecuteRequest,
         cell: str | None,
         *,
         announce: bool,
@@ -271,12 +271,12 @@ class NotebookFront:
         workspace is, and starts a fresh conversation when `new`.
         """
         if cell is None:
-            cell = (parent.get("metadata") or {}).get("cellId")
-        self._restore(session, cell, (parent.get("content") or {}).get("code"))
-        _drop_deleted(session, (parent.get("metadata") or {}).get("deletedCells"))
+            cell = request.cell_id
+        self._restore(session, request, cell)
+        _drop_deleted(session, request.deleted_cells)
         if announce:  # the notice is about the default provider
-            self._announce(session)
-        self._place(session)
+            self._announce(session, request)
+        self._place(session, request)
         if new:
             session.new_conversation()
         return cell
@@ -304,7 +304,7 @@ class NotebookFront:
         finally:
             restore_mode(session)
 
-    def watcher(self, parent: dict[str, Any]) -> str:
+    def watcher(self, request: ExecuteRequest) -> str:
         """Who watches this cell run: `widgets`, `text`, or `nobody` (output at the end).
 
         Notebook frontends send the cell id with each request (JupyterLab, Notebook 7, VS
@@ -316,11 +316,9 @@ class NotebookFront:
         """
         if getattr(self.ip, "kernel", None) is None:
             return "nobody"
-        metadata = parent.get("metadata") or {}
-        content = parent.get("content") or {}
-        if metadata.get("cellId"):
+        if request.cell_id:
             return "widgets"
-        return "text" if content.get("allow_stdin") else "nobody"
+        return "text" if request.allow_stdin else "nobody"
 
     def command(self, line: str) -> str:
         """Run a slash command line; its Markdown answer."""
@@ -335,18 +333,17 @@ class NotebookFront:
             except ValueError as error:
                 return f"`/trust`: {error}"
         session = self.get_session()
-        parent = self.parent()
+        request = self.request()
         # as for prompts: a headless run from the top restores only the turns above this cell
-        cell = (parent.get("metadata") or {}).get("cellId")
-        self._restore(session, cell, (parent.get("content") or {}).get("code"))
-        self._announce(session)
+        self._restore(session, request, request.cell_id)
+        self._announce(session, request)
         return session.command(line)
 
     def status(self) -> str:
         """Markdown status: provider, model, mode, turns, tokens, approval channel."""
         session = self.get_session()
         usage = session.usage or {}
-        channel = _channel(self.ip, self.parent())
+        channel = _channel(self.ip, self.request())
         notebook = session.open_notebook or "unknown (set ELELEM_NOTEBOOK)"
         rows = [
             ("provider", session.provider_name),
@@ -360,27 +357,28 @@ class NotebookFront:
         ]
         return "| | |\n|:---|:---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
 
-    def say(self, markdown: str) -> None:
+    def say(self, markdown: str, request: ExecuteRequest | None = None) -> None:
         """Show a Markdown message (safely rendered) in the cell's output; a text client
-        (console) gets its text/plain as terminal text."""
+        (console) gets its text/plain as terminal text. `request`: the one being handled,
+        when the caller has it."""
         from IPython.display import display
 
-        text = self.watcher(self.parent()) == "text"
+        text = self.watcher(request or self.request()) == "text"
         display(say_bundle(markdown, as_text=text), raw=True)
 
-    def _approver(self, view: Any, parent: dict[str, Any]) -> Any:
+    def _approver(self, view: Any, request: ExecuteRequest) -> Any:
         kernel = getattr(self.ip, "kernel", None)
         return approver_for(
-            _channel(self.ip, parent),
+            _channel(self.ip, request),
             view=view,
             kernel=kernel,
             call_in_main=self.runner.call_in_main,
-            allow_stdin=bool((parent.get("content") or {}).get("allow_stdin")),
+            allow_stdin=request.allow_stdin,
             memo=self.approvals,
         )
 
     def _link_notebook(
-        self, session: Session, parent: dict[str, Any], cell: str | None, view: Any = None
+        self, session: Session, request: ExecuteRequest, cell: str | None, view: Any = None
     ) -> None:
         """Open this turn's link to the open notebook where the frontend can take it (the
         live view says when a diff there waits for the person), and tell the model in the
@@ -390,13 +388,13 @@ class NotebookFront:
         restore = _restore_module()
         frontend = self.ip.user_ns.get(restore.FRONTEND_KEY) if restore else None
         session.live_notebook = None
-        if cell and notebook_comm.reachable(frontend, _channel(self.ip, parent)):
+        if cell and notebook_comm.reachable(frontend, _channel(self.ip, request)):
             link = notebook_comm.NotebookLink(cell)
             link.watcher = getattr(view, "person", None)
             try:
                 link.open()
             except Exception as error:
-                self.say(f"warning: the open notebook is not reachable: {error}")
+                self.say(f"warning: the open notebook is not reachable: {error}", request)
             else:
                 session.live_notebook = link
         elelem = getattr(getattr(self.ip, "kernel", None), "implementation", None) == KERNEL_NAME
@@ -413,16 +411,16 @@ class NotebookFront:
         from elelem_kernel.jupyter import notebook_comm, undo  # lazy: only for /undo
 
         session = self.get_session()
-        parent = self.parent()
+        request = self.request()
         if turn is not None:  # from the button's comm, not a cell: restore first, as a
-            self._restore(session, None, None)  # first prompt would
+            self._restore(session, request, None)  # first prompt would
         if cell is not None:  # and reach the open notebook through the turn's own cell
-            parent = {**parent, "metadata": {"cellId": cell}}
-        cell = (parent.get("metadata") or {}).get("cellId")
+            request = request.for_cell(cell)
+        cell = request.cell_id
         restore = _restore_module()
         frontend = self.ip.user_ns.get(restore.FRONTEND_KEY) if restore else None
         link = None
-        if cell and notebook_comm.reachable(frontend, _channel(self.ip, parent)):
+        if cell and notebook_comm.reachable(frontend, _channel(self.ip, request)):
             link = notebook_comm.NotebookLink(cell)
             link.open()
         try:
@@ -438,24 +436,26 @@ class NotebookFront:
         if link is not None:
             link.close()
 
-    def _restore(self, session: Session, cell: str | None, source: str | None) -> None:
+    def _restore(self, session: Session, request: ExecuteRequest, cell: str | None) -> None:
+        """Restore the notebook's turns up to the cell being run (`cell`, with `request`'s
+        source), saying how it went where the watcher will see it."""
         restore = _restore_module()
         if restore is None:
             return
         message = restore.restore_into(
-            session, self.ip.user_ns, dict(os.environ), cell=cell, source=source
+            session, self.ip.user_ns, dict(os.environ), cell=cell, source=request.code
         )
         if not message:
             return
-        watcher = self.watcher(self.parent())
+        watcher = self.watcher(request)
         if watcher == "widgets" and RESTORED.fullmatch(message):
             self.restored = message  # the next turn's live view shows it: it is not saved
         elif watcher == "text" and self.notebook_path() is None:
             return  # a console has no notebook: that there is none to restore is no news
         else:
-            self.say(message)  # warnings stay with the cell; headless runs keep their log
+            self.say(message, request)  # warnings stay with the cell; headless runs keep their log
 
-    def _place(self, session: Session) -> None:
+    def _place(self, session: Session, request: ExecuteRequest) -> None:
         """Say once where the workspace is when it is not around the notebook's folder.
 
         Through a gateway, or a kernel started elsewhere, the tools would otherwise work
@@ -467,23 +467,25 @@ class NotebookFront:
         workspace = Path(session.workspace)
         notebook = self.notebook_path()
         if notebook is None:
-            self.say(f"workspace: `{workspace}` (the notebook's folder is not known here)")
+            self.say(f"workspace: `{workspace}` (the notebook's folder is not known here)", request)
         elif not notebook.parent.is_dir():
             self.say(
                 f"workspace: `{workspace}`: this kernel cannot see the notebook's folder "
-                f"`{notebook.parent}` (it runs elsewhere), so the tools read and write there"
+                f"`{notebook.parent}` (it runs elsewhere), so the tools read and write there",
+                request,
             )
         elif not notebook.parent.resolve().is_relative_to(workspace.resolve()):
             self.say(
                 f"workspace: `{workspace}`, not the notebook's folder `{notebook.parent}`: "
-                "the tools read and write there"
+                "the tools read and write there",
+                request,
             )
 
-    def _announce(self, session: Session) -> None:
+    def _announce(self, session: Session, request: ExecuteRequest) -> None:
         if not self.announced:
             self.announced = True
             if getattr(session, "notice", None):
-                self.say(f"provider **{session.provider_name}**: {session.notice}")
+                self.say(f"provider **{session.provider_name}**: {session.notice}", request)
 
 
 def _for_this_turn(
@@ -552,92 +554,8 @@ def _notebook_fact(reachable: bool) -> str:
     )
 
 
-def _channel(ip: Any, parent: dict[str, Any]) -> str:
-    return choose_channel(getattr(ip, "kernel", None), parent)
-
-
-def _new_view(session: Session, watcher: str) -> Any:
-    if watcher == "widgets":
-        try:
-            from elelem_kernel.render.widget import (
-                TurnView,  # lazy: ipywidgets, only for a live view
-            )
-
-            view = TurnView(provider=session.provider_name, model=session.model)
-        except ImportError:  # no ipywidgets: the output still comes, at the end
-            return _EndView()
-        view.show()
-        return view
-    if watcher == "text":
-        return _TextView()
-    return _EndView()
-
-
-class _EndView:
-    """Nobody watches (terminal IPython, headless runs) or no widgets: output at the end."""
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        pass
-
-    def freeze(self, record: dict[str, Any]) -> None:
-        from IPython.display import display
-
-        data, metadata = bundle(record)
-        display(data, metadata=metadata, raw=True)
-
-
-class _TextView(_EndView):
-    """A person at a text client (jupyter console): the turn streams as terminal text.
-
-    The reply's Markdown is rendered as text a line at a time (`MarkdownStream`), and the
-    kernel's stream is pushed at most every `INTERVAL` seconds, as the live view does: a
-    few messages a second, not one per token. The frozen turn still ends the output as a
-    full `display_data`, the same bundle a notebook saves.
-    """
-
-    def __init__(self) -> None:
-        import sys
-
-        from elelem_kernel.render.markdown_text import MarkdownStream  # lazy: text clients only
-        from elelem_kernel.render.terminal import TerminalRenderer  # lazy: text clients only
-
-        out = sys.stdout  # the kernel's stream for this cell, also from the loop thread
-        self.text = MarkdownStream(out)
-        quiet: Any = (_Quiet(self.text), _Quiet(out))  # file-like enough for the renderer
-        self.renderer = TerminalRenderer(out=quiet[0], err=quiet[1], color=False)
-        self.kinds: dict[Any, Any] = {}
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "block_start":
-            self.kinds[event.get("index")] = event.get("block")
-        streaming = kind == "block_delta" and self.kinds.get(event.get("index")) == "text"
-        if not streaming:
-            self.text.finish()  # a table or line held back goes before what comes next
-        if kind != "turn_end":  # the frozen output below carries the footer
-            self.renderer(event)
-
-    def freeze(self, record: dict[str, Any]) -> None:
-        self.text.finish()
-        super().freeze(record)
-
-
-class _Quiet:
-    """`out` whose `flush` waits for the stream's own pushes (the renderer flushes at every
-    piece; a kernel stream sends a message at every flush)."""
-
-    def __init__(self, out: Any):
-        self.out = out
-
-    def write(self, text: str) -> int:
-        self.out.write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
+def _channel(ip: Any, request: ExecuteRequest) -> str:
+    return choose_channel(getattr(ip, "kernel", None), request)
 
 
 def _record_of(
@@ -657,11 +575,11 @@ def _record_of(
     )
 
 
-def _drop_deleted(session: Session, deleted: Any) -> None:
+def _drop_deleted(session: Session, deleted: tuple[str, ...]) -> None:
     """Forget the turns of cells deleted from the notebook (JupyterLab's `deletedCells`)."""
-    if not deleted or not isinstance(deleted, list):
+    if not deleted:
         return
-    gone = {str(cell) for cell in deleted}
+    gone = set(deleted)
     for conversation in session.conversations.values():
         conversation.turns[:] = [t for t in conversation.turns if t.get("cell") not in gone]
 

@@ -8,7 +8,6 @@ notebook file (or takes the records the frontend sent), reads the turn records o
 from __future__ import annotations
 
 import os
-import re
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,27 +59,9 @@ def find_notebook(user_ns: dict[str, Any], env: dict[str, Any]) -> tuple[Path | 
     return None, f"no notebook file known, so no conversation to restore: {HOW_TO_SET}"
 
 
-VSCODE_FILE = "__vsc_ipynb_file__"  #: what VS Code sets in Python kernels, and we for ours
-
-
-def note_vscode_cell(user_ns: dict[str, Any], cell_id: Any) -> None:
-    """Learn the notebook's path from a VS Code cell id, as VS Code tells Python kernels.
-
-    VS Code sets `__vsc_ipynb_file__` only in kernels whose language is Python; every
-    execute request it sends carries `cellId`, the cell's URI, which holds the notebook's
-    path: `vscode-notebook-cell:/home/me/my%20nb.ipynb#W2sZmlsZQ%3D%3D` (Windows:
-    `vscode-notebook-cell:/c%3A/Users/me/nb.ipynb#...`). An untitled notebook's URI has no
-    absolute path and is ignored, and so is anything else.
-    """
-    if not isinstance(cell_id, str) or not cell_id.startswith("vscode-notebook-cell:"):
-        return
-    from urllib.parse import unquote, urlsplit
-
-    path = unquote(urlsplit(cell_id).path)
-    if re.match(r"/[A-Za-z]:/", path):
-        path = path[1:]
-    if path.endswith(".ipynb") and (path.startswith("/") or re.match(r"[A-Za-z]:/", path)):
-        user_ns[VSCODE_FILE] = path
+#: What VS Code sets in Python kernels, and the front in ours (from the cell id, read by
+#: `jupyter/execute_request.py`).
+VSCODE_FILE = "__vsc_ipynb_file__"
 
 
 def start_folder() -> Path:
