@@ -54,6 +54,7 @@ PACKAGE = {
     "elelem_kernel.assembly",
     "elelem_kernel.assembly.bundled",
     "elelem_kernel.assembly.sessions",
+    "elelem_kernel.assembly.turn_flags",
     "elelem_kernel.assembly.workspace_tools",
     "elelem_kernel.cli",
     "elelem_kernel.cli.ask",

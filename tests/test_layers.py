@@ -15,6 +15,7 @@ PACKAGE = Path(elelem_kernel.__file__).parent
 #: layer -> imports it must never make (package-internal layers and outside libraries).
 FORBIDDEN = {
     "agent": (
+        "argparse",  # the command line's and the magic's flags: assembly/turn_flags.py
         "elelem_kernel.jupyter",
         "elelem_kernel.render.widget",
         "httpx",

@@ -28,7 +28,6 @@ budget: the turn is refused with a message naming the token form and the option.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import re
@@ -136,26 +135,6 @@ def parse(text: str) -> Budget | None:
     if not number > 0 or not math.isfinite(number):
         raise ConfigError(f"bad budget {words!r}: it must be more than zero ({EXAMPLES})")
     return Budget(number, unit, (match["per"] or "session").lower())
-
-
-def budget_argument(parser: argparse.ArgumentParser) -> None:
-    """`--budget AMOUNT` for `ask`, `chat` and `review`, checked as it is parsed."""
-    parser.add_argument(
-        "--budget",
-        type=_checked,
-        metavar="AMOUNT",
-        help="stop before spending more: dollars (0.50, '$2') or tokens ('200k tokens'), for "
-        f"the session or per turn (0.50/turn); off: none; {ENV} sets a default; "
-        f"a stop exits with {EXIT_CODE}",
-    )
-
-
-def _checked(text: str) -> str:
-    try:
-        parse(text)
-    except ConfigError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return text
 
 
 @dataclass
