@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # rfc3987: see the test extra in pyproject.toml (a faster Jupyter server start)
-pins="jupyter-collaboration==5.0.4 jupyterlab>=4.4,<5 rfc3987>=1.3"
+pins="jupyter-collaboration==5.0.4 jupyterlab>=4.4,<5 notebook>=7.4 rfc3987>=1.3"
 venv=.cache/rtc-venv
 stamp="$venv/.installed"
 want="$pins $(pwd)"

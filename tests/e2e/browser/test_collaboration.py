@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.browser.lab import REPO, LabServer, extension_env, write_notebook
+from tests.e2e.browser.lab import REPO, LabServer, NotebookServer, extension_env, write_notebook
 from tests.e2e.browser.pages import FROZEN, Lab
 from tests.wire_servers import Round, reply
 
@@ -37,8 +37,15 @@ class CollaborationLab(LabServer):
         return [str(RTC_PYTHON), *super().command()[1:]]
 
 
-@pytest.fixture
-def rtc_lab(chromium: str, tmp_path: Path, shots: Path, wire) -> Iterator[CollaborationLab]:
+class CollaborationNotebook(NotebookServer):
+    """Notebook 7 run by the rtc venv's Python."""
+
+    def command(self) -> list[str]:
+        return [str(RTC_PYTHON), *super().command()[1:]]
+
+
+@pytest.fixture(params=["lab", "notebook7"])
+def rtc_lab(request, chromium: str, tmp_path: Path, shots: Path, wire) -> Iterator[LabServer]:
     if not RTC_PYTHON.exists():
         why = f"{RTC_PYTHON} is missing: run `bash scripts/rtc_venv.sh` (setup.sh test does)"
         if os.environ.get("ELELEM_REQUIRE_BROWSER") or os.environ.get("CI"):
@@ -48,7 +55,9 @@ def rtc_lab(chromium: str, tmp_path: Path, shots: Path, wire) -> Iterator[Collab
     root.mkdir()
     env = extension_env(tmp_path / "jupyter", wire, enabled=True)
     env["PATH"] = f"{RTC_PYTHON.parent}{os.pathsep}{env.get('PATH', '')}"
-    server = CollaborationLab(root, env, shots / "rtc-lab.log").start(timeout=180)
+    kind = CollaborationNotebook if request.param == "notebook7" else CollaborationLab
+    server = kind(root, env, shots / f"rtc-{request.param}.log").start(timeout=180)
+    server.kind = request.param  # type: ignore[attr-defined]
     yield server
     server.stop()
 
@@ -80,6 +89,7 @@ def test_only_the_person_whose_turn_it_is_decides_and_both_see_the_result(
         reply("openai", Round(calls=[("notebook_run", {"cells": [1]}, "run-1")])),
         reply("openai", Round(text="It ran: total is 3.")),
     )
+    tag = rtc_lab.kind
     a = Lab.in_new_context(browser, rtc_lab, shots).open(name, "rtc-a")
     b = Lab.in_new_context(browser, rtc_lab, shots).open(name, "rtc-b")
     try:
@@ -89,7 +99,7 @@ def test_only_the_person_whose_turn_it_is_decides_and_both_see_the_result(
         turn = a.start("fix the failing")
         box = a.cell("total = sum").locator(".elelem-proposal")
         box.wait_for(timeout=120_000)
-        a.shot("36-rtc-a-diff")
+        a.shot(f"36-rtc-{tag}-a-diff")
         # B sees the turn running, not the diff box or its buttons
         live = b.cell("fix the failing").locator(".jp-OutputArea-output").first
         live.wait_for()
@@ -97,7 +107,7 @@ def test_only_the_person_whose_turn_it_is_decides_and_both_see_the_result(
         assert b.page.locator(".elelem-proposal").count() == 0
         assert b.page.get_by_role("button", name="Accept").count() == 0
         assert cell_source(b, 1) == "total = sum([1, 2]) / 0\nprint(total)"
-        b.shot("36-rtc-b-while-a-decides")
+        b.shot(f"36-rtc-{tag}-b-while-a-decides")
         box.get_by_role("button", name="Accept").first.click()
         # the accepted edit reaches B live, while A's turn goes on
         b.page.wait_for_function(
@@ -109,7 +119,7 @@ def test_only_the_person_whose_turn_it_is_decides_and_both_see_the_result(
         allow = turn.locator(".elelem-card").get_by_role("button", name="Allow", exact=True)
         allow.wait_for(timeout=120_000)  # notebook_run asks A first; B gets no button
         assert b.page.get_by_role("button", name="Allow", exact=True).count() == 0
-        a.shot("36-rtc-a-run-approval")
+        a.shot(f"36-rtc-{tag}-a-run-approval")
         allow.click()
         a.wait_done(turn)
         turn.locator(FROZEN).wait_for()
@@ -122,8 +132,8 @@ def test_only_the_person_whose_turn_it_is_decides_and_both_see_the_result(
         for prompt, said in (("fix the failing", "Fixed the cell"), ("run it", "total is 3")):
             b.cell(prompt).locator(FROZEN).wait_for(timeout=60_000)
             assert said in b.cell(prompt).inner_text()
-        a.shot("36-rtc-a-done")
-        b.shot("36-rtc-b-done")
+        a.shot(f"36-rtc-{tag}-a-done")
+        b.shot(f"36-rtc-{tag}-b-done")
         assert "Error displaying widget" not in b.page.inner_text("body")
     finally:
         a.page.context.close()
