@@ -396,7 +396,7 @@ class ElelemAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         live = self._live(session_id)
-        try:  # before the wait below: no await between it and the turn's start
+        try:  # read first: no await (fitting images takes seconds) after the idle check
             asked = await read_prompt(prompt)
             problem = await refusal(live.session, asked.images)
         except (PromptError, ElelemError) as e:
