@@ -54,6 +54,7 @@ from elelem_kernel.acp import store
 from elelem_kernel.acp.approval import AcpApprover
 from elelem_kernel.acp.files import ClientFiles
 from elelem_kernel.acp.hello import initialize_result
+from elelem_kernel.acp.prompt_content import PromptError, read_prompt, refusal
 from elelem_kernel.acp.terminal import ClientTerminal
 from elelem_kernel.acp.updates import Updates, fenced
 from elelem_kernel.agent.record import new_id
@@ -395,6 +396,13 @@ class ElelemAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         live = self._live(session_id)
+        try:  # read first: no await (fitting images takes seconds) after the idle check
+            asked = await read_prompt(prompt)
+            problem = await refusal(live.session, asked.images)
+        except (PromptError, ElelemError) as e:
+            raise invalid(str(e)) from None
+        if problem:
+            raise invalid(problem)
         while not live.idle.is_set():
             if not live.cancelled:
                 raise RequestError(
@@ -403,13 +411,13 @@ class ElelemAgent:
                     "send session/cancel",
                 )
             await live.idle.wait()  # the cancelled turn is winding down: then this one
-        text = prompt_text(prompt)
-        if text.lstrip().startswith("/") and "\n" not in text.strip():
+        text = asked.text
+        if not asked.images and text.lstrip().startswith("/") and "\n" not in text.strip():
             return await self._command(live, text.strip())
         live.idle.clear()
         live.cancelled = False
         try:
-            return await self._turn(live, text)
+            return await self._turn(live, text, asked.images)
         finally:
             live.idle.set()
 
@@ -422,12 +430,14 @@ class ElelemAgent:
             usage=self.usage_updates,
         )
 
-    async def _turn(self, live: Live, text: str) -> PromptResponse:
+    async def _turn(
+        self, live: Live, text: str, images: list[dict[str, Any]] | None = None
+    ) -> PromptResponse:
         """Run the turn, send its last updates, save it; answer. When the connection
         closes meanwhile, the turn is cancelled and saved, and nothing is answered."""
         updates = live.updates = self._updates(live)
         live.turn = asyncio.get_running_loop().create_task(
-            live.session.turn(text, updates, cell=new_id())
+            live.session.turn(text, updates, cell=new_id(), images=images)
         )
         closing = False
         try:
@@ -491,31 +501,6 @@ def _set_mode(session: Session, mode: str) -> None:
         session.mode = mode
     except ElelemError as e:
         raise invalid(str(e)) from None
-
-
-def prompt_text(blocks: list[Any]) -> str:
-    """The prompt's content blocks as one text: text as is, each resource on lines of its
-    own (a link as a Markdown link, an embedded text fenced under its URI)."""
-    parts = []
-    for block in blocks:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "resource_link":
-            parts.append(f"\n[{block.name}]({block.uri})\n")
-        elif kind == "resource":
-            resource = block.resource
-            if getattr(resource, "text", None) is not None:
-                parts.append(f"\n{resource.uri}:\n{fenced(resource.text)}\n")
-            else:
-                mime = getattr(resource, "mime_type", None) or "binary"
-                parts.append(f"\n[{resource.uri} ({mime}): not included]\n")
-        else:
-            raise invalid(
-                f"prompt content of type {kind!r} is not accepted: send text, resource "
-                "or resource_link blocks"
-            )
-    return "".join(parts).strip("\n")
 
 
 def knows_usage(capabilities: Any) -> bool:

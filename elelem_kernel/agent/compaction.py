@@ -159,7 +159,8 @@ def no_room(kept: int, window: int) -> str | None:
 def _request(turn: Turn, entry: Compaction, tail: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The turn's next request with `entry` applied; its size goes to `entry.after`."""
     session = turn.session
-    messages = session.messages(turn.prompt, turn.cell, entry.as_record()) + tail
+    pending = entry.as_record()
+    messages = session.messages(turn.prompt, turn.cell, pending, turn.prompt_images) + tail
     entry.after = session.estimate(messages, session.toolbox.specs(session.mode))
     return messages
 

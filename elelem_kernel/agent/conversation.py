@@ -150,7 +150,7 @@ def turn_messages(
     if _refused(record):  # what did not fit once is not sent again
         prompt = clip(str(record.get("prompt", "")), REFUSED_PROMPT_CHARS)
         return [{"role": "user", "content": prompt}, {"role": "assistant", "content": REFUSED}]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": str(record.get("prompt", ""))}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": _prompt(record, number)}]
     marker = INTERRUPTED if record.get("stop") == "interrupted" else ""
     if policy == "full":
         for r, round_ in enumerate(record.get("rounds") or []):
@@ -183,6 +183,15 @@ def turn_messages(
     )
     messages.append({"role": "assistant", "content": reply + marker})
     return messages
+
+
+def _prompt(record: dict[str, Any], number: int | None) -> str:
+    """The recorded prompt as history sends it: its images (`prompt_images`) are not sent
+    again, a placeholder line each says they were there."""
+    prompt = str(record.get("prompt", ""))
+    found = record.get("prompt_images")
+    pictures = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+    return "\n".join([prompt, *(placeholder(i, number) for i in pictures)])
 
 
 def _refused(record: dict[str, Any]) -> bool:

@@ -83,6 +83,7 @@ class TurnRecord(TypedDict):
     model: str | None
     served_model: NotRequired[str]
     prompt: str
+    prompt_images: NotRequired[list[dict[str, Any]]]
     reply: str
     rounds: list[RecordRound]
     usage: dict[str, int]  #: every key of `Usage`

@@ -154,11 +154,16 @@ class Session(ModelFacts):
             self.new_conversation()
 
     def messages(
-        self, prompt: str, cell: str | None = None, pending: dict[str, Any] | None = None
+        self,
+        prompt: str,
+        cell: str | None = None,
+        pending: dict[str, Any] | None = None,
+        images: list[dict[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
         """What a request for `prompt` (from `cell`) sends: system prompt, history, prompt.
 
-        `pending`: a compaction being made for this request, applied to the history.
+        `pending`: a compaction being made for this request, applied to the history;
+        `images`: the prompt's own images (`_images` entries, fitted), sent with it.
         """
 
         system = system_prompt.build(self.workspace, self.system_prompt, brief=self.small_window())
@@ -166,11 +171,10 @@ class Session(ModelFacts):
             system += "\n" + "\n".join(self.environment)
         budget = self.window()[0] * CHARS_PER_TOKEN  # compaction comes well before this
         history = self.conversation.messages(self.history, budget, cell, pending)
-        return [
-            {"role": "system", "content": system},
-            *history,
-            {"role": "user", "content": prompt},
-        ]
+        asked: dict[str, Any] = {"role": "user", "content": prompt}
+        if images:
+            asked["images"] = list(images)
+        return [{"role": "system", "content": system}, *history, asked]
 
     # -- providers and commands -----------------------------------------------------
 
@@ -297,10 +301,15 @@ class Session(ModelFacts):
             loop.close()
 
     async def turn(
-        self, prompt: str, renderer: Renderer | None = None, cell: str | None = None
+        self,
+        prompt: str,
+        renderer: Renderer | None = None,
+        cell: str | None = None,
+        images: list[dict[str, Any]] | None = None,
     ) -> TurnResult:
-        """Run one turn for `prompt`; returns normally on errors and on cancellation."""
-        return await Turn(self, prompt, renderer, cell).run()
+        """Run one turn for `prompt` (with its `images`, fitted `_images` entries: an ACP
+        client's pasted screenshot); returns normally on errors and on cancellation."""
+        return await Turn(self, prompt, renderer, cell, images).run()
 
 
 def _print_cell(source: str) -> None:

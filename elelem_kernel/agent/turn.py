@@ -129,11 +129,17 @@ class Turn:
     and meter, and the steps that fill them (prepare, round, call, ask)."""
 
     def __init__(
-        self, session: Session, prompt: str, renderer: Renderer | None, cell: str | None
+        self,
+        session: Session,
+        prompt: str,
+        renderer: Renderer | None,
+        cell: str | None,
+        images: list[dict[str, Any]] | None = None,
     ) -> None:
         self.session = session
         self.prompt = prompt
         self.cell = cell
+        self.prompt_images = list(images or [])  #: the prompt's own images, sent with it
         self.out = _safe(renderer)
         self.layout = BlockLayout(self.out)
         self.recorder = TurnRecorder(
@@ -143,6 +149,8 @@ class Turn:
             model=session.model,
             cell=cell,
         )
+        if self.prompt_images:  # shown in the turn's output, kept there once (render/static.py)
+            self.recorder.record["prompt_images"] = self.prompt_images
         self.rounds = 0
         self.notices: list[str] = []
         self.compactions: list[Compaction] = []
@@ -272,7 +280,10 @@ class Turn:
             record["notices"] = self.notices
         if self.served and self.served != session.model:
             record["served_model"] = self.served
-        fit(record)
+        pictures = record.pop("prompt_images", None)
+        fit(record)  # not the prompt's images: fitted already, their base64 must stay whole
+        if pictures:
+            record["prompt_images"] = pictures
         if self.estimated:
             record["usage_estimated"] = True
         row, source = session.pricing()
@@ -484,7 +495,7 @@ class Turn:
         check_fixed(session)
         if not self.messages:
             current = self.recorder.record.get("compaction")
-            self.messages = session.messages(self.prompt, self.cell, current)
+            self.messages = session.messages(self.prompt, self.cell, current, self.prompt_images)
         before = session.estimate(self.messages, session.toolbox.specs(session.mode))
         asked = session.compact_next is not None
         focus = session.compact_next if asked or not force else ""

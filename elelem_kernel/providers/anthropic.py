@@ -125,8 +125,8 @@ def to_wire(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
         role = m.get("role")
         if role == "system":
             system.extend(_text_blocks(m.get("content")))
-        elif role == "user":
-            add("user", _text_blocks(m.get("content")))
+        elif role == "user":  # the prompt's own images follow its text
+            add("user", _text_blocks(m.get("content")) + _image_blocks(m))
         elif role == "tool":
             add("user", [_tool_result(m)])
         elif role == "assistant":
@@ -144,18 +144,24 @@ def _tool_result(m: dict[str, Any]) -> dict[str, Any]:
     content = m.get("content") or ""
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.get("tool_call_id", "")}
     block["content"] = content
-    images = [i for i in m.get("images") or [] if isinstance(i, dict)]
+    images = _image_blocks(m)
     if images:  # the model sees what the card shows
-        block["content"] = [{"type": "text", "text": content}] + [
-            {
-                "type": "image",
-                "source": {"type": "base64", "media_type": i["mime_type"], "data": i["data"]},
-            }
-            for i in images
-        ]
+        block["content"] = [{"type": "text", "text": content}, *images]
     if _failed(content):
         block["is_error"] = True
     return block
+
+
+def _image_blocks(m: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message's images as Anthropic `image` blocks (base64 sources)."""
+    return [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": i["mime_type"], "data": i["data"]},
+        }
+        for i in m.get("images") or []
+        if isinstance(i, dict)
+    ]
 
 
 def _failed(content: Any) -> bool:

@@ -11,7 +11,9 @@ depends on the prompt:
   name shares a word with the prompt, with its required arguments filled in;
 - with a `report_finding` tool on offer it runs the scripted code review;
 - "fix it" (any prompt asking for a fix, or to run the cell that failed) reads the open
-  notebook and proposes a fix for the failing cell (`demo_fix`).
+  notebook and proposes a fix for the failing cell (`demo_fix`);
+- a prompt with images (an ACP client's pasted screenshot) is answered with what it
+  received, each image's size, and that a real model would look at them.
 Later turns mention the first prompt of the conversation, which shows memory at work.
 
 It reports usage as a real model does, so budgets, the context meter and compaction
@@ -127,8 +129,11 @@ class DemoProvider:
         if demo_fix.wanted(prompt, offered):  # "fix the cell that failed" in the open notebook
             demo_fix.fetch(prompt, calls, results, offered, emit, front(messages))
             return
+        pictures = [i for i in turn[0].get("images") or [] if isinstance(i, dict)] if turn else []
         if calls:
             await self._answer(prompt, calls, results, messages, emit)
+        elif pictures:
+            await self._received(emit, pictures, messages)
         else:
             await self._start(prompt, offered, messages, emit, tools)
 
@@ -164,6 +169,21 @@ class DemoProvider:
             emit, f"You said: {prompt.strip()}\n\n{_memory(messages)}{how_to(messages)}"
         )
         return self._stop(emit, "end_turn")
+
+    async def _received(
+        self, emit: Emit, pictures: list[dict[str, Any]], messages: list[dict[str, Any]]
+    ) -> None:
+        """What the demo "sees" of the prompt's own images: how many, and their sizes."""
+        await self._think(emit, "The person sent images with the prompt.")
+        count, shown = _sizes(pictures)
+        await self._say(
+            emit,
+            f"I received {count} from you: {shown}. I am scripted, so I cannot tell what "
+            f"{'it shows' if len(pictures) == 1 else 'they show'}; a model that takes images "
+            "(Claude, GPT-4o, Gemini, a vision model in Ollama) would look and answer about "
+            f"{'it' if len(pictures) == 1 else 'them'}.\n\n{_memory(messages)}{how_to(messages)}",
+        )
+        self._stop(emit, "end_turn")
 
     async def _slowly(self, emit: Emit) -> None:
         """A long answer, streamed slowly: something to press stop on."""
@@ -302,11 +322,16 @@ def _seen(call: dict[str, Any], pictures: list[dict[str, Any]] | None) -> str:
     """What the demo "sees": the images a call's result brought, with their size."""
     if not pictures:
         return ""
+    count, shown = _sizes(pictures)
+    return f" I received {count} from `{call.get('name')}`: {shown}."
+
+
+def _sizes(pictures: list[dict[str, Any]]) -> tuple[str, str]:
+    """`("an image", "640×480 PNG (12 KB)")`: how many images, and their sizes."""
     shown = "; ".join(
         f"{label(p)} ({kilobytes(len(str(p.get('data') or '')) * 3 // 4)})" for p in pictures
     )
-    count = "an image" if len(pictures) == 1 else f"{len(pictures)} images"
-    return f" I received {count} from `{call.get('name')}`: {shown}."
+    return ("an image" if len(pictures) == 1 else f"{len(pictures)} images"), shown
 
 
 def _mcp_tool(prompt: str, tools: list[dict[str, Any]] | None) -> tuple[str, dict[str, Any]] | None:

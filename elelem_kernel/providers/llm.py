@@ -325,6 +325,9 @@ def request(
     last = chain[-1] if chain else None
     if last is not None and last.role == "user":
         kwargs["prompt"] = "".join(getattr(p, "text", "") for p in last.parts)
+        attachments = [p.attachment for p in last.parts if getattr(p, "attachment", None)]
+        if attachments:  # the prompt's own images
+            kwargs["attachments"] = attachments
         chain = chain[:-1]
     elif last is not None and last.role == "tool":
         kwargs["tool_results"] = [
@@ -355,10 +358,11 @@ def to_llm(
 ) -> list[Any]:
     """The session's messages as llm `Message`s; consecutive tool results share one.
 
-    A tool message's images become attachments of its result when their type is among
-    `accepts` (the model's `attachment_types`); the others are named in its output.
+    A tool message's images become attachments of its result, and a prompt's images
+    attachment parts after its text, when their type is among `accepts` (the model's
+    `attachment_types`); the others are named in the text.
     """
-    from llm.parts import TextPart, ToolResultPart
+    from llm.parts import AttachmentPart, TextPart, ToolResultPart
 
     out: list[Any] = []
     names: dict[str, str] = {}
@@ -390,7 +394,15 @@ def to_llm(
             else:
                 out.append(llm.Message(role="tool", parts=[part]))
         elif role in ("system", "user"):
-            out.append(llm.Message(role=role, parts=[TextPart(text=str(m.get("content") or ""))]))
+            text, parts = str(m.get("content") or ""), []
+            for image in m.get("images") or []:
+                if image.get("mime_type") in accepts:
+                    raw = base64.b64decode(image["data"])
+                    attachment = llm.Attachment(type=image["mime_type"], content=raw)
+                    parts.append(AttachmentPart(attachment=attachment))
+                else:
+                    text += f"\n[image: {image.get('mime_type')}, a type this model does not take]"
+            out.append(llm.Message(role=role, parts=[TextPart(text=text), *parts]))
     return out
 
 

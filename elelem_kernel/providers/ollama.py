@@ -173,7 +173,11 @@ def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 result["images"] = images
             wire.append(result)
         else:
-            wire.append({"role": role, "content": m.get("content") or ""})
+            plain: dict[str, Any] = {"role": role, "content": m.get("content") or ""}
+            pictures = [i["data"] for i in m.get("images") or [] if isinstance(i, dict)]
+            if pictures:  # a prompt's own images
+                plain["images"] = pictures
+            wire.append(plain)
     return wire
 
 

@@ -118,7 +118,7 @@ def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     Tool messages cannot carry images: the images of a round's tool results follow its
     tool messages as one user message of `image_url` parts, each after a text part naming
-    the call it came from.
+    the call it came from. A prompt's own images follow its text as `image_url` parts.
     """
     wire: list[dict[str, Any]] = []
     pictures: list[dict[str, Any]] = []
@@ -138,6 +138,9 @@ def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 }
             )
             pictures.extend(image_parts(m))
+        elif role == "user" and m.get("images"):
+            text = {"type": "text", "text": m.get("content") or ""}
+            wire.append({"role": "user", "content": [text, *prompt_image_parts(m)]})
         else:
             wire.append({"role": role, "content": m.get("content") or ""})
     if pictures:
@@ -155,6 +158,15 @@ def image_parts(m: dict[str, Any]) -> list[dict[str, Any]]:
         parts.append({"type": "text", "text": f"Image{which} from tool call {call}:"})
         parts.append({"type": "image_url", "image_url": {"url": data_url(image)}})
     return parts
+
+
+def prompt_image_parts(m: dict[str, Any]) -> list[dict[str, Any]]:
+    """A user message's images as `image_url` parts (the prompt's text labels them)."""
+    return [
+        {"type": "image_url", "image_url": {"url": data_url(i)}}
+        for i in m.get("images") or []
+        if isinstance(i, dict)
+    ]
 
 
 def data_url(image: dict[str, Any]) -> str:

@@ -92,7 +92,13 @@ def to_wire(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
         if role == "system":
             instructions.append(m.get("content") or "")
         elif role == "user":
-            items.append({"role": "user", "content": m.get("content") or ""})
+            content: Any = m.get("content") or ""
+            images = [i for i in m.get("images") or [] if isinstance(i, dict)]
+            if images:  # the prompt's own images follow its text
+                content = [{"type": "input_text", "text": content}] + [
+                    {"type": "input_image", "image_url": data_url(i)} for i in images
+                ]
+            items.append({"role": "user", "content": content})
         elif role == "tool":
             output: Any = m.get("content") or ""
             images = [i for i in m.get("images") or [] if isinstance(i, dict)]
