@@ -120,7 +120,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("render",),  # views of a turn: terminal, static, widget
     ("assembly",),  # the composition root: built-ins registered, sessions built
     ("agent", "mcp"),  # session, turn loop, toolbox, registry; MCP servers as a tool source
-    ("store",),  # the notebook as the store: the person's data folder, record signatures
+    ("store",),  # the notebook as the store: records read, rebuilt, appended; ACP sessions
     ("tools",),  # the workspace tools
     ("providers",),  # models: stub, echo, demo, and the HTTP ones
     (
@@ -131,6 +131,7 @@ LAYERS: list[tuple[str, ...]] = [
         "names",
         "options",
         "redaction",
+        "schema_check",
         "sync",
         "text",
         "tokens",
