@@ -1,9 +1,9 @@
 """Restoring a conversation from the notebook, and `/load`.
 
 After a kernel start, the fronts call `restore_into` on the first prompt; it finds the
-notebook file (or takes the records the frontend sent), has the store read the turn records
-of its cells and rebuild the conversations (store/notebook.py) and hands them to
-`Session.load`. Restoring never runs anything.
+notebook file (or takes the records the frontend sent); the store (store/notebook.py) reads
+the turn records of its cells and rebuilds the conversations, which go to `Session.load`.
+Restoring never runs anything.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.store import notebook
-from elelem_kernel.store.notebook import NotebookCell, restored_line
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -120,7 +119,7 @@ def restore_into(
         if how != "from /load" and isinstance(frontend, dict) and "cells" in frontend:
             cells, warnings = frontend.pop("cells"), frontend.pop("warnings", [])
             name = frontend.get("name") or "the open notebook"
-            return restore_cells(session, cells, name, warnings, cell=cell, source=source)
+            return load_cells(session, cells, name, warnings, cell=cell, source=source)
         if path is None:
             return how
         return _restore(session, path, cell=cell, source=source)
@@ -167,12 +166,12 @@ def register_commands(session: Session, user_ns: dict[str, Any], env: dict[str, 
 
 def _restore(session: Session, path: Path, *, cell: str | None, source: str | None) -> str | None:
     cells, warnings = notebook.read_notebook(path)
-    return restore_cells(session, cells, path.name, warnings, cell=cell, source=source)
+    return load_cells(session, cells, path.name, warnings, cell=cell, source=source)
 
 
-def restore_cells(
+def load_cells(
     session: Session,
-    cells: list[NotebookCell],
+    cells: list[notebook.NotebookCell],
     name: str,
     warnings: list[str],
     *,
@@ -187,12 +186,12 @@ def restore_cells(
     lines = []
     if rebuilt.turns:
         session.load(rebuilt.conversations, rebuilt.active)
-        lines.append(restored_line(rebuilt.turns, len(rebuilt.conversations), name))
+        lines.append(notebook.restored_line(rebuilt.turns, len(rebuilt.conversations), name))
     lines += [f"warning: {text}" for text in rebuilt.warnings]
     return "\n\n".join(lines) or None
 
 
-def _above(cells: list[NotebookCell], source: str) -> list[NotebookCell]:
+def _above(cells: list[notebook.NotebookCell], source: str) -> list[notebook.NotebookCell]:
     wanted = source.strip()
     for index, cell in enumerate(cells):
         if cell.source is not None and cell.source.strip() == wanted:
