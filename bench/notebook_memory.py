@@ -59,8 +59,8 @@ def session_for(ws: Path) -> Any:
 def write_turns(path: Path, ws: Path, turns: int) -> tuple[list[int], list[float]]:
     """Run and append `turns` turns; the file size and the append time after each."""
     from elelem_kernel.agent.record import new_id
-    from elelem_kernel.cli.notebook import append_turn
     from elelem_kernel.render.static import bundle
+    from elelem_kernel.store.notebook import append_turn
 
     session = session_for(ws)
     sizes, appends = [], []

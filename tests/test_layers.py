@@ -121,7 +121,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("render",),  # views of a turn: terminal, static, widget
     ("assembly",),  # the composition root: built-ins registered, sessions built
     ("agent", "mcp"),  # session, turn loop, toolbox, registry; MCP servers as a tool source
-    ("store",),  # the notebook as the store: the person's data folder, record signatures
+    ("store",),  # the notebook as the store: records read, rebuilt, appended; ACP sessions
     ("tools",),  # the workspace tools
     ("providers",),  # models: stub, echo, demo, and the HTTP ones
     (
@@ -132,6 +132,7 @@ LAYERS: list[tuple[str, ...]] = [
         "names",
         "options",
         "redaction",
+        "schema_check",
         "sync",
         "text",
         "tokens",
@@ -308,6 +309,50 @@ def test_the_layer_check_finds_upward_imports_cycles_and_undeclared_packages(tmp
         "(top first, as in docs/internals.md's module map)",
         "elelem_kernel/providers/up.py:2 imports elelem_kernel.render.view, a layer above it",
         "import cycle: elelem_kernel.agent.a -> elelem_kernel.agent.b -> elelem_kernel.agent.a",
+    ]
+
+
+#: acp/ and cli/ are fronts of one layer that keep the notebook as the store through store/,
+#: never through each other. The one door: `elelem-kernel acp` is a subcommand of the command
+#: line, which runs it by the acp package's `main`.
+FRONT_DOORS = {("elelem_kernel.cli", "elelem_kernel.acp")}
+
+
+def fronts_crossing(package: Path) -> list[str]:
+    """Imports between acp/ and cli/ (at any depth), but for the door, one line each."""
+    modules = modules_in(package)
+    fronts = {f"{package.name}.acp", f"{package.name}.cli"}
+
+    def front(module: str) -> str | None:
+        return next((f for f in fronts if module == f or module.startswith(f + ".")), None)
+
+    found = []
+    for module, path in modules.items():
+        for e in edges_of(module, path, modules):
+            here, there = front(e.source), front(e.target)
+            if here and there and here != there and (e.source, e.target) not in FRONT_DOORS:
+                found.append(f"{path.relative_to(package.parent)}:{e.line} imports {e.target}")
+    return sorted(found)
+
+
+def test_the_acp_and_cli_fronts_never_import_each_other():
+    assert fronts_crossing(PACKAGE) == []
+
+
+def test_the_front_check_finds_a_front_reaching_into_the_other(tmp_path):
+    pkg = tmp_path / "elelem_kernel"
+    for folder in ("acp", "cli"):
+        (pkg / folder).mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "acp" / "__init__.py").write_text("def main(args):\n    return 0\n")
+    (pkg / "acp" / "store.py").write_text("from elelem_kernel.cli.notebook import append_turn\n")
+    (pkg / "cli" / "__init__.py").write_text("def run():\n    from elelem_kernel import acp\n")
+    (pkg / "cli" / "notebook.py").write_text(
+        "def append_turn():\n    from elelem_kernel.acp.store import x\n"
+    )
+    assert fronts_crossing(pkg) == [
+        "elelem_kernel/acp/store.py:1 imports elelem_kernel.cli.notebook",
+        "elelem_kernel/cli/notebook.py:2 imports elelem_kernel.acp.store",
     ]
 
 

@@ -7,7 +7,7 @@ person's own; `session/prompt` runs a turn whose events reach the client as
 (approval.py); `session/cancel` ends the turn as the stop button does. Modes are ACP
 session modes, the provider a config option, slash commands are advertised and run as
 prompts (`/mode plan`). A session is saved as a notebook from `session/new` on, and every
-turn is appended to it (store.py); `session/load` restores it in any later process,
+turn is appended to it (store/acp_sessions.py); `session/load` restores it in any later process,
 replayed through the live renderer (updates.py), mode included.
 
 A prompt sent while a cancelled turn winds down waits for it; one sent while a turn runs
@@ -50,7 +50,6 @@ from acp.schema import (
     Usage,
 )
 
-from elelem_kernel.acp import store
 from elelem_kernel.acp.approval import AcpApprover
 from elelem_kernel.acp.files import ClientFiles
 from elelem_kernel.acp.hello import initialize_result
@@ -61,6 +60,8 @@ from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.render.static import bundle
+from elelem_kernel.store import acp_sessions
 
 log = logging.getLogger("elelem_kernel.acp")
 
@@ -152,7 +153,7 @@ class ElelemAgent:
     ) -> NewSessionResponse:
         live = self._make(uuid.uuid4().hex, cwd, mcp_servers)
         try:  # saved now: a client may prompt it from another process
-            store.create(live.id, live.cwd, live.session.mode)
+            acp_sessions.create(live.id, live.cwd, live.session.mode)
         except (ElelemError, OSError) as e:
             log.warning("the session was not saved: %s", e)
         self._announce(live)
@@ -164,7 +165,7 @@ class ElelemAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
         try:
-            saved = store.load(session_id)
+            saved = acp_sessions.load(session_id)
         except ValueError as e:
             raise invalid(str(e)) from None
         except ElelemError as e:
@@ -186,7 +187,7 @@ class ElelemAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        found = [s for s in store.listing() if cwd is None or s["cwd"] == cwd]
+        found = [s for s in acp_sessions.listing() if cwd is None or s["cwd"] == cwd]
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(
@@ -378,7 +379,7 @@ class ElelemAgent:
 
     def _remember_mode(self, live: Live) -> None:
         try:
-            store.remember_mode(live.id, live.session.mode)
+            acp_sessions.remember_mode(live.id, live.session.mode)
         except OSError as e:
             log.warning("the session's mode was not saved: %s", e)
 
@@ -452,7 +453,9 @@ class ElelemAgent:
         await updates.drain()
         live.updates = None
         try:
-            store.save_turn(live.id, live.cwd, result.record, live.session.mode)
+            acp_sessions.save_turn(
+                live.id, live.cwd, result.record, *bundle(result.record), live.session.mode
+            )
         except (ElelemError, OSError) as e:
             log.warning("the turn was not saved: %s", e)
             await self._send(live.id, update_agent_message_text(f"\n\n_not saved: {e}_"))

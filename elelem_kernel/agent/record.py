@@ -23,21 +23,12 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
+from elelem_kernel.store.record_format import MAX_RECORD_BYTES, VERSION, larger_than
 from elelem_kernel.text import clip
 
 if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
     from typing_extensions import NotRequired
 
-#: Record format version this code writes (and agent/restore.py reads).
-VERSION = 1
-#: Records above this (estimated serialized size) are skipped, not restored. The session
-#: cuts every record it makes to fit (`fit`), so only foreign or edited records hit it.
-MAX_RECORD_BYTES = 4_000_000
-#: Records that carry a compaction are version 2 (older readers skip them, saying so).
-COMPACTION_VERSION = 2
-#: Newest version written, and every version restored (older ones are migrated on read).
-NEWEST = COMPACTION_VERSION
-VERSIONS = (VERSION, COMPACTION_VERSION)
 RESULT_LIMIT = 8_000  #: characters of a tool result kept in the record
 ARGUMENTS_LIMIT = 32_000  #: characters of a call's arguments (as JSON) kept in the record
 DEPTH_LIMIT = 20  #: levels of nesting kept in recorded arguments and results
@@ -338,26 +329,3 @@ class TurnRecorder:
         if self._round_usage:
             add_usage(self.record["usage"], self._round_usage)
             self._round_usage = {}
-
-
-def larger_than(value: Any, limit: int) -> bool:
-    """Whether the estimated JSON size of `value` passes `limit` (stops as soon as it does)."""
-    size = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            size += len(item) + 2
-        elif isinstance(item, dict):
-            size += 2
-            for key, inner in item.items():
-                size += len(str(key)) + 4
-                stack.append(inner)
-        elif isinstance(item, (list, tuple)):
-            size += 2
-            stack.extend(item)
-        else:
-            size += 8
-        if size > limit:
-            return True
-    return False

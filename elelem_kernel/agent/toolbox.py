@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from elelem_kernel.agent.schema_check import fits
 from elelem_kernel.errors import ConfigError, ToolError
+from elelem_kernel.schema_check import fits
 
 KINDS = ("read", "write", "execute")
 

@@ -27,7 +27,6 @@ from elelem_kernel.agent.context import THRESHOLD
 from elelem_kernel.agent.fitting import bound_result, check_fixed, context_full, fits, result_room
 from elelem_kernel.agent.pricing import turn_cost
 from elelem_kernel.agent.record import (
-    COMPACTION_VERSION,
     DEPTH_LIMIT,
     TurnRecorder,
     add_usage,
@@ -40,6 +39,7 @@ from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError
 from elelem_kernel.events import Provider, map_stop_reason
 from elelem_kernel.options import from_env
 from elelem_kernel.redaction import redact
+from elelem_kernel.store.record_format import COMPACTION_VERSION
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session

@@ -1,8 +1,9 @@
 """Restoring a conversation from the notebook, and `/load`.
 
 After a kernel start, the fronts call `restore_into` on the first prompt; it finds the
-notebook file (or takes the records the frontend sent), reads the turn records of its cells
-(`notebook_file.py`) and hands them to `Session.load`. Restoring never runs anything.
+notebook file (or takes the records the frontend sent); the store (store/notebook.py) reads
+the turn records of its cells and rebuilds the conversations, which go to `Session.load`.
+Restoring never runs anything.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent.restore import rebuild
-from elelem_kernel.jupyter.notebook_file import NotebookCell, read_notebook
+from elelem_kernel.store import notebook
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -100,7 +100,7 @@ def restore_into(
         if how != "from /load" and isinstance(frontend, dict) and "cells" in frontend:
             cells, warnings = frontend.pop("cells"), frontend.pop("warnings", [])
             name = frontend.get("name") or "the open notebook"
-            return restore_cells(session, cells, name, warnings, cell=cell, source=source)
+            return load_cells(session, cells, name, warnings, cell=cell, source=source)
         if path is None:
             return how
         return _restore(session, path, cell=cell, source=source)
@@ -146,13 +146,13 @@ def register_commands(session: Session, user_ns: dict[str, Any], env: dict[str, 
 
 
 def _restore(session: Session, path: Path, *, cell: str | None, source: str | None) -> str | None:
-    cells, warnings = read_notebook(path)
-    return restore_cells(session, cells, path.name, warnings, cell=cell, source=source)
+    cells, warnings = notebook.read_notebook(path)
+    return load_cells(session, cells, path.name, warnings, cell=cell, source=source)
 
 
-def restore_cells(
+def load_cells(
     session: Session,
-    cells: list[NotebookCell],
+    cells: list[notebook.NotebookCell],
     name: str,
     warnings: list[str],
     *,
@@ -163,25 +163,16 @@ def restore_cells(
     file and for the frontend's records alike; the restored line and warnings, or None."""
     if cell is None and source is not None:
         cells = _above(cells, source)
-    rebuilt = rebuild([(c.id, c.records) for c in cells])
+    rebuilt = notebook.restore_cells(cells, warnings)
     lines = []
     if rebuilt.turns:
         session.load(rebuilt.conversations, rebuilt.active)
-        lines.append(restored_line(rebuilt.turns, len(rebuilt.conversations), name))
-    lines += [f"warning: {text}" for text in warnings + rebuilt.warnings]
+        lines.append(notebook.restored_line(rebuilt.turns, len(rebuilt.conversations), name))
+    lines += [f"warning: {text}" for text in rebuilt.warnings]
     return "\n\n".join(lines) or None
 
 
-def restored_line(turns: int, conversations: int, name: str | Path) -> str:
-    """ "restored 12 turns from NB.ipynb (2 conversations)": what a restore shows."""
-    name = name.name if isinstance(name, Path) else name
-    line = f"restored {turns} turn{'s' * (turns != 1)} from {name}"
-    if conversations > 1:
-        line += f" ({conversations} conversations)"
-    return line
-
-
-def _above(cells: list[NotebookCell], source: str) -> list[NotebookCell]:
+def _above(cells: list[notebook.NotebookCell], source: str) -> list[notebook.NotebookCell]:
     wanted = source.strip()
     for index, cell in enumerate(cells):
         if cell.source is not None and cell.source.strip() == wanted:

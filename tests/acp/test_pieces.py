@@ -94,8 +94,9 @@ def test_notebooks_diff_as_cells_and_fences_hold_backticks():
 
 
 def test_the_sessions_folder_survives_garbage_and_refuses_odd_ids(tmp_path, monkeypatch):
-    from elelem_kernel.acp import store
     from elelem_kernel.errors import ElelemError
+    from elelem_kernel.render.static import bundle
+    from elelem_kernel.store import acp_sessions as store
 
     monkeypatch.setenv(store.ENV, str(tmp_path / "sessions"))
     assert "no ACP sessions saved yet" in store.listing_text()
@@ -114,7 +115,7 @@ def test_the_sessions_folder_survives_garbage_and_refuses_odd_ids(tmp_path, monk
         "started": "2026-01-01T00:00:00+00:00",
         "ms": 5,
     }
-    path = store.save_turn("good", "/work/project", record)
+    path = store.save_turn("good", "/work/project", record, *bundle(record))
     saved = store.load("good")
     assert (saved.cwd, saved.title, saved.rebuilt.turns) == ("/work/project", "first question", 1)
 
@@ -122,7 +123,7 @@ def test_the_sessions_folder_survives_garbage_and_refuses_odd_ids(tmp_path, monk
     broken = store.load("broken")
     assert broken.rebuilt.turns == 0 and broken.cwd is None and broken.warnings
     with pytest.raises(ElelemError, match="not a notebook nbformat can read"):
-        store.save_turn("broken", "/w", record)
+        store.save_turn("broken", "/w", record, *bundle(record))
     listed = {s["id"]: s for s in store.listing()}
     assert listed["good"]["turns"] == 1 and listed["broken"]["turns"] == 0
 

@@ -270,7 +270,7 @@ def test_a_budget_for_one_turn_is_put_back_after_it(server, tmp_path):
 
 
 def test_records_with_a_budget_restore_and_old_ones_still_do(server, tmp_path):
-    from elelem_kernel.agent.restore import _fits_schema, check, rebuild
+    from elelem_kernel.store.rebuild import _fits_schema, check, rebuild
 
     server.script("openai", Round(text="ok", usage=BIG))
     s = session(server, tmp_path)

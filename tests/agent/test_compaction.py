@@ -8,11 +8,11 @@ import json
 import pytest
 
 from elelem_kernel.agent.conversation import HEADER
-from elelem_kernel.agent.restore import check, rebuild
 from elelem_kernel.agent.session import Session
 from elelem_kernel.errors import ProviderError
 from elelem_kernel.render.footer import compaction_note
 from elelem_kernel.render.static import bundle
+from elelem_kernel.store.rebuild import check, rebuild
 from tests.scripted import Scripted, say
 
 LONG = "x" * 3_500  # about 1,000 tokens (3.5 characters a token)

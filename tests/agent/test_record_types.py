@@ -15,7 +15,7 @@ from elelem_kernel.agent import blocks, record
 from elelem_kernel.providers.stub import StubProvider
 
 SCHEMA = json.loads(
-    resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
+    resources.files("elelem_kernel.store").joinpath("record.schema.json").read_text("utf-8")
 )
 
 

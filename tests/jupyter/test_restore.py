@@ -11,9 +11,8 @@ import nbformat
 import pytest
 
 from elelem_kernel.agent.session import Session
-from elelem_kernel.cli.notebook import append_turn, ask_in_notebook
+from elelem_kernel.cli.notebook import ask_in_notebook
 from elelem_kernel.errors import ElelemError
-from elelem_kernel.jupyter.notebook_file import read_cells
 from elelem_kernel.jupyter.restore import (
     NOTEBOOK_KEY,
     find_notebook,
@@ -21,6 +20,8 @@ from elelem_kernel.jupyter.restore import (
     restore_into,
 )
 from elelem_kernel.render.static import bundle
+from elelem_kernel.store.notebook import append_turn
+from elelem_kernel.store.notebook_file import read_cells
 from tests.records import record
 
 SMUGGLED = (

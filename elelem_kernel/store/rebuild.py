@@ -1,13 +1,13 @@
 """Rebuild conversations from the turn records found in a notebook's cells.
 
-Pure data in, data out: no Jupyter, no files, nothing executed. The Jupyter store reads the
-cells; this module decides which records count.
+Pure data in, data out: no Jupyter, no files, nothing executed. store/notebook_file.py reads
+the cells; this module decides which records count.
 
 Rules:
 - cells are walked top to bottom; a cell holds at most one turn, the last valid record of
   the cell (a re-run cell's newest output wins);
 - a record must be version 1 or 2, match `record.schema.json` and stay under
-  `MAX_RECORD_BYTES`; anything else is skipped, all skips summed up in one warning;
+  `MAX_RECORD_BYTES` (store/record_format.py); anything else is skipped, all skips summed up in one warning;
 - migration: a version 1 record reads exactly as before version 2 existed (a `compaction`
   key in it is not one: it is dropped); version 2 adds the turn's compaction;
 - two cells claiming the same turn id (a copied cell): the later cell keeps it, one warning;
@@ -23,14 +23,18 @@ assistant messages, whatever they say; no field of a record becomes a system mes
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
-from elelem_kernel.agent.record import MAX_RECORD_BYTES, NEWEST, VERSIONS, larger_than
-from elelem_kernel.agent.schema_check import checker
+from elelem_kernel.schema_check import checker
+from elelem_kernel.store.record_format import (
+    MAX_RECORD_BYTES,
+    NEWEST,
+    VERSIONS,
+    larger_than,
+    schema,
+)
 from elelem_kernel.text import shorten
 
 #: Skipped records named one by one in the warning; the rest are counted.
@@ -145,21 +149,15 @@ def _duplicates_warning(duplicates: dict[str, list[int]]) -> str:
 
 
 @cache
-def _schema() -> dict[str, Any]:
-    text = resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
-    return json.loads(text)
-
-
-@cache
 def _fits_schema() -> Any:
-    return checker(_schema())
+    return checker(schema())
 
 
 @cache
 def _validator() -> Any:
     import jsonschema
 
-    return jsonschema.Draft202012Validator(_schema())
+    return jsonschema.Draft202012Validator(schema())
 
 
 def _schema_error(record: dict[str, Any]) -> str | None:

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from elelem_kernel.jupyter import notebook_json
+from elelem_kernel.store import notebook_json
 
 #: Where the cells of an nbformat-written notebook end, and the separator between cells.
 _CELLS_END = b"\n ],\n"
