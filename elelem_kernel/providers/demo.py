@@ -33,7 +33,7 @@ import uuid
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Emit, ProviderEvent
+from elelem_kernel.events import Emit, Provider, ProviderEvent
 from elelem_kernel.images import kilobytes, label
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import demo_fix, demo_review
@@ -75,7 +75,7 @@ def call_id(name: str) -> str:
     return f"{name}_{uuid.uuid4().hex[:8]}"
 
 
-class DemoProvider:
+class DemoProvider(Provider):
     """Scripted answers that really call `list`, `read`, `write`, `python` and `variables`."""
 
     name = "demo"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Provider
 from elelem_kernel.options import unknown
 
 
-class EchoProvider:
+class EchoProvider(Provider):
+    """Says the last user message back, after the model name when one is given."""
+
     name = "echo"
     known_options: tuple[str, ...] = ()
 

@@ -32,7 +32,7 @@ from elelem_kernel.errors import (
     TooLarge,
     Undecodable,
 )
-from elelem_kernel.events import TRUNCATED, Emit, ProviderEvent, Reported
+from elelem_kernel.events import TRUNCATED, Emit, Provider, ProviderEvent, Reported
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window, stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
@@ -59,7 +59,7 @@ COST_HEADER = "x-litellm-response-cost"
 Headers = Callable[[Mapping[str, str]], None]
 
 
-class HTTPProvider:
+class HTTPProvider(Provider):
     """Base of the HTTP providers: options, client, retries, streams and error messages.
 
     Subclasses set the class attributes, `headers()`, `body()` and `parser()`: `fetch`
@@ -109,14 +109,11 @@ class HTTPProvider:
         #: that drops tools), found when it was asked for its window; the session says
         #: each once.
         self.notes: list[str] = []
+        #: The option names this provider accepts (for `/option` and error messages).
+        self.known_options: list[str] = sorted(known)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
-
-    @property
-    def known_options(self) -> list[str]:
-        """The option names this provider accepts (for `/option` and error messages)."""
-        return sorted({**COMMON_OPTIONS, **self.extra_options})
 
     def normalize_base(self, base: str) -> str:
         """The base URL without a trailing slash; providers may be more lenient."""

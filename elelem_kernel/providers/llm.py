@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError, ProviderError
-from elelem_kernel.events import TRUNCATED, Emit, UsageEvent
+from elelem_kernel.events import TRUNCATED, Emit, Provider, UsageEvent
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window
 from elelem_kernel.providers.openai import OpenAIProvider
@@ -122,7 +122,7 @@ def _problems(error: Exception) -> str:
     return "; ".join(parts)
 
 
-class LLMProvider:
+class LLMProvider(Provider):
     """A model of llm's plugins; options go to the model's Options class (plus `log`)."""
 
     name = "llm"
@@ -135,7 +135,9 @@ class LLMProvider:
         self.is_async = isinstance(self.llm_model, (llm.AsyncModel, llm.AsyncKeyModel))
         self.log = _flag(options.pop("log", False))
         given = {k: v for k, v in options.items() if v is not None}
-        self.options = check_options(self.llm_model, {**model_defaults(self.model), **given})
+        self.options: dict[str, Any] = check_options(
+            self.llm_model, {**model_defaults(self.model), **given}
+        )
         self.known_options = option_names(self.llm_model)
         self._server: OpenAIProvider | None = None  # asked for the window of an api_base
 
@@ -151,11 +153,6 @@ class LLMProvider:
         """False at an `api_base`: there a model name says nothing of its window or price."""
         return self.api_base is None
 
-    @property
-    def notes(self) -> list[str]:
-        """What the server at `api_base` said of itself when asked for its window."""
-        return self._server.notes if self._server is not None else []
-
     async def context_window(self) -> int | None:
         """The window the server at `api_base` reports for the model, asked as the openai
         provider asks it (`server_window`); None for other models, or when it does not say."""
@@ -164,6 +161,8 @@ class LLMProvider:
         if self._server is None:
             name = getattr(self.llm_model, "model_name", None) or self.model
             self._server = OpenAIProvider(model=str(name), base_url=self.api_base, retries=0)
+            #: What that server said of itself when asked for its window (the same list).
+            self.notes = self._server.notes
         return await self._server.context_window()
 
     def __repr__(self) -> str:

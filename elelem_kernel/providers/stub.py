@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Provider
 from elelem_kernel.options import unknown
 
 
-class StubProvider:
+class StubProvider(Provider):
+    """Thinks, says and calls the first offered tool; then says "done."."""
+
     name = "stub"
     known_options: tuple[str, ...] = ()
 
