@@ -24,6 +24,7 @@ from elelem_kernel.agent.model_facts import ModelFacts
 from elelem_kernel.agent.policy import Policy, load
 from elelem_kernel.agent.registry import ProviderCatalog
 from elelem_kernel.agent.toolbox import Tool, Toolbox, check_mode
+from elelem_kernel.agent.toolset import Tools
 from elelem_kernel.agent.turn import Turn, TurnResult
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import Provider, as_provider
@@ -233,9 +234,7 @@ class Session(ModelFacts):
         """
         saved = (self.provider, self.provider_name, self.model, self.mode, self.system_prompt)
         saved_options = {k: dict(v) for k, v in self.provider_options.items()}
-        added = list(tools or ())
-        box = self.toolbox
-        replaced = [box.tools[t.name] for t in added if t.name in box.tools]
+        added = self.toolbox.add_toolset(Tools("overridden", tools or ()))
         try:
             if provider or model or options:
                 name = provider or self.provider_name
@@ -247,16 +246,11 @@ class Session(ModelFacts):
                 self.mode = mode
             if system_prompt is not None:
                 self.system_prompt = system_prompt
-            for tool in added:
-                box.put(tool)
             yield self
         finally:
             self.provider, self.provider_name, self.model, self.mode, self.system_prompt = saved
             self.provider_options = saved_options
-            for tool in added:
-                box.remove(tool.name)
-            for tool in replaced:
-                box.put(tool)
+            self.toolbox.remove_toolset(added)
 
     def command(self, line: str) -> str:
         """Run a slash command line and return its Markdown answer."""
