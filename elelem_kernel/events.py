@@ -95,6 +95,57 @@ class ServedModel(TypedDict):
     name: str
 
 
+class ToolCallEntry(TypedDict):
+    """A tool call an assistant message carries back to the model."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    metadata: NotRequired[dict[str, Any]]
+
+
+class ThinkingBlock(TypedDict):
+    """A block of reasoning an assistant message carries back (its `metadata` opaque)."""
+
+    text: str
+    metadata: NotRequired[dict[str, Any]]
+
+
+class SystemMessage(TypedDict):
+    """The system prompt."""
+
+    role: Literal["system"]
+    content: str
+
+
+class UserMessage(TypedDict):
+    """What the person wrote (or a summary standing in for earlier turns)."""
+
+    role: Literal["user"]
+    content: str
+
+
+class AssistantMessage(TypedDict):
+    """A reply of the model: its text, and the thinking and tool calls it made."""
+
+    role: Literal["assistant"]
+    content: str
+    tool_calls: NotRequired[list[ToolCallEntry]]
+    thinking: NotRequired[list[ThinkingBlock]]
+
+
+class ToolMessage(TypedDict):
+    """A tool call's result as JSON text, and the images it returned (`agent/media.py`)."""
+
+    role: Literal["tool"]
+    tool_call_id: str
+    content: str
+    images: NotRequired[list[dict[str, Any]]]
+
+
+#: What a provider's `fetch` is sent: OpenAI-like messages, one TypedDict per role.
+Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+
 #: What a provider's `fetch` emits.
 ProviderEvent = Saying | Thinking | Doing | UsageEvent | Stop | ServedModel
 Emit = Callable[[ProviderEvent], None]
@@ -141,7 +192,7 @@ class Provider(ABC):
 
     @abstractmethod
     def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
+        self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit
     ) -> Awaitable[None] | None:
         """One round trip: `emit` the reply to `messages` as provider events."""
 
@@ -192,7 +243,7 @@ class Foreign(Provider):
         return repr(self.inner)
 
     def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
+        self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit
     ) -> Awaitable[None] | None:
         fetch: Callable[..., Awaitable[None] | None] = self.inner.fetch
         return fetch(messages, tools, emit)

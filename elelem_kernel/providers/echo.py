@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem_kernel.events import Emit, Provider
+from elelem_kernel.events import Emit, Message, Provider
 from elelem_kernel.options import unknown
 
 
@@ -18,9 +18,7 @@ class EchoProvider(Provider):
         unknown(self.name, options, self.known_options)
         self.model = model
 
-    async def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
-    ) -> None:
+    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
         last: dict[str, Any] = next((m for m in reversed(messages) if m.get("role") == "user"), {})
         text = str(last.get("content", ""))
         if self.model:

@@ -32,7 +32,7 @@ from elelem_kernel.errors import (
     TooLarge,
     Undecodable,
 )
-from elelem_kernel.events import TRUNCATED, Emit, Provider, ProviderEvent, Reported
+from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, ProviderEvent, Reported
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window, stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
@@ -174,7 +174,7 @@ class HTTPProvider(Provider):
         """Request headers carrying the key: a bearer token unless a provider says otherwise."""
         return {"authorization": f"Bearer {key}"} if key else {}
 
-    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    def body(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body for one round; override per provider."""
         raise NotImplementedError
 
@@ -182,9 +182,7 @@ class HTTPProvider(Provider):
         """A new wire parser with `feed(name, data)` and `finish()`; override per provider."""
         raise NotImplementedError
 
-    async def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
-    ) -> None:
+    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
         """One round trip: stream the reply of `messages` as provider events."""
         key = self.api_key()
         body = self.body(messages, tools)

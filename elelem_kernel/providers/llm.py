@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError, ProviderError
-from elelem_kernel.events import TRUNCATED, Emit, Provider, UsageEvent
+from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, UsageEvent
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window
 from elelem_kernel.providers.openai import OpenAIProvider
@@ -178,9 +178,7 @@ class LLMProvider(Provider):
         if self._server is not None:
             await self._server.aclose()
 
-    async def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
-    ) -> None:
+    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
         """One round: stream the reply of `messages` as provider events."""
         llm = load()
         try:
@@ -311,7 +309,7 @@ def _stream(event: Any, emit: Emit) -> None:
 def request(
     llm: Any,
     model: Any,
-    messages: list[dict[str, Any]],
+    messages: list[Message],
     tools: list[dict[str, Any]],
     options: dict[str, Any],
 ) -> dict[str, Any]:
@@ -349,9 +347,7 @@ def request(
     return kwargs
 
 
-def to_llm(
-    llm: Any, messages: list[dict[str, Any]], accepts: frozenset[str] = frozenset()
-) -> list[Any]:
+def to_llm(llm: Any, messages: list[Message], accepts: frozenset[str] = frozenset()) -> list[Any]:
     """The session's messages as llm `Message`s; consecutive tool results share one.
 
     A tool message's images become attachments of its result when their type is among
@@ -362,12 +358,11 @@ def to_llm(
     out: list[Any] = []
     names: dict[str, str] = {}
     for m in messages:
-        role = m.get("role")
-        if role == "assistant":
+        if m["role"] == "assistant":
             for call in m.get("tool_calls") or []:
                 names[str(call.get("id"))] = str(call.get("name", ""))
             out.extend(_assistant(llm, m))
-        elif role == "tool":
+        elif m["role"] == "tool":
             call_id = str(m.get("tool_call_id", ""))
             output, attachments = str(m.get("content") or ""), []
             for image in m.get("images") or []:
@@ -388,8 +383,9 @@ def to_llm(
                 out[-1].parts.append(part)
             else:
                 out.append(llm.Message(role="tool", parts=[part]))
-        elif role in ("system", "user"):
-            out.append(llm.Message(role=role, parts=[TextPart(text=str(m.get("content") or ""))]))
+        elif m["role"] in ("system", "user"):
+            text = TextPart(text=str(m.get("content") or ""))
+            out.append(llm.Message(role=m["role"], parts=[text]))
     return out
 
 
