@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elelem_kernel.agent.schema_check import fits
-from elelem_kernel.agent.toolset import Tools, Toolset
+from elelem_kernel.agent.toolset import ToolFn, Tools, Toolset
 from elelem_kernel.errors import ConfigError, ToolError
 from elelem_kernel.tools.declaration import Prepared, Tool
 
@@ -45,7 +45,6 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-ToolFn = Callable[[dict[str, Any]], Any]
 Hook = Callable[..., Any]
 
 

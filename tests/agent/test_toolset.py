@@ -78,6 +78,7 @@ def test_a_source_of_tools_replaces_one_of_its_name_until_it_is_taken_away():
     assert box.get("read") is own and box.get("cat") is own and box.aliases == {"cat": "read"}
     box.remove_toolset(layer)
     assert box.tools == {"read": read, "list": box.get("list")} and box.get("cat") is None
+    assert Toolbox(toolsets=[Tools("plugin", [own])]).get("cat") is own  # composed from the start
 
 
 def test_a_tool_is_frozen_so_no_source_can_patch_another_ones():
