@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import interleave, median, ms, paired, ratio, result
+from elelem_kernel.events import Provider
 
 NAME = "notebook"
 
@@ -28,7 +29,7 @@ ANSWER = " ".join(
 )
 
 
-class ScriptedReader:
+class ScriptedReader(Provider):
     """An offline model: reads README.md, then answers (so records hold a real tool call)."""
 
     model = "bench"

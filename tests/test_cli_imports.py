@@ -47,6 +47,7 @@ PACKAGE = {
     "elelem_kernel.agent.session",
     "elelem_kernel.agent.system_prompt",
     "elelem_kernel.agent.toolbox",
+    "elelem_kernel.agent.toolset",
     "elelem_kernel.agent.trust",
     "elelem_kernel.agent.turn",
     "elelem_kernel.agent.usage",

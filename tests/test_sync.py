@@ -8,10 +8,11 @@ import pytest
 
 import elelem_kernel
 from elelem_kernel.agent import registry
+from elelem_kernel.events import Provider
 from elelem_kernel.sync import run_sync
 
 
-class Closing:
+class Closing(Provider):
     """A provider that answers, or raises `fails`, and records when its client is closed."""
 
     def __init__(self, fails: BaseException | None = None):

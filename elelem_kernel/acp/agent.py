@@ -226,16 +226,16 @@ class ElelemAgent:
             bool(getattr(fs, "write_text_file", False)),
         )
         if reads or writes:
-            ClientFiles(self.client, session_id, lambda: session.workspace, reads, writes).install(
-                session.toolbox
-            )
+            files = ClientFiles(self.client, session_id, lambda: session.workspace, reads, writes)
+            session.toolbox.add_toolset(files.toolset())
         if getattr(self.capabilities, "terminal", False):
-            ClientTerminal(
+            terminal = ClientTerminal(
                 self.client, session_id, lambda: session.workspace, lambda: live.updates
-            ).install(session.toolbox)
+            )
+            session.toolbox.add_toolset(terminal.toolset())
         mcp = session.mcp
         if mcp is not None:
-            mcp.extra = self.client_servers
+            mcp.serve_also(self.client_servers)
         elif servers:
             log.warning("the client's MCP servers are not used: the mcp setup is not loaded")
         live.session = session

@@ -41,7 +41,7 @@ from elelem_kernel.agent.pricing import cost, dollars
 from elelem_kernel.agent.record import add_usage
 from elelem_kernel.agent.usage import count
 from elelem_kernel.errors import ConfigError, ElelemError
-from elelem_kernel.events import EXIT_CODES
+from elelem_kernel.events import EXIT_CODES, Provider
 from elelem_kernel.store import day_spend
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ def request_tokens(
     return session.estimate(messages, tools)
 
 
-def output_limit(provider: Any) -> int:
+def output_limit(provider: Provider) -> int:
     """The most output tokens one request to `provider` can return, as far as known."""
     return _own_limit(provider) or ASSUMED_OUTPUT
 
@@ -202,26 +202,20 @@ def most_output(session: Session, input_tokens: int) -> int:
     return min(limit, max(window - input_tokens, 1)) if known(source) else limit
 
 
-def capped(provider: Any, cap: int | None) -> Any:
+def capped(provider: Provider, cap: int | None) -> Provider:
     """`provider`, or a copy whose replies stop at `cap` output tokens when its own cap is
     none or larger (`limited`, as HTTP providers have): a budget's request cannot run
     past the output it was allowed for."""
-    limited = getattr(provider, "limited", None)
-    if cap is None or not callable(limited):
+    if cap is None:
         return provider
     own = _own_limit(provider)
-    return limited(cap) if own is None or cap < own else provider
+    return provider.limited(cap) if own is None or cap < own else provider
 
 
-def _own_limit(provider: Any) -> int | None:
-    """The output cap `provider` sends itself (`max_tokens()`, else its option), or None."""
-    limit = getattr(provider, "max_tokens", None)
+def _own_limit(provider: Provider) -> int | None:
+    """The output cap `provider` sends itself (`max_tokens()`), or None."""
     try:
-        value = (
-            limit()
-            if callable(limit)
-            else (getattr(provider, "options", None) or {}).get("max_tokens")
-        )
+        value = provider.max_tokens()
         tokens = int(value) if value is not None else 0
     except (TypeError, ValueError, ElelemError):
         tokens = 0

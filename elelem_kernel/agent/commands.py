@@ -126,7 +126,7 @@ def _add_model_commands(commands: Commands) -> None:
         "option",
         "show the provider's options, set one (JSON or text), or unset one",
         _option,
-        lambda s, a: list(getattr(s.provider, "known_options", ()) or ()),
+        lambda s, a: list(s.provider.known_options or ()),
         "/option [NAME [VALUE]]",
     )
     commands.add(
@@ -228,7 +228,7 @@ def _option(session: Session, args: str) -> str:
     env = from_env()
     if env:
         lines.append(f"from {ENV}: {describe(env)}")
-    known = getattr(session.provider, "known_options", None)
+    known = session.provider.known_options
     if known is not None:
         lines.append(f"known: {', '.join(known) or 'none'}")
     return "\n\n".join(lines)

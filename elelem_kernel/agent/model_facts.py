@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import media, pricing
@@ -83,7 +84,7 @@ class ModelFacts:
     def official(self) -> bool:
         """Whether the provider talks to its vendor's own endpoint, where a model's name
         has a known window and price (providers that do not say are taken at their word)."""
-        return bool(getattr(self.provider, "official", True))
+        return self.provider.official
 
     def price_model(self) -> str | None:
         """The model name to price (`agent/pricing.py`): None away from the official
@@ -159,18 +160,15 @@ class ModelFacts:
         """The window; asks the provider for its own (once per provider) when no setting
         names one: a local server's window is only known by asking it."""
 
-        probe = getattr(self.provider, "context_window", None)
         named = self.context_window or OPTION in self._options()
         if (
-            callable(probe)
-            and not named
+            not named
             and not os.environ.get(ENV, "").strip()
             and not (self._probed and self._probed[0] is self.provider)
         ):
-            value = await _ask_provider(self.provider, "context_window")
+            value = await _ask(self.provider.context_window)
             self._probed = (self.provider, value if isinstance(value, int) and value > 0 else None)
-            notes = getattr(self.provider, "notes", None)
-            self.model_notes += [str(n) for n in notes or () if isinstance(n, str)]
+            self.model_notes += [n for n in self.provider.notes if isinstance(n, str)]
         return self.window()[0]
 
     def take_notes(self) -> list[str]:
@@ -187,7 +185,7 @@ class ModelFacts:
             return media.parse_vision(chosen)
         if self._vision is not None and self._vision[0] is self.provider:
             return self._vision[1]
-        answer = await _ask_provider(self.provider, "takes_images")
+        answer = await _ask(self.provider.takes_images)
         if not isinstance(answer, bool):
             answer = media.known_vision(self.provider_name, self.model)
         self._vision = (self.provider, answer)
@@ -198,12 +196,9 @@ class ModelFacts:
         return {**from_env(), **self.provider_options.get(self.provider_name, {})}
 
 
-async def _ask_provider(provider: Provider, method: str) -> Any:
-    """What the provider's optional `method()` (sync or async) answers; None when it has
-    none or it fails (a question about the model must never end a turn)."""
-    probe = getattr(provider, method, None)
-    if not callable(probe):
-        return None
+async def _ask(probe: Callable[[], object]) -> Any:
+    """What a question to the provider (`context_window`, `takes_images`: sync or async)
+    answers; None when it fails (a question about the model must never end a turn)."""
     try:
         value = probe()
         return await value if inspect.isawaitable(value) else value

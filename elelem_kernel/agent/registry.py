@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from elelem_kernel import options
 from elelem_kernel.agent import context, media, policy, pricing, trust
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.events import Provider, as_provider
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -44,10 +45,10 @@ class ProviderCatalog(Protocol):
     """What a session and a front ask of the registry (this module is one, once the
     composition root loaded the built-ins into it: `assembly.bundled.catalog()`)."""
 
-    def create_with_env(self, name: str, model: str | None, chosen: Mapping[str, Any]) -> Any:
+    def create_with_env(self, name: str, model: str | None, chosen: Mapping[str, Any]) -> Provider:
         """Provider `name` made with ELELEM_OPTIONS under `chosen`."""
 
-    def create_provider(self, name: str, model: str | None = None, **options: Any) -> Any:
+    def create_provider(self, name: str, model: str | None = None, **options: Any) -> Provider:
         """A new provider `name`, or ConfigError naming the available ones."""
 
     def provider_names(self) -> list[str]:
@@ -282,8 +283,12 @@ def describe_provider(name: str) -> str:
         return f"unavailable: {type(e).__name__}: {e}"
 
 
-def create_provider(name: str, model: str | None = None, **options: Any) -> Any:
-    """A new provider `name`: plugins first, then the entry point group, else ConfigError."""
+def create_provider(name: str, model: str | None = None, **options: Any) -> Provider:
+    """A new provider `name`: plugins first, then the entry point group, else ConfigError.
+
+    A factory may return any object with `fetch` (the README's plugin does): one that is
+    not a `Provider` is wrapped (`events.Foreign`), so the session asks every provider
+    the same way."""
     load_plugins()
     factory = CONFIG.providers.get(name)
     if factory is None:
@@ -293,7 +298,7 @@ def create_provider(name: str, model: str | None = None, **options: Any) -> Any:
             untrusted = "".join(f"\n{line}" for line in skipped())
             raise ConfigError(f'unknown provider: "{name}". Available: {available}{untrusted}')
         factory = ep.load()
-    return factory(model=model, **options)
+    return as_provider(factory(model=model, **options))
 
 
 def default_provider() -> tuple[str, str]:
@@ -314,7 +319,7 @@ def default_provider() -> tuple[str, str]:
     )
 
 
-def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> Any:
+def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> Provider:
     """Provider `name` made with ELELEM_OPTIONS under `chosen`; errors say where options came from."""
     env = options.from_env()
     given = {**env, **chosen}

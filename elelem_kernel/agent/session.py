@@ -24,9 +24,10 @@ from elelem_kernel.agent.model_facts import ModelFacts
 from elelem_kernel.agent.policy import Policy, load
 from elelem_kernel.agent.registry import ProviderCatalog
 from elelem_kernel.agent.toolbox import Tool, Toolbox, check_mode
+from elelem_kernel.agent.toolset import Tools
 from elelem_kernel.agent.turn import Turn, TurnResult
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Provider
+from elelem_kernel.events import Provider, as_provider
 from elelem_kernel.options import from_env
 from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import visible
@@ -61,14 +62,14 @@ class Session(ModelFacts):
         self.policy = policy if policy is not None else load()
         if history not in HISTORY_POLICIES:
             raise ConfigError(f"unknown history policy {history!r}; use replies or full")
-        self.provider = provider
+        self.provider = as_provider(provider)
         #: Where `set_provider` makes providers by name (the registry, handed in by the
         #: composition root); None: this session keeps the provider it was given.
         self.providers = providers
         self.provider_name = provider_name
         #: The options the person gave each provider (-o, /option), by provider name.
         self.provider_options: dict[str, dict[str, Any]] = {}
-        self.model = model if model is not None else getattr(provider, "model", None)
+        self.model = model if model is not None else self.provider.model
         self.toolbox = toolbox if toolbox is not None else Toolbox()
         self.toolbox.refuse = self.policy.denies
         #: The configured MCP servers' side of this session (the "mcp" setup), or None.
@@ -201,7 +202,7 @@ class Session(ModelFacts):
         self.provider = self.policy.make_provider(self.providers, name, model, chosen)
         self.provider_name = name
         self.provider_options[name] = chosen
-        self.model = model if model is not None else getattr(self.provider, "model", None)
+        self.model = model if model is not None else self.provider.model
 
     def set_option(self, name: str, value: Any = None) -> None:
         """Set option `name` of the current provider (None: back to its default)."""
@@ -237,9 +238,7 @@ class Session(ModelFacts):
         """
         saved = (self.provider, self.provider_name, self.model, self.mode, self.system_prompt)
         saved_options = {k: dict(v) for k, v in self.provider_options.items()}
-        added = list(tools or ())
-        box = self.toolbox
-        replaced = [box.tools[t.name] for t in added if t.name in box.tools]
+        added = self.toolbox.add_toolset(Tools("overridden", tools or ()))
         try:
             if provider or model or options:
                 name = provider or self.provider_name
@@ -251,16 +250,11 @@ class Session(ModelFacts):
                 self.mode = mode
             if system_prompt is not None:
                 self.system_prompt = system_prompt
-            for tool in added:
-                box.put(tool)
             yield self
         finally:
             self.provider, self.provider_name, self.model, self.mode, self.system_prompt = saved
             self.provider_options = saved_options
-            for tool in added:
-                box.remove(tool.name)
-            for tool in replaced:
-                box.put(tool)
+            self.toolbox.remove_toolset(added)
 
     def command(self, line: str) -> str:
         """Run a slash command line and return its Markdown answer."""
@@ -289,9 +283,7 @@ class Session(ModelFacts):
 
     async def aclose(self) -> None:
         """Close the provider's connections (call it on the loop that opened them)."""
-        aclose = getattr(self.provider, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await self.provider.aclose()
 
     def close(self, loop: asyncio.AbstractEventLoop) -> None:
         """Close the provider's connections on `loop` (the one that opened them), then it."""

@@ -525,9 +525,7 @@ class Turn:
                 reply.take(event)
 
         session.ledger.check(session, messages, [])
-        limited = getattr(session.provider, "limited", None)
-        provider = limited(limit) if callable(limited) else session.provider
-        await _call_fetch(provider, messages, [], emit)
+        await _call_fetch(session.provider.limited(limit), messages, [], emit)
         spent, estimated = counts.completed(counted, session.estimate(messages), reply.message())
         self.take_cost(spent)
         self.estimated = self.estimated or estimated

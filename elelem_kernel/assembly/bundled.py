@@ -71,8 +71,9 @@ def _mcp_tools(session: Session) -> None:
         McpTools,  # lazy: MCP's modules load only for a session being set up
     )
 
-    state = McpTools(session.toolbox, lambda: session.workspace)
+    state = McpTools(lambda: session.workspace)
     session.mcp = state
+    session.toolbox.add_toolset(state)
     session.toolbox.source(state.refresh)
     session.commands.add(
         "mcp",

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from elelem_kernel.agent.toolbox import Tool, Toolbox
+from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.tools import files, namespace, notebook_tools, search, shell
-from elelem_kernel.tools.declaration import ToolContext, ToolDefinition
+from elelem_kernel.tools.declaration import Tool, ToolContext
 
 #: What declares the workspace tools, in the order the model is offered them.
-DECLARED: tuple[Callable[[ToolContext], tuple[ToolDefinition, ...]], ...] = (
+DECLARED: tuple[Callable[[ToolContext], tuple[Tool, ...]], ...] = (
     files.reading,
     search.definitions,
     files.writing,
@@ -36,22 +36,4 @@ def add_workspace_tools(session: ToolHolder) -> None:
     propose_cell in `session.toolbox`, each reading `session` at call time."""
     for declare in DECLARED:
         for definition in declare(session):
-            session.toolbox.put(as_tool(definition))
-
-
-def as_tool(definition: ToolDefinition) -> Tool:
-    """The toolbox's `Tool` for a tool module's declaration."""
-    d = definition
-    return Tool(
-        d.name,
-        d.description,
-        dict(d.params),
-        d.fn,
-        d.required,
-        d.aliases,
-        d.kind,
-        d.preview,
-        d.sensitive,
-        d.asks_itself,
-        prepare=d.prepare,
-    )
+            session.toolbox.put(definition)

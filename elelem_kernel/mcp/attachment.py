@@ -1,8 +1,9 @@
-"""A session's MCP attachment: configured MCP servers' tools in its toolbox, and `/mcp`.
+"""A session's MCP attachment: configured MCP servers' tools as a toolset of its toolbox,
+and `/mcp`.
 
 Before each turn the session asks its tool sources to refresh: the config files are read
 again (cheap; a changed file restarts that server), servers not running start in parallel
-on the hub, and the toolbox's `mcp__*` tools are replaced by the running servers' tools.
+on the hub, and the toolset's `mcp__*` tools become the running servers' tools.
 Nothing starts and the `mcp` SDK is not imported while no server is configured. The
 composition root attaches one to every session (`assembly/bundled.py`, the "mcp" setup).
 """
@@ -10,11 +11,11 @@ composition root attaches one to every session (`assembly/bundled.py`, the "mcp"
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.agent.toolbox import Tool
 from elelem_kernel.mcp import config as mcp_config
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.tools import PREFIX, convert, make_tool
@@ -38,24 +39,26 @@ def sdk_installed() -> bool:
 
 
 class McpTools:
-    """The MCP side of one session: its servers' tools and its `/mcp` command.
+    """The MCP side of one session: its servers' tools (a toolset: `agent/toolset.py`)
+    and its `/mcp` command.
 
-    `toolbox` is the session's, whose `mcp__*` tools this keeps; `workspace()` the
-    session's workspace root, read at each use (a front may move it).
+    `workspace()` is the session's workspace root, read at each use (a front may move it).
     """
 
-    def __init__(self, toolbox: Toolbox, workspace: Callable[[], Path]):
-        self.toolbox = toolbox
+    name = "mcp"
+
+    def __init__(self, workspace: Callable[[], Path]):
         self.workspace = workspace
+        #: The `mcp__*` tools offered now, by name (`install`).
+        self.tools: dict[str, Tool] = {}
         self.configs: dict[str, ServerConfig] = {}
         self.shown: set[str] = set()  #: warnings already given, so each is said once
         self.hub: Any = None
         #: Tool lists of servers not started yet, from the last session (`tool_cache`).
         self.cached: dict[str, list[Any]] = {}
         self._saved: dict[str, int] = {}  #: id of the tool list last cached, by server
-        #: Servers a front adds beside the configured ones (an ACP client's `mcpServers`);
-        #: a configured server of the same name wins.
-        self.extra: dict[str, ServerConfig] = {}
+        #: Servers a front adds beside the configured ones (`serve_also`).
+        self.extra: Mapping[str, ServerConfig] = {}
 
     async def refresh(self, start_all: bool = False) -> list[str]:
         """Load configs, start what should run, install the tools; notices to show.
@@ -97,11 +100,20 @@ class McpTools:
         self.shown.update(fresh)
         return fresh
 
+    def serve_also(self, servers: Mapping[str, ServerConfig]) -> None:
+        """Offer the tools of `servers` too (an ACP client's `mcpServers`), read again at
+        each refresh, so the front may add to them later; a configured server of the same
+        name wins."""
+        self.extra = servers
+
+    def over(self, below: Mapping[str, Tool]) -> dict[str, Tool]:
+        """The tools below but `mcp__*` ones, then the servers' tools."""
+        return {**{n: t for n, t in below.items() if not n.startswith(PREFIX)}, **self.tools}
+
     def install(self) -> None:
-        """Replace the toolbox's MCP tools with the running servers' tools."""
-        toolbox = self.toolbox
-        for name in [n for n in toolbox.tools if n.startswith(PREFIX)]:
-            toolbox.remove(name)
+        """Offer the running servers' tools (and the cached ones of servers not started)."""
+        offered: dict[str, Tool] = {}
+        self.tools = offered
         if self.hub is None:
             return
         from elelem_kernel.mcp import tool_cache  # a hub runs: servers are configured
@@ -118,8 +130,8 @@ class McpTools:
                 continue
             for remote in list(tools):
                 tool = make_tool(link.config, remote, self.call)
-                toolbox.remove(tool.name)
-                toolbox.tools[tool.name] = tool
+                offered.pop(tool.name, None)  # a later one of the same name comes last
+                offered[tool.name] = tool
 
     async def call(
         self, config: ServerConfig, tool: str, arguments: dict[str, Any]

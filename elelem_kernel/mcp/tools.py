@@ -29,7 +29,7 @@ DESCRIPTION_CHARS = 2_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
-@dataclass
+@dataclass(frozen=True)
 class McpTool(Tool):
     """A tool of an MCP server, with the server's own input schema."""
 

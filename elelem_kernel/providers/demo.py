@@ -35,7 +35,7 @@ import uuid
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Emit, ProviderEvent
+from elelem_kernel.events import Emit, Message, Provider, ProviderEvent
 from elelem_kernel.images import kilobytes, label
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import demo_fix, demo_review
@@ -77,7 +77,7 @@ def call_id(name: str) -> str:
     return f"{name}_{uuid.uuid4().hex[:8]}"
 
 
-class DemoProvider:
+class DemoProvider(Provider):
     """Scripted answers that really call `list`, `read`, `write`, `python` and `variables`."""
 
     name = "demo"
@@ -104,16 +104,14 @@ class DemoProvider:
         copy.options = {**self.options, "max_tokens": _max_tokens(max_tokens)}
         return copy
 
-    async def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
-    ) -> None:
+    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
         """One scripted round, counted and cut at `max_tokens` as a model's (`_Counted`)."""
         counted = _Counted(emit, self.max_tokens())
         await self._script(messages, tools, counted)
         counted.finish(estimate(messages, tools))
 
     async def _script(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
+        self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit
     ) -> None:
         """The round the prompt asks for (see the module's list)."""
         offered = {t["function"]["name"] for t in tools}
@@ -123,13 +121,17 @@ class DemoProvider:
         turn = _this_turn(messages)
         prompt = str(turn[0].get("content", "")) if turn else ""
         results = {
-            m.get("tool_call_id"): _json(m.get("content")) for m in turn if m.get("role") == "tool"
+            m.get("tool_call_id"): _json(m.get("content")) for m in turn if m["role"] == "tool"
         }
-        calls = [c for m in turn if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
+        calls: list[dict[str, Any]] = [
+            dict(c) for m in turn if m["role"] == "assistant" for c in m.get("tool_calls") or []
+        ]
         if demo_fix.wanted(prompt, offered):  # "fix the cell that failed" in the open notebook
             demo_fix.fetch(prompt, calls, results, offered, emit, front(messages))
             return
-        pictures = [i for i in turn[0].get("images") or [] if isinstance(i, dict)] if turn else []
+        first = turn[0] if turn else None
+        given = first.get("images") if first and first["role"] == "user" else None
+        pictures = [i for i in given or [] if isinstance(i, dict)]
         if calls:
             await self._answer(prompt, calls, results, messages, emit)
         elif pictures:
@@ -141,7 +143,7 @@ class DemoProvider:
         self,
         prompt: str,
         offered: set[str],
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         emit: Emit,
         tools: list[dict[str, Any]] | None = None,
     ) -> None:
@@ -171,7 +173,7 @@ class DemoProvider:
         return self._stop(emit, "end_turn")
 
     async def _received(
-        self, emit: Emit, pictures: list[dict[str, Any]], messages: list[dict[str, Any]]
+        self, emit: Emit, pictures: list[dict[str, Any]], messages: list[Message]
     ) -> None:
         """What the demo "sees" of the prompt's own images: how many, and their sizes."""
         await self._think(emit, "The person sent images with the prompt.")
@@ -264,25 +266,25 @@ class DemoProvider:
         prompt: str,
         calls: list[dict[str, Any]],
         results: dict[Any, dict[str, Any]],
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         emit: Emit,
     ) -> None:
         await self._think(emit, "I have the tool results; now I can answer from them.")
         pictures = {
-            m.get("tool_call_id"): m.get("images") or []
+            m["tool_call_id"]: m.get("images") or []
             for m in _this_turn(messages)
-            if m.get("role") == "tool"
+            if m["role"] == "tool"
         }
         parts = []
         for call in calls:
             result = results.get(call.get("id"), {})
-            parts.append(_describe(call, result) + _seen(call, pictures.get(call.get("id"))))
+            parts.append(_describe(call, result) + _seen(call, pictures.get(str(call.get("id")))))
         text = "\n\n".join(parts) + f"\n\n{_memory(messages)}{how_to(messages)}"
         await self._say(emit, text)
         self._stop(emit, "end_turn")
 
     async def _unavailable(
-        self, emit: Emit, tool: str, modes: str, messages: list[dict[str, Any]]
+        self, emit: Emit, tool: str, modes: str, messages: list[Message]
     ) -> None:
         await self._say(
             emit,
@@ -305,14 +307,13 @@ class DemoProvider:
         emit({"type": "stop", "reason": reason, "truncated": False})
 
 
-def front(messages: list[dict[str, Any]]) -> str:
+def front(messages: list[Message]) -> str:
     """Where the person types, as the system prompt says: "kernel", "magic" or "cli"."""
-    first = messages[0] if messages else {}
-    system = str(first.get("content", "")) if first.get("role") == "system" else ""
+    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
     return next((name for fact, name in FRONTS.items() if fact in system), "cli")
 
 
-def how_to(messages: list[dict[str, Any]]) -> str:
+def how_to(messages: list[Message]) -> str:
     """The demo's closing line: what it is, and how to pick a real model where the person
     types (the Elelem kernel, a Python notebook, the command line)."""
     return HOW_TO.format(pick=PICK[front(messages)])
@@ -374,7 +375,7 @@ def _fill(schema: dict[str, Any], prompt: str) -> dict[str, Any] | None:
     return arguments
 
 
-def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _this_turn(messages: list[Message]) -> list[Message]:
     """Messages from the last user message on."""
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
@@ -382,7 +383,7 @@ def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return []
 
 
-def _memory(messages: list[dict[str, Any]]) -> str:
+def _memory(messages: list[Message]) -> str:
     prompts = [m for m in messages if m.get("role") == "user"]
     if len(prompts) < 2:
         return ""

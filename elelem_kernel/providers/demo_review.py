@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Message, ToolMessage
 
 MAX_FINDINGS = 8
 _COMMAND = re.compile(r"The diff: `git (diff[^`]*)`")
@@ -128,14 +128,14 @@ def scan(diff: str) -> list[Spot]:
     return spots[:MAX_FINDINGS]
 
 
-def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _this_turn(messages: list[Message]) -> list[Message]:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
             return messages[i:]
     return []
 
 
-def _result(message: dict[str, Any]) -> dict[str, Any]:
+def _result(message: ToolMessage) -> dict[str, Any]:
     try:
         value = json.loads(message.get("content") or "")
     except (TypeError, ValueError):
@@ -149,16 +149,19 @@ async def _say(emit: Emit, text: str) -> None:
         await asyncio.sleep(0)
 
 
-async def fetch(messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit) -> None:
+async def fetch(messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
     """One round of the scripted review (see the module docstring)."""
     turn = _this_turn(messages)
     prompt = str(turn[0].get("content", "")) if turn else ""
     offered = {t["function"]["name"] for t in tools}
-    calls = {
-        c["id"]: c for m in turn if m.get("role") == "assistant" for c in m.get("tool_calls") or []
+    calls: dict[str, dict[str, Any]] = {
+        c["id"]: dict(c)
+        for m in turn
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls") or []
     }
     results = [
-        (calls.get(m.get("tool_call_id"), {}), _result(m)) for m in turn if m.get("role") == "tool"
+        (calls.get(m.get("tool_call_id"), {}), _result(m)) for m in turn if m["role"] == "tool"
     ]
     reported = [(c, r) for c, r in results if c.get("name") == "report_finding"]
     read = [r for c, r in results if c.get("name") == "git"]

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError, ProviderError
-from elelem_kernel.events import TRUNCATED, Emit, UsageEvent
+from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, UsageEvent
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window
 from elelem_kernel.providers.openai import OpenAIProvider
@@ -122,7 +122,7 @@ def _problems(error: Exception) -> str:
     return "; ".join(parts)
 
 
-class LLMProvider:
+class LLMProvider(Provider):
     """A model of llm's plugins; options go to the model's Options class (plus `log`)."""
 
     name = "llm"
@@ -135,7 +135,9 @@ class LLMProvider:
         self.is_async = isinstance(self.llm_model, (llm.AsyncModel, llm.AsyncKeyModel))
         self.log = _flag(options.pop("log", False))
         given = {k: v for k, v in options.items() if v is not None}
-        self.options = check_options(self.llm_model, {**model_defaults(self.model), **given})
+        self.options: dict[str, Any] = check_options(
+            self.llm_model, {**model_defaults(self.model), **given}
+        )
         self.known_options = option_names(self.llm_model)
         self._server: OpenAIProvider | None = None  # asked for the window of an api_base
 
@@ -151,11 +153,6 @@ class LLMProvider:
         """False at an `api_base`: there a model name says nothing of its window or price."""
         return self.api_base is None
 
-    @property
-    def notes(self) -> list[str]:
-        """What the server at `api_base` said of itself when asked for its window."""
-        return self._server.notes if self._server is not None else []
-
     async def context_window(self) -> int | None:
         """The window the server at `api_base` reports for the model, asked as the openai
         provider asks it (`server_window`); None for other models, or when it does not say."""
@@ -164,6 +161,8 @@ class LLMProvider:
         if self._server is None:
             name = getattr(self.llm_model, "model_name", None) or self.model
             self._server = OpenAIProvider(model=str(name), base_url=self.api_base, retries=0)
+            #: What that server said of itself when asked for its window (the same list).
+            self.notes = self._server.notes
         return await self._server.context_window()
 
     def __repr__(self) -> str:
@@ -179,9 +178,7 @@ class LLMProvider:
         if self._server is not None:
             await self._server.aclose()
 
-    async def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
-    ) -> None:
+    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
         """One round: stream the reply of `messages` as provider events."""
         llm = load()
         try:
@@ -312,7 +309,7 @@ def _stream(event: Any, emit: Emit) -> None:
 def request(
     llm: Any,
     model: Any,
-    messages: list[dict[str, Any]],
+    messages: list[Message],
     tools: list[dict[str, Any]],
     options: dict[str, Any],
 ) -> dict[str, Any]:
@@ -353,9 +350,7 @@ def request(
     return kwargs
 
 
-def to_llm(
-    llm: Any, messages: list[dict[str, Any]], accepts: frozenset[str] = frozenset()
-) -> list[Any]:
+def to_llm(llm: Any, messages: list[Message], accepts: frozenset[str] = frozenset()) -> list[Any]:
     """The session's messages as llm `Message`s; consecutive tool results share one.
 
     A tool message's images become attachments of its result, and a prompt's images
@@ -367,12 +362,11 @@ def to_llm(
     out: list[Any] = []
     names: dict[str, str] = {}
     for m in messages:
-        role = m.get("role")
-        if role == "assistant":
+        if m["role"] == "assistant":
             for call in m.get("tool_calls") or []:
                 names[str(call.get("id"))] = str(call.get("name", ""))
             out.extend(_assistant(llm, m))
-        elif role == "tool":
+        elif m["role"] == "tool":
             call_id = str(m.get("tool_call_id", ""))
             output, attachments = str(m.get("content") or ""), []
             for image in m.get("images") or []:
@@ -393,16 +387,16 @@ def to_llm(
                 out[-1].parts.append(part)
             else:
                 out.append(llm.Message(role="tool", parts=[part]))
-        elif role in ("system", "user"):
+        elif m["role"] in ("system", "user"):
             text, parts = str(m.get("content") or ""), []
-            for image in m.get("images") or []:
+            for image in (m.get("images") if m["role"] == "user" else None) or []:
                 if image.get("mime_type") in accepts:
                     raw = base64.b64decode(image["data"])
                     attachment = llm.Attachment(type=image["mime_type"], content=raw)
                     parts.append(AttachmentPart(attachment=attachment))
                 else:
                     text += f"\n[image: {image.get('mime_type')}, a type this model does not take]"
-            out.append(llm.Message(role=role, parts=[TextPart(text=text), *parts]))
+            out.append(llm.Message(role=m["role"], parts=[TextPart(text=text), *parts]))
     return out
 
 

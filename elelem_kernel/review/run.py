@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.budget import parse
-from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.findings import at_least, check_severity, sort
 from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, collect
 from elelem_kernel.review.report import ReviewResult
 from elelem_kernel.review.target import Target, resolve
-from elelem_kernel.review.tools import FindingLog, add_review_tools
+from elelem_kernel.review.tools import FindingLog, review_toolset
 from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import visible
 
@@ -45,10 +44,9 @@ _SCOPES: weakref.WeakKeyDictionary[Session, ExitStack] = weakref.WeakKeyDictiona
 
 def reviewing(session: Session, diff: Diff) -> tuple[ExitStack, FindingLog]:
     """Enter plan mode with `report_finding` and `git` for `diff`; close the stack to leave."""
-    box = Toolbox()
-    log = add_review_tools(session, [f.path for f in diff.files], diff.target, box)
+    tools, log = review_toolset(session, [f.path for f in diff.files], diff.target)
     scope = ExitStack()
-    scope.enter_context(session.overridden(mode="plan", tools=box.tools.values()))
+    scope.enter_context(session.overridden(mode="plan", tools=tools.tools.values()))
     return scope, log
 
 

@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from elelem_kernel.agent.toolset import Tools
 from elelem_kernel.errors import ReviewError
 from elelem_kernel.findings import SEVERITIES, Finding
 from elelem_kernel.review import diff as diffs
 from elelem_kernel.review import git, git_options, notebook
 from elelem_kernel.review.target import Target, resolve
+from elelem_kernel.tools.declaration import Tool
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -126,24 +128,14 @@ class FindingLog:
         return finding, notes
 
 
-def add_review_tools(
-    session: Session, files: Iterable[str], target: Target, toolbox: Toolbox | None = None
-) -> FindingLog:
-    """Add `report_finding` and `git` to `toolbox` (the session's by default); return the log.
-
-    Findings also go into the session's `turn_extras`, so the turn's record carries them.
-    """
+def review_toolset(
+    session: Session, files: Iterable[str], target: Target
+) -> tuple[Tools, FindingLog]:
+    """`report_finding` and `git` for a review of `target` as a toolset, and the log
+    they fill. Findings also go into the session's `turn_extras`, so the turn's record
+    carries them."""
     log = FindingLog(target, set(files), Path(session.workspace))
-    box = toolbox if toolbox is not None else session.toolbox
 
-    @box.add(
-        "report_finding",
-        "Report one review finding. Call once per problem, with the location from the diff. "
-        "Severity: blocker (must not merge), major (a bug or risk), minor (worth fixing), nit (style).",
-        FINDING_PARAMS,
-        required=("path", "severity", "title", "body"),
-        kind="read",
-    )
     def report_finding(args: dict[str, Any]) -> dict[str, Any]:
         finding, notes = log.record(args)
         session.turn_extras.setdefault("findings", []).append(finding.to_dict())
@@ -154,20 +146,46 @@ def add_review_tools(
             result["note"] = "; ".join(notes)
         return result
 
-    @box.add(
-        "git",
-        "Run a read-only git command in the repository: "
-        + ", ".join(GIT_COMMANDS)
-        + ". Give the words after `git`, e.g. `log --oneline -5`, `show HEAD~1:src/app.py`, "
-        "`blame -L 10,20 src/app.py`, `diff HEAD~1 -- src/app.py`.",
-        {"args": {"type": "string", "description": "The command line after `git`"}},
-        required=("args",),
-        kind="read",
-        preview=lambda a: f"git {a.get('args', '')}",
-    )
     def git_tool(args: dict[str, Any]) -> dict[str, Any]:
         return run_git(str(args["args"]), log.target)
 
+    tools = Tools(
+        "review",
+        [
+            Tool(
+                "report_finding",
+                "Report one review finding. Call once per problem, with the location from the "
+                "diff. Severity: blocker (must not merge), major (a bug or risk), minor (worth "
+                "fixing), nit (style).",
+                FINDING_PARAMS,
+                report_finding,
+                required=("path", "severity", "title", "body"),
+                kind="read",
+            ),
+            Tool(
+                "git",
+                "Run a read-only git command in the repository: "
+                + ", ".join(GIT_COMMANDS)
+                + ". Give the words after `git`, e.g. `log --oneline -5`, `show HEAD~1:src/app.py`, "
+                "`blame -L 10,20 src/app.py`, `diff HEAD~1 -- src/app.py`.",
+                {"args": {"type": "string", "description": "The command line after `git`"}},
+                git_tool,
+                required=("args",),
+                kind="read",
+                preview=lambda a: f"git {a.get('args', '')}",
+            ),
+        ],
+    )
+    return tools, log
+
+
+def add_review_tools(
+    session: Session, files: Iterable[str], target: Target, toolbox: Toolbox | None = None
+) -> FindingLog:
+    """Compose the review's toolset (`review_toolset`) into `toolbox` (the session's by
+    default); return the log its tools fill."""
+    tools, log = review_toolset(session, files, target)
+    (toolbox if toolbox is not None else session.toolbox).add_toolset(tools)
     return log
 
 

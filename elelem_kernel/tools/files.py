@@ -22,8 +22,8 @@ from elelem_kernel.tools.declaration import (
     STRING,
     Arguments,
     Result,
+    Tool,
     ToolContext,
-    ToolDefinition,
 )
 from elelem_kernel.tools.globs import Glob
 from elelem_kernel.tools.listing import files_under, looks_binary
@@ -350,7 +350,7 @@ def _not_found(rel: str, text: str, old: str) -> str:
     return message + " Call read to see the current text and copy it exactly."
 
 
-def reading(context: ToolContext) -> tuple[ToolDefinition, ...]:
+def reading(context: ToolContext) -> tuple[Tool, ...]:
     """The `read` and `list` tools on the context's workspace."""
 
     def read_tool(args: Arguments) -> Result:
@@ -361,7 +361,7 @@ def reading(context: ToolContext) -> tuple[ToolDefinition, ...]:
         return list_files(Workspace(context.workspace), args.get("path"), args.get("pattern"))
 
     return (
-        ToolDefinition(
+        Tool(
             "read",
             "Read a text file: numbered lines, 2,000 at most per call; says the total line "
             "count and how to read on (offset). A PNG, JPEG, GIF or WebP file comes back as "
@@ -375,7 +375,7 @@ def reading(context: ToolContext) -> tuple[ToolDefinition, ...]:
             required=("path",),
             aliases=("open",),
         ),
-        ToolDefinition(
+        Tool(
             "list",
             "List files under a folder (default: the workspace root), filtered by a glob like "
             "'*.py' or 'src/**/*.ipynb'; .gitignore is respected inside a git repository.",
@@ -386,7 +386,7 @@ def reading(context: ToolContext) -> tuple[ToolDefinition, ...]:
     )
 
 
-def writing(context: ToolContext) -> tuple[ToolDefinition, ...]:
+def writing(context: ToolContext) -> tuple[Tool, ...]:
     """The `write` and `edit` tools: each change kept in the turn's record for undo."""
 
     def ws() -> Workspace:
@@ -411,7 +411,7 @@ def writing(context: ToolContext) -> tuple[ToolDefinition, ...]:
         return protected.startup_code(ws(), args["path"])
 
     return (
-        ToolDefinition(
+        Tool(
             "write",
             "Write a whole file (created with its folders, or replaced). To change part of a "
             "file, use edit.",
@@ -422,7 +422,7 @@ def writing(context: ToolContext) -> tuple[ToolDefinition, ...]:
             preview=lambda a: write_preview(ws(), a["path"], a["content"]),
             sensitive=startup_code,
         ),
-        ToolDefinition(
+        Tool(
             "edit",
             "Replace an exact piece of text in a file with new text; old must appear exactly "
             "once unless replace_all is true. Returns the diff.",

@@ -23,7 +23,7 @@ from typing import Any
 from elelem_kernel.text import clip
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.capture import captured
-from elelem_kernel.tools.declaration import STRING, Arguments, Result, ToolContext, ToolDefinition
+from elelem_kernel.tools.declaration import STRING, Arguments, Result, Tool, ToolContext
 
 #: Longest repr of a last expression's value.
 VALUE_CHARS = 10_000
@@ -230,7 +230,7 @@ def _syntax(e: SyntaxError) -> str:
     return "".join(traceback.format_exception_only(type(e), e))
 
 
-def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+def definitions(context: ToolContext) -> tuple[Tool, ...]:
     """The `python` and `variables` tools on the context's live namespace."""
 
     async def python_tool(args: Arguments) -> Result:
@@ -240,7 +240,7 @@ def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
         return list_variables(context.namespace, args.get("pattern"))
 
     return (
-        ToolDefinition(
+        Tool(
             "python",
             "Run Python code in the session's live namespace (variables persist and the "
             "person sees them); returns stdout, stderr, the value of a final expression, or "
@@ -252,7 +252,7 @@ def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
             kind="execute",
             preview=lambda a: a["code"],
         ),
-        ToolDefinition(
+        Tool(
             "variables",
             "List the names in the live Python namespace with type and a short summary "
             "(shape and dtypes for arrays and data frames, length for containers).",

@@ -29,7 +29,7 @@ from elelem_kernel.text import clip
 from elelem_kernel.tools import pyregex
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES
 from elelem_kernel.tools.children import Children, GroupStopped
-from elelem_kernel.tools.declaration import PATH, Arguments, Result, ToolContext, ToolDefinition
+from elelem_kernel.tools.declaration import PATH, Arguments, Result, Tool, ToolContext
 from elelem_kernel.tools.files import (
     LINE_BYTES,
     LINE_CHARS,
@@ -323,7 +323,7 @@ def split_lines(data: bytes) -> list[str]:
     ]
 
 
-def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+def definitions(context: ToolContext) -> tuple[Tool, ...]:
     """The `grep` tool on the context's workspace."""
 
     async def grep_tool(args: Arguments) -> Result:
@@ -333,7 +333,7 @@ def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
         )
 
     return (
-        ToolDefinition(
+        Tool(
             "grep",
             "Search file contents with a regular expression; prints path:line:text for every "
             "matching line (capped, with the total count).",

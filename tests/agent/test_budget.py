@@ -23,6 +23,7 @@ from elelem_kernel.agent.budget import (
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.events import as_provider
 from elelem_kernel.providers.openai import OpenAIProvider
 from tests.wire_servers import Round, WireServer
 
@@ -116,7 +117,7 @@ def test_a_bad_elelem_budget_names_the_variable(monkeypatch, tmp_path):
 def test_the_output_limit_is_the_providers_max_tokens_else_an_assumed_one():
     assert output_limit(OpenAIProvider(api_key="k", max_tokens=1234)) == 1234
     assert output_limit(OpenAIProvider(api_key="k")) == ASSUMED_OUTPUT  # api.openai.com: none
-    assert output_limit(object()) == ASSUMED_OUTPUT
+    assert output_limit(as_provider(object())) == ASSUMED_OUTPUT
 
 
 # -- turns that stop ----------------------------------------------------------------------

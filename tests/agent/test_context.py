@@ -15,6 +15,7 @@ from elelem_kernel.agent.context import (
 from elelem_kernel.agent.session import Session
 from elelem_kernel.assembly.bundled import catalog
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.events import Provider
 from elelem_kernel.render.footer import footer_text, meter
 from elelem_kernel.render.static import bundle
 from tests.scripted import Scripted, say
@@ -129,7 +130,7 @@ def test_footer_text_places_the_meter_after_the_tokens():
     assert "ctx" not in footer_text({}, 10, 1, "end_turn", context={"used": "x"})
 
 
-class Probed:
+class Probed(Provider):
     """A provider that reports its own window, as Ollama does."""
 
     def __init__(self):

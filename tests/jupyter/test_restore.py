@@ -13,6 +13,7 @@ import pytest
 from elelem_kernel.agent.session import Session
 from elelem_kernel.cli.notebook import ask_in_notebook
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.events import Provider
 from elelem_kernel.jupyter.restore import (
     NOTEBOOK_KEY,
     find_notebook,
@@ -363,7 +364,7 @@ def test_read_cells_gives_ids_and_candidates(tmp_path):
 # -- elelem-kernel ask --notebook -----------------------------------------------------
 
 
-class Recorder:
+class Recorder(Provider):
     """A provider that keeps the messages it was sent and answers with a fixed text."""
 
     def __init__(self, on_fetch=None):
@@ -491,7 +492,7 @@ def test_the_cli_saves_a_turn_with_arguments_nested_900_deep_and_restores_it(tmp
     assert saved["reply"] == "Done."
 
 
-class Giant:
+class Giant(Provider):
     """A provider whose one turn is far larger than the restore limit: a long prompt echo,
     thinking and text of megabytes, and many calls with long arguments."""
 

@@ -19,9 +19,10 @@ from tests.scripted import Scripted, call, say
 
 CALLER = '''
 import elelem_kernel
+from elelem_kernel.events import Provider
 
 
-class Caller:
+class Caller(Provider):
     """Asks the MCP time server for the time, then says what it answered."""
 
     model = "caller"
