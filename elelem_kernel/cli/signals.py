@@ -29,12 +29,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from elelem_kernel.errors import Stopped
+
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 _RESEND = 0.2  #: seconds between deliveries to the main thread until the handler ran
-
-
-class Stopped(BaseException):
-    """A SIGTERM or SIGHUP that arrived while no turn was running."""
 
 
 class Signals:

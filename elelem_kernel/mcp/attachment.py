@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.errors import BadInput
 from elelem_kernel.mcp import config as mcp_config
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.tools import PREFIX, convert, make_tool
@@ -145,7 +146,7 @@ class McpTools:
         configs = {**self.extra, **configs}
         if name not in configs:
             known = ", ".join(sorted(configs)) or "(none configured)"
-            raise ValueError(f"no MCP server named {name!r}; servers: {known}")
+            raise BadInput(f"no MCP server named {name!r}; servers: {known}")
         if self.hub is None or name not in self.hub.links:
             self.shown.clear()
             return f"MCP server {name!r} was not started yet; it starts with the next turn."
@@ -174,10 +175,10 @@ class McpTools:
         words = args.split()
         if words[:1] == ["restart"]:
             if len(words) != 2:
-                raise ValueError("name the server to restart")
+                raise BadInput("name the server to restart")
             return self.restart(words[1])
         if words:
-            raise ValueError(f"unknown argument {args!r}")
+            raise BadInput(f"unknown argument {args!r}")
         return report(self)
 
 

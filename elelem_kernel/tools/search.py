@@ -24,11 +24,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from elelem_kernel.errors import ToolError
+from elelem_kernel.errors import GroupStopped, ToolError
 from elelem_kernel.text import clip
 from elelem_kernel.tools import pyregex
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES
-from elelem_kernel.tools.children import Children, GroupStopped
+from elelem_kernel.tools.children import Children
 from elelem_kernel.tools.declaration import PATH, Arguments, Result, ToolContext, ToolDefinition
 from elelem_kernel.tools.files import (
     LINE_BYTES,
