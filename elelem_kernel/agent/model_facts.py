@@ -8,7 +8,6 @@ count of a request's input tokens calibrates the estimates of that conversation
 
 from __future__ import annotations
 
-import inspect
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +25,7 @@ from elelem_kernel.agent.context import (
 from elelem_kernel.errors import ContextOverflow
 from elelem_kernel.events import Provider
 from elelem_kernel.options import from_env
+from elelem_kernel.sync import resolve
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.conversation import Conversation
@@ -205,7 +205,6 @@ async def _ask_provider(provider: Provider, method: str) -> Any:
     if not callable(probe):
         return None
     try:
-        value = probe()
-        return await value if inspect.isawaitable(value) else value
+        return await resolve(probe())
     except Exception:
         return None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import contextlib
 import contextvars
 import ctypes
 import fnmatch
@@ -20,6 +19,7 @@ import traceback
 import types
 from typing import Any
 
+from elelem_kernel.sync import call_soon
 from elelem_kernel.text import clip
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.capture import captured
@@ -92,8 +92,7 @@ async def run_python_async(
             result = {"error": "KeyboardInterrupt: interrupted"}
         with lock:
             running[0] = False
-        with contextlib.suppress(RuntimeError):  # the loop may be closed by now
-            loop.call_soon_threadsafe(_settle, done, result)
+        call_soon(loop, _settle, done, result)  # not at all if the loop is closed by now
 
     # The code runs in this turn's context: a new thread's own would be empty, and ipykernel
     # would then send what the code displays to whichever message set its parent last (a
