@@ -34,9 +34,10 @@ from typing import Any
 
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import Emit, ProviderEvent
-from elelem_kernel.images import kilobytes, label
+from elelem_kernel.images import label
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import demo_fix, demo_review
+from elelem_kernel.text import human_size
 from elelem_kernel.tokens import estimate
 
 HOW_TO = (
@@ -303,7 +304,8 @@ def _seen(call: dict[str, Any], pictures: list[dict[str, Any]] | None) -> str:
     if not pictures:
         return ""
     shown = "; ".join(
-        f"{label(p)} ({kilobytes(len(str(p.get('data') or '')) * 3 // 4)})" for p in pictures
+        f"{label(p)} ({human_size(len(str(p.get('data') or '')) * 3 // 4, 'rough')})"
+        for p in pictures
     )
     count = "an image" if len(pictures) == 1 else f"{len(pictures)} images"
     return f" I received {count} from `{call.get('name')}`: {shown}."

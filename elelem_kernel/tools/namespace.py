@@ -20,7 +20,7 @@ import types
 from typing import Any
 
 from elelem_kernel.sync import call_soon
-from elelem_kernel.text import clip
+from elelem_kernel.text import clip, showing
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.capture import captured
 from elelem_kernel.tools.declaration import STRING, Arguments, Result, ToolContext, ToolDefinition
@@ -142,8 +142,8 @@ def list_variables(namespace: dict[str, Any], pattern: str | None = None) -> dic
     if modules:
         result["modules"] = [f"{n} ({namespace[n].__name__})" for n in modules]
     if len(shown) < len(names):
-        result["truncated"] = (
-            f"showing {len(shown)} of {len(names)} names; pass pattern= (e.g. 'df*') to narrow"
+        result["truncated"] = showing(
+            len(shown), len(names), "names", "pass pattern= (e.g. 'df*') to narrow"
         )
     if not names and not modules:
         result["note"] = f"no names match {pattern!r}" if pattern else "the namespace is empty"
