@@ -115,41 +115,69 @@ def _conditional(
 
 def _keyword(key: str, rule: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check | None:
     """The check of one keyword, or None when its rule is not one we understand."""
-    if key == "type":
-        names = rule if isinstance(rule, list) else [rule]
-        if not all(isinstance(n, str) and n in _TYPES for n in names):
-            return None
-        types = frozenset(t for n in names for t in _TYPES[n])
-        return lambda value: type(value) in types
     if key == "properties":
         return _properties(rule, root, refs) if isinstance(rule, dict) else None
-    if key == "required":
-        if not isinstance(rule, list):
-            return None
-        wanted = tuple(rule)
-        return lambda value: type(value) is not dict or all(n in value for n in wanted)
     if key == "items":
         item = _compile(rule, root, refs)
         return lambda value: type(value) is not list or all(item(v) for v in value)
-    if key in ("enum", "const"):
-        options = rule if key == "enum" else [rule]
-        if not isinstance(options, list):
-            return None
-        return lambda value: any(_same(value, o) for o in options)
-    if key == "pattern":
-        try:
-            search = re.compile(rule).search  # as jsonschema matches patterns
-        except (re.error, TypeError):
-            return None
-        return lambda value: type(value) is not str or search(value) is not None
     if key == "anyOf":
         if not isinstance(rule, list):
             return None
-        options_ = [_compile(option, root, refs) for option in rule]
-        return lambda value: any(option(value) for option in options_)
+        options = [_compile(option, root, refs) for option in rule]
+        return lambda value: any(option(value) for option in options)
     if key == "$ref":
         return _ref(rule, root, refs)
+    if key in _PLAIN:
+        return _PLAIN[key](rule)
     return _bound(key, rule)
+
+
+def _type(rule: Any) -> Check | None:
+    """`type`: one JSON type's name or a list of them."""
+    names = rule if isinstance(rule, list) else [rule]
+    if not all(isinstance(n, str) and n in _TYPES for n in names):
+        return None
+    types = frozenset(t for n in names for t in _TYPES[n])
+    return lambda value: type(value) in types
+
+
+def _required(rule: Any) -> Check | None:
+    """`required`: the names an object must have."""
+    if not isinstance(rule, list):
+        return None
+    wanted = tuple(rule)
+    return lambda value: type(value) is not dict or all(n in value for n in wanted)
+
+
+def _enum(rule: Any) -> Check | None:
+    """`enum`: one of a list of scalars."""
+    if not isinstance(rule, list):
+        return None
+    return lambda value: any(_same(value, o) for o in rule)
+
+
+def _const(rule: Any) -> Check | None:
+    """`const`: this one scalar."""
+    return _enum([rule])
+
+
+def _pattern(rule: Any) -> Check | None:
+    """`pattern`: a string the regular expression finds a match in, as jsonschema does."""
+    try:
+        search = re.compile(rule).search
+    except (re.error, TypeError):
+        return None
+    return lambda value: type(value) is not str or search(value) is not None
+
+
+#: The keywords whose check depends on their rule alone.
+_PLAIN: dict[str, Callable[[Any], Check | None]] = {
+    "type": _type,
+    "required": _required,
+    "enum": _enum,
+    "const": _const,
+    "pattern": _pattern,
+}
 
 
 def _properties(rule: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]) -> Check:

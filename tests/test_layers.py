@@ -241,12 +241,18 @@ def cycles(edges: list[Edge]) -> list[list[str]]:
     for e in edges:
         if not e.typing:
             graph.setdefault(e.source, set()).add(e.target)
+    return [_cycle_in(graph, group) for group in _tangles(graph)]
+
+
+def _tangles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The groups of more than one module that reach each other (Tarjan's strongly
+    connected components)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     groups: list[set[str]] = []
 
-    def connect(node: str) -> None:  # Tarjan's strongly connected components
+    def connect(node: str) -> None:
         index[node] = low[node] = len(index)
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
@@ -268,17 +274,18 @@ def cycles(edges: list[Edge]) -> list[list[str]]:
     for node in sorted(graph):
         if node not in index:
             connect(node)
-    found = []
-    for group in groups:
-        start = min(group)
-        path, node = [start], start
-        while True:
-            node = min(n for n in graph[node] if n in group)
-            if node in path:
-                found.append(path[path.index(node) :] + [node])
-                break
-            path.append(node)
-    return found
+    return groups
+
+
+def _cycle_in(graph: dict[str, set[str]], group: set[str]) -> list[str]:
+    """One cycle inside `group`, from its first module, closed (its first module again)."""
+    start = min(group)
+    path, node = [start], start
+    while True:
+        node = min(n for n in graph[node] if n in group)
+        if node in path:
+            return path[path.index(node) :] + [node]
+        path.append(node)
 
 
 def test_every_module_sits_in_a_layer_imports_point_down_and_nothing_cycles():

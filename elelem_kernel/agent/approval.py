@@ -11,14 +11,13 @@ runs) all implement the same one-method interface.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from collections.abc import Awaitable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from elelem_kernel.agent.blocks import Renderer
 from elelem_kernel.agent.toolbox import Call, Tool
+from elelem_kernel.sync import call_off_loop
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -154,12 +153,7 @@ async def decide(
 
 async def _answer(approver: Approver, request: ApprovalRequest) -> Decision | str:
     """The approver's answer; a plain `def` runs in a worker thread (it may block)."""
-    approve = approver.approve
-    if inspect.iscoroutinefunction(approve):
-        return await approve(request)
-    decision = await asyncio.to_thread(approve, request)
-    if inspect.isawaitable(decision):
-        decision = await decision
+    decision: Decision | str = await call_off_loop(approver.approve, request)
     return decision
 
 

@@ -40,7 +40,7 @@ from elelem_kernel.agent.context import known, short
 from elelem_kernel.agent.pricing import cost, dollars
 from elelem_kernel.agent.record import add_usage
 from elelem_kernel.agent.usage import count
-from elelem_kernel.errors import ConfigError, ElelemError
+from elelem_kernel.errors import ConfigError, ElelemError, OverBudget
 from elelem_kernel.events import EXIT_CODES, Provider
 from elelem_kernel.store import day_spend
 
@@ -63,10 +63,6 @@ _FORM = re.compile(
     r"\s*(?P<tokens>tokens?)?\s*(?:/\s*(?P<per>turn|session))?",
     re.IGNORECASE,
 )
-
-
-class OverBudget(ElelemError):
-    """The next request could pass a budget: the turn ends before sending it."""
 
 
 @dataclass(frozen=True)

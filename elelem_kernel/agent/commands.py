@@ -1,7 +1,8 @@
 """Slash commands: `/help`, `/provider`, `/mode`, ... as a small registry.
 
 A command is `fn(session, args: str) -> str` returning Markdown for the person. Setups and
-fronts add their own with `session.commands.add(...)`.
+fronts add their own with `session.commands.add(...)`. Arguments it cannot use raise
+`BadInput` (another `ElelemError` too is shown to the person, with the usage line).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from elelem_kernel.agent.pricing import dollars
 from elelem_kernel.agent.registry import load_trusted_plugins
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.agent.window_commands import add_window_commands, ask_window, window_line
-from elelem_kernel.errors import ElelemError
+from elelem_kernel.errors import BadInput, ElelemError
 from elelem_kernel.options import ENV, check_name, describe, from_env, parse_value
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class Commands:
             return f"Unknown command `/{name}`. Commands: {known}"
         try:
             return command.fn(session, args.strip())
-        except (ElelemError, ValueError, IndexError) as e:
+        except ElelemError as e:  # BadInput, or a setting it cannot apply
             return f"`/{name}`: {e}\n\nUsage: `{command.usage}`"
 
     def complete(self, session: Session, text: str) -> list[str]:
@@ -272,14 +273,14 @@ def _allow(session: Session, args: str) -> str:
 
 
 def check_tools(session: Session, names: list[str]) -> list[str]:
-    """`names` as tools to allow; ValueError naming the real tools when one is unknown.
+    """`names` as tools to allow; BadInput naming the real tools when one is unknown.
 
     MCP tools (`mcp__SERVER__TOOL`) are taken as given: their servers start with a turn.
     """
     unknown = [n for n in names if session.toolbox.get(n) is None and not n.startswith("mcp__")]
     if unknown:
         known = ", ".join(sorted(session.toolbox.tools))
-        raise ValueError(f"no tool {', '.join(map(repr, unknown))}; tools: {known}")
+        raise BadInput(f"no tool {', '.join(map(repr, unknown))}; tools: {known}")
     return [getattr(session.toolbox.get(n), "name", n) for n in names]
 
 
@@ -344,15 +345,18 @@ def _history(session: Session, args: str) -> str:
 
 def _forget(session: Session, args: str) -> str:
     if not args.strip().isdigit():
-        raise ValueError("give the turn number from /history")
-    record = session.conversation.forget(int(args))
+        raise BadInput("give the turn number from /history")
+    try:
+        record = session.conversation.forget(int(args))
+    except IndexError as error:  # no such turn
+        raise BadInput(str(error)) from None
     return f"Turn {args} ({str(record.get('prompt', ''))[:40]!r}) is left out from now on."
 
 
 def _use(session: Session, args: str) -> str:
     if args not in session.conversations:
         known = ", ".join(session.conversations) or "none"
-        raise ValueError(f"no conversation {args!r}; conversations: {known}")
+        raise BadInput(f"no conversation {args!r}; conversations: {known}")
     session.conversation = session.conversations[args]
     n = len(session.conversation)
     return f"Using conversation {args} ({n} turn{'' if n == 1 else 's'})."
@@ -382,17 +386,15 @@ def trust_command(args: str, workspace: Path, session: Session | None = None) ->
     Works without a session too: a front whose default provider comes from a plugin that
     is not trusted yet cannot make one.
     """
-    import shlex
-
-    words = shlex.split(args)
+    words = split_words(args)
     if words[:1] == ["--list"]:
         if len(words) > 1:
-            raise ValueError("--list takes no folder")
+            raise BadInput("--list takes no folder")
         return trust.list_text()
     revoking = words[:1] == ["--revoke"]
     words = words[1:] if revoking else words
     if len(words) > 1 or any(w.startswith("-") for w in words):
-        raise ValueError(f"unexpected {' '.join(words)!r}: give at most one folder")
+        raise BadInput(f"unexpected {' '.join(words)!r}: give at most one folder")
     folders = [Path(words[0]).expanduser()] if words else trust.default_folders(workspace)
     if revoking:
         return (
@@ -402,5 +404,16 @@ def trust_command(args: str, workspace: Path, session: Session | None = None) ->
     try:
         text = trust.trust_text(folders)
     except NotADirectoryError as error:
-        raise ValueError(str(error)) from None
+        raise BadInput(str(error)) from None
     return "\n\n".join([text, *load_trusted_plugins(session)])
+
+
+def split_words(line: str) -> list[str]:
+    """`line` split as a shell would (`--focus "a b"` gives `a b`); BadInput for an
+    unbalanced quote."""
+    import shlex  # lazy: only commands with quoted arguments split
+
+    try:
+        return shlex.split(line)
+    except ValueError as error:  # "No closing quotation"
+        raise BadInput(f"{error} in: {line}") from None

@@ -154,26 +154,7 @@ def turn_messages(
     marker = INTERRUPTED if record.get("stop") == "interrupted" else ""
     if policy == "full":
         for r, round_ in enumerate(record.get("rounds") or []):
-            calls = [
-                {**c, "id": c.get("id") or f"call_{record.get('turn')}_{r}_{i}"}
-                for i, c in enumerate(round_.get("calls") or [])
-            ]
-            message: dict[str, Any] = {"role": "assistant", "content": round_.get("text", "")}
-            if calls:
-                message["tool_calls"] = [
-                    {"id": c["id"], "name": c["name"], "arguments": c.get("arguments") or {}}
-                    for c in calls
-                ]
-            messages.append(message)
-            for c in calls:
-                content = c.get("result") or "{}"
-                found = c.get("images")
-                pictures = (
-                    [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
-                )
-                if pictures:  # an earlier turn's images are not sent again
-                    content = annotate(content, [placeholder(i, number) for i in pictures])
-                messages.append({"role": "tool", "tool_call_id": c["id"], "content": content})
+            messages += _round_messages(round_, f"call_{record.get('turn')}_{r}", number)
         last = messages[-1]
         if last["role"] == "assistant" and not last.get("tool_calls") and last["content"]:
             last["content"] += marker
@@ -192,6 +173,28 @@ def _prompt(record: dict[str, Any], number: int | None) -> str:
     found = record.get("prompt_images")
     pictures = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
     return "\n".join([prompt, *(placeholder(i, number) for i in pictures)])
+
+
+def _round_messages(round_: dict[str, Any], ids: str, number: int | None) -> list[dict[str, Any]]:
+    """One recorded round as messages: the assistant's, then each call's result; a call
+    without an id gets `{ids}_{i}`."""
+    calls = [
+        {**c, "id": c.get("id") or f"{ids}_{i}"} for i, c in enumerate(round_.get("calls") or [])
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": round_.get("text", "")}
+    if calls:
+        message["tool_calls"] = [
+            {"id": c["id"], "name": c["name"], "arguments": c.get("arguments") or {}} for c in calls
+        ]
+    messages = [message]
+    for c in calls:
+        content = c.get("result") or "{}"
+        found = c.get("images")
+        pictures = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+        if pictures:  # an earlier turn's images are not sent again
+            content = annotate(content, [placeholder(i, number) for i in pictures])
+        messages.append({"role": "tool", "tool_call_id": c["id"], "content": content})
+    return messages
 
 
 def _refused(record: dict[str, Any]) -> bool:

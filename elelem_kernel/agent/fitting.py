@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from elelem_kernel.agent.context import estimate, known, short
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.text import showing
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -123,9 +124,12 @@ def _cut(result: dict[str, Any], key: str, keep: int) -> dict[str, Any]:
             return _fewer_lines(result, keep)
     text = result[key]
     out = {**result, key: text[:keep]}
-    out["truncated"] = (
-        f"showing {keep:,} of {len(text):,} characters of {key}: the rest does not fit the "
-        "context window; narrow it (an offset, a pattern, a path, fewer lines of output)"
+    out["truncated"] = showing(
+        f"{keep:,}",
+        f"{len(text):,}",
+        f"characters of {key}",
+        "the rest does not fit the context window: narrow it (an offset, a pattern, a path, "
+        "fewer lines of output)",
     )
     return out
 

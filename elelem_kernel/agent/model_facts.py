@@ -8,7 +8,6 @@ count of a request's input tokens calibrates the estimates of that conversation
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ from elelem_kernel.agent.context import (
 from elelem_kernel.errors import ContextOverflow
 from elelem_kernel.events import Provider
 from elelem_kernel.options import from_env
+from elelem_kernel.sync import resolve
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.conversation import Conversation
@@ -200,7 +200,6 @@ async def _ask(probe: Callable[[], object]) -> Any:
     """What a question to the provider (`context_window`, `takes_images`: sync or async)
     answers; None when it fails (a question about the model must never end a turn)."""
     try:
-        value = probe()
-        return await value if inspect.isawaitable(value) else value
+        return await resolve(probe())
     except Exception:
         return None

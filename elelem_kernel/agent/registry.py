@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from elelem_kernel import options
 from elelem_kernel.agent import context, media, policy, pricing, trust
-from elelem_kernel.errors import ConfigError
+from elelem_kernel.errors import ConfigError, UntrustedPluginsWarning
 from elelem_kernel.events import Provider, as_provider
 
 if TYPE_CHECKING:
@@ -232,10 +232,6 @@ def _tell(line: str) -> None:
         _notify(line)
     else:
         warnings.warn(line, UntrustedPluginsWarning, stacklevel=4)
-
-
-class UntrustedPluginsWarning(UserWarning):
-    """Project plugins were skipped because their folder is not trusted."""
 
 
 def _load_source(path: Path, source: bytes | str) -> None:

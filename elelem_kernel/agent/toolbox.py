@@ -25,6 +25,7 @@ from typing import Any
 from elelem_kernel.agent.toolset import ToolFn, Tools, Toolset
 from elelem_kernel.errors import ConfigError, ToolError
 from elelem_kernel.schema_check import fits
+from elelem_kernel.sync import resolve
 from elelem_kernel.tools.declaration import Prepared, Tool
 
 KINDS = ("read", "write", "execute")
@@ -204,7 +205,7 @@ class Toolbox:
         notices: list[str] = []
         for fn in self._sources:
             try:
-                found = await _maybe_await(fn())
+                found = await resolve(fn())
             except asyncio.CancelledError:
                 raise
             except Exception as e:
@@ -274,7 +275,7 @@ class Toolbox:
         try:
             for name, hook in self._before:
                 if name in (None, tool.name):
-                    await _maybe_await(hook(call))
+                    await resolve(hook(call))
         except Exception as e:
             result: dict[str, Any] = {"error": f"refused before running: {e}"}
         else:
@@ -282,7 +283,7 @@ class Toolbox:
             for name, hook in self._after:
                 if name in (None, tool.name):
                     try:
-                        changed = await _maybe_await(hook(call, result))
+                        changed = await resolve(hook(call, result))
                     except Exception as e:
                         result = {"error": f"after-hook failed: {type(e).__name__}: {e}"}
                         break
@@ -327,9 +328,3 @@ def finish(result: dict[str, Any], arguments: dict[str, Any] | None = None) -> d
     if not ok and arguments is not None and "arguments" not in out:
         out["arguments"] = arguments
     return out
-
-
-async def _maybe_await(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.cli.session import new_session
 from elelem_kernel.cli.signals import Signals
-from elelem_kernel.errors import ElelemError
+from elelem_kernel.errors import BadInput, ElelemError
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
@@ -54,8 +54,7 @@ def run(args: argparse.Namespace, signals: Signals) -> int:
 
 def _review(session: Session, line: str, renderer: Callable[[dict[str, Any]], None]) -> None:
     """`/review [TARGET ...] [--focus TEXT] [--severity LEVEL]` in the chat: a review turn."""
-    import shlex
-
+    from elelem_kernel.agent.commands import split_words  # lazy: only reviews need it
     from elelem_kernel.review.run import prepare, restore_mode  # lazy: only reviews need it
 
     parser = argparse.ArgumentParser(prog="/review", add_help=False)
@@ -63,11 +62,11 @@ def _review(session: Session, line: str, renderer: Callable[[dict[str, Any]], No
     parser.add_argument("--focus")
     parser.add_argument("--severity")
     try:
-        args, unknown = parser.parse_known_args(shlex.split(line)[1:])
+        args, unknown = parser.parse_known_args(split_words(line)[1:])
         if unknown:
-            raise ValueError(f"unknown option {unknown[0]!r}; use --focus or --severity")
+            raise BadInput(f"unknown option {unknown[0]!r}; use --focus or --severity")
         prompt = prepare(session, args.target or None, focus=args.focus, severity=args.severity)
-    except (ValueError, ElelemError) as error:
+    except ElelemError as error:  # BadInput, or a ReviewError
         print(f"/review: {visible(str(error))}", file=sys.stderr)
         return
     if prompt is None:

@@ -29,12 +29,11 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from elelem_kernel.errors import Stopped
+from elelem_kernel.sync import call_soon
+
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 _RESEND = 0.2  #: seconds between deliveries to the main thread until the handler ran
-
-
-class Stopped(BaseException):
-    """A SIGTERM or SIGHUP that arrived while no turn was running."""
 
 
 class Signals:
@@ -79,7 +78,7 @@ class Signals:
         except RuntimeError:
             raise Stopped(signum) from None
         for task in asyncio.all_tasks(loop):
-            loop.call_soon_threadsafe(task.cancel)
+            call_soon(loop, task.cancel)
 
     def _watch(self, read: int) -> None:
         main = threading.main_thread().ident

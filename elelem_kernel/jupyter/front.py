@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from elelem_kernel.agent.approval import HOW_TO_ALLOW
 from elelem_kernel.agent.commands import check_tools
 from elelem_kernel.agent.record import unfinished
-from elelem_kernel.errors import ConfigError
+from elelem_kernel.errors import BadInput, BudgetStopped, ConfigError, TurnInterrupted
 from elelem_kernel.jupyter.approvals import approver_for, choose_channel
 from elelem_kernel.jupyter.execute_request import ExecuteRequest
 from elelem_kernel.names import KERNEL_NAME
@@ -49,27 +49,6 @@ MAGIC_MULTI_LINE = (
 )
 
 _FRONTS: weakref.WeakKeyDictionary[Any, NotebookFront] = weakref.WeakKeyDictionary()
-
-
-class TurnInterrupted(KeyboardInterrupt):
-    """The stop button ended a turn; its partial reply is kept in the output above."""
-
-    def __init__(self, message: str = "turn interrupted; the partial reply is kept above"):
-        super().__init__(message)
-
-    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
-        return [f"KeyboardInterrupt: {self}"]
-
-
-class BudgetStopped(Exception):
-    """A turn stopped before a request that could pass a budget: the cell fails, so what
-    runs the notebook stops there; the output above says what was spent and how to go on."""
-
-    def __init__(self, message: str = "stopped by the budget: the output above says how to go on"):
-        super().__init__(message)
-
-    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
-        return [f"BudgetStopped: {self}"]
 
 
 def front_for(ip: Any) -> NotebookFront:
@@ -220,7 +199,7 @@ class NotebookFront:
         if allow:
             try:
                 allow = check_tools(session, allow)
-            except ValueError as error:
+            except BadInput as error:
                 raise ConfigError(f"--allow: {error}") from None
         request = self.request()
         cell = self._before_turn(session, request, cell, announce=provider is None, new=new)
@@ -330,7 +309,7 @@ class NotebookFront:
 
             try:
                 return trust_command(args.strip(), find_workspace())
-            except ValueError as error:
+            except BadInput as error:
                 return f"`/trust`: {error}"
         session = self.get_session()
         request = self.request()

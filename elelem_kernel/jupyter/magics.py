@@ -34,7 +34,7 @@ from IPython.utils.process import arg_split
 
 from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.assembly.turn_flags import CELL, add_flags
-from elelem_kernel.errors import ElelemError
+from elelem_kernel.errors import BadInput, ElelemError
 from elelem_kernel.jupyter import undoable_comm
 from elelem_kernel.jupyter.front import front_for
 from elelem_kernel.jupyter.restore_comm import register
@@ -189,7 +189,7 @@ def _review(front: Any, targets: list[str], focus: str | None, args: Any) -> Non
                 new=args.new,
                 allow=args.allow,
             )
-    except ValueError as error:  # a bad --severity
+    except BadInput as error:  # a bad --severity
         raise UsageError(str(error)) from None
 
 

@@ -31,6 +31,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from elelem_kernel.errors import FrontendGone
+
 TARGET = "elelem.notebook"
 VERSION = 1
 FEATURE = "notebook"
@@ -42,10 +44,6 @@ NOT_REACHABLE = (
     ">= 7.4 with the elelem-kernel extension); pass path to work on a notebook file, or "
     "use propose_cell"
 )
-
-
-class FrontendGone(Exception):
-    """The frontend did not answer (closed tab, no extension, another client)."""
 
 
 def reachable(frontend: Any, channel: str) -> bool:

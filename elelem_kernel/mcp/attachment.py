@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from elelem_kernel.agent.toolbox import Tool
+from elelem_kernel.errors import BadInput
 from elelem_kernel.mcp import config as mcp_config
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.tools import PREFIX, convert, make_tool
@@ -157,7 +158,7 @@ class McpTools:
         configs = {**self.extra, **configs}
         if name not in configs:
             known = ", ".join(sorted(configs)) or "(none configured)"
-            raise ValueError(f"no MCP server named {name!r}; servers: {known}")
+            raise BadInput(f"no MCP server named {name!r}; servers: {known}")
         if self.hub is None or name not in self.hub.links:
             self.shown.clear()
             return f"MCP server {name!r} was not started yet; it starts with the next turn."
@@ -186,10 +187,10 @@ class McpTools:
         words = args.split()
         if words[:1] == ["restart"]:
             if len(words) != 2:
-                raise ValueError("name the server to restart")
+                raise BadInput("name the server to restart")
             return self.restart(words[1])
         if words:
-            raise ValueError(f"unknown argument {args!r}")
+            raise BadInput(f"unknown argument {args!r}")
         return report(self)
 
 
@@ -203,32 +204,43 @@ def report(state: McpTools) -> str:
     links = state.hub.links if state.hub is not None else {}
     lines = []
     for name, config in configs.items():
-        link = links.get(name)
-        if config.disabled:
-            status = "disabled"
-        elif config.skipped:
-            status = f"skipped: {config.skipped}"
-        elif link is None:
-            status = "not started (starts with the next turn)"
-        elif link.state == "stopped" and name in state.cached:
-            status = "not started: its tools are known from an earlier session; it starts when one is called"
-        elif link.state in ("failed", "crashed"):
-            status = f"{link.state}: {link.why}"
-        else:
-            status = link.state
-        lines.append(f"**{name}** ({config.transport}) from `{config.source}`: {status}")
-        lines.append(f"  runs `{redact(config.target, forms_of(config.secrets))}`")
-        if config.env or config.headers:
-            keys = [k for k, _ in (*config.env, *config.headers)]
-            lines.append(f"  env/headers set (values hidden): {', '.join(keys)}")
-        known = link.tools if link is not None and link.state == "running" else None
-        if known is None and link is not None and link.state == "stopped":
-            known = state.cached.get(name)
-        if known is not None:
-            tools = [make_tool(config, t, state.call) for t in known]
-            listed = ", ".join(f"`{t.name}` ({t.kind})" for t in tools) or "(no tools)"
-            lines.append(f"  tools: {listed}")
-        if link is not None and link.log.exists():  # a server that never ran has none
-            lines.append(f"  log: `{link.log}`")
+        lines += _server_lines(state, name, config, links.get(name))
     lines += [f"warning: {p}" for p in problems]
     return "\n".join(f"  - {line[2:]}" if line.startswith("  ") else f"- {line}" for line in lines)
+
+
+def _server_lines(state: McpTools, name: str, config: ServerConfig, link: Any) -> list[str]:
+    """One server in `report`: its heading line, then indented lines about it."""
+    status = _status(state, name, config, link)
+    lines = [f"**{name}** ({config.transport}) from `{config.source}`: {status}"]
+    lines.append(f"  runs `{redact(config.target, forms_of(config.secrets))}`")
+    if config.env or config.headers:
+        keys = [k for k, _ in (*config.env, *config.headers)]
+        lines.append(f"  env/headers set (values hidden): {', '.join(keys)}")
+    known = link.tools if link is not None and link.state == "running" else None
+    if known is None and link is not None and link.state == "stopped":
+        known = state.cached.get(name)
+    if known is not None:
+        tools = [make_tool(config, t, state.call) for t in known]
+        listed = ", ".join(f"`{t.name}` ({t.kind})" for t in tools) or "(no tools)"
+        lines.append(f"  tools: {listed}")
+    if link is not None and link.log.exists():  # a server that never ran has none
+        lines.append(f"  log: `{link.log}`")
+    return lines
+
+
+def _status(state: McpTools, name: str, config: ServerConfig, link: Any) -> str:
+    """Where server `name` stands: disabled, skipped, not started, or its link's state."""
+    if config.disabled:
+        return "disabled"
+    if config.skipped:
+        return f"skipped: {config.skipped}"
+    if link is None:
+        return "not started (starts with the next turn)"
+    if link.state == "stopped" and name in state.cached:
+        return (
+            "not started: its tools are known from an earlier session; it starts when one is called"
+        )
+    if link.state in ("failed", "crashed"):
+        return f"{link.state}: {link.why}"
+    return link.state  # starting, running, stopped

@@ -97,10 +97,36 @@ def make_tool(config: ServerConfig, remote: Any, call: Any) -> McpTool:
 
 def convert(result: Any, secrets: list[str] | None = None) -> dict[str, Any]:
     """A CallToolResult as a tool result dict (see the module doc)."""
+    texts, media, images = _parts(result.content or [])
+    text = "\n".join(texts)
+    if result.is_error:
+        out: dict[str, Any] = {
+            "error": clip(text, RESULT_CHARS, "\n")
+            or "the tool reported an error without a message"
+        }
+    else:
+        out = _answer(text, result.structured_content)
+    if media:
+        out["media"] = media
+        shown = [m for m in media if m["type"] == "image"]
+        if shown:
+            types = ", ".join(m["mime_type"] for m in shown)
+            out["note"] = f"{len(shown)} image(s) returned ({types}), shown in the tool's card"
+    out = redact(out, forms_of(secrets or []))
+    if images:
+        out[IMAGES] = images
+    return out
+
+
+def _parts(
+    content: list[Any],
+) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
+    """A result's content items as `(texts, media, images)`: the texts (a text resource
+    headed by its URI), what each other item is, and the images to show."""
     texts: list[str] = []
     media: list[dict[str, Any]] = []
     images: list[dict[str, Any]] = []
-    for item in result.content or []:
+    for item in content:
         kind = getattr(item, "type", "")
         if kind == "text":
             texts.append(item.text)
@@ -120,32 +146,22 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict[str, Any]:
             media.append({"type": "resource_link", "uri": str(item.uri), "name": item.name})
         else:
             media.append({"type": kind or "unknown"})
-    text = "\n".join(texts)
+    return texts, media, images
+
+
+def _answer(text: str, structured: Any) -> dict[str, Any]:
+    """A result that is not an error: its structured content when it fits (with the text
+    too when that says something else), else the text, cut."""
     out: dict[str, Any] = {}
-    if result.is_error:
-        out["error"] = (
-            clip(text, RESULT_CHARS, "\n") or "the tool reported an error without a message"
-        )
-    else:
-        structured = result.structured_content
-        if structured is not None and len(json.dumps(structured, default=str)) > RESULT_CHARS:
-            structured = None  # too big to pass whole: the cut text stands in for it
-            out["note"] = "the structured result was too large; its text is given, cut"
-        if structured is not None:
-            out["structured"] = structured
-            if text and not _same_json(text, structured):
-                out["content"] = clip(text, RESULT_CHARS, "\n")
-        else:
+    if structured is not None and len(json.dumps(structured, default=str)) > RESULT_CHARS:
+        structured = None  # too big to pass whole: the cut text stands in for it
+        out["note"] = "the structured result was too large; its text is given, cut"
+    if structured is not None:
+        out["structured"] = structured
+        if text and not _same_json(text, structured):
             out["content"] = clip(text, RESULT_CHARS, "\n")
-    if media:
-        out["media"] = media
-        shown = [m for m in media if m["type"] == "image"]
-        if shown:
-            types = ", ".join(m["mime_type"] for m in shown)
-            out["note"] = f"{len(shown)} image(s) returned ({types}), shown in the tool's card"
-    out = redact(out, forms_of(secrets or []))
-    if images:
-        out[IMAGES] = images
+    else:
+        out["content"] = clip(text, RESULT_CHARS, "\n")
     return out
 
 

@@ -32,13 +32,15 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import Emit, Message, Provider, ProviderEvent
-from elelem_kernel.images import kilobytes, label
+from elelem_kernel.images import label
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import demo_fix, demo_review
+from elelem_kernel.text import human_size
 from elelem_kernel.tokens import estimate
 
 HOW_TO = (
@@ -330,7 +332,8 @@ def _seen(call: dict[str, Any], pictures: list[dict[str, Any]] | None) -> str:
 def _sizes(pictures: list[dict[str, Any]]) -> tuple[str, str]:
     """`("an image", "640×480 PNG (12 KB)")`: how many images, and their sizes."""
     shown = "; ".join(
-        f"{label(p)} ({kilobytes(len(str(p.get('data') or '')) * 3 // 4)})" for p in pictures
+        f"{label(p)} ({human_size(len(str(p.get('data') or '')) * 3 // 4, 'rough')})"
+        for p in pictures
     )
     return ("an image" if len(pictures) == 1 else f"{len(pictures)} images"), shown
 
@@ -448,40 +451,63 @@ def _describe(call: dict[str, Any], result: dict[str, Any]) -> str:
             why = re.sub(r"^(not run|declined):\s*", "", str(error))
             return f"The `{name}` call did not run: {why}"
         return f"The `{name}` call failed: {error}"
-    if name == "list":
-        files = _strings(result)
-        shown = ", ".join(f"`{f}`" for f in files[:8])
-        more = f" and {len(files) - 8} more" if len(files) > 8 else ""
-        return (
-            f"The workspace has {len(files)} entr{'y' if len(files) == 1 else 'ies'}: {shown}{more}."
-            if files
-            else "The workspace is empty."
-        )
-    if name == "read":
-        lines = [re.sub(r"^\s*\d+[\t:|]\s?", "", line) for line in _text(result).splitlines()]
-        first = next((line.strip() for line in lines if line.strip()), "")
-        total = result.get("total_lines") or len(lines)
-        lines_word = "line" if total == 1 else "lines"
-        return f"`{args.get('path')}` has {total} {lines_word}; it starts with “{first[:100]}”."
-    if name == "write":
-        return f"I wrote `{args.get('path')}` ({result.get('bytes', '?')} bytes)."
-    if name == "python":
-        out = (result.get("stdout") or "").strip()
-        value = result.get("value") or result.get("repr")
-        said = f"Python printed `{out[:200]}`" if out else "Python printed nothing"
-        return f"{said}" + (f" and the last expression is `{str(value)[:200]}`." if value else ".")
-    if name == "variables":
-        names = _strings(result) or [k for k in (result.get("variables") or {})]
-        noun = "variable" if len(names) == 1 else "variables"
-        return f"The namespace holds {len(names)} {noun}" + (
-            f": {', '.join(f'`{n}`' for n in names[:10])}." if names else "."
-        )
+    describe = _DESCRIBERS.get(str(name))
+    if describe is not None:
+        return describe(args, result)
     if str(name).startswith("mcp__"):
         _, server, tool = str(name).split("__", 2)
         answer = result.get("structured", result.get("content", ""))
         shown = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
         return f"The MCP server **{server}** answered `{tool}` with: `{shown[:300]}`"
     return f"`{name}` returned: {json.dumps(result)[:300]}"
+
+
+def _listed(args: dict[str, Any], result: dict[str, Any]) -> str:
+    files = _strings(result)
+    shown = ", ".join(f"`{f}`" for f in files[:8])
+    more = f" and {len(files) - 8} more" if len(files) > 8 else ""
+    return (
+        f"The workspace has {len(files)} entr{'y' if len(files) == 1 else 'ies'}: {shown}{more}."
+        if files
+        else "The workspace is empty."
+    )
+
+
+def _read(args: dict[str, Any], result: dict[str, Any]) -> str:
+    lines = [re.sub(r"^\s*\d+[\t:|]\s?", "", line) for line in _text(result).splitlines()]
+    first = next((line.strip() for line in lines if line.strip()), "")
+    total = result.get("total_lines") or len(lines)
+    lines_word = "line" if total == 1 else "lines"
+    return f"`{args.get('path')}` has {total} {lines_word}; it starts with “{first[:100]}”."
+
+
+def _wrote(args: dict[str, Any], result: dict[str, Any]) -> str:
+    return f"I wrote `{args.get('path')}` ({result.get('bytes', '?')} bytes)."
+
+
+def _ran(args: dict[str, Any], result: dict[str, Any]) -> str:
+    out = (result.get("stdout") or "").strip()
+    value = result.get("value") or result.get("repr")
+    said = f"Python printed `{out[:200]}`" if out else "Python printed nothing"
+    return f"{said}" + (f" and the last expression is `{str(value)[:200]}`." if value else ".")
+
+
+def _variables(args: dict[str, Any], result: dict[str, Any]) -> str:
+    names = _strings(result) or [k for k in (result.get("variables") or {})]
+    noun = "variable" if len(names) == 1 else "variables"
+    return f"The namespace holds {len(names)} {noun}" + (
+        f": {', '.join(f'`{n}`' for n in names[:10])}." if names else "."
+    )
+
+
+#: What the demo says about a successful call of each built-in tool it knows.
+_DESCRIBERS: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
+    "list": _listed,
+    "read": _read,
+    "write": _wrote,
+    "python": _ran,
+    "variables": _variables,
+}
 
 
 class _Counted:

@@ -33,6 +33,7 @@ from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, UsageEvent
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window
 from elelem_kernel.providers.openai import OpenAIProvider
+from elelem_kernel.sync import call_soon
 
 INSTALL = "pip install 'elelem-kernel[llm]'"
 #: Options of this provider itself; every other option goes to the llm model's Options.
@@ -213,10 +214,8 @@ class LLMProvider(Provider):
         stopped = threading.Event()
 
         def put(kind: str, value: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
-            except RuntimeError:  # the loop is closed: nobody waits any more
-                stopped.set()
+            if not call_soon(loop, queue.put_nowait, (kind, value)):
+                stopped.set()  # the loop is closed: nobody waits any more
 
         def work() -> None:
             try:

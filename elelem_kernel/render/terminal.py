@@ -98,33 +98,11 @@ class TerminalRenderer:
         if kind == "status":
             self.provider, self.model = event.get("provider"), event.get("model")
         elif kind == "block_start":
-            self.kinds[event["index"]] = event["block"]
-            if event["block"] == "thinking":
-                self._progress((DIM, "thinking: "))
-            elif event["block"] == "tool_use":
-                self.calls[str(event.get("id"))] = event
-                name = str(event.get("name"))
-                self._progress((YELLOW, f"→ {name}({_short(event.get('arguments', {}))})\n"))
-            elif event["block"] == "tool_result":
-                call = self.calls.get(str(event.get("id")), {})
-                mark = (GREEN, "✓") if event.get("ok") else (RED, "✗")
-                self._progress(
-                    mark,
-                    f" {call.get('name', '')}: {_short(event.get('content', ''), 100)}\n",
-                )
+            self._start(event)
         elif kind == "block_delta":
-            block = self.kinds.get(event["index"])
-            if block == "thinking":
-                self._progress((DIM, str(event["text"])))
-            elif block == "text":
-                self._reply(str(event["text"]))
-                self.text_at_line_start = str(event["text"]).endswith("\n")
+            self._delta(event)
         elif kind == "block_stop":
-            if self.kinds.get(event["index"]) == "thinking":
-                self._progress("\n")
-            elif self.kinds.get(event["index"]) == "text":
-                self._reply("\n\n" if self.tty else "\n")
-                self.text_at_line_start = True
+            self._stop(event)
         elif kind == "notice":
             self._progress((RED, f"{event.get('text', '')}\n"))
         elif kind == "tool_state" and event.get("state") == "declined":
@@ -134,6 +112,37 @@ class TerminalRenderer:
             self._progress((YELLOW if event.get("failed") else DIM, note + "\n"))
         elif kind == "turn_end":
             self._end(event)
+
+    def _start(self, event: dict[str, Any]) -> None:
+        self.kinds[event["index"]] = event["block"]
+        if event["block"] == "thinking":
+            self._progress((DIM, "thinking: "))
+        elif event["block"] == "tool_use":
+            self.calls[str(event.get("id"))] = event
+            name = str(event.get("name"))
+            self._progress((YELLOW, f"→ {name}({_short(event.get('arguments', {}))})\n"))
+        elif event["block"] == "tool_result":
+            call = self.calls.get(str(event.get("id")), {})
+            mark = (GREEN, "✓") if event.get("ok") else (RED, "✗")
+            self._progress(
+                mark,
+                f" {call.get('name', '')}: {_short(event.get('content', ''), 100)}\n",
+            )
+
+    def _delta(self, event: dict[str, Any]) -> None:
+        block = self.kinds.get(event["index"])
+        if block == "thinking":
+            self._progress((DIM, str(event["text"])))
+        elif block == "text":
+            self._reply(str(event["text"]))
+            self.text_at_line_start = str(event["text"]).endswith("\n")
+
+    def _stop(self, event: dict[str, Any]) -> None:
+        if self.kinds.get(event["index"]) == "thinking":
+            self._progress("\n")
+        elif self.kinds.get(event["index"]) == "text":
+            self._reply("\n\n" if self.tty else "\n")
+            self.text_at_line_start = True
 
     def _end(self, event: dict[str, Any]) -> None:
         if event.get("stop") in ("budget", "context_full"):  # the line says how to go on

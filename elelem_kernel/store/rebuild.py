@@ -35,7 +35,7 @@ from elelem_kernel.store.record_format import (
     larger_than,
     schema,
 )
-from elelem_kernel.text import shorten
+from elelem_kernel.text import human_size, shorten
 
 #: Skipped records named one by one in the warning; the rest are counted.
 _NAMED = 3
@@ -95,7 +95,7 @@ def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
     if version not in VERSIONS or isinstance(version, bool):
         return f"unknown record version {shorten(repr(version), 40)}"
     if larger_than(record, max_bytes):
-        return f"too large (over the {_mb(max_bytes)} limit)"
+        return f"too large (over the {human_size(max_bytes, 'limit')} limit)"
     error = _schema_error(record)
     if error:
         return f"malformed ({error})"
@@ -170,7 +170,3 @@ def _schema_error(record: dict[str, Any]) -> str | None:
         return None
     where = "/".join(str(part) for part in error.absolute_path) or "record"
     return f"{where}: {shorten(error.message, 80)}"
-
-
-def _mb(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB" if size >= 100_000 else f"{size} bytes"

@@ -14,9 +14,9 @@ from typing import IO, Any, BinaryIO
 
 from elelem_kernel import images
 from elelem_kernel.errors import ToolError
-from elelem_kernel.text import line_cut
+from elelem_kernel.text import human_size, line_cut, showing
 from elelem_kernel.tools import changes, protected
-from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, human_size, unified_diff
+from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, unified_diff
 from elelem_kernel.tools.declaration import (
     PATH,
     STRING,
@@ -83,8 +83,8 @@ def lines_result(rel: str, shown: list[str], offset: int, total: int) -> dict[st
     else:
         result["note"] = "the file is empty"
     if last < total:
-        result["truncated"] = (
-            f"showing lines {offset}-{last} of {total}; call read with offset={last + 1} for more"
+        result["truncated"] = showing(
+            f"lines {offset}-{last}", total, "", f"call read with offset={last + 1} for more"
         )
     return result
 
@@ -140,9 +140,11 @@ def list_files(
         size += len(name) + 4
     result: dict[str, Any] = {"path": rel, "files": names, "count": len(files)}
     if len(names) < len(files):
-        result["truncated"] = (
-            f"showing {len(names)} of {len(files)} files ({len(files) - len(names)} left out); "
-            "narrow it with path= or pattern= (e.g. pattern='*.py')"
+        result["truncated"] = showing(
+            len(names),
+            len(files),
+            f"files ({len(files) - len(names)} left out)",
+            "narrow it with path= or pattern= (e.g. pattern='*.py')",
         )
     if not files:
         result["note"] = f"no files match {pattern!r}" if pattern else "no files here"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import contextlib
 import contextvars
 import ctypes
 import fnmatch
@@ -20,7 +19,8 @@ import traceback
 import types
 from typing import Any
 
-from elelem_kernel.text import clip
+from elelem_kernel.sync import call_soon
+from elelem_kernel.text import clip, showing
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.capture import captured
 from elelem_kernel.tools.declaration import STRING, Arguments, Result, Tool, ToolContext
@@ -92,8 +92,7 @@ async def run_python_async(
             result = {"error": "KeyboardInterrupt: interrupted"}
         with lock:
             running[0] = False
-        with contextlib.suppress(RuntimeError):  # the loop may be closed by now
-            loop.call_soon_threadsafe(_settle, done, result)
+        call_soon(loop, _settle, done, result)  # not at all if the loop is closed by now
 
     # The code runs in this turn's context: a new thread's own would be empty, and ipykernel
     # would then send what the code displays to whichever message set its parent last (a
@@ -143,8 +142,8 @@ def list_variables(namespace: dict[str, Any], pattern: str | None = None) -> dic
     if modules:
         result["modules"] = [f"{n} ({namespace[n].__name__})" for n in modules]
     if len(shown) < len(names):
-        result["truncated"] = (
-            f"showing {len(shown)} of {len(names)} names; pass pattern= (e.g. 'df*') to narrow"
+        result["truncated"] = showing(
+            len(shown), len(names), "names", "pass pattern= (e.g. 'df*') to narrow"
         )
     if not names and not modules:
         result["note"] = f"no names match {pattern!r}" if pattern else "the namespace is empty"

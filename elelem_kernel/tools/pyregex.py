@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from elelem_kernel.tools.children import Children, GroupStopped
+from elelem_kernel.errors import GroupStopped
+from elelem_kernel.tools.children import Children
 
 #: Where the `elelem_kernel` package is, put first on the child's path.
 _HOME = str(Path(__file__).resolve().parents[2])

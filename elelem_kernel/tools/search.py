@@ -24,11 +24,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from elelem_kernel.errors import ToolError
-from elelem_kernel.text import clip
+from elelem_kernel.errors import GroupStopped, ToolError
+from elelem_kernel.text import clip, showing
 from elelem_kernel.tools import pyregex
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES
-from elelem_kernel.tools.children import Children, GroupStopped
+from elelem_kernel.tools.children import Children
 from elelem_kernel.tools.declaration import PATH, Arguments, Result, Tool, ToolContext
 from elelem_kernel.tools.files import (
     LINE_BYTES,
@@ -192,9 +192,11 @@ class _Matches:
             "files": len(self.files),
         }
         if len(self.lines) < self.count:
-            out["truncated"] = (
-                f"showing {len(self.lines)} of {self.count} matching lines in {len(self.files)} "
-                "files; narrow it with path=, glob= or a more specific pattern"
+            out["truncated"] = showing(
+                len(self.lines),
+                self.count,
+                f"matching lines in {len(self.files)} files",
+                "narrow it with path=, glob= or a more specific pattern",
             )
         if not self.count:
             out["note"] = f"no lines match {pattern!r}"

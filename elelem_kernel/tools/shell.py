@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from elelem_kernel.text import HeadTail
+from elelem_kernel.text import HeadTail, human_size
 from elelem_kernel.tools import git_command
-from elelem_kernel.tools.bounds import MAX_BYTES, human_size
+from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.declaration import STRING, Arguments, Result, Tool, ToolContext
 from elelem_kernel.tools.workspace import Workspace
 
