@@ -1,8 +1,9 @@
 /**
  * The messages of elelem's three comms, as types: one JSON Schema per comm says what each
  * carries (elelem_kernel/jupyter/comm_schemas/<target>.json) and every part of a schema
- * with a `title` is the type of that name here (tests/jupyter/test_comm_schemas.py checks
- * both ways, compiling each schema example against these types).
+ * with a `title` is the type of that name here (tests/jupyter/test_comm_protocol_ts.py
+ * checks both ways with tsc: each schema example compiles as its type, and what the schema
+ * refuses does not).
  *
  * - `elelem.restore` (opened by the frontend, index.ts): the notebook's records, once per
  *   kernel start and before elelem cells; the kernel answers `Received`.
@@ -11,7 +12,9 @@
  * - `elelem.undoable` (opened by the frontend, undo.ts): which turns the kernel would
  *   undo, or undo one; the kernel answers once.
  *
- * What arrives from the kernel is `unknown` until narrowed here.
+ * Types named `I...` are parts a schema spells inline (an edit's common fields, the
+ * kinds of a bounded output). What arrives from the kernel is `unknown` until narrowed
+ * here.
  */
 
 import { Kernel } from '@jupyterlab/services';
