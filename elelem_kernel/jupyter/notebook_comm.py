@@ -14,6 +14,9 @@ Messages, each a comm message's data:
                        {"id": n, "ack": true}                     the request is being handled
                        {"id": n, "result": {...}} | {"id": n, "error": "..."}
 
+Each request and each answer, exactly: `comm_schemas/elelem.notebook.json` (the types of
+labextension/src/protocol.ts).
+
 A request with no hello, or no ack within `ACK_TIMEOUT`, fails with a clear message
 (extension missing, the tab closed, another client); an acknowledged request waits for
 its answer (an edit waits for the person's Accept or Reject) until its own timeout, the

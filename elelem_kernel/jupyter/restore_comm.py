@@ -13,7 +13,8 @@ start or restart, before an elelem cell until the kernel has answered, and befor
 `receive` keeps the cells in `user_ns[restore.FRONTEND_KEY]`; the next restore uses them
 instead of the file (restore.restore_into), through the same validation and warnings. The
 kernel answers `{"received": number of cells}` and closes the comm, which tells the
-extension not to send again. Registering the target imports nothing heavy.
+extension not to send again. Registering the target imports nothing heavy. The messages
+both ways are `comm_schemas/elelem.restore.json` (labextension/src/protocol.ts's types).
 """
 
 from __future__ import annotations
