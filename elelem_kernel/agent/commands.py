@@ -118,7 +118,7 @@ def _add_model_commands(commands: Commands) -> None:
         "provider",
         "show or switch the provider (the conversation is kept)",
         _provider,
-        lambda s, a: s.provider_names(),
+        lambda s, a: s.facts.provider_names(),
         "/provider [name]",
     )
     commands.add("model", "show or switch the model", _model, usage="/model [name]")
@@ -221,10 +221,12 @@ def _option(session: Session, args: str) -> str:
     if name:
         name = check_name(name)
         if value.strip():
-            session.set_option(name, parse_value(value))
+            session.facts.set_option(name, parse_value(value))
         else:
-            session.set_option(name, None)
-    lines = [f"options of **{session.provider_name}**: {describe(session.options) or 'none set'}"]
+            session.facts.set_option(name, None)
+    lines = [
+        f"options of **{session.provider_name}**: {describe(session.facts.options) or 'none set'}"
+    ]
     env = from_env()
     if env:
         lines.append(f"from {ENV}: {describe(env)}")
@@ -236,7 +238,7 @@ def _option(session: Session, args: str) -> str:
 
 def _mode(session: Session, args: str) -> str:
     if args:
-        session.mode = args
+        session.set_mode(args)
     kinds = ", ".join(MODES[session.mode])
     return f"mode: **{session.mode}** (offers {kinds} tools)"
 
@@ -263,11 +265,11 @@ def _cell(text: str) -> str:
 def _allow(session: Session, args: str) -> str:
     words = args.split()
     if words == ["--clear"]:
-        session.allow.clear()
-        session.always.clear()
+        session.grants.allow.clear()
+        session.grants.always.clear()
     elif words:
-        session.allow |= set(check_tools(session, words))
-    allowed = ", ".join(f"`{n}`" for n in sorted(session.allow | session.always)) or "none"
+        session.grants.allow |= set(check_tools(session, words))
+    allowed = ", ".join(f"`{n}`" for n in sorted(session.grants.names())) or "none"
     return f"run without asking: {allowed} (mode **{session.mode}**)"
 
 
@@ -284,7 +286,7 @@ def check_tools(session: Session, names: list[str]) -> list[str]:
 
 
 def _clear(session: Session, args: str) -> str:
-    session.new_conversation()
+    session.conversations.new()
     return f"Started a new conversation ({session.conversation.id})."
 
 
@@ -298,29 +300,32 @@ def _context(session: Session, args: str) -> str:
         size = len(json.dumps(m, ensure_ascii=False))
         total += size
         head = str(m.get("content", ""))[:60].replace("\n", " ").replace("|", "\\|")
-        lines.append(f"| {m['role']}: {head} | {size} | {session.estimate([m])} |")
+        lines.append(f"| {m['role']}: {head} | {size} | {session.facts.estimate([m])} |")
     size = len(json.dumps(tools))
     total += size
-    lines.append(f"| {len(tools)} tool schemas | {size} | {session.estimate([], tools)} |")
-    lines.append(f"| **total** | {total} | **~{session.estimate(messages, tools)}** |")
-    left = session.conversation.left_out(session.history, session.window()[0] * 4)
+    lines.append(f"| {len(tools)} tool schemas | {size} | {session.facts.estimate([], tools)} |")
+    lines.append(f"| **total** | {total} | **~{session.facts.estimate(messages, tools)}** |")
+    left = session.conversation.left_out(
+        session.conversations.history, session.facts.window()[0] * 4
+    )
     note = f"\n\n{left} older turns are left out to fit the context budget." if left else ""
     return "\n".join(lines) + note + "\n\n" + window_line(session)
 
 
 def _usage(session: Session, args: str) -> str:
-    u = session.usage
+    accounts = session.accounts
+    u, turns = accounts.usage, accounts.turns
     return (
-        f"{session.turns} turn{'' if session.turns == 1 else 's'}, {u.get('input', 0)} tokens in "
+        f"{turns} turn{'' if turns == 1 else 's'}, {u.get('input', 0)} tokens in "
         f"({u.get('cache_read', 0)} cached), {u.get('output', 0)} out, "
-        f"cost {'unknown' if session.cost is None else dollars(session.cost)}"
+        f"cost {'unknown' if accounts.cost is None else dollars(accounts.cost)}"
     )
 
 
 def _budget(session: Session, args: str) -> str:
     if args:
-        session.ledger.set(budget.parse(args), session)
-    return session.ledger.describe()
+        session.accounts.ledger.set(budget.parse(args), session.facts)
+    return session.accounts.ledger.describe()
 
 
 def _history(session: Session, args: str) -> str:
@@ -350,11 +355,7 @@ def _forget(session: Session, args: str) -> str:
 
 
 def _use(session: Session, args: str) -> str:
-    if args not in session.conversations:
-        known = ", ".join(session.conversations) or "none"
-        raise ValueError(f"no conversation {args!r}; conversations: {known}")
-    session.conversation = session.conversations[args]
-    n = len(session.conversation)
+    n = len(session.conversations.use(args))
     return f"Using conversation {args} ({n} turn{'' if n == 1 else 's'})."
 
 

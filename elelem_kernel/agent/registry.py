@@ -27,7 +27,7 @@ import types
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel import options
 from elelem_kernel.agent import context, media, policy, pricing, trust
@@ -38,26 +38,6 @@ if TYPE_CHECKING:
 
 ProviderFactory = Callable[..., Any]
 Setup = Callable[["Session"], None]
-
-
-class ProviderCatalog(Protocol):
-    """What a session and a front ask of the registry (this module is one, once the
-    composition root loaded the built-ins into it: `assembly.bundled.catalog()`)."""
-
-    def create_with_env(self, name: str, model: str | None, chosen: Mapping[str, Any]) -> Any:
-        """Provider `name` made with ELELEM_OPTIONS under `chosen`."""
-
-    def create_provider(self, name: str, model: str | None = None, **options: Any) -> Any:
-        """A new provider `name`, or ConfigError naming the available ones."""
-
-    def provider_names(self) -> list[str]:
-        """Every provider that `-p NAME` can resolve."""
-
-    def describe_provider(self, name: str) -> str:
-        """The one-line description a plugin gave provider `name`, or ""."""
-
-    def default_provider(self) -> tuple[str, str]:
-        """The provider to use when none is named, and why it was chosen."""
 
 
 class Config:

@@ -33,8 +33,8 @@ def window_line(session: Session) -> str:
 
     The server is asked for its window first (`ask_window`)."""
     ask_window(session)
-    window, source = session.window()
-    used = session.estimate(session.messages(""), session.toolbox.specs(session.mode))
+    window, source = session.facts.window()
+    used = session.facts.estimate(session.messages(""), session.toolbox.specs(session.mode))
     return (
         f"Window: {short(window)} tokens ({source}); the next request ~{short(used)} tokens "
         f"({used / window:.0%}); older turns are compacted past {THRESHOLD:.0%}."
@@ -44,14 +44,14 @@ def window_line(session: Session) -> str:
 def ask_window(session: Session) -> None:
     """Ask the server for its window now, as a turn would (once per provider), so what a
     command says before the first request is what that request will use."""
-    run_sync(session.probe_window, close=session.aclose)
+    run_sync(session.facts.probe_window, close=session.facts.aclose)
 
 
 def _compact(session: Session, args: str) -> str:
     _, turns = session.conversation.compacted(session.conversation.active())
     if not turns:
         return "Nothing to compact: no turn of this conversation is sent in full."
-    session.compact_next = args.strip()
+    session.conversations.compact_next = args.strip()
     keep = f", keeping in particular: {args.strip()}" if args.strip() else ""
     n = len(turns)
     return (
@@ -63,7 +63,7 @@ def _compact(session: Session, args: str) -> str:
 def _context_window(session: Session, args: str) -> str:
     value = args.strip()
     if value.lower() in ("off", "default", "none"):
-        session.context_window = None
+        session.facts.context_window = None
     elif value:
-        session.context_window = parse_window(value)
+        session.facts.context_window = parse_window(value)
     return window_line(session)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.budget import parse
+from elelem_kernel.agent.front import PlainFront, TurnSettings
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.findings import at_least, check_severity, sort
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
 
 NOTHING = "nothing to review"
 
+
+#: How a review run's budget is raised, in the words of its messages.
+BUDGET_HINT = "--budget {quoted}"
 
 #: The review scope each prepared session is in, left by `restore_mode`.
 _SCOPES: weakref.WeakKeyDictionary[Session, ExitStack] = weakref.WeakKeyDictionary()
@@ -85,7 +89,7 @@ def prepare(
     diff.parts = diff.parts[:1]
     restore_mode(session)
     _SCOPES[session], _ = reviewing(session, diff)
-    session.turn_extras["review"] = _meta(diff)
+    session.tool_context.turn_extras["review"] = _meta(diff)  # the next turn's record
     return prompts.build(diff, 0, focus, severity, Path(session.workspace))
 
 
@@ -139,12 +143,18 @@ async def areview(
         return _empty_result(diff)
     own = session is None
     if session is None:
+        chosen = dict(options or {})
+        settings = TurnSettings(chosen.pop("approver", None), budget_hint=BUDGET_HINT)
         session = new_session(
-            provider=provider, model=model, mode="plan", workspace=t.root, **(options or {})
+            provider=provider,
+            model=model,
+            mode="plan",
+            workspace=t.root,
+            front=PlainFront(settings),
+            **chosen,
         )
-        session.ledger.hint = "--budget {quoted}"
     if spend is not None:
-        session.ledger.set(parse(spend), session)
+        session.accounts.ledger.set(parse(spend), session.facts)
     scope, log = reviewing(session, diff)
     result = ReviewResult(t.label, t.command(), reviewed=diff.reviewed, skipped=diff.skipped)
     result.provider, result.model = session.provider_name, session.model
@@ -153,7 +163,7 @@ async def areview(
     finally:
         scope.close()
         if own:
-            await session.aclose()
+            await session.facts.aclose()
     kept = [f for f in log.findings if severity is None or at_least(f.severity, severity)]
     result.findings = sort(kept)
     result.summary = "\n\n".join(replies)
@@ -175,8 +185,8 @@ async def _review_parts(
     replies = []
     for i in range(len(diff.parts)):
         if i:
-            session.new_conversation()
-        session.turn_extras["review"] = _meta(diff)
+            session.conversations.new()
+        session.tool_context.turn_extras["review"] = _meta(diff)  # this turn's record
         turn = await session.turn(prompts.build(diff, i, focus, severity), renderer=renderer)
         if turn.reply and turn.reply.strip():
             replies.append(turn.reply.strip())

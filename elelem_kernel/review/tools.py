@@ -146,7 +146,7 @@ def add_review_tools(
     )
     def report_finding(args: dict[str, Any]) -> dict[str, Any]:
         finding, notes = log.record(args)
-        session.turn_extras.setdefault("findings", []).append(finding.to_dict())
+        session.tool_context.turn_extras.setdefault("findings", []).append(finding.to_dict())
         result: dict[str, Any] = {"recorded": len(log.findings), "location": finding.location}
         if finding.outside_diff:
             result["outside_diff"] = True

@@ -53,7 +53,7 @@ def test_report_finding_records_locates_and_captures_the_line(changed):
         "    if x == None:",
         False,
     )
-    assert session.turn_extras["findings"][0]["title"] == "None check"
+    assert session.tool_context.turn_extras["findings"][0]["title"] == "None check"
 
 
 def test_finding_outside_the_diff_is_kept_but_flagged(changed):
@@ -125,7 +125,7 @@ def test_prepare_switches_to_plan_and_restore_mode_undoes_it(changed):
     assert {"report_finding", "git"} <= {t.name for t in session.toolbox.offered("plan")}
     assert "+    if x == None:" in prompt and "Focus on: None handling" in prompt
     assert "severity minor or worse (blocker, major, minor)" in prompt
-    assert session.turn_extras["review"]["reviewed"] == ["app.py"]
+    assert session.tool_context.turn_extras["review"]["reviewed"] == ["app.py"]
     restore_mode(session)
     assert session.mode == "build" and "report_finding" not in session.toolbox.tools
     assert session.toolbox.get("git").fn is other_git
@@ -143,11 +143,11 @@ def test_prepare_keeps_one_part_and_lists_the_rest(repo):
     repo.commit(**{f"f{i}.py": "x = 1\n" * 4000 for i in range(3)})
     session = Session(Scripted(), Toolbox(), workspace=repo.root)
     prompt = prepare(session, None)
-    reasons = {s["path"]: s["reason"] for s in session.turn_extras["review"]["skipped"]}
-    assert session.turn_extras["review"]["reviewed"] == ["f0.py", "f1.py"]
+    reasons = {s["path"]: s["reason"] for s in session.tool_context.turn_extras["review"]["skipped"]}
+    assert session.tool_context.turn_extras["review"]["reviewed"] == ["f0.py", "f1.py"]
     assert reasons == {"f2.py": "over the budget of one review turn"}
     assert "- f2.py: over the budget of one review turn" in prompt
-    assert json.dumps(session.turn_extras)  # the record must stay JSON
+    assert json.dumps(session.tool_context.turn_extras)  # the record must stay JSON
 
 
 def test_report_finding_never_reads_outside_the_repository(changed, tmp_path):
@@ -170,7 +170,7 @@ def test_prepare_from_a_subfolder_tells_the_model_where_file_tools_start(repo):
         "+++ b/pkg/mod.py" in prompt
         and "Your file tools start in pkg/ inside the repository" in prompt
     )
-    session.workspace = repo.root
+    session = Session(Scripted(), Toolbox(), workspace=repo.root)
     assert "Your file tools start" not in prepare(session, None)
 
 
