@@ -34,6 +34,7 @@ PACKAGE = {
     "elelem_kernel.agent.blocks",
     "elelem_kernel.agent.budget",
     "elelem_kernel.agent.catalog",
+    "elelem_kernel.agent.command_table",
     "elelem_kernel.agent.commands",
     "elelem_kernel.agent.compaction",
     "elelem_kernel.agent.context",

@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from elelem_kernel.agent.context import known, short
 from elelem_kernel.agent.pricing import cost, dollars
@@ -45,8 +45,26 @@ from elelem_kernel.errors import ConfigError, ElelemError
 from elelem_kernel.events import EXIT_CODES
 from elelem_kernel.store import day_spend
 
-if TYPE_CHECKING:
-    from elelem_kernel.agent.model_facts import ModelFacts
+
+class PricedModel(Protocol):
+    """What a ledger asks of the session's model (`agent/model_facts.ModelFacts`): its
+    names, window and prices, and its estimate of a request."""
+
+    provider: Any
+    provider_name: str
+    model: str | None
+
+    def window(self) -> tuple[int, str]:
+        """The context window in tokens, and where that number comes from."""
+
+    def priced(self, usage: dict[str, Any]) -> float | None:
+        """Dollars for `usage`, or None when the price is unknown."""
+
+    def estimate(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> int:
+        """The estimated input tokens of a request."""
+
 
 ENV = "ELELEM_BUDGET"
 #: Output tokens a request is assumed to use at most when the provider sets no max_tokens.
@@ -193,7 +211,7 @@ def spent_by(record: Mapping[str, Any]) -> Spent:
     return Spent(max(float(price), 0.0), tokens_of(usage))
 
 
-def priced(facts: ModelFacts, usage: dict[str, Any]) -> float | None:
+def priced(facts: PricedModel, usage: dict[str, Any]) -> float | None:
     """Dollars for `usage` with the session's prices; None when unknown.
 
     The same question the session asks for its footer's cost (`ModelFacts.pricing`): the
@@ -204,7 +222,7 @@ def priced(facts: ModelFacts, usage: dict[str, Any]) -> float | None:
 
 
 def request_tokens(
-    facts: ModelFacts, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
 ) -> int:
     """The estimated input tokens of a request: the session's own (calibrated) estimate."""
     return facts.estimate(messages, tools)
@@ -215,7 +233,7 @@ def output_limit(provider: Any) -> int:
     return _own_limit(provider) or ASSUMED_OUTPUT
 
 
-def most_output(facts: ModelFacts, input_tokens: int) -> int:
+def most_output(facts: PricedModel, input_tokens: int) -> int:
     """The most output tokens a request of `input_tokens` can cost: the provider's cap
     (`output_limit`), or less when a known context window leaves less after the input."""
     window, source = facts.window()
@@ -280,7 +298,7 @@ class Ledger:
 
     # -- setting -------------------------------------------------------------------
 
-    def set(self, budget: Budget | None, facts: ModelFacts | None = None) -> None:
+    def set(self, budget: Budget | None, facts: PricedModel | None = None) -> None:
         """Put `budget` in force (replacing the one of its kind); None removes all.
 
         A dollar budget for a model of unknown price is refused (ConfigError).
@@ -305,7 +323,7 @@ class Ledger:
     def applied(
         self,
         text: str | None,
-        facts: ModelFacts | None = None,
+        facts: PricedModel | None = None,
         cell: bool = False,
     ) -> Iterator[None]:
         """The budget typed as `text` in force for the `with` block only (one cell's turn):
@@ -322,7 +340,7 @@ class Ledger:
         finally:
             self.budgets = saved
 
-    def refuse_unpriced(self, budget: Budget, facts: ModelFacts) -> None:
+    def refuse_unpriced(self, budget: Budget, facts: PricedModel) -> None:
         """ConfigError when `budget` is in dollars and the session's model has no price."""
         if budget.unit == "usd" and priced(facts, {"input": 1, "output": 1}) is None:
             model = "/".join(dict.fromkeys(str(n) for n in (facts.provider_name, facts.model) if n))
@@ -378,7 +396,7 @@ class Ledger:
         return usage
 
     def check(
-        self, facts: ModelFacts, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> int | None:
         """Raise OverBudget when a request of `messages` could pass a budget in force; else
         the output cap the request must carry (`capped`), None when no budget is in force."""
@@ -390,7 +408,7 @@ class Ledger:
         return most_output(facts, request_tokens(facts, messages, tools))
 
     def over(
-        self, facts: ModelFacts, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> str | None:
         """Why a request of `messages` (at least) could pass a budget, or None if it fits."""
         if not self.budgets and not self.imposed:
@@ -433,7 +451,7 @@ class Ledger:
             f"{how}"
         )
 
-    def settle(self, facts: ModelFacts, record: dict[str, Any]) -> None:
+    def settle(self, facts: PricedModel, record: dict[str, Any]) -> None:
         """The turn ended: count what it spent; `record["budget"]` says what applied (a
         dollar budget the model's unknown price refused did not)."""
         self._turn = None

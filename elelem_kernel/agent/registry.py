@@ -27,17 +27,15 @@ import types
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from elelem_kernel import options
 from elelem_kernel.agent import context, media, policy, pricing, trust
 from elelem_kernel.errors import ConfigError
 
-if TYPE_CHECKING:
-    from elelem_kernel.agent.session import Session
-
 ProviderFactory = Callable[..., Any]
-Setup = Callable[["Session"], None]
+#: `fn(session)`: what a plugin's setup does to each new `Session` (add tools, commands).
+Setup = Callable[[Any], None]
 
 
 class Config:
@@ -318,7 +316,7 @@ def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> 
         raise ConfigError(f"{error} ({options.ENV} sets {', '.join(sorted(env))})") from None
 
 
-def run_setups(session: Session, setups: dict[str, Setup]) -> None:
+def run_setups(session: object, setups: dict[str, Setup]) -> None:
     """Run each of `setups` on `session`; one that fails is a warning naming it."""
     for name, setup in setups.items():
         try:
@@ -327,7 +325,7 @@ def run_setups(session: Session, setups: dict[str, Setup]) -> None:
             warnings.warn(f"elelem: setup {name!r} failed: {type(e).__name__}: {e}", stacklevel=3)
 
 
-def load_trusted_plugins(session: Session | None = None) -> list[str]:
+def load_trusted_plugins(session: object | None = None) -> list[str]:
     """After a folder was trusted: load its plugins now and run the setups they add on
     `session`, so their providers, tools and commands work without a restart. Returns
     lines saying what changed (and what is still skipped)."""

@@ -19,7 +19,8 @@ from elelem_kernel.agent.accounts import Accounts
 from elelem_kernel.agent.approval import Approver, Grants
 from elelem_kernel.agent.blocks import Renderer
 from elelem_kernel.agent.budget import Ledger
-from elelem_kernel.agent.commands import Commands, add_builtin_commands
+from elelem_kernel.agent.command_table import Commands
+from elelem_kernel.agent.commands import add_builtin_commands
 from elelem_kernel.agent.context import CHARS_PER_TOKEN
 from elelem_kernel.agent.conversation import Conversation, Conversations
 from elelem_kernel.agent.front import Front, PlainFront, TurnSettings
@@ -47,7 +48,7 @@ class Session:
         self,
         provider: Provider,
         toolbox: Toolbox | None = None,
-        commands: Commands | None = None,
+        commands: Commands[Session] | None = None,
         *,
         providers: ProviderCatalog | None = None,
         provider_name: str = "custom",
@@ -81,7 +82,7 @@ class Session:
         #: The configured MCP servers' side of this session (the "mcp" setup), or None.
         self.mcp: McpTools | None = None
         if commands is None:
-            commands = Commands()
+            commands = Commands[Session]()
             add_builtin_commands(commands)
         self.commands = commands
         self.set_mode(mode)

@@ -13,9 +13,9 @@ import inspect
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from elelem_kernel.agent import media
 from elelem_kernel.agent import usage as counts
@@ -42,10 +42,40 @@ from elelem_kernel.options import from_env
 from elelem_kernel.redaction import redact
 
 if TYPE_CHECKING:
+    from elelem_kernel.agent.accounts import Accounts
+    from elelem_kernel.agent.approval import Grants
     from elelem_kernel.agent.conversation import Conversations
     from elelem_kernel.agent.front import TurnSettings
     from elelem_kernel.agent.model_facts import ModelFacts
-    from elelem_kernel.agent.session import Session
+    from elelem_kernel.agent.policy import Policy
+    from elelem_kernel.agent.toolbox import Toolbox
+    from elelem_kernel.tools.declaration import ToolContext
+
+
+class TurnSession(Protocol):
+    """What a turn reads and settles into of its session (a `Session` is one)."""
+
+    policy: Policy
+    facts: ModelFacts
+    toolbox: Toolbox
+    grants: Grants
+    accounts: Accounts
+    conversations: Conversations
+    tool_context: ToolContext
+    max_rounds: int
+
+    @property
+    def mode(self) -> str:
+        """Which kinds of tool are offered."""
+
+    def messages(
+        self,
+        prompt: str,
+        cell: str | None = None,
+        pending: dict[str, Any] | None = None,
+        environment: Iterable[str] = (),
+    ) -> list[dict[str, Any]]:
+        """What a request for `prompt` sends."""
 
 
 @dataclass
@@ -133,7 +163,7 @@ class Turn:
 
     def __init__(
         self,
-        session: Session,
+        session: TurnSession,
         prompt: str,
         renderer: Renderer | None,
         cell: str | None,
@@ -147,10 +177,10 @@ class Turn:
         self.out = _safe(renderer)
         self.layout = BlockLayout(self.out)
         self.recorder = TurnRecorder(
-            conversation=session.conversation.id,
+            conversation=session.conversations.active.id,
             prompt=prompt,
-            provider=session.provider_name,
-            model=session.model,
+            provider=session.facts.provider_name,
+            model=session.facts.model,
             cell=cell,
         )
         self.rounds = 0
@@ -274,7 +304,7 @@ class Turn:
             record["context"] = dict(self.meter)
         if self.refused:
             record["context"] = {**record.get("context", {}), "refused": True}
-        if factor := session.facts.calibration.get(session.conversation.id):
+        if factor := session.facts.calibration.get(session.conversations.active.id):
             record["calibration"] = round(factor, 4)  # restored with the conversation
         context = session.tool_context
         record.update(context.turn_extras)
@@ -284,7 +314,7 @@ class Turn:
             record["signature"] = signature.sign(record)
         if self.notices:
             record["notices"] = self.notices
-        if self.served and self.served != session.model:
+        if self.served and self.served != session.facts.model:
             record["served_model"] = self.served
         fit(record)
         if self.estimated:
@@ -296,7 +326,7 @@ class Turn:
         session.accounts.ledger.settle(session.facts, record)
         context.turn_extras, context.live_notebook = {}, None
         if self.prompt.strip():
-            session.conversation.add(record)
+            session.conversations.active.add(record)
         session.accounts.add(record, counted=bool(self.prompt.strip()))
         end = {"type": "turn_end", "stop": self.stop, "usage": record["usage"]}
         end.update(rounds=self.rounds, ms=record["ms"], cost=record["cost"])
@@ -319,7 +349,7 @@ class Turn:
         sent = await self.request(tools)
         self.reported, done = None, False
         try:
-            provider = capped(session.provider, self.cap)
+            provider = capped(session.facts.provider, self.cap)
             await _call_fetch(provider, sent, tools, lambda event: self.emit(reply, event))
             done = True
         finally:
@@ -369,8 +399,8 @@ class Turn:
             {
                 "type": "status",
                 "state": "waiting",
-                "provider": session.provider_name,
-                "model": session.model,
+                "provider": session.facts.provider_name,
+                "model": session.facts.model,
                 "round": self.rounds,
                 "context": dict(self.meter),
             }
@@ -557,8 +587,8 @@ class Turn:
                 reply.take(event)
 
         session.accounts.ledger.check(session.facts, messages, [])
-        limited = getattr(session.provider, "limited", None)
-        provider = limited(limit) if callable(limited) else session.provider
+        limited = getattr(session.facts.provider, "limited", None)
+        provider = limited(limit) if callable(limited) else session.facts.provider
         await _call_fetch(provider, messages, [], emit)
         spent, estimated = counts.completed(
             counted, session.facts.estimate(messages), reply.message()

@@ -143,7 +143,9 @@ def test_prepare_keeps_one_part_and_lists_the_rest(repo):
     repo.commit(**{f"f{i}.py": "x = 1\n" * 4000 for i in range(3)})
     session = Session(Scripted(), Toolbox(), workspace=repo.root)
     prompt = prepare(session, None)
-    reasons = {s["path"]: s["reason"] for s in session.tool_context.turn_extras["review"]["skipped"]}
+    reasons = {
+        s["path"]: s["reason"] for s in session.tool_context.turn_extras["review"]["skipped"]
+    }
     assert session.tool_context.turn_extras["review"]["reviewed"] == ["f0.py", "f1.py"]
     assert reasons == {"f2.py": "over the budget of one review turn"}
     assert "- f2.py: over the budget of one review turn" in prompt
