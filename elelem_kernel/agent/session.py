@@ -64,6 +64,9 @@ class Session:
         policy: Policy | None = None,
         front: Front | None = None,
     ):
+        """`front`: how cells are offered, which notebook is open, the settings of a turn
+        given none (`agent/front.py`); without one, a `PlainFront` whose turns are approved
+        by `approver`."""
         #: The site policy (`agent/policy.py`): what the person's choices are checked against.
         self.policy = policy if policy is not None else load()
         #: The conversations, the active one, and how the earlier turns are sent.
@@ -124,10 +127,12 @@ class Session:
 
     @property
     def provider_name(self) -> str:
+        """The provider's name in the registry (`custom` for one handed in)."""
         return self.facts.provider_name
 
     @property
     def model(self) -> str | None:
+        """The model asked for, or None (the provider's default)."""
         return self.facts.model
 
     def set_provider(
