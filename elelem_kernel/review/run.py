@@ -50,7 +50,7 @@ _SCOPES: weakref.WeakKeyDictionary[Session, ExitStack] = weakref.WeakKeyDictiona
 def reviewing(session: Session, diff: Diff) -> tuple[ExitStack, FindingLog]:
     """Enter plan mode with `report_finding` and `git` for `diff`; close the stack to leave."""
     box = Toolbox()
-    log = add_review_tools(session, [f.path for f in diff.files], diff.target, box)
+    log = add_review_tools(session.tool_context, [f.path for f in diff.files], diff.target, box)
     scope = ExitStack()
     scope.enter_context(session.overridden(mode="plan", tools=box.tools.values()))
     return scope, log

@@ -24,8 +24,8 @@ from elelem_kernel.review import git, git_options, notebook
 from elelem_kernel.review.target import Target, resolve
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.session import Session
     from elelem_kernel.agent.toolbox import Toolbox
+    from elelem_kernel.tools.declaration import ToolContext
 
 TOOL_NAMES = ("report_finding", "git")
 GIT_COMMANDS = git_options.COMMANDS
@@ -127,14 +127,12 @@ class FindingLog:
 
 
 def add_review_tools(
-    session: Session, files: Iterable[str], target: Target, toolbox: Toolbox | None = None
+    context: ToolContext, files: Iterable[str], target: Target, box: Toolbox
 ) -> FindingLog:
-    """Add `report_finding` and `git` to `toolbox` (the session's by default); return the log.
-
-    Findings also go into the session's `turn_extras`, so the turn's record carries them.
+    """Add `report_finding` and `git` to `box`, for a session's tool `context`; return the
+    log. Findings also go into the turn's `turn_extras`, so its record carries them.
     """
-    log = FindingLog(target, set(files), Path(session.workspace))
-    box = toolbox if toolbox is not None else session.toolbox
+    log = FindingLog(target, set(files), Path(context.workspace))
 
     @box.add(
         "report_finding",
@@ -146,7 +144,7 @@ def add_review_tools(
     )
     def report_finding(args: dict[str, Any]) -> dict[str, Any]:
         finding, notes = log.record(args)
-        session.tool_context.turn_extras.setdefault("findings", []).append(finding.to_dict())
+        context.turn_extras.setdefault("findings", []).append(finding.to_dict())
         result: dict[str, Any] = {"recorded": len(log.findings), "location": finding.location}
         if finding.outside_diff:
             result["outside_diff"] = True

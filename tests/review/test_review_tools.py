@@ -31,7 +31,8 @@ def changed(repo):
 def tools_for(repo, target=None):
     session = Session(Scripted(), Toolbox(), workspace=repo.root)
     t = resolve(target, repo.root)
-    log = add_review_tools(session, [f.path for f in collect(t).files], t)
+    files = [f.path for f in collect(t).files]
+    log = add_review_tools(session.tool_context, files, t, session.toolbox)
     return session, log
 
 
