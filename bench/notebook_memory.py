@@ -51,8 +51,8 @@ def session_for(ws: Path) -> Any:
     from elelem_kernel.assembly.sessions import new_session
 
     session = new_session(provider="echo", workspace=ws, mode="plan")
-    session.provider = ScriptedReader()
-    session.provider_name = "bench"
+    session.facts.provider = ScriptedReader()
+    session.facts.provider_name = "bench"
     return session
 
 

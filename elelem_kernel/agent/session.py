@@ -9,7 +9,7 @@ the settings its front brings (`agent/front.py`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -256,6 +256,7 @@ class Session:
         cell: str | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
         settings: TurnSettings | None = None,
+        extras: Mapping[str, Any] | None = None,
     ) -> TurnResult:
         """Run a turn to the end from synchronous code; Ctrl-C ends it as interrupted.
 
@@ -263,7 +264,7 @@ class Session:
         Works inside a running event loop too (sync.py).
         """
         return run_sync(
-            lambda: self.turn(prompt, renderer=renderer, cell=cell, settings=settings),
+            lambda: self.turn(prompt, renderer, cell, settings, extras),
             loop=loop,
             close=self.facts.aclose,
             interrupt="result",
@@ -275,9 +276,11 @@ class Session:
         renderer: Renderer | None = None,
         cell: str | None = None,
         settings: TurnSettings | None = None,
+        extras: Mapping[str, Any] | None = None,
     ) -> TurnResult:
         """Run one turn for `prompt`; returns normally on errors and on cancellation.
 
-        `settings`: what the front brings to this turn (default: the front's own)."""
+        `settings`: what the front brings to this turn (default: the front's own);
+        `extras`: fields its record gets (a review's target)."""
         chosen = settings if settings is not None else self._front.turn_settings()
-        return await Turn(self, prompt, renderer, cell, chosen).run()
+        return await Turn(self, prompt, renderer, cell, chosen, extras).run()

@@ -13,7 +13,7 @@ import inspect
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -168,12 +168,15 @@ class Turn:
         renderer: Renderer | None,
         cell: str | None,
         settings: TurnSettings,
+        extras: Mapping[str, Any] | None = None,
     ) -> None:
         self.session = session
         self.prompt = prompt
         self.cell = cell
         #: What the front brings to this turn: who approves, its hints, its environment.
         self.settings = settings
+        #: Fields the record gets from the caller (a review's target); the tools add theirs.
+        self.extras = dict(extras or {})
         self.out = _safe(renderer)
         self.layout = BlockLayout(self.out)
         self.recorder = TurnRecorder(
@@ -209,6 +212,7 @@ class Turn:
         context = self.session.tool_context
         context.turn_id = self.recorder.record["turn"]  # what the tools mark their changes with
         context.live_notebook = self.settings.live_notebook
+        context.turn_extras = self.extras
         self.session.accounts.ledger.start(
             self.recorder, self.compactions, self.settings.budget_hint
         )

@@ -56,7 +56,7 @@ def _review(session: Session, line: str, renderer: Callable[[dict[str, Any]], No
     """`/review [TARGET ...] [--focus TEXT] [--severity LEVEL]` in the chat: a review turn."""
     import shlex
 
-    from elelem_kernel.review.run import prepare, restore_mode  # lazy: only reviews need it
+    from elelem_kernel.review.run import prepare  # lazy: only reviews need it
 
     parser = argparse.ArgumentParser(prog="/review", add_help=False)
     parser.add_argument("target", nargs="*")
@@ -66,13 +66,11 @@ def _review(session: Session, line: str, renderer: Callable[[dict[str, Any]], No
         args, unknown = parser.parse_known_args(shlex.split(line)[1:])
         if unknown:
             raise ValueError(f"unknown option {unknown[0]!r}; use --focus or --severity")
-        prompt = prepare(session, args.target or None, focus=args.focus, severity=args.severity)
+        review = prepare(session, args.target or None, focus=args.focus, severity=args.severity)
     except (ValueError, ElelemError) as error:
         print(f"/review: {visible(str(error))}", file=sys.stderr)
         return
-    if prompt is None:
+    if review is None:
         return
-    try:
-        session.run(prompt, renderer)
-    finally:
-        restore_mode(session)
+    with review:
+        session.run(review.prompt, renderer, extras=review.extras)

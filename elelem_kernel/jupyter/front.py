@@ -236,11 +236,12 @@ class NotebookFront:
         cell: str | None = None,
         options: dict[str, Any] | None = None,
         allow: list[str] | None = None,
+        extras: dict[str, Any] | None = None,
     ) -> Any:
         """Run one turn of `prompt` in the notebook's conversation; the TurnResult.
 
         Options and `allow` (tools that run without asking) apply to this turn only; `new`
-        starts a fresh conversation first.
+        starts a fresh conversation first; `extras`: fields the turn's record gets.
         """
         session = self.get_session()
         if allow:
@@ -265,7 +266,7 @@ class NotebookFront:
                 self.restored = None
             link = self._link_notebook(parent, cell, view)
             settings = self.turn_settings(self._approver(view, parent), link)
-            turn = session.turn(prompt, renderer=view, cell=cell, settings=settings)
+            turn = session.turn(prompt, view, cell, settings, extras)
             result, interrupted = self.runner.run(turn)
         except KeyboardInterrupt:
             interrupted = True
@@ -318,19 +319,13 @@ class NotebookFront:
         **options: Any,
     ) -> Any:
         """Review `target` (a diff) in one turn; None when there is nothing to review."""
-        from elelem_kernel.review.run import (  # lazy: only review cells need it
-            prepare,
-            restore_mode,
-        )
+        from elelem_kernel.review.run import prepare  # lazy: only review cells need it
 
-        session = self.get_session()
-        prompt = prepare(session, target, focus=focus, severity=severity)
-        if prompt is None:
+        review = prepare(self.get_session(), target, focus=focus, severity=severity)
+        if review is None:
             return None
-        try:
-            return self.run_prompt(prompt, **options)
-        finally:
-            restore_mode(session)
+        with review:
+            return self.run_prompt(review.prompt, extras=review.extras, **options)
 
     def watcher(self, parent: dict[str, Any]) -> str:
         """Who watches this cell run: `widgets`, `text`, or `nobody` (output at the end).

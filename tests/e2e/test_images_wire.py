@@ -136,7 +136,7 @@ def test_the_vision_option_overrides_what_is_known(server, workspace):
     server.requests.clear()
     server.script("openai", Round(calls=[("read", {"path": "plot.png"})]), Round(text="Yes."))
     session.facts.set_option("vision", "on")
-    session.model = "my-local-model"
+    session.facts.model = "my-local-model"
     assert session.run("look again").error is None
     assert server.requests[1].body["messages"][-1]["content"][1]["image_url"]["url"] == URL
 
