@@ -133,7 +133,7 @@ def restore(path: Path, ws: Path) -> int:
     line = restore_into(session, {}, {"ELELEM_NOTEBOOK": str(path)}, force=True)
     if not line or "restored" not in line:
         raise RuntimeError(f"restore failed: {line}")
-    return sum(len(c.turns) for c in session.conversations.values())
+    return sum(len(c.turns) for c in session.conversations.by_id.values())
 
 
 def run(
