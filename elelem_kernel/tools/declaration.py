@@ -33,8 +33,9 @@ PATH: dict[str, Any] = {"type": "string", "description": "path relative to the w
 
 @dataclass
 class ToolContext:
-    """What the workspace tools read of the session they serve: one per session, made by
-    the composition root; the turn fills its per-turn fields and empties them after."""
+    """What the workspace tools read of the session they serve, never the session itself:
+    one per session (`Session.tool_context`); each turn fills its per-turn fields and
+    empties them when it ends."""
 
     workspace: Path
     namespace: dict[str, Any] = field(default_factory=dict)
