@@ -52,8 +52,8 @@ def session_for(ws: Path) -> Any:
     from elelem_kernel.assembly.sessions import new_session
 
     session = new_session(provider="echo", workspace=ws, mode="plan")
-    session.provider = ScriptedReader()
-    session.provider_name = "bench"
+    session.facts.provider = ScriptedReader()
+    session.facts.provider_name = "bench"
     return session
 
 
@@ -134,7 +134,7 @@ def restore(path: Path, ws: Path) -> int:
     line = restore_into(session, {}, {"ELELEM_NOTEBOOK": str(path)}, force=True)
     if not line or "restored" not in line:
         raise RuntimeError(f"restore failed: {line}")
-    return sum(len(c.turns) for c in session.conversations.values())
+    return sum(len(c.turns) for c in session.conversations.by_id.values())
 
 
 def run(

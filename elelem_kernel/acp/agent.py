@@ -23,6 +23,7 @@ import asyncio
 import logging
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ from elelem_kernel.acp.hello import initialize_result
 from elelem_kernel.acp.prompt_content import PromptError, read_prompt, refusal
 from elelem_kernel.acp.terminal import ClientTerminal
 from elelem_kernel.acp.updates import Updates, fenced
+from elelem_kernel.agent.front import TurnSettings
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import MODES
@@ -175,7 +177,7 @@ class ElelemAgent:
         live = self._make(session_id, cwd, mcp_servers)
         live.session.load(saved.rebuilt.conversations, saved.rebuilt.active)
         if saved.mode in MODES:
-            live.session.mode = saved.mode
+            live.session.set_mode(saved.mode)
         for warning in saved.warnings:
             log.warning("%s", warning)
         view = self._updates(live)
@@ -210,16 +212,11 @@ class ElelemAgent:
         live = Live(session_id, str(folder), None)  # type: ignore[arg-type]
         options = dict(self.defaults)
         try:
-            session = new_session(
-                workspace=folder,
-                approver=AcpApprover(self.client, session_id, lambda: live.updates),
-                **options,
-            )
+            approver = AcpApprover(self.client, session_id, lambda: live.updates)
+            front = _ClientFront(TurnSettings(approver), lambda s: self._propose(live, s))
+            session = new_session(workspace=folder, front=front, **options)
         except ElelemError as e:
             raise invalid(str(e)) from None
-        if session.notice:
-            log.info("%s", session.notice)
-        session.propose_cell = lambda source: self._propose(live, source)
         fs = getattr(self.capabilities, "fs", None)
         reads, writes = (
             bool(getattr(fs, "read_text_file", False)),
@@ -320,7 +317,7 @@ class ElelemAgent:
 
     def _options(self, live: Live) -> list[Any]:
         session = live.session
-        providers = [p for p in session.provider_names() if session.policy.allows_provider(p)]
+        providers = [p for p in session.facts.provider_names() if session.policy.allows_provider(p)]
         if session.provider_name not in providers:
             providers = [session.provider_name, *providers]
         return [
@@ -498,10 +495,31 @@ class ElelemAgent:
             await asyncio.wait(turns, timeout=grace)
 
 
+@dataclass
+class _ClientFront:
+    """The ACP client as the session's front: a proposed cell goes to it as a message,
+    a notice to the log; every turn is approved through it (`settings`)."""
+
+    settings: TurnSettings
+    propose: Callable[[str], None]
+
+    def propose_cell(self, source: str) -> None:
+        self.propose(source)
+
+    def open_notebook(self) -> Path | None:
+        return None
+
+    def notice(self, text: str) -> None:
+        log.info("%s", text)
+
+    def turn_settings(self) -> TurnSettings:
+        return self.settings
+
+
 def _set_mode(session: Session, mode: str) -> None:
     """Switch `session` to `mode`; the site policy's refusal is an invalid request."""
     try:
-        session.mode = mode
+        session.set_mode(mode)
     except ElelemError as e:
         raise invalid(str(e)) from None
 

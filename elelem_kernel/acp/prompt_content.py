@@ -119,18 +119,18 @@ def _name(uri: Any) -> str:
 
 async def refusal(session: Session, images: list[dict[str, Any]]) -> str | None:
     """Why `session`'s model cannot be sent these images now, or None when it can: a
-    model that takes none (`Session.takes_images`), or fewer than the prompt has (the
+    model that takes none (`ModelFacts.takes_images`), or fewer than the prompt has (the
     option `max_images`)."""
     if not images:
         return None
     model = session.model or f"the {session.provider_name} provider's default model"
-    if not await session.takes_images():
+    if not await session.facts.takes_images():
         return (
             f"{model} takes no images, so the prompt was not sent: switch to a model "
             f"that takes images (/model NAME), or, if this one does, say so "
             f"(/option {media.OPTION} on)"
         )
-    limit = {**from_env(), **session.options}.get(media.LIMIT_OPTION)
+    limit = {**from_env(), **session.facts.options}.get(media.LIMIT_OPTION)
     if limit is not None and media.parse_limit(limit) < len(images):
         return (
             f"the option {media.LIMIT_OPTION} is {limit}: this session sends at most that many "

@@ -34,7 +34,7 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from elelem_kernel.agent.context import known, short
 from elelem_kernel.agent.pricing import cost, dollars
@@ -44,8 +44,26 @@ from elelem_kernel.errors import ConfigError, ElelemError, OverBudget
 from elelem_kernel.events import EXIT_CODES, Provider
 from elelem_kernel.store import day_spend
 
-if TYPE_CHECKING:
-    from elelem_kernel.agent.session import Session
+
+class PricedModel(Protocol):
+    """What a ledger asks of the session's model (`agent/model_facts.ModelFacts`): its
+    names, window and prices, and its estimate of a request."""
+
+    provider: Any
+    provider_name: str
+    model: str | None
+
+    def window(self) -> tuple[int, str]:
+        """The context window in tokens, and where that number comes from."""
+
+    def priced(self, usage: dict[str, Any]) -> float | None:
+        """Dollars for `usage`, or None when the price is unknown."""
+
+    def estimate(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> int:
+        """The estimated input tokens of a request."""
+
 
 ENV = "ELELEM_BUDGET"
 #: Output tokens a request is assumed to use at most when the provider sets no max_tokens.
@@ -168,21 +186,21 @@ def spent_by(record: Mapping[str, Any]) -> Spent:
     return Spent(max(float(price), 0.0), tokens_of(usage))
 
 
-def priced(session: Session, usage: dict[str, Any]) -> float | None:
+def priced(facts: PricedModel, usage: dict[str, Any]) -> float | None:
     """Dollars for `usage` with the session's prices; None when unknown.
 
-    The same question the session asks for its footer's cost (`Session.pricing`): the
+    The same question the session asks for its footer's cost (`ModelFacts.pricing`): the
     person's `price` option, else the model it prices (none away from the official
     endpoint, so a local server's model is unknown, never guessed from its name).
     """
-    return session.priced(usage)
+    return facts.priced(usage)
 
 
 def request_tokens(
-    session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
 ) -> int:
     """The estimated input tokens of a request: the session's own (calibrated) estimate."""
-    return session.estimate(messages, tools)
+    return facts.estimate(messages, tools)
 
 
 def output_limit(provider: Provider) -> int:
@@ -190,11 +208,11 @@ def output_limit(provider: Provider) -> int:
     return _own_limit(provider) or ASSUMED_OUTPUT
 
 
-def most_output(session: Session, input_tokens: int) -> int:
+def most_output(facts: PricedModel, input_tokens: int) -> int:
     """The most output tokens a request of `input_tokens` can cost: the provider's cap
     (`output_limit`), or less when a known context window leaves less after the input."""
-    window, source = session.window()
-    limit = output_limit(session.provider)
+    window, source = facts.window()
+    limit = output_limit(facts.provider)
     return min(limit, max(window - input_tokens, 1)) if known(source) else limit
 
 
@@ -249,7 +267,7 @@ class Ledger:
 
     # -- setting -------------------------------------------------------------------
 
-    def set(self, budget: Budget | None, session: Session | None = None) -> None:
+    def set(self, budget: Budget | None, facts: PricedModel | None = None) -> None:
         """Put `budget` in force (replacing the one of its kind); None removes all.
 
         A dollar budget for a model of unknown price is refused (ConfigError).
@@ -266,13 +284,16 @@ class Ledger:
                     f"a budget of {budget} per {budget.per} is more than {self.imposed_by} "
                     f"allows ({limit}); a lower one narrows it"
                 )
-        if session is not None:
-            self.refuse_unpriced(budget, session)
+        if facts is not None:
+            self.refuse_unpriced(budget, facts)
         self.budgets[budget.per] = budget
 
     @contextmanager
     def applied(
-        self, text: str | None, session: Session | None = None, cell: bool = False
+        self,
+        text: str | None,
+        facts: PricedModel | None = None,
+        cell: bool = False,
     ) -> Iterator[None]:
         """The budget typed as `text` in force for the `with` block only (one cell's turn):
         None changes nothing, `off` lifts every budget for the block. `cell`: a budget
@@ -282,18 +303,16 @@ class Ledger:
             budget = parse(text)
             if budget is not None and cell and not _PER.search(text):
                 budget = replace(budget, per="turn", cell=True)
-            self.set(budget, session)
+            self.set(budget, facts)
         try:
             yield
         finally:
             self.budgets = saved
 
-    def refuse_unpriced(self, budget: Budget, session: Session) -> None:
+    def refuse_unpriced(self, budget: Budget, facts: PricedModel) -> None:
         """ConfigError when `budget` is in dollars and the session's model has no price."""
-        if budget.unit == "usd" and priced(session, {"input": 1, "output": 1}) is None:
-            model = "/".join(
-                dict.fromkeys(str(n) for n in (session.provider_name, session.model) if n)
-            )
+        if budget.unit == "usd" and priced(facts, {"input": 1, "output": 1}) is None:
+            model = "/".join(dict.fromkeys(str(n) for n in (facts.provider_name, facts.model) if n))
             if budget in self.imposed:
                 raise ConfigError(
                     f"{self.imposed_by} sets a dollar budget ({budget} per {budget.per}), and "
@@ -330,9 +349,11 @@ class Ledger:
             spent += turn
         return spent
 
-    def start(self, recorder: Any, compactions: list[Any]) -> None:
-        """A turn begins: its spending so far is read from `recorder` and `compactions`."""
+    def start(self, recorder: Any, compactions: list[Any], hint: str = DEFAULT_HINT) -> None:
+        """A turn begins: its spending so far is read from `recorder` and `compactions`;
+        `hint` says how to raise a budget in its front's words."""
         self._turn = (recorder, compactions)
+        self.hint = hint
 
     def _turn_usage(self) -> dict[str, int]:
         usage: dict[str, int] = {}
@@ -344,33 +365,33 @@ class Ledger:
         return usage
 
     def check(
-        self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> int | None:
         """Raise OverBudget when a request of `messages` could pass a budget in force; else
         the output cap the request must carry (`capped`), None when no budget is in force."""
-        why = self.over(session, messages, tools)
+        why = self.over(facts, messages, tools)
         if why:
             raise OverBudget(why)
         if not self.budgets and not self.imposed:
             return None
-        return most_output(session, request_tokens(session, messages, tools))
+        return most_output(facts, request_tokens(facts, messages, tools))
 
     def over(
-        self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> str | None:
         """Why a request of `messages` (at least) could pass a budget, or None if it fits."""
         if not self.budgets and not self.imposed:
             return None
         turn = self._turn_usage()
-        tokens = request_tokens(session, messages, tools)
-        request = {"input": tokens, "output": most_output(session, tokens)}
+        tokens = request_tokens(facts, messages, tools)
+        request = {"input": tokens, "output": most_output(facts, tokens)}
         budgets = [*self.budgets.values(), *self.imposed]
         for budget in budgets:  # one that cannot be kept is said first
-            self.refuse_unpriced(budget, session)
+            self.refuse_unpriced(budget, facts)
         for budget in budgets:
             spent, need = float(tokens_of(turn)), float(tokens_of(request))
             if budget.unit == "usd":
-                spent, need = priced(session, turn) or 0.0, priced(session, request) or 0.0
+                spent, need = priced(facts, turn) or 0.0, priced(facts, request) or 0.0
             if budget.per == "session":
                 spent += self.total().of(budget.unit)
             if budget.per == "day":
@@ -399,7 +420,7 @@ class Ledger:
             f"{how}"
         )
 
-    def settle(self, session: Session, record: dict[str, Any]) -> None:
+    def settle(self, facts: PricedModel, record: dict[str, Any]) -> None:
         """The turn ended: count what it spent; `record["budget"]` says what applied (a
         dollar budget the model's unknown price refused did not)."""
         self._turn = None
@@ -407,7 +428,7 @@ class Ledger:
         self.live[str(record.get("turn"))] = spent
         if any(b.per == "day" for b in self.imposed):
             day_spend.add(spent.usd, spent.tokens, spent.unpriced)
-        unpriced = priced(session, {"input": 1, "output": 1}) is None
+        unpriced = priced(facts, {"input": 1, "output": 1}) is None
         kept = [b for b in self.budgets.values() if not (b.unit == "usd" and unpriced)]
         if kept:
             total = self.total()

@@ -17,10 +17,12 @@ last guard, and `/context` shows what it leaves out.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from elelem_kernel.agent.media import annotate
 from elelem_kernel.agent.record import new_id
+from elelem_kernel.errors import BadInput, ConfigError
 from elelem_kernel.images import placeholder
 from elelem_kernel.text import clip
 
@@ -201,3 +203,48 @@ def _refused(record: dict[str, Any]) -> bool:
     """Whether the server refused the turn's last request as too big for the window."""
     context = record.get("context")
     return isinstance(context, dict) and context.get("refused") is True
+
+
+class Conversations:
+    """A session's conversations by id, the active one, and how they are sent."""
+
+    def __init__(self, history: str = "replies") -> None:
+        if history not in HISTORY_POLICIES:
+            raise ConfigError(f"unknown history policy {history!r}; use replies or full")
+        #: How the earlier turns are sent (`HISTORY_POLICIES`).
+        self.history = history
+        self.by_id: dict[str, Conversation] = {}
+        self.active = self.new()
+        #: `/compact [what to keep]` asked for: the next turn compacts first ("" no focus).
+        self.compact_next: str | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_id)
+
+    def __contains__(self, cid: object) -> bool:
+        return cid in self.by_id
+
+    def new(self) -> Conversation:
+        """Start a fresh conversation and make it the active one."""
+        self.active = Conversation()
+        self.by_id[self.active.id] = self.active
+        return self.active
+
+    def use(self, cid: str) -> Conversation:
+        """Make conversation `cid` the active one; BadInput naming the others if none."""
+        if cid not in self.by_id:
+            known = ", ".join(self.by_id) or "none"
+            raise BadInput(f"no conversation {cid!r}; conversations: {known}")
+        self.active = self.by_id[cid]
+        return self.active
+
+    def load(self, conversations: dict[str, list[dict[str, Any]]], active: str | None) -> None:
+        """Replace the conversations with restored records; `active` (else the last) is
+        the active one."""
+        self.by_id = {cid: Conversation(cid, turns) for cid, turns in conversations.items()}
+        if active in self.by_id:
+            self.active = self.by_id[active]
+        elif self.by_id:
+            self.active = list(self.by_id.values())[-1]
+        else:
+            self.new()

@@ -1,6 +1,7 @@
-"""What a session knows of its model: context window, request sizes, images, price name.
+"""The session's model: the provider it talks to, and what it knows of it (context window,
+request sizes, images, price name).
 
-Mixed into `Session`. The window and the image support are asked of the provider once per
+`Session.facts`. Switching provider or model goes through the site policy. The window and the image support are asked of the provider once per
 provider; a window a server states when it refuses a request is remembered; the server's
 count of a request's input tokens calibrates the estimates of that conversation
 (`agent/context.py` says where each number comes from).
@@ -23,25 +24,41 @@ from elelem_kernel.agent.context import (
     known,
     resolve_window,
 )
-from elelem_kernel.errors import ContextOverflow
-from elelem_kernel.events import Provider
+from elelem_kernel.errors import ConfigError, ContextOverflow
+from elelem_kernel.events import Provider, as_provider
 from elelem_kernel.options import from_env
 from elelem_kernel.sync import resolve
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.conversation import Conversation
+    from elelem_kernel.agent.catalog import ProviderCatalog
+    from elelem_kernel.agent.conversation import Conversation, Conversations
+    from elelem_kernel.agent.policy import Policy
 
 
 class ModelFacts:
-    """The session's knowledge of its model, kept per provider (a mixin of `Session`)."""
+    """The provider, its model and options, and the session's knowledge of them, kept per
+    provider (`Session.facts`)."""
 
-    provider: Provider
-    provider_name: str
-    provider_options: dict[str, dict[str, Any]]
-    model: str | None
-    conversation: Conversation
-
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        providers: ProviderCatalog | None,
+        provider_name: str,
+        model: str | None,
+        policy: Policy,
+        conversations: Conversations,
+    ) -> None:
+        self.provider = as_provider(provider)
+        #: Where `set_provider` makes providers by name (the registry, handed in by the
+        #: composition root); None: the session keeps the provider it was given.
+        self.providers = providers
+        self.provider_name = provider_name
+        self.model = model if model is not None else self.provider.model
+        #: The options the person gave each provider (-o, /option), by provider name.
+        self.provider_options: dict[str, dict[str, Any]] = {}
+        self._policy = policy
+        self._conversations = conversations
         #: The window set with `/context-window` (tokens); None: see `agent/context.py`.
         self.context_window: int | None = None
         self._probed: tuple[Any, int | None] | None = None
@@ -53,6 +70,53 @@ class ModelFacts:
         self._raw = 0  # the uncalibrated estimate of the last request sent
         #: Notes from the server not yet said (`take_notes`).
         self.model_notes: list[str] = []
+
+    @property
+    def conversation(self) -> Conversation:
+        """The active conversation, whose estimates are calibrated."""
+        return self._conversations.active
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options the person gave the current provider (ELELEM_OPTIONS not included)."""
+        return self.provider_options.get(self.provider_name, {})
+
+    def set_provider(
+        self, name: str, model: str | None = None, options: dict[str, Any] | None = None
+    ) -> None:
+        """Switch provider (and model); the conversation is kept.
+
+        The provider gets ELELEM_OPTIONS, then `options` (default: the ones it had before
+        in this session), then the options the site policy fixes; nothing changes when the
+        provider refuses them or the policy does not allow it.
+        """
+        chosen = dict(self.provider_options.get(name, {}) if options is None else options)
+        if self.providers is None:
+            raise ConfigError(
+                f"cannot switch to {name!r}: this session was made without a registry"
+            )
+        chosen = self._policy.options_for(name, chosen, from_env())  # the session reads some
+        self.provider = self._policy.make_provider(self.providers, name, model, chosen)
+        self.provider_name = name
+        self.provider_options[name] = chosen
+        self.model = model if model is not None else self.provider.model
+
+    def set_option(self, name: str, value: Any = None) -> None:
+        """Set option `name` of the current provider (None: back to its default)."""
+        chosen = dict(self.options)
+        if value is None:
+            chosen.pop(name, None)
+        else:
+            chosen[name] = value
+        self.set_provider(self.provider_name, self.model, chosen)
+
+    def provider_names(self) -> list[str]:
+        """The providers `set_provider` can switch to."""
+        return self.providers.provider_names() if self.providers else [self.provider_name]
+
+    async def aclose(self) -> None:
+        """Close the provider's connections (call it on the loop that opened them)."""
+        await self.provider.aclose()
 
     def window(self) -> tuple[int, str]:
         """The model's context window in tokens, and where that number comes from."""

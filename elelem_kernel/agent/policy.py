@@ -41,7 +41,7 @@ from elelem_kernel.errors import ConfigError
 from elelem_kernel.options import from_env
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.registry import ProviderCatalog
+    from elelem_kernel.agent.catalog import ProviderCatalog
     from elelem_kernel.events import Provider
 
 ENV = "ELELEM_POLICY"

@@ -1,14 +1,13 @@
 """The "workspace" setup: the tools each module of `tools/` declares, in a session's toolbox.
 
 A module declares its tools (`tools/declaration.py`); this collects them, in the order
-they are offered, and puts them into the toolbox of the session they serve. A plugin
+they are offered, and puts them into a session's toolbox with the session's tool context. A plugin
 replaces or extends any of them by adding a tool under the same name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.tools import files, namespace, notebook_tools, search, shell
@@ -25,15 +24,9 @@ DECLARED: tuple[Callable[[ToolContext], tuple[Tool, ...]], ...] = (
 )
 
 
-class ToolHolder(ToolContext, Protocol):
-    """A tool context with a toolbox: what the workspace tools are added to (a session)."""
-
-    toolbox: Toolbox
-
-
-def add_workspace_tools(session: ToolHolder) -> None:
+def add_workspace_tools(toolbox: Toolbox, context: ToolContext) -> None:
     """Register read, list, grep, write, edit, bash, python, variables, notebook_* and
-    propose_cell in `session.toolbox`, each reading `session` at call time."""
+    propose_cell in `toolbox`, each reading `context` (never the session) at call time."""
     for declare in DECLARED:
-        for definition in declare(session):
-            session.toolbox.put(definition)
+        for definition in declare(context):
+            toolbox.put(definition)

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, signals: Signals) -> int:
 def _review(session: Session, line: str, renderer: Callable[[dict[str, Any]], None]) -> None:
     """`/review [TARGET ...] [--focus TEXT] [--severity LEVEL]` in the chat: a review turn."""
     from elelem_kernel.agent.commands import split_words  # lazy: only reviews need it
-    from elelem_kernel.review.run import prepare, restore_mode  # lazy: only reviews need it
+    from elelem_kernel.review.run import prepare  # lazy: only reviews need it
 
     parser = argparse.ArgumentParser(prog="/review", add_help=False)
     parser.add_argument("target", nargs="*")
@@ -65,13 +65,11 @@ def _review(session: Session, line: str, renderer: Callable[[dict[str, Any]], No
         args, unknown = parser.parse_known_args(split_words(line)[1:])
         if unknown:
             raise BadInput(f"unknown option {unknown[0]!r}; use --focus or --severity")
-        prompt = prepare(session, args.target or None, focus=args.focus, severity=args.severity)
+        review = prepare(session, args.target or None, focus=args.focus, severity=args.severity)
     except ElelemError as error:  # BadInput, or a ReviewError
         print(f"/review: {visible(str(error))}", file=sys.stderr)
         return
-    if prompt is None:
+    if review is None:
         return
-    try:
-        session.run(prompt, renderer)
-    finally:
-        restore_mode(session)
+    with review:
+        session.run(review.prompt, renderer, extras=review.extras)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from elelem_kernel.agent.front import PlainFront, TurnSettings
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.errors import ElelemError
@@ -73,7 +74,8 @@ def _session(path: Path, options: dict[str, Any], err: IO[str]) -> Any:
 
     if options.get("workspace") is None:
         options["workspace"] = path.parent
-    session = new_session(**options)
-    if session.notice:
-        print(f"elelem: {visible(session.notice)}", file=err)
+    front = PlainFront(TurnSettings(options.pop("approver", None)))
+    session = new_session(front=front, **options)
+    for notice in front.notices:
+        print(f"elelem: {visible(notice)}", file=err)
     return session

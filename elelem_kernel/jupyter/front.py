@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.approval import HOW_TO_ALLOW
 from elelem_kernel.agent.commands import check_tools
+from elelem_kernel.agent.front import TurnSettings
 from elelem_kernel.agent.record import unfinished
 from elelem_kernel.errors import BadInput, BudgetStopped, ConfigError, TurnInterrupted
 from elelem_kernel.jupyter.approvals import approver_for, choose_channel
@@ -70,6 +71,8 @@ class NotebookFront:
         #: may hold HTTP clients bound to its loop
         self.announced = False
         self.placed = False
+        #: The notice of the default provider, said with the first prompt's turn.
+        self.pending_notice: str | None = None
         self.approvals: dict[str, Any] = {}  #: what the approval channels learnt
         self.untold: list[str] = []  #: lines about skipped plugins not shown in a cell yet
         self.restored: str | None = None  #: "restored 3 turns from nb.ipynb", to show live
@@ -92,7 +95,7 @@ class NotebookFront:
                 previous = set_notify(self.untold.append)  # skipped project plugins
                 try:
                     session = new_session(
-                        namespace=self.ip.user_ns, workspace=self._frontend_folder()
+                        namespace=self.ip.user_ns, workspace=self._frontend_folder(), front=self
                     )
                 finally:
                     set_notify(previous)
@@ -110,12 +113,8 @@ class NotebookFront:
             self.say("\n\n".join(lines))
 
     def _wire(self, session: Session) -> None:
-        kernel = getattr(self.ip, "kernel", None)
-        elelem = getattr(kernel, "implementation", None) == KERNEL_NAME
-        session.allow_hint = HOW_TO_ALLOW["kernel" if elelem else "magic"]
-        session.commands.notes.append(MULTI_LINE if elelem else MAGIC_MULTI_LINE)
-        session.propose_cell = self.propose_cell
-        session.open_notebook = self.notebook_path()
+        """The front's commands and help lines in the session's command table."""
+        session.commands.notes.append(MULTI_LINE if self._elelem() else MAGIC_MULTI_LINE)
         session.commands.add(
             "undo",
             "revert the last turn's changes to files and open-notebook cells, where unchanged "
@@ -166,6 +165,33 @@ class NotebookFront:
         """Offer `source` as the next cell (the frontend's set_next_input payload)."""
         self.ip.set_next_input(source, replace=False)
 
+    # -- what the session gets of this front (`agent/front.Front`) -----------------
+
+    def open_notebook(self) -> Path | None:
+        """The notebook open in the frontend, for the notebook tools."""
+        return self.notebook_path()
+
+    def notice(self, text: str) -> None:
+        """Kept until the first prompt's turn says which provider answers (`_announce`)."""
+        self.pending_notice = text
+
+    def turn_settings(self, approver: Any = None, live_notebook: Any = None) -> TurnSettings:
+        """A turn's settings in this front's words: how to allow a call and raise a
+        budget here, the environment facts, and the turn's `approver` and link."""
+        where = "kernel" if self._elelem() else "magic"
+        return TurnSettings(
+            approver=approver,
+            allow_hint=HOW_TO_ALLOW[where],
+            budget_hint=BUDGET_HINT[where],
+            environment=(_notebook_fact(live_notebook is not None), WHERE[where]),
+            live_notebook=live_notebook,
+        )
+
+    def _elelem(self) -> bool:
+        """Whether this is the Elelem kernel (not the magic in another kernel)."""
+        kernel = getattr(self.ip, "kernel", None)
+        return getattr(kernel, "implementation", None) == KERNEL_NAME
+
     # -- running ----------------------------------------------------------------------
 
     def request(self) -> ExecuteRequest:
@@ -189,11 +215,12 @@ class NotebookFront:
         cell: str | None = None,
         options: dict[str, Any] | None = None,
         allow: list[str] | None = None,
+        extras: dict[str, Any] | None = None,
     ) -> Any:
         """Run one turn of `prompt` in the notebook's conversation; the TurnResult.
 
         Options and `allow` (tools that run without asking) apply to this turn only; `new`
-        starts a fresh conversation first.
+        starts a fresh conversation first; `extras`: fields the turn's record gets.
         """
         session = self.get_session()
         if allow:
@@ -204,6 +231,7 @@ class NotebookFront:
         request = self.request()
         cell = self._before_turn(session, request, cell, announce=provider is None, new=new)
         view = None
+        link = None
         result = None
         interrupted = False
         scope = ExitStack()  # this turn's provider, options, model, mode and system prompt
@@ -215,14 +243,15 @@ class NotebookFront:
             if self.restored:
                 view({"type": "notice", "text": self.restored})
                 self.restored = None
-            session.approver = self._approver(view, request)
-            self._link_notebook(session, request, cell, view)
-            result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
+            link = self._link_notebook(request, cell, view)
+            settings = self.turn_settings(self._approver(view, request), link)
+            turn = session.turn(prompt, view, cell, settings, extras)
+            result, interrupted = self.runner.run(turn)
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            self._unlink_notebook(session)
-            session.approver = None
+            if link is not None:
+                link.close()
             scope.close()
             if view is not None:
                 view.freeze(_record_of(result, session, prompt, cell, interrupted))
@@ -257,7 +286,7 @@ class NotebookFront:
             self._announce(session, request)
         self._place(session, request)
         if new:
-            session.new_conversation()
+            session.conversations.new()
         return cell
 
     def run_review(
@@ -269,19 +298,13 @@ class NotebookFront:
         **options: Any,
     ) -> Any:
         """Review `target` (a diff) in one turn; None when there is nothing to review."""
-        from elelem_kernel.review.run import (  # lazy: only review cells need it
-            prepare,
-            restore_mode,
-        )
+        from elelem_kernel.review.run import prepare  # lazy: only review cells need it
 
-        session = self.get_session()
-        prompt = prepare(session, target, focus=focus, severity=severity)
-        if prompt is None:
+        review = prepare(self.get_session(), target, focus=focus, severity=severity)
+        if review is None:
             return None
-        try:
-            return self.run_prompt(prompt, **options)
-        finally:
-            restore_mode(session)
+        with review:
+            return self.run_prompt(review.prompt, extras=review.extras, **options)
 
     def watcher(self, request: ExecuteRequest) -> str:
         """Who watches this cell run: `widgets`, `text`, or `nobody` (output at the end).
@@ -321,16 +344,16 @@ class NotebookFront:
     def status(self) -> str:
         """Markdown status: provider, model, mode, turns, tokens, approval channel."""
         session = self.get_session()
-        usage = session.usage or {}
+        usage = session.accounts.usage
         channel = _channel(self.ip, self.request())
-        notebook = session.open_notebook or "unknown (set ELELEM_NOTEBOOK)"
+        notebook = session.tool_context.open_notebook or "unknown (set ELELEM_NOTEBOOK)"
         rows = [
             ("provider", session.provider_name),
             ("model", session.model or "default"),
             ("mode", session.mode),
             ("turns", len(session.conversation.turns)),
             ("tokens", f"in {usage.get('input', 0):,} · out {usage.get('output', 0):,}"),
-            ("budget", session.ledger.summary()),
+            ("budget", session.accounts.ledger.summary()),
             ("approvals", channel),
             ("notebook", notebook),
         ]
@@ -356,31 +379,23 @@ class NotebookFront:
             memo=self.approvals,
         )
 
-    def _link_notebook(
-        self, session: Session, request: ExecuteRequest, cell: str | None, view: Any = None
-    ) -> None:
-        """Open this turn's link to the open notebook where the frontend can take it (the
-        live view says when a diff there waits for the person), and tell the model in the
-        environment facts whether it can."""
+    def _link_notebook(self, request: ExecuteRequest, cell: str | None, view: Any = None) -> Any:
+        """This turn's link to the open notebook, opened where the frontend can take it
+        (the live view says when a diff there waits for the person); else None."""
         from elelem_kernel.jupyter import notebook_comm  # lazy: small, but only for turns
 
         restore = _restore_module()
         frontend = self.ip.user_ns.get(restore.FRONTEND_KEY) if restore else None
-        session.live_notebook = None
-        if cell and notebook_comm.reachable(frontend, _channel(self.ip, request)):
-            link = notebook_comm.NotebookLink(cell)
-            link.watcher = getattr(view, "person", None)
-            try:
-                link.open()
-            except Exception as error:
-                self.say(f"warning: the open notebook is not reachable: {error}", request)
-            else:
-                session.live_notebook = link
-        elelem = getattr(getattr(self.ip, "kernel", None), "implementation", None) == KERNEL_NAME
-        session.environment = [
-            _notebook_fact(session.live_notebook is not None),
-            WHERE["kernel" if elelem else "magic"],
-        ]
+        if not cell or not notebook_comm.reachable(frontend, _channel(self.ip, request)):
+            return None
+        link = notebook_comm.NotebookLink(cell)
+        link.watcher = getattr(view, "person", None)
+        try:
+            link.open()
+        except Exception as error:
+            self.say(f"warning: the open notebook is not reachable: {error}", request)
+            return None
+        return link
 
     def undo(self, turn: str | None = None, cell: str | None = None, redo: bool = False) -> str:
         """`/undo`: revert the last turn's changes (jupyter/undo.py), reaching the open
@@ -409,11 +424,6 @@ class NotebookFront:
             if link is not None:
                 link.close()
         return str(text)
-
-    def _unlink_notebook(self, session: Session) -> None:
-        link, session.live_notebook = session.live_notebook, None
-        if link is not None:
-            link.close()
 
     def _restore(self, session: Session, request: ExecuteRequest, cell: str | None) -> None:
         """Restore the notebook's turns up to the cell being run (`cell`, with `request`'s
@@ -463,8 +473,8 @@ class NotebookFront:
     def _announce(self, session: Session, request: ExecuteRequest) -> None:
         if not self.announced:
             self.announced = True
-            if getattr(session, "notice", None):
-                self.say(f"provider **{session.provider_name}**: {session.notice}", request)
+            if self.pending_notice:
+                self.say(f"provider **{session.provider_name}**: {self.pending_notice}", request)
 
 
 def _for_this_turn(
@@ -473,9 +483,10 @@ def _for_this_turn(
     """Apply the turn's overrides (provider, model, mode, system prompt, options) and its
     allowed tools to `session`; closing `scope` puts them back."""
     scope.enter_context(session.overridden(**overrides))
-    added = set(allow) - session.allow
-    session.allow |= added
-    scope.callback(session.allow.difference_update, added)
+    granted = session.grants.allow
+    added = set(allow) - granted
+    granted |= added
+    scope.callback(granted.difference_update, added)
 
 
 class _SubshellTeardown(logging.Filter):
@@ -513,6 +524,13 @@ WHERE = {
         "The person types in a Python notebook: a `%%elelem` cell is a prompt (`%%elelem "
         "--mode verify`, `%%elelem -p anthropic`), `%elelem /command` a slash command."
     ),
+}
+
+
+#: How a budget is raised, in the words of each Jupyter front.
+BUDGET_HINT = {
+    "kernel": "/budget {amount}",
+    "magic": "%%elelem --budget {quoted} (this cell) or %elelem /budget {amount}",
 }
 
 
@@ -558,8 +576,8 @@ def _drop_deleted(session: Session, deleted: tuple[str, ...]) -> None:
     """Forget the turns of cells deleted from the notebook (JupyterLab's `deletedCells`)."""
     if not deleted:
         return
-    gone = set(deleted)
-    for conversation in session.conversations.values():
+    gone = {str(cell) for cell in deleted}
+    for conversation in session.conversations.by_id.values():
         conversation.turns[:] = [t for t in conversation.turns if t.get("cell") not in gone]
 
 

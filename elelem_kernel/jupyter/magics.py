@@ -38,7 +38,6 @@ from elelem_kernel.errors import BadInput, ElelemError
 from elelem_kernel.jupyter import undoable_comm
 from elelem_kernel.jupyter.front import front_for
 from elelem_kernel.jupyter.restore_comm import register
-from elelem_kernel.names import KERNEL_NAME
 from elelem_kernel.options import parse_pairs
 
 SUBCOMMANDS = tuple(TURN_COMMANDS)
@@ -154,25 +153,12 @@ def _budget(front: Any, args: Any) -> Iterator[None]:
     before each request (the cell's `-p`/`--model` apply only inside the turn), so a
     dollar budget for an unpriced model ends the turn with the message naming tokens.
     """
-    session = _in_words(front)
-    with session.ledger.applied(getattr(args, "budget", None), cell=True):
+    ledger = front.get_session().accounts.ledger  # its lines in the front's words
+    with ledger.applied(getattr(args, "budget", None), cell=True):
         yield
 
 
-def _in_words(front: Any) -> Any:
-    """The front's session, its budget lines saying what to type here."""
-    session = front.get_session()
-    kernel = getattr(front.ip, "kernel", None)
-    if getattr(kernel, "implementation", None) == KERNEL_NAME:
-        session.ledger.hint = "/budget {amount}"
-    else:
-        session.ledger.hint = "%%elelem --budget {quoted} (this cell) or %elelem /budget {amount}"
-    return session
-
-
 def _command(front: Any, line: str) -> None:
-    if line.split()[0] == "/budget":
-        _in_words(front)
     front.say(front.command(line))
 
 

@@ -26,8 +26,8 @@ from elelem_kernel.review.target import Target, resolve
 from elelem_kernel.tools.declaration import Tool
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.session import Session
     from elelem_kernel.agent.toolbox import Toolbox
+    from elelem_kernel.tools.declaration import ToolContext
 
 TOOL_NAMES = ("report_finding", "git")
 GIT_COMMANDS = git_options.COMMANDS
@@ -129,16 +129,16 @@ class FindingLog:
 
 
 def review_toolset(
-    session: Session, files: Iterable[str], target: Target
+    context: ToolContext, files: Iterable[str], target: Target
 ) -> tuple[Tools, FindingLog]:
-    """`report_finding` and `git` for a review of `target` as a toolset, and the log
-    they fill. Findings also go into the session's `turn_extras`, so the turn's record
-    carries them."""
-    log = FindingLog(target, set(files), Path(session.workspace))
+    """`report_finding` and `git` for a review of `target` as a toolset, for a session's
+    tool `context`, and the log they fill. Findings also go into the turn's `turn_extras`,
+    so its record carries them."""
+    log = FindingLog(target, set(files), Path(context.workspace))
 
     def report_finding(args: dict[str, Any]) -> dict[str, Any]:
         finding, notes = log.record(args)
-        session.turn_extras.setdefault("findings", []).append(finding.to_dict())
+        context.turn_extras.setdefault("findings", []).append(finding.to_dict())
         result: dict[str, Any] = {"recorded": len(log.findings), "location": finding.location}
         if finding.outside_diff:
             result["outside_diff"] = True
@@ -180,12 +180,12 @@ def review_toolset(
 
 
 def add_review_tools(
-    session: Session, files: Iterable[str], target: Target, toolbox: Toolbox | None = None
+    context: ToolContext, files: Iterable[str], target: Target, toolbox: Toolbox
 ) -> FindingLog:
-    """Compose the review's toolset (`review_toolset`) into `toolbox` (the session's by
-    default); return the log its tools fill."""
-    tools, log = review_toolset(session, files, target)
-    (toolbox if toolbox is not None else session.toolbox).add_toolset(tools)
+    """Compose the review's toolset (`review_toolset`, for a session's tool `context`) into
+    `toolbox`; return the log its tools fill."""
+    tools, log = review_toolset(context, files, target)
+    toolbox.add_toolset(tools)
     return log
 
 

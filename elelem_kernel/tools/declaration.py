@@ -7,17 +7,17 @@ composition root (`assembly/workspace_tools.py`) puts them into a session's tool
 tool that cannot do what it was asked raises `ToolError`; the toolbox turns that into a
 failure result once, for every tool.
 
-The context is read at call time, so a front that changes it later (the notebook being
-opened, a kernel's `user_ns`) is honoured.
+The context is read at call time: the turn's fields (its id, its record's extras, the
+link to the open notebook) are the running turn's.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from elelem_kernel.tools.notebooks_live import Link
@@ -33,25 +33,27 @@ CELL: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "string"}]}
 PATH: dict[str, Any] = {"type": "string", "description": "path relative to the workspace root"}
 
 
-class ToolContext(Protocol):
-    """What the workspace tools read of the session they serve (a `Session` is one)."""
+@dataclass
+class ToolContext:
+    """What the workspace tools read of the session they serve, never the session itself:
+    one per session (`Session.tool_context`); each turn fills its per-turn fields and
+    empties them when it ends."""
 
     workspace: Path
-    namespace: dict[str, Any]
+    namespace: dict[str, Any] = field(default_factory=dict)
     #: The notebook open in the front (its file is written only through the front), or None.
-    open_notebook: Path | None
-    #: The front's link to that notebook, for the notebook tools without a path, or None.
-    live_notebook: Link | None
+    open_notebook: Path | None = None
+    #: How the front offers a new cell (None: there is no frontend to offer one to).
+    propose_cell: Callable[[str], None] | None = None
+    #: Whether a tool runs without the person's yes (the auto mode, or allowed by name).
+    unasked: Callable[[str], bool] = lambda name: False
+    #: The front's link to the open notebook for this turn (the notebook tools without a
+    #: path act on it), or None.
+    live_notebook: Link | None = None
     #: Fields the turn adds to its record; the tools keep what they changed there.
-    turn_extras: dict[str, Any]
-    turn_id: str | None
-    always: set[str]
-    allow: set[str]
-    propose_cell: Callable[[str], None]
-
-    @property
-    def mode(self) -> str:
-        """The session's mode (`agent/toolbox.MODES`)."""
+    turn_extras: dict[str, Any] = field(default_factory=dict)
+    #: The running turn's id, what the tools mark their changes with.
+    turn_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -70,8 +70,7 @@ def _is_open(context: ToolContext, path: str) -> bool:
 def _edits_asked(context: ToolContext) -> bool:
     """Whether a live edit shows as a diff the person decides on (not auto mode and no
     standing yes); the diff in the cell is then the approval."""
-    allowed = context.always | context.allow
-    return context.mode != "auto" and "notebook_edit" not in allowed
+    return not context.unasked("notebook_edit")
 
 
 def _run_preview(args: Arguments) -> str:
@@ -211,8 +210,8 @@ def _run(context: ToolContext) -> Tool:
 
 def _propose(context: ToolContext) -> Tool:
     async def propose_cell(args: Arguments) -> Result:
-        offer = getattr(context, "propose_cell", None)
-        if not callable(offer):
+        offer = context.propose_cell
+        if offer is None:
             raise ToolError(
                 "there is no frontend here to propose a cell to; show the code in your reply"
             )

@@ -96,7 +96,7 @@ def test_a_session_made_without_a_catalog_keeps_its_provider(tmp_path):
     from tests.scripted import Scripted
 
     session = Session(Scripted(), workspace=tmp_path, provider_name="scripted")
-    assert session.provider_names() == ["scripted"]
+    assert session.facts.provider_names() == ["scripted"]
     with pytest.raises(ConfigError, match="made without a registry"):
         session.set_provider("echo")
     assert session.provider_name == "scripted"

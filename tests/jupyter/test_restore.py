@@ -119,7 +119,7 @@ def test_several_conversations_and_the_bottom_one_is_active(tmp_path):
     cells = [turn_cell(record("t1", "old")), turn_cell(record("t2", "new"))]
     session, line = restore(write(tmp_path / "nb.ipynb", cells))
     assert line == "restored 2 turns from nb.ipynb (2 conversations)"
-    assert list(session.conversations) == ["old", "new"]
+    assert list(session.conversations.by_id) == ["old", "new"]
     assert session.conversation.id == "new"
 
 
