@@ -40,6 +40,11 @@ class BadInput(ElelemError, ValueError):
     input is checked and caught, as this one type, where a front shows it."""
 
 
+class PromptError(BadInput):
+    """An ACP client's prompt cannot be taken as it is (an image of a type, size or number
+    the model cannot be sent); the message says what to change."""
+
+
 class OverBudget(ElelemError):
     """The next request could pass a budget: the turn ends before sending it."""
 

@@ -151,11 +151,11 @@ def test_a_session_takes_a_duck_typed_provider_and_asks_it_plainly(tmp_path, mon
     s = Session(inner, provider_name="rich", workspace=tmp_path)
     assert isinstance(s.provider, Foreign) and s.provider.inner is inner
     assert s.model == "rich"
-    assert asyncio.run(s.probe_window()) == 4096
-    assert s.window() == (4096, "reported by the rich server")
-    assert s.take_notes() == ["template drops tools"]
+    assert asyncio.run(s.facts.probe_window()) == 4096
+    assert s.facts.window() == (4096, "reported by the rich server")
+    assert s.facts.take_notes() == ["template drops tools"]
     assert asyncio.run(s.turn("hello")).stop == "end_turn"
-    asyncio.run(s.aclose())
+    asyncio.run(s.facts.aclose())
     assert inner.closed == 1
 
 

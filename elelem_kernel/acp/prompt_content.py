@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from elelem_kernel import images as img
 from elelem_kernel.acp.updates import fenced
 from elelem_kernel.agent import media
+from elelem_kernel.errors import PromptError
 from elelem_kernel.options import from_env
 
 if TYPE_CHECKING:
@@ -30,10 +31,6 @@ if TYPE_CHECKING:
 
 #: Images one prompt may carry: those a request sends at most (`media.MAX_PER_REQUEST`).
 MAX_IMAGES = media.MAX_PER_REQUEST
-
-
-class PromptError(ValueError):
-    """The prompt cannot be taken as it is; the message says what to change."""
 
 
 @dataclass

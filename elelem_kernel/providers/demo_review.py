@@ -171,34 +171,7 @@ async def fetch(messages: list[Message], tools: list[dict[str, Any]], emit: Emit
         await _say(emit, said)
         emit({"type": "stop", "reason": "end_turn", "truncated": False})
     elif read:
-        spots = scan("\n".join(str(r.get("output", "")) for r in read))
-        if not spots or "report_finding" not in offered:
-            said = (
-                "Demo review (scripted heuristics, not a real model): I read the diff and found "
-                "nothing my few checks look for. A real model reviews far more; set a provider "
-                "with `-p`."
-            )
-            await _say(emit, said)
-            emit({"type": "stop", "reason": "end_turn", "truncated": False})
-        else:
-            emit(
-                {
-                    "type": "thinking",
-                    "text": f"The diff has {len(spots)} spots my checks flag; reporting them.",
-                }
-            )
-            said = f"I found {len(spots)} problem{'s' if len(spots) != 1 else ''} in the diff; reporting them."
-            await _say(emit, said)
-            for i, spot in enumerate(spots):
-                emit(
-                    {
-                        "type": "doing",
-                        "id": f"demo_finding_{i}",
-                        "name": "report_finding",
-                        "arguments": spot.arguments(),
-                    }
-                )
-            emit({"type": "stop", "reason": "tool_use", "truncated": False})
+        said = await _report(read, offered, emit)
     else:
         match = _COMMAND.search(prompt)
         command = match.group(1).strip() if match else "diff HEAD"
@@ -210,6 +183,42 @@ async def fetch(messages: list[Message], tools: list[dict[str, Any]], emit: Emit
     emit(
         {"type": "usage", "input": len(json.dumps(messages)) // 4, "output": max(1, len(said) // 4)}
     )
+
+
+async def _report(read: list[dict[str, Any]], offered: set[str], emit: Emit) -> str:
+    """After the diff was read: report the spots the checks flag, or say there are none;
+    what was said."""
+    spots = scan("\n".join(str(r.get("output", "")) for r in read))
+    if not spots or "report_finding" not in offered:
+        said = (
+            "Demo review (scripted heuristics, not a real model): I read the diff and found "
+            "nothing my few checks look for. A real model reviews far more; set a provider "
+            "with `-p`."
+        )
+        await _say(emit, said)
+        emit({"type": "stop", "reason": "end_turn", "truncated": False})
+        return said
+    emit(
+        {
+            "type": "thinking",
+            "text": f"The diff has {len(spots)} spots my checks flag; reporting them.",
+        }
+    )
+    said = (
+        f"I found {len(spots)} problem{'s' if len(spots) != 1 else ''} in the diff; reporting them."
+    )
+    await _say(emit, said)
+    for i, spot in enumerate(spots):
+        emit(
+            {
+                "type": "doing",
+                "id": f"demo_finding_{i}",
+                "name": "report_finding",
+                "arguments": spot.arguments(),
+            }
+        )
+    emit({"type": "stop", "reason": "tool_use", "truncated": False})
+    return said
 
 
 def _summary(reported: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:

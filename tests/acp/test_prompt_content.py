@@ -123,5 +123,5 @@ def test_a_model_without_vision_refuses_and_says_how_to_switch(monkeypatch):
     assert asyncio.run(refusal(blind, [])) is None
     seeing = Session(StubProvider(), provider_name="stub", model="gpt-4o")
     assert asyncio.run(refusal(seeing, images)) is None
-    seeing.provider_options["stub"] = {"max_images": "0"}
+    seeing.facts.provider_options["stub"] = {"max_images": "0"}
     assert "max_images is 0" in (asyncio.run(refusal(seeing, images)) or "")

@@ -85,7 +85,7 @@ def test_a_compaction_before_the_turn_keeps_its_prompts_images(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     provider = Scripted(say("one"), say("SUMMARY"), say("two"))
     session = Session(provider, provider_name="scripted")
-    session.provider_options["scripted"] = {"vision": "on"}
+    session.facts.provider_options["scripted"] = {"vision": "on"}
     turn(session, "first " + "x" * 3_500)
     session.command("/compact")
     result = turn(session, "look\n[image 1: 4×3 PNG]", [entry()])
