@@ -84,6 +84,11 @@ class ApprovalRequest:
     sensitive: str | None = None
 
 
+class Declined(str):
+    """A deny that says why, in words for the model and the card (`declined: ...`), where
+    the reason is not the person's no (the page showing the question went away)."""
+
+
 class Approver(Protocol):
     """Answers `allow`, `deny` or `always` (allow this tool for the rest of the session)."""
 
@@ -143,6 +148,8 @@ async def decide(
     state = {"type": "tool_state", "index": index, "id": call.id, "state": "approval"}
     out({**state, "preview": request.preview})
     decision = await _answer(session.approver, request)
+    if isinstance(decision, Declined):
+        return str(decision), "declined"
     if decision == "always":
         session.always.add(tool.name)
     if decision in ("allow", "always"):

@@ -236,8 +236,8 @@ class NotebookFront:
             if self.restored:
                 view({"type": "notice", "text": self.restored})
                 self.restored = None
-            session.approver = self._approver(view, request)
             self._link_notebook(session, request, cell, view)
+            session.approver = self._approver(view, request, page=session.live_notebook)
             result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
         except KeyboardInterrupt:
             interrupted = True
@@ -366,10 +366,11 @@ class NotebookFront:
         text = self.watcher(request or self.request()) == "text"
         display(say_bundle(markdown, as_text=text), raw=True)
 
-    def _approver(self, view: Any, request: ExecuteRequest) -> Any:
+    def _approver(self, view: Any, request: ExecuteRequest, page: Any = None) -> Any:
         kernel = getattr(self.ip, "kernel", None)
         return approver_for(
             _channel(self.ip, request),
+            page=page,
             view=view,
             kernel=kernel,
             call_in_main=self.runner.call_in_main,

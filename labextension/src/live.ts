@@ -184,6 +184,8 @@ async function handle(
       result = revert(panel, request);
     } else if (request.op === 'outputs') {
       result = showOutputs(panel, request);
+    } else if (request.op === 'ping') {
+      result = true; // the page is here (its ack says so; elelem_kernel/jupyter/page_alive.py)
     } else {
       throw new Error(`unknown request ${JSON.stringify(String(request.op))}`);
     }
