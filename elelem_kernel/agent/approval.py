@@ -83,6 +83,11 @@ class ApprovalRequest:
     sensitive: str | None = None
 
 
+class Declined(str):
+    """A deny that says why, in words for the model and the card (`declined: ...`), where
+    the reason is not the person's no (the page showing the question went away)."""
+
+
 class Approver(Protocol):
     """Answers `allow`, `deny` or `always` (allow this tool for the rest of the session)."""
 
@@ -163,6 +168,8 @@ async def decide(
     state = {"type": "tool_state", "index": index, "id": call.id, "state": "approval"}
     out({**state, "preview": request.preview})
     decision = await _answer(approver, request)
+    if isinstance(decision, Declined):
+        return str(decision), "declined"
     if decision == "always":
         grants.always.add(tool.name)
     if decision in ("allow", "always"):

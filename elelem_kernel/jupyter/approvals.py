@@ -17,7 +17,9 @@ stdin. Elsewhere (nbclient, papermill) nobody can be asked: the session's policy
 The button channel waits briefly for the frontend to open its comm subshell and falls
 back to stdin (or a denial) when none appears, e.g. in an older JupyterLab. While it
 waits, the card already says where the answer will be asked (`EITHER`), then `IN_THE_BOX`
-once the input box is the way: never a card waiting with nothing to answer with.
+once the input box is the way: never a card waiting with nothing to answer with. Where
+the page with the buttons is known (`page`: the turn's link to it), a page closed or
+reloaded while they wait ends the question `Declined` within seconds (jupyter/page_alive.py).
 """
 
 from __future__ import annotations
@@ -25,10 +27,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
-from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
+from elelem_kernel.agent.approval import (
+    DECISIONS,
+    ApprovalRequest,
+    Decision,
+    Declined,
+    decision_for,
+)
 from elelem_kernel.jupyter.execute_request import ExecuteRequest
+from elelem_kernel.jupyter.page_alive import answer_or_gone
 from elelem_kernel.render.approval_question import question
 
 SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
@@ -108,14 +117,16 @@ class ButtonApprover:
         fallback: Any = None,
         wait: float = SUBSHELL_WAIT,
         memo: dict[str, Any] | None = None,
+        page: Any = None,
     ):
         self.view = view
         self.kernel = kernel
         self.fallback = fallback
         self.wait = wait
         self.memo = memo if memo is not None else {}  #: kept by the front across turns
+        self.page = page  #: the turn's link to the page with the buttons (page_alive.Page)
 
-    async def approve(self, request: ApprovalRequest) -> Decision:
+    async def approve(self, request: ApprovalRequest) -> Decision | Declined:
         if not subshells(self.kernel) and self.fallback is not None:
             self._say(request.index, IN_THE_BOX if self.memo.get("no_subshell") else EITHER)
         if not await self._subshell_ready():
@@ -125,7 +136,10 @@ class ButtonApprover:
         self._say(request.index, None)
         answer = self.view.ask(request.index, request.name)
         try:
-            return await asyncio.wrap_future(answer)
+            decision = await answer_or_gone(asyncio.wrap_future(answer), self.page, "approval")
+            if decision in DECISIONS:
+                return cast(Decision, decision)
+            return Declined(decision)  # nobody can answer: the page went away
         finally:
             self.view.withdraw(request.index)
 
@@ -156,11 +170,13 @@ def approver_for(
     call_in_main: Callable[[Callable[[], Any]], Any],
     allow_stdin: bool,
     memo: dict[str, Any] | None = None,
+    page: Any = None,
 ) -> Any:
-    """The approver for `channel`; None for `policy` (the session's own rules apply)."""
+    """The approver for `channel`; None for `policy` (the session's own rules apply).
+    `page`: the turn's link to the page, whose leaving ends a question on its buttons."""
     stdin = StdinApprover(call_in_main, view) if allow_stdin else None
     if channel == "buttons" and view is not None and hasattr(view, "ask"):
-        return ButtonApprover(view, kernel, fallback=stdin, memo=memo)
+        return ButtonApprover(view, kernel, fallback=stdin, memo=memo, page=page)
     if channel in ("buttons", "stdin") and stdin is not None:
         return stdin
     return None

@@ -244,7 +244,7 @@ class NotebookFront:
                 view({"type": "notice", "text": self.restored})
                 self.restored = None
             link = self._link_notebook(request, cell, view)
-            settings = self.turn_settings(self._approver(view, request), link)
+            settings = self.turn_settings(self._approver(view, request, page=link), link)
             turn = session.turn(prompt, view, cell, settings, extras)
             result, interrupted = self.runner.run(turn)
         except KeyboardInterrupt:
@@ -368,10 +368,11 @@ class NotebookFront:
         text = self.watcher(request or self.request()) == "text"
         display(say_bundle(markdown, as_text=text), raw=True)
 
-    def _approver(self, view: Any, request: ExecuteRequest) -> Any:
+    def _approver(self, view: Any, request: ExecuteRequest, page: Any = None) -> Any:
         kernel = getattr(self.ip, "kernel", None)
         return approver_for(
             _channel(self.ip, request),
+            page=page,
             view=view,
             kernel=kernel,
             call_in_main=self.runner.call_in_main,

@@ -35,7 +35,7 @@ from IPython.utils.process import arg_split
 from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.assembly.turn_flags import CELL, add_flags
 from elelem_kernel.errors import BadInput, ElelemError
-from elelem_kernel.jupyter import undoable_comm
+from elelem_kernel.jupyter import frozen_comm, undoable_comm
 from elelem_kernel.jupyter.front import front_for
 from elelem_kernel.jupyter.restore_comm import register
 from elelem_kernel.options import parse_pairs
@@ -201,3 +201,4 @@ def load(ip: Any) -> None:
         cleanup.append(empty_body)
     register(ip)
     undoable_comm.register(ip)
+    frozen_comm.register(ip, lambda: front_for(ip).session)

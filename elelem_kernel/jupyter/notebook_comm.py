@@ -9,7 +9,7 @@ so the tools act only on the notebook that sent the turn.
 
 Messages, each a comm message's data:
 
-    kernel → frontend  {"id": n, "op": "read" | "edit" | ..., ...arguments}
+    kernel → frontend  {"id": n, "op": "read" | "edit" | "ping" | ..., ...arguments}
     frontend → kernel  {"type": "hello"}                          once, when it owns the turn
                        {"id": n, "ack": true}                     the request is being handled
                        {"id": n, "result": {...}} | {"id": n, "error": "..."}
@@ -20,7 +20,9 @@ labextension/src/protocol.ts).
 A request with no hello, or no ack within `ACK_TIMEOUT`, fails with a clear message
 (extension missing, the tab closed, another client); an acknowledged request waits for
 its answer (an edit waits for the person's Accept or Reject) until its own timeout, the
-comm closing, or the stop button. Answers are bounded (`MAX_ANSWER`).
+comm closing, or the stop button. Answers are bounded (`MAX_ANSWER`). While a question
+waits, `ping`s (only their ack counts) tell whether the page that said hello is still
+there (jupyter/page_alive.py): a diff whose page was reloaded or closed ends `gone`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from elelem_kernel.errors import FrontendGone
+from elelem_kernel.jupyter.page_alive import answer_or_gone
 
 TARGET = "elelem.notebook"
 VERSION = 1
@@ -66,7 +69,10 @@ class NotebookLink:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._hello = threading.Event()
+        self._greeted = False  #: the page said hello (the extension answers on a subshell)
         self._closed = False
+        #: why the page is known gone (it stopped answering pings), or None
+        self.lost: str | None = None
         self._acks: dict[int, concurrent.futures.Future[Any]] = {}
         #: told `waiting for you: cell [5] above` while a diff waits for the person's
         #: decision, then None (the live view says so in the call's card)
@@ -102,6 +108,8 @@ class NotebookLink:
     async def request(self, op: str, timeout: float | None = 30.0, **arguments: Any) -> Any:
         """Send one request; its result. `FrontendGone` when nobody answers; `RuntimeError`
         with the frontend's message when it refused."""
+        if self.lost:
+            raise FrontendGone(self.lost)
         if self._comm is None or self._closed:
             raise FrontendGone(NOT_REACHABLE)
         number = next(self._ids)
@@ -128,7 +136,13 @@ class NotebookLink:
                 label, where = arguments.get("label") or "a cell", arguments.get("where") or ""
                 self._watch(f"waiting for you: {label} {where}".strip())
             try:
-                message = await asyncio.wait_for(asyncio.wrap_future(answer), timeout)
+                waited = asyncio.wait_for(asyncio.wrap_future(answer), timeout)
+                if asking:  # a diff nobody can answer once its page went away
+                    message = await answer_or_gone(waited, self, "diff")
+                    if isinstance(message, str):
+                        return {"decision": "gone", "reason": message}
+                else:
+                    message = await waited
             except TimeoutError:
                 raise FrontendGone(f"the open notebook gave no answer in {timeout:g} s") from None
             finally:
@@ -141,6 +155,34 @@ class NotebookLink:
         if "error" in message:
             raise RuntimeError(str(message["error"]))
         return message.get("result")
+
+    def answering(self) -> bool:
+        """Whether the page said hello and the link is open: it acknowledges pings."""
+        return self._greeted and not self._closed
+
+    async def ping(self, timeout: float) -> bool:
+        """Whether the page acknowledged a ping within `timeout` seconds."""
+        comm = self._comm
+        if comm is None or self._closed:
+            return False
+        number = next(self._ids)
+        ack: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        with self._lock:
+            self._acks[number] = ack
+        try:
+            comm.send({"id": number, "op": "ping"})
+            await asyncio.wait_for(asyncio.wrap_future(ack), timeout)
+            return True
+        except (TimeoutError, FrontendGone):
+            return False
+        finally:
+            with self._lock:
+                self._acks.pop(number, None)
+
+    def lose(self, why: str) -> None:
+        """The page is gone (`why`): pending and later requests fail at once."""
+        self.lost = why
+        self._gone(why)
 
     def _watch(self, text: str | None) -> None:
         if self.watcher is not None:
@@ -156,6 +198,7 @@ class NotebookLink:
         if not isinstance(data, dict):
             return
         if data.get("type") == "hello":
+            self._greeted = True
             self._hello.set()
             return
         number = data.get("id")

@@ -119,6 +119,8 @@ async def edit_open(
         diff = _change_request(request, nb, index, target_id, old)
     decision = await _ask(link, "edit", None, **request)
     decision = decision if isinstance(decision, dict) else {}
+    if decision.get("decision") == "gone":  # the page showing the diff was closed or reloaded
+        return {"error": str(decision.get("reason") or "declined"), "declined": True}
     if decision.get("decision") == "rejected":
         reason = str(decision.get("reason") or "").strip()[:2_000]
         return {

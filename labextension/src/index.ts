@@ -25,6 +25,7 @@ import {
   NotebookPanel
 } from '@jupyterlab/notebook';
 import { KernelMessage } from '@jupyterlab/services';
+import { showFrozenElsewhere } from './elsewhere';
 import { offerFix } from './fix';
 import { attachLive } from './live';
 import { Json, RESTORE_TARGET, RestoreReason, commData } from './protocol';
@@ -62,6 +63,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     tracker.widgetAdded.connect((_, panel) => {
       attachLive(panel);
+      showFrozenElsewhere(panel);
       highlightPython(panel);
       const state: IState = { delivered: false, startPending: true };
       states.set(panel, state);

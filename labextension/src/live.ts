@@ -142,6 +142,8 @@ async function answer(
       return revert(panel, known);
     case 'outputs':
       return showOutputs(panel, known);
+    case 'ping':
+      return { here: true }; // the page is here (elelem_kernel/jupyter/page_alive.py)
     default:
       throw new Error(`unknown request ${JSON.stringify(String(op))}`);
   }

@@ -155,12 +155,19 @@ export interface MarkUndoneRequest {
   undone: boolean;
 }
 
+/** Is the page still there? Its ack says so (elelem_kernel/jupyter/page_alive.py). */
+export interface PingRequest {
+  id: number;
+  op: 'ping';
+}
+
 export type NotebookRequest =
   | ReadRequest
   | EditRequest
   | OutputsRequest
   | RevertRequest
-  | MarkUndoneRequest;
+  | MarkUndoneRequest
+  | PingRequest;
 
 // -- elelem.notebook: the frontend's side --------------------------------------------
 
@@ -175,7 +182,7 @@ export interface Ack {
 
 export interface Result {
   id: number;
-  result: ReadResult | EditResult | OutputsResult | RevertResult | MarkUndoneResult;
+  result: ReadResult | EditResult | OutputsResult | RevertResult | MarkUndoneResult | PingResult;
 }
 
 export interface Failure {
@@ -242,6 +249,10 @@ export interface RevertResult {
 
 export interface MarkUndoneResult {
   marked: number;
+}
+
+export interface PingResult {
+  here: true;
 }
 
 // -- elelem.undoable -----------------------------------------------------------------

@@ -154,10 +154,11 @@ class Frontend:
             elif msg["msg_type"] == "comm_msg" and content["comm_id"] == comm_id:
                 request = content["data"]
                 check("elelem.notebook", "from_kernel", request)  # as the schema says
-                self.requests.append(request)
                 self.send(comm_id, {"id": request["id"], "ack": True})
-                answer = self.answers[request["op"]](request)
-                self.send(comm_id, {"id": request["id"], "result": answer})
+                if request["op"] != "ping":  # pings, while the person is asked: acked
+                    self.requests.append(request)
+                    answer = self.answers[request["op"]](request)
+                    self.send(comm_id, {"id": request["id"], "result": answer})
             if msg["parent_header"].get("msg_id") == msg_id:
                 msgs.append(msg)
                 if msg["msg_type"] == "status" and content["execution_state"] == "idle":

@@ -1,0 +1,141 @@
+/**
+ * A turn this page saw only live: show its frozen output once it has ended.
+ *
+ * A turn's live view is a widget shown in the page that ran the cell, replaced by the
+ * turn's frozen output when it ends (an `update_display_data` for that page's output).
+ * A page reloaded, or closed and opened again, while the turn ran shows the notebook as
+ * last saved: at best a live view whose widgets die with the turn ("Error displaying
+ * widget: model not found"). A turn whose page went away ends declined, saying why
+ * (elelem_kernel/jupyter/page_alive.py), and this is where the new page shows it:
+ *
+ * - the kernel sends every output to every page: a frozen turn sent for another client
+ *   (its output metadata names the turn's cell) replaces that cell's live view here;
+ * - when the kernel is idle and cells still show a live view, the page asks for their
+ *   frozen outputs on the `elelem.frozen` comm (elelem_kernel/jupyter/frozen_comm.py).
+ *
+ * Only a live view is replaced (a widget output whose plain text is the view's), or an
+ * empty cell filled; other outputs are left as they are.
+ */
+
+import { ICodeCellModel } from '@jupyterlab/cells';
+import { NotebookPanel } from '@jupyterlab/notebook';
+import { Kernel, KernelMessage } from '@jupyterlab/services';
+
+/** The comm target of the kernel's frozen outputs. */
+const FROZEN_TARGET = 'elelem.frozen';
+/** The mime type of a widget's view in a saved output. */
+const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
+/** How a turn's live view reads as plain text (render/widget.py's ELSEWHERE). */
+const LIVE_TEXT = 'elelem is working on this turn';
+
+/** Watch the panel's kernel (again after a change) for turns that ended elsewhere. */
+export function showFrozenElsewhere(panel: NotebookPanel): void {
+  let watched: Kernel.IKernelConnection | null = null;
+  let asked = new Set<string>();
+  const onMessage = (
+    kernel: Kernel.IKernelConnection,
+    msg: KernelMessage.IIOPubMessage
+  ): void => {
+    const type = msg.header.msg_type;
+    if (type !== 'update_display_data' && type !== 'display_data') {
+      return;
+    }
+    if ((msg.parent_header as any)?.session === kernel.clientId) {
+      return; // this page's own turn: its output area takes it
+    }
+    const content: any = msg.content;
+    const record = content?.metadata?.elelem;
+    if (record && typeof record.cell === 'string' && content.data?.['text/html']) {
+      adopt(panel, record.cell, content.data, content.metadata, true);
+    }
+  };
+  // From the moment the page has a kernel connection, not once it is ready: a reloaded
+  // page's connection is ready only when the turn holding the main shell has ended.
+  const watch = (): void => {
+    watched?.iopubMessage.disconnect(onMessage);
+    watched = panel.sessionContext.session?.kernel ?? null;
+    watched?.iopubMessage.connect(onMessage);
+    asked = new Set<string>();
+  };
+  panel.sessionContext.kernelChanged.connect(watch);
+  watch();
+  panel.sessionContext.statusChanged.connect((_, status) => {
+    if (status === 'idle') {
+      askForFrozen(panel, asked);
+    }
+  });
+  panel.disposed.connect(() => watched?.iopubMessage.disconnect(onMessage));
+}
+
+/** Ask the idle kernel for the frozen outputs of the cells that show a live view (each
+ * cell once per kernel). */
+function askForFrozen(panel: NotebookPanel, asked: Set<string>): void {
+  const kernel = panel.sessionContext.session?.kernel;
+  const cells = liveViewCells(panel).filter(id => !asked.has(id));
+  if (!kernel || !kernel.handleComms || cells.length === 0) {
+    return;
+  }
+  cells.forEach(id => asked.add(id));
+  try {
+    const comm = kernel.createComm(FROZEN_TARGET);
+    comm.onMsg = msg => {
+      const found: any = (msg.content.data as any)?.outputs ?? {};
+      for (const [cell, output] of Object.entries<any>(found)) {
+        if (output && typeof output === 'object' && output.data?.['text/html']) {
+          adopt(panel, cell, output.data, output.metadata ?? {}, false);
+        }
+      }
+    };
+    comm.open({ v: 1, cells });
+  } catch (error) {
+    console.warn('elelem-kernel: could not ask for the frozen turns', error);
+  }
+}
+
+/** Ids of the code cells that show a turn's live view. */
+function liveViewCells(panel: NotebookPanel): string[] {
+  const found: string[] = [];
+  for (const cell of panel.content.model?.cells ?? []) {
+    if (cell.type === 'code' && liveViewAt((cell as ICodeCellModel).outputs) >= 0) {
+      found.push(cell.id);
+    }
+  }
+  return found;
+}
+
+/** Index of the first live view in `outputs`, or -1. */
+function liveViewAt(outputs: ICodeCellModel['outputs']): number {
+  for (let i = 0; i < outputs.length; i++) {
+    const data = outputs.get(i).data;
+    const text = data['text/plain'];
+    if (WIDGET_VIEW in data && String(text ?? '').startsWith(LIVE_TEXT)) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+/** Put the frozen output in the cell `cellId` in place of its live view, or (`orEmpty`)
+ * as its only output when it shows none. */
+function adopt(
+  panel: NotebookPanel,
+  cellId: string,
+  data: any,
+  metadata: any,
+  orEmpty: boolean
+): void {
+  for (const cell of panel.content.model?.cells ?? []) {
+    if (cell.id !== cellId || cell.type !== 'code') {
+      continue;
+    }
+    const outputs = (cell as ICodeCellModel).outputs;
+    const output: any = { output_type: 'display_data', data, metadata };
+    const at = liveViewAt(outputs);
+    if (at >= 0) {
+      outputs.set(at, output);
+    } else if (orEmpty && outputs.length === 0) {
+      outputs.add(output);
+    }
+    return;
+  }
+}

@@ -1,0 +1,139 @@
+"""A page reloaded or closed while a turn waits for a click (issue 36 item 2).
+
+The turn waits for Allow / Deny in a card, or for Accept / Reject on a diff in a cell. The
+page goes away (reloaded, or its window closed and the notebook opened again): its buttons
+are gone with it, and while the turn holds the kernel's main shell the new page shows the
+kernel as "Unknown" and a saved live view as "Loading widget…". The kernel notices within
+seconds that the page which answered its pings no longer does: the question ends declined,
+saying why, the turn ends, the kernel is idle again, and the new page shows the frozen turn
+with that reason in place of the saved live view (no "Error displaying widget").
+In JupyterLab and Notebook 7.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.browser.lab import LabServer, NotebookServer, extension_env, write_notebook
+from tests.e2e.browser.pages import BUSY_WAIT, FROZEN, KERNEL_READY, Lab, opened
+from tests.wire_servers import Round, reply
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+
+GONE = "was closed or reloaded"
+SOURCE = """
+(index) => window.jupyterapp.shell.currentWidget.content.model.cells.get(index)
+  .sharedModel.getSource()
+"""
+
+
+@pytest.fixture(scope="module", params=["lab", "notebook7"])
+def server(request, shots, wire, tmp_path_factory) -> Iterator[LabServer]:
+    if request.param == "notebook7":
+        pytest.importorskip("notebook", reason="Notebook 7 tests need `pip install notebook`")
+    root = tmp_path_factory.mktemp(f"gone-{request.param}")
+    env = extension_env(tmp_path_factory.mktemp("jupyter-gone"), wire, enabled=True)
+    kind = NotebookServer if request.param == "notebook7" else LabServer
+    started = kind(root, env, shots / f"page-gone-{request.param}.log").start()
+    started.kind = request.param  # type: ignore[attr-defined]
+    yield started
+    started.stop()
+
+
+def back_again(lab: Lab, cell_text: str, shot: str) -> tuple[object, float]:
+    """The page just (re)opened on the busy kernel: wait for the kernel to be idle again and
+    the turn's frozen output in the cell; that cell, and the seconds it took."""
+    began = time.monotonic()
+    lab.page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=BUSY_WAIT)
+    lab.page.wait_for_function(KERNEL_READY, timeout=60_000)
+    took = time.monotonic() - began
+    cell = lab.cell(cell_text)
+    frozen = cell.locator(FROZEN)
+    frozen.wait_for(timeout=30_000)
+    lab.shot(shot, cell)
+    assert GONE in (frozen.text_content() or "")  # in the declined card, folded
+    assert lab.widget_errors() == 0
+    return cell, took
+
+
+def reload(lab: Lab) -> None:
+    """Reload the page as a person does: Notebook 7 asks whether to leave a notebook whose
+    live view changed since the save, and the person says yes."""
+    lab.page.remove_listener("dialog", lab._dialog)
+    lab.page.on("dialog", lambda dialog: dialog.accept())
+    lab.page.reload()
+
+
+def wait_for_allow(lab: Lab, text: str) -> None:
+    cell = lab.start(text)
+    card = cell.locator(".elelem-card")
+    card.get_by_role("button", name="Allow", exact=True).wait_for(timeout=BUSY_WAIT)
+    lab.save()  # the file now holds the live view: a reloaded page shows it "Loading…"
+
+
+def test_an_approval_whose_page_reloads_ends_declined(browser, server, shots):
+    root = Path(server.root)
+    name = write_notebook(
+        root / "reload-approval.ipynb",
+        ["%load_ext elelem_kernel", "%%elelem\nwrite the file reloaded.md"],
+    )
+    tag = server.kind
+    with opened(browser, server, shots, name, f"gone-approval-{tag}") as lab:
+        lab.run("%load_ext elelem_kernel")
+        wait_for_allow(lab, "write the file reloaded.md")
+        reload(lab)
+        _, took = back_again(lab, "write the file reloaded.md", f"36-2-{tag}-approval-reloaded")
+        assert took < 30, f"the kernel was busy {took:.0f} s after the reload"
+        assert not (root / "reloaded.md").exists()
+
+
+def test_an_approval_whose_page_closes_ends_declined(browser, server, shots):
+    root = Path(server.root)
+    name = write_notebook(
+        root / "close-approval.ipynb",
+        ["%load_ext elelem_kernel", "%%elelem\nwrite the file closed.md"],
+    )
+    tag = server.kind
+    first = Lab.in_new_context(browser, server, shots)
+    try:
+        first.open(name, f"gone-close-{tag}")
+        first.run("%load_ext elelem_kernel")
+        wait_for_allow(first, "write the file closed.md")
+    finally:
+        first.page.context.close()
+    with opened(browser, server, shots, name, f"gone-close-{tag}") as lab:
+        back_again(lab, "write the file closed.md", f"36-2-{tag}-approval-closed")
+        assert not (root / "closed.md").exists()
+
+
+def test_a_diff_whose_page_reloads_ends_declined(browser, server, wire, shots):
+    root = Path(server.root)
+    name = write_notebook(
+        root / "reload-diff.ipynb",
+        ["%load_ext elelem_kernel", "x = 1/0", "%%elelem -p openai\nfix the cell that failed"],
+    )
+    wire.requests.clear()
+    wire.queue(
+        reply(
+            "openai",
+            Round(calls=[("notebook_edit", {"cell": 1, "old": "1/0", "new": "1/1"}, "edit-1")]),
+        ),
+        reply("openai", Round(text="The page went away; nothing changed.")),
+    )
+    tag = server.kind
+    with opened(browser, server, shots, name, f"gone-diff-{tag}") as lab:
+        lab.run("%load_ext elelem_kernel")
+        turn = lab.start("fix the cell that failed")
+        lab.cell("x = 1/0").locator(".elelem-proposal").wait_for(timeout=BUSY_WAIT)
+        lab.save()
+        reload(lab)
+        _, took = back_again(lab, "fix the cell that failed", f"36-2-{tag}-diff-reloaded")
+        assert took < 30, f"the kernel was busy {took:.0f} s after the reload"
+        assert lab.page.evaluate(SOURCE, 1) == "x = 1/0"
+        assert turn is not None
+    tools = [m for m in wire.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert GONE in tools[-1]["content"]
