@@ -1,4 +1,4 @@
-"""elelem-kernel: an agent harness for Jupyter.
+"""elelem-kernel, an agent harness for Jupyter: the face that plugins and scripts import.
 
     %load_ext elelem_kernel          # then %%elelem cells in any Python notebook
     elelem-kernel install --user     # the Elelem kernel: every cell is a prompt

@@ -1,11 +1,12 @@
 """One description of the layout: the module map in docs/internals.md, checked both ways
-against the package and layer by layer against `LAYERS`; and docs that cite nothing outside
-the repository."""
+against the package, layer by layer against `LAYERS` and line by line against the modules'
+docstrings; and docs that cite nothing outside the repository."""
 
 from __future__ import annotations
 
+import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.test_layers import LAYERS, PACKAGE, modules_in
@@ -24,6 +25,7 @@ class ModuleMap:
     layers: list[tuple[str, list[str]]]
     undescribed: list[str]
     diagram: list[list[str]]
+    descriptions: dict[str, str] = field(default_factory=dict)
 
 
 def read_map(text: str) -> ModuleMap:
@@ -32,6 +34,7 @@ def read_map(text: str) -> ModuleMap:
     section = rest.split("\n## ", 1)[0] if found else ""
     layers: list[tuple[str, list[str]]] = []
     undescribed, diagram, in_code = [], [], False
+    descriptions: dict[str, str] = {}
     for line in section.splitlines():
         if line.startswith("```"):
             in_code = not in_code
@@ -47,9 +50,10 @@ def read_map(text: str) -> ModuleMap:
             layers.append((line[4:].strip(), []))
         elif (row := ROW.match(line)) and layers:
             layers[-1][1].append(row[1])
+            descriptions.setdefault(row[1], row[2].strip().replace("\\|", "|"))
             if not row[2].strip():
                 undescribed.append(row[1])
-    return ModuleMap(layers, undescribed, diagram)
+    return ModuleMap(layers, undescribed, diagram, descriptions)
 
 
 def top_name(path: str) -> str:
@@ -95,6 +99,43 @@ def map_problems(package: Path, text: str, layers: list[tuple[str, ...]]) -> lis
     return problems
 
 
+SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z`(\"'@%_$]|\s*$)")
+
+
+def summary(docstring: str) -> str:
+    """A docstring's one-line description: the first sentence of its first paragraph, on
+    one line, without its full stop."""
+    paragraph = " ".join(docstring.strip().split("\n\n", 1)[0].split())
+    end = SENTENCE_END.search(paragraph)
+    return paragraph[: end.start()] if end else paragraph
+
+
+def same_words(description: str, sentence: str) -> bool:
+    """Whether the map's description is the docstring's sentence (the map starts it in lower
+    case and drops the full stop)."""
+    first = description.strip().rstrip(".")
+    return first[:1].lower() == sentence[:1].lower() and first[1:] == sentence[1:]
+
+
+def description_problems(package: Path, text: str) -> list[str]:
+    """Each row of the map whose description is not its module's one-line description, the
+    first sentence of its docstring, with both sides, so either can be fixed."""
+    problems = []
+    for path, description in read_map(text).descriptions.items():
+        module = package / path / "__init__.py" if path.endswith("/") else package / path
+        if not module.is_file() or not description:
+            continue  # map_problems says so
+        docstring = ast.get_docstring(ast.parse(module.read_text(), str(module)))
+        if not docstring:
+            problems.append(f"{package.name}/{path} has no docstring; the map says: {description}")
+        elif not same_words(description, sentence := summary(docstring)):
+            problems.append(
+                f"`{path}`: the map says {description!r}; its docstring's first sentence says"
+                f" {sentence!r}: make them the same words"
+            )
+    return problems
+
+
 def layer_differences(
     what: str, found: list[list[str]], layers: list[tuple[str, ...]]
 ) -> list[str]:
@@ -116,6 +157,11 @@ def layer_differences(
 
 def test_the_module_map_in_the_docs_names_every_module_once_in_its_layer():
     problems = map_problems(PACKAGE, INTERNALS.read_text(), LAYERS)
+    assert problems == [], "\n".join(problems)
+
+
+def test_each_module_s_line_in_the_map_is_the_first_sentence_of_its_docstring():
+    problems = description_problems(PACKAGE, INTERNALS.read_text())
     assert problems == [], "\n".join(problems)
 
 
@@ -174,6 +220,56 @@ def test_the_map_check_says_which_module_is_missing_absent_twice_or_misplaced(tm
     assert map_problems(pkg, "# no map here\n", layers) == [
         f"{where} is missing: a `## Module map` section with a `###` table per layer"
     ]
+
+
+DESCRIBED = """# x
+
+## Module map
+
+### agent
+| module | what it is |
+|---|---|
+| `agent/` | the agent: sessions and their turn loop |
+| `agent/session.py` | the session: one conversation with one model |
+| `agent/turn.py` | the turn loop, which runs rounds |
+| `agent/bare.py` | a module without a docstring |
+| `agent/pipe.py` | a \\| b, the pipe escaped in the table |
+| `agent/gone.py` | map_problems names a row without a module |
+"""
+
+
+def test_the_description_check_names_each_row_that_is_not_its_docstring_s_first_sentence(
+    tmp_path,
+):
+    pkg = tmp_path / "elelem_kernel"
+    (pkg / "agent").mkdir(parents=True)
+    modules = {
+        "__init__.py": '"""The agent: sessions and their turn loop.\n\nMore, e.g. this."""\n',
+        "session.py": '"""The session: one conversation\nwith one model. And more."""\n',
+        "turn.py": '"""The turn loop: rounds of model and tool calls."""\n',
+        "bare.py": "X = 1\n",
+        "pipe.py": '"""A | b, the pipe escaped in the table."""\n',
+    }
+    for name, source in modules.items():
+        (pkg / "agent" / name).write_text(source)
+    assert description_problems(pkg, DESCRIBED) == [
+        "`agent/turn.py`: the map says 'the turn loop, which runs rounds'; its docstring's"
+        " first sentence says 'The turn loop: rounds of model and tool calls': make them the"
+        " same words",
+        "elelem_kernel/agent/bare.py has no docstring; the map says: a module without a docstring",
+    ]
+
+
+def test_a_docstring_s_one_line_description_is_its_first_sentence_on_one_line():
+    assert summary("Undo: revert a turn.\n\nMore.") == "Undo: revert a turn"
+    assert summary("Runs `python -m x.y` over\n    two lines. Then more.") == (
+        "Runs `python -m x.y` over two lines"
+    )
+    assert summary("Slash commands: `/help`, ... as a registry; e.g. this one") == (
+        "Slash commands: `/help`, ... as a registry; e.g. this one"
+    )
+    assert same_words("the session: one model", "The session: one model")
+    assert not same_words("the session: two models", "The session: one model")
 
 
 def test_a_layer_drawn_elsewhere_missing_or_undeclared_is_named():

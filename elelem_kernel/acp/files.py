@@ -1,6 +1,8 @@
-"""The file tools through the ACP client, when it offers `fs/read_text_file` and
-`fs/write_text_file`: the agent reads the editor's buffers (unsaved changes included) and
-the editor makes, shows and can undo the agent's writes.
+"""The file tools through the ACP client's `fs/*`: the editor's buffers instead of the disk.
+
+When the client offers `fs/read_text_file` and `fs/write_text_file`, the agent reads the
+editor's buffers (unsaved changes included) and the editor makes, shows and can undo the
+agent's writes.
 
 Only where the text comes from and goes to changes: paths are resolved and confined to
 the workspace, `.git` and special files are refused, and results have the same shape and

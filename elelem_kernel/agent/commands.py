@@ -1,4 +1,4 @@
-"""The built-in slash commands: `/help`, `/provider`, `/mode`, ...
+"""The built-in slash commands: `/help`, `/provider`, `/mode` and the others.
 
 A command is `fn(session, args: str) -> str` returning Markdown for the person, kept in a
 `Commands` table (`agent/command_table.py`). Setups and fronts add their own with
