@@ -14,7 +14,9 @@
  *   frozen outputs on the `elelem.frozen` comm (elelem_kernel/jupyter/frozen_comm.py).
  *
  * Only a live view is replaced (a widget output whose plain text is the view's), or an
- * empty cell filled; other outputs are left as they are.
+ * empty cell filled; other outputs are left as they are. In a shared document (real-time
+ * collaboration) the page that ran the cell writes its frozen output for everyone, so a
+ * broadcast is not adopted here too: it would add a second copy.
  */
 
 import { ICodeCellModel } from '@jupyterlab/cells';
@@ -42,6 +44,9 @@ export function showFrozenElsewhere(panel: NotebookPanel): void {
     }
     if ((msg.parent_header as any)?.session === kernel.clientId) {
       return; // this page's own turn: its output area takes it
+    }
+    if (panel.context.model.collaborative) {
+      return; // a shared document (jupyter-collaboration) brings the other page's output
     }
     const content: any = msg.content;
     const record = content?.metadata?.elelem;
