@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from elelem_kernel.agent.record import TurnRecord
 from elelem_kernel.agent.restore import Rebuilt, rebuild
 from elelem_kernel.cli.notebook import append_turn
 from elelem_kernel.errors import ElelemError
@@ -116,7 +117,7 @@ def create(session_id: str, cwd: str, mode: str) -> Path:
     return path
 
 
-def save_turn(session_id: str, cwd: str, record: dict[str, Any], mode: str | None = None) -> Path:
+def save_turn(session_id: str, cwd: str, record: TurnRecord, mode: str | None = None) -> Path:
     """Append the turn `record` to the session's notebook, noting the session's mode."""
     path = path_of(session_id)
     if not path.exists():

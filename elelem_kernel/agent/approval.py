@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from elelem_kernel.agent.blocks import Renderer
+from elelem_kernel.agent.blocks import CallState, Renderer
 from elelem_kernel.agent.toolbox import Call, Tool
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def allowed(name: str, sensitive: str | None, names: Collection[str]) -> bool:
 
 async def decide(
     session: Session, call: Call, index: int | None, out: Renderer
-) -> tuple[str | None, str]:
+) -> tuple[str | None, CallState]:
     """Whether a resolved `call` may run: `(None, "running")`, else why not and the card
     state (`declined`).
 
@@ -140,8 +140,15 @@ async def decide(
         how = session.allow_hint.format(name=tool.name)
         return NO_CHANNEL.format(kind=tool.kind, how=how), "declined"
     request = _request(call, tool, index, why)
-    state = {"type": "tool_state", "index": index, "id": call.id, "state": "approval"}
-    out({**state, "preview": request.preview})
+    out(
+        {
+            "type": "tool_state",
+            "index": index,
+            "id": call.id,
+            "state": "approval",
+            "preview": request.preview,
+        }
+    )
     decision = await _answer(session.approver, request)
     if decision == "always":
         session.always.add(tool.name)
@@ -156,11 +163,12 @@ async def _answer(approver: Approver, request: ApprovalRequest) -> Decision | st
     """The approver's answer; a plain `def` runs in a worker thread (it may block)."""
     approve = approver.approve
     if inspect.iscoroutinefunction(approve):
-        return await approve(request)
-    decision = await asyncio.to_thread(approve, request)
-    if inspect.isawaitable(decision):
-        decision = await decision
-    return decision
+        decision = approver.approve(request)
+    else:
+        decision = await asyncio.to_thread(approver.approve, request)
+    if isinstance(decision, str):
+        return decision
+    return await decision
 
 
 def _request(call: Call, tool: Tool, index: int | None, why: str | None) -> ApprovalRequest:

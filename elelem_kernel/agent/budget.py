@@ -39,10 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.context import known, short
 from elelem_kernel.agent.pricing import cost, dollars
-from elelem_kernel.agent.record import add_usage
+from elelem_kernel.agent.record import BudgetEntry, TurnRecord, add_usage
 from elelem_kernel.agent.usage import count
 from elelem_kernel.errors import ConfigError, ElelemError
-from elelem_kernel.events import EXIT_CODES
+from elelem_kernel.events import EXIT_CODES, Usage
 from elelem_kernel.store import day_spend
 
 if TYPE_CHECKING:
@@ -100,10 +100,17 @@ class Budget:
             return "this cell"
         return "today" if self.per == "day" else f"this {self.per}"
 
-    def as_record(self, spent: float) -> dict[str, Any]:
+    def as_record(self, spent: float) -> BudgetEntry:
         """The record's entry: this budget and what its scope had spent at the turn's end."""
-        entry = {"amount": self.amount, "unit": self.unit, "per": self.per, "spent": spent}
-        return {**entry, "cell": True} if self.cell else entry
+        entry: BudgetEntry = {
+            "amount": self.amount,
+            "unit": self.unit,
+            "per": self.per,
+            "spent": spent,
+        }
+        if self.cell:
+            entry["cell"] = True
+        return entry
 
 
 def parse(text: str) -> Budget | None:
@@ -175,16 +182,16 @@ class Spent:
         return self.tokens if unit == "tokens" else self.usd
 
 
-def tokens_of(usage: Mapping[str, Any]) -> int:
+def tokens_of(usage: Mapping[str, object]) -> int:
     """Tokens a usage counts against a budget: every input token (cached too) and output;
     a count that is not one (below zero: a server's nonsense) counts as none."""
     return sum(count(usage.get(k)) or 0 for k in ("input", "output"))
 
 
-def spent_by(record: Mapping[str, Any]) -> Spent:
+def spent_by(record: TurnRecord) -> Spent:
     """What one turn record spent: its recorded cost, else its usage priced now."""
-    usage = record.get("usage")
-    usage = dict(usage) if isinstance(usage, Mapping) else {}
+    found = record.get("usage")
+    usage: Usage = found.copy() if isinstance(found, dict) else {}
     price = record.get("cost")
     if not isinstance(price, (int, float)) or isinstance(price, bool):
         price = cost(str(record.get("provider") or ""), record.get("model"), usage)
@@ -193,7 +200,7 @@ def spent_by(record: Mapping[str, Any]) -> Spent:
     return Spent(max(float(price), 0.0), tokens_of(usage))
 
 
-def priced(session: Session, usage: dict[str, Any]) -> float | None:
+def priced(session: Session, usage: Usage) -> float | None:
     """Dollars for `usage` with the session's prices; None when unknown.
 
     The same question the session asks for its footer's cost (`Session.pricing`): the
@@ -346,7 +353,7 @@ class Ledger:
 
     # -- spending ------------------------------------------------------------------
 
-    def restore(self, conversations: Mapping[str, list[dict[str, Any]]]) -> None:
+    def restore(self, conversations: Mapping[str, list[TurnRecord]]) -> None:
         """Count what the restored records spent (turns run here are counted already)."""
         self.earlier = Spent()
         for turns in conversations.values():
@@ -365,8 +372,8 @@ class Ledger:
         """A turn begins: its spending so far is read from `recorder` and `compactions`."""
         self._turn = (recorder, compactions)
 
-    def _turn_usage(self) -> dict[str, int]:
-        usage: dict[str, int] = {}
+    def _turn_usage(self) -> Usage:
+        usage: Usage = {}
         if self._turn is not None:
             recorder, compactions = self._turn
             add_usage(usage, recorder.usage_so_far())
@@ -394,7 +401,7 @@ class Ledger:
             return None
         turn = self._turn_usage()
         tokens = request_tokens(session, messages, tools)
-        request = {"input": tokens, "output": most_output(session, tokens)}
+        request: Usage = {"input": tokens, "output": most_output(session, tokens)}
         budgets = [*self.budgets.values(), *self.imposed]
         for budget in budgets:  # one that cannot be kept is said first
             self.refuse_unpriced(budget, session)
@@ -430,7 +437,7 @@ class Ledger:
             f"{how}"
         )
 
-    def settle(self, session: Session, record: dict[str, Any]) -> None:
+    def settle(self, session: Session, record: TurnRecord) -> None:
         """The turn ended: count what it spent; `record["budget"]` says what applied (a
         dollar budget the model's unknown price refused did not)."""
         self._turn = None

@@ -48,7 +48,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 _NUMBERS = (int, float)
 
-Check = Callable[[Any], bool]
+Check = Callable[[object], bool]
 
 
 def fits(schema: Any, value: Any) -> bool:

@@ -22,17 +22,19 @@ from elelem_kernel.agent.context import CHARS_PER_TOKEN
 from elelem_kernel.agent.conversation import HISTORY_POLICIES, Conversation
 from elelem_kernel.agent.model_facts import ModelFacts
 from elelem_kernel.agent.policy import Policy, load
+from elelem_kernel.agent.record import CompactionEntry, TurnRecord
 from elelem_kernel.agent.registry import ProviderCatalog
 from elelem_kernel.agent.toolbox import Tool, Toolbox, check_mode
 from elelem_kernel.agent.turn import Turn, TurnResult
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Provider
+from elelem_kernel.events import Provider, Usage
 from elelem_kernel.options import from_env
 from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
     from elelem_kernel.mcp.attachment import McpTools
+    from elelem_kernel.tools.extras import TurnExtras
 
 
 class Session(ModelFacts):
@@ -98,7 +100,7 @@ class Session(ModelFacts):
         self.turn_id: str | None = None
         #: Fields the next turn adds to its record (a review's target, its findings); cleared
         #: when the turn ends.
-        self.turn_extras: dict[str, Any] = {}
+        self.turn_extras: TurnExtras = {}
         self.notice: str | None = None
         self._start_accounts()
         super().__init__()
@@ -108,7 +110,7 @@ class Session(ModelFacts):
         """One fresh conversation, nothing spent, no budget but ELELEM_BUDGET's."""
         self.conversation = Conversation()
         self.conversations: dict[str, Conversation] = {self.conversation.id: self.conversation}
-        self.usage: dict[str, int] = {}
+        self.usage: Usage = {}
         self.cost: float | None = 0.0
         #: The budgets in force and what they count (`agent/budget.py`).
         self.ledger = Ledger.from_env()
@@ -141,7 +143,7 @@ class Session(ModelFacts):
         self.conversations[self.conversation.id] = self.conversation
         return self.conversation
 
-    def load(self, conversations: dict[str, list[dict[str, Any]]], active: str | None) -> None:
+    def load(self, conversations: dict[str, list[TurnRecord]], active: str | None) -> None:
         """Replace the conversations with restored records; nothing is executed."""
         self.conversations = {cid: Conversation(cid, turns) for cid, turns in conversations.items()}
         self.ledger.restore(conversations)
@@ -154,7 +156,7 @@ class Session(ModelFacts):
             self.new_conversation()
 
     def messages(
-        self, prompt: str, cell: str | None = None, pending: dict[str, Any] | None = None
+        self, prompt: str, cell: str | None = None, pending: CompactionEntry | None = None
     ) -> list[dict[str, Any]]:
         """What a request for `prompt` (from `cell`) sends: system prompt, history, prompt.
 

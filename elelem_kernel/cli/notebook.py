@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from elelem_kernel.agent.record import new_id
+from elelem_kernel.agent.record import TurnRecord, new_id
 from elelem_kernel.agent.restore import rebuild
 from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.errors import ElelemError
@@ -102,7 +102,7 @@ def _unwritable(path: Path) -> str | None:
 
 def append_turn(
     path: Path,
-    record: dict[str, Any],
+    record: TurnRecord,
     data: dict[str, Any],
     metadata: dict[str, Any],
     *,
@@ -140,7 +140,7 @@ def append_turn(
 
 
 def _turn_cell(
-    record: dict[str, Any], data: dict[str, Any], metadata: dict[str, Any], elelem: bool
+    record: TurnRecord, data: dict[str, Any], metadata: dict[str, Any], elelem: bool
 ) -> dict[str, Any]:
     """The turn's cell: its prompt (after `%%elelem` in Python notebooks), its frozen output."""
     prompt = str(record.get("prompt", ""))

@@ -104,7 +104,7 @@ class ButtonApprover:
         self,
         view: Any,
         kernel: Any,
-        fallback: Any = None,
+        fallback: StdinApprover | None = None,
         wait: float = SUBSHELL_WAIT,
         memo: dict[str, Any] | None = None,
     ):

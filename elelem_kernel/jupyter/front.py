@@ -33,7 +33,10 @@ from elelem_kernel.sync import LoopThread
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
+    from elelem_kernel.agent.blocks import BlockEvent
+    from elelem_kernel.agent.record import TurnRecord
     from elelem_kernel.agent.session import Session
+    from elelem_kernel.agent.turn import TurnResult
 
 #: What `/help` says in the Elelem kernel about prompts of several lines.
 MULTI_LINE = (
@@ -576,10 +579,10 @@ def _new_view(session: Session, watcher: str) -> Any:
 class _EndView:
     """Nobody watches (terminal IPython, headless runs) or no widgets: output at the end."""
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: BlockEvent) -> None:
         pass
 
-    def freeze(self, record: dict[str, Any]) -> None:
+    def freeze(self, record: TurnRecord) -> None:
         from IPython.display import display
 
         data, metadata = bundle(record)
@@ -605,19 +608,18 @@ class _TextView(_EndView):
         self.text = MarkdownStream(out)
         quiet: Any = (_Quiet(self.text), _Quiet(out))  # file-like enough for the renderer
         self.renderer = TerminalRenderer(out=quiet[0], err=quiet[1], color=False)
-        self.kinds: dict[Any, Any] = {}
+        self.kinds: dict[int, str] = {}
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "block_start":
-            self.kinds[event.get("index")] = event.get("block")
-        streaming = kind == "block_delta" and self.kinds.get(event.get("index")) == "text"
+    def __call__(self, event: BlockEvent) -> None:
+        if event["type"] == "block_start":
+            self.kinds[event["index"]] = event["block"]
+        streaming = event["type"] == "block_delta" and self.kinds.get(event["index"]) == "text"
         if not streaming:
             self.text.finish()  # a table or line held back goes before what comes next
-        if kind != "turn_end":  # the frozen output below carries the footer
+        if event["type"] != "turn_end":  # the frozen output below carries the footer
             self.renderer(event)
 
-    def freeze(self, record: dict[str, Any]) -> None:
+    def freeze(self, record: TurnRecord) -> None:
         self.text.finish()
         super().freeze(record)
 
@@ -641,12 +643,11 @@ class _Quiet:
 
 
 def _record_of(
-    result: Any, session: Session, prompt: str, cell: str | None, interrupted: bool
-) -> dict[str, Any]:
+    result: TurnResult | None, session: Session, prompt: str, cell: str | None, interrupted: bool
+) -> TurnRecord:
     """The turn's record, or a minimal one when the turn never produced it."""
-    record = getattr(result, "record", None)
-    if isinstance(record, dict):
-        return record
+    if result is not None:
+        return result.record
     return unfinished(
         conversation=session.conversation.id,
         prompt=prompt,

@@ -16,7 +16,7 @@ and builds a ReviewResult.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
+    from elelem_kernel.agent.blocks import Renderer
     from elelem_kernel.agent.session import Session
 
 NOTHING = "nothing to review"
@@ -122,7 +123,7 @@ async def areview(
     severity: str | None = None,
     workspace: Path | str | None = None,
     budget: int = BUDGET,
-    renderer: Callable[[dict[str, Any]], None] | None = None,
+    renderer: Renderer | None = None,
     session: Session | None = None,
     options: dict[str, Any] | None = None,
     spend: str | None = None,
@@ -166,7 +167,7 @@ async def _review_parts(
     result: ReviewResult,
     focus: str | None,
     severity: str | None,
-    renderer: Callable[[dict[str, Any]], None] | None,
+    renderer: Renderer | None,
 ) -> list[str]:
     """One turn per part of `diff`, each in a new conversation; the replies.
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from elelem_kernel.tools.extras import TurnExtras
     from elelem_kernel.tools.notebooks_live import Link
 
 Arguments = dict[str, Any]
@@ -41,7 +42,7 @@ class ToolContext(Protocol):
     #: The front's link to that notebook, for the notebook tools without a path, or None.
     live_notebook: Link | None
     #: Fields the turn adds to its record; the tools keep what they changed there.
-    turn_extras: dict[str, Any]
+    turn_extras: TurnExtras
     turn_id: str | None
     always: set[str]
     allow: set[str]

@@ -143,10 +143,10 @@ async def edit_open(
 
 
 #: A cell of the open notebook before the edit: id, type, source, whether it was clipped.
-Before = tuple[Any, str, str, bool]
+Before = tuple[str | None, str, str, bool]
 
 
-def _editable(before: list[Before], target_id: Any, link: Link, label: str) -> Before:
+def _editable(before: list[Before], target_id: str | None, link: Link, label: str) -> Before:
     """The cell to change as it was; ToolError when it cannot be changed from here."""
     old = next(b for b in before if b[0] == target_id)
     if old[3]:
@@ -175,7 +175,7 @@ def _insert_request(request: dict[str, Any], nb: Any, index: int, before: list[B
 
 
 def _change_request(
-    request: dict[str, Any], nb: Any, index: int, target_id: Any, old: Before
+    request: dict[str, Any], nb: Any, index: int, target_id: str | None, old: Before
 ) -> str:
     """Complete the frontend's request for a deleted, moved or changed cell; the diff
     shown for it."""
@@ -196,7 +196,7 @@ def _change_request(
 
 
 def _undo_entry(
-    request: dict[str, Any], target_id: Any, index: int, before: list[Before]
+    request: dict[str, Any], target_id: str | None, index: int, before: list[Before]
 ) -> dict[str, Any]:
     """What `/undo` needs to put the cell back as it was."""
     action = request["action"]
