@@ -49,20 +49,21 @@ def run_sync(
         asyncio.get_running_loop()
     except RuntimeError:
         return _run(main, loop, close, interrupt)
-    box: dict[str, Any] = {}
+    results: list[T] = []
+    errors: list[BaseException] = []
 
     def work() -> None:
         try:
-            box["result"] = _run(main, None, close, interrupt)
+            results.append(_run(main, None, close, interrupt))
         except BaseException as error:  # raised again in the caller's thread
-            box["error"] = error
+            errors.append(error)
 
     thread = threading.Thread(target=work, name="elelem-sync", daemon=True)
     thread.start()
     thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
+    if errors:
+        raise errors[0]
+    return results[0]
 
 
 def _run(

@@ -114,7 +114,7 @@ class ElelemKernel(IPythonKernel):
             kind, code = route(code)
             if kind == "prompt" and cell_id is None and allow_stdin:
                 code = unwrap(code)
-        return await super().do_execute(
+        reply: dict[str, Any] = await super().do_execute(  # ipykernel has no types
             code,
             silent,
             store_history,
@@ -123,6 +123,7 @@ class ElelemKernel(IPythonKernel):
             cell_meta=cell_meta,
             cell_id=cell_id,
         )
+        return reply
 
     def do_complete(self, code: str, cursor_pos: int | None) -> Any:
         cursor_pos = len(code) if cursor_pos is None else cursor_pos
@@ -144,7 +145,8 @@ class ElelemKernel(IPythonKernel):
         """
         kind, _ = route(code)
         if kind in ("python", "ipython"):
-            return super().do_is_complete(code)
+            judged: dict[str, Any] = super().do_is_complete(code)  # ipykernel has no types
+            return judged
         if kind != "prompt":
             return {"status": "complete"}
         lines = code.split("\n")

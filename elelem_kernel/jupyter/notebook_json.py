@@ -150,7 +150,9 @@ def read(path: Path) -> dict[str, Any]:
         import nbformat  # an nbformat 3 notebook (rare): nbformat converts it
 
         return dict(json.loads(nbformat.writes(nbformat.reads(text, as_version=NBFORMAT))))
-    why = problem(notebook) if isinstance(notebook, dict) else "its top level is not an object"
+    if not isinstance(notebook, dict):
+        raise ValueError("not a valid notebook: its top level is not an object")
+    why = problem(notebook)
     if why:
         raise ValueError(f"not a valid notebook: {why}")
     return notebook

@@ -34,11 +34,11 @@ class ElelemEngine:
 
     @classmethod
     def nb_kernel_name(cls, nb: Any, name: str | None = None) -> str:
-        return _nbclient().nb_kernel_name(nb, name)
+        return str(_nbclient().nb_kernel_name(nb, name))
 
     @classmethod
     def nb_language(cls, nb: Any, language: str | None = None) -> str:
-        return _nbclient().nb_language(nb, language)
+        return str(_nbclient().nb_language(nb, language))
 
 
 def _nbclient() -> Any:
@@ -63,7 +63,7 @@ def register() -> None:
             """The parameters of a `%%py` cell tagged "parameters" (`papermill --help-notebook`)."""
             first, _, rest = parameters_cell["source"].lstrip().partition("\n")
             source = rest if first.strip() == MAGIC else parameters_cell["source"]
-            return super().inspect({**parameters_cell, "source": source})
+            return list(super().inspect({**parameters_cell, "source": source}))
 
     papermill_translators.register(KERNEL_NAME, ElelemTranslator)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,8 +68,13 @@ def preview(server: str, remote: str, arguments: dict[str, Any]) -> str:
     return f"MCP server {server}, tool {remote}\narguments: {args}"
 
 
-def make_tool(config: ServerConfig, remote: Any, call: Any) -> McpTool:
-    """A toolbox tool for the SDK's Tool `remote` of server `config`; `call` runs it."""
+def make_tool(
+    config: ServerConfig,
+    remote: Any,
+    call: Callable[[ServerConfig, str, dict[str, Any]], Awaitable[dict[str, Any]]],
+) -> McpTool:
+    """A toolbox tool for the SDK's Tool `remote` of server `config`; `call(config, tool,
+    arguments)` runs it."""
     name = tool_name(config.name, remote.name)
     description = (remote.description or remote.title or remote.name).strip()
     if len(description) > DESCRIPTION_CHARS:
@@ -149,8 +155,8 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict[str, Any]:
     return out
 
 
-def _same_json(text: str, value: Any) -> bool:
+def _same_json(text: str, value: object) -> bool:
     try:
-        return json.loads(text) == value
+        return bool(json.loads(text) == value)
     except ValueError:
         return False

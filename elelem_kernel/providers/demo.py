@@ -409,8 +409,9 @@ def _strings(value: Any) -> list[str]:
 
 def _text(result: dict[str, Any]) -> str:
     for key in ("content", "output", "stdout", "text", "value", "result"):
-        if isinstance(result.get(key), str):
-            return result[key]
+        found = result.get(key)
+        if isinstance(found, str):
+            return found
     return ""
 
 

@@ -80,7 +80,7 @@ def _block(token: dict[str, Any], depth: int = 0) -> str:
     if kind == "thematic_break":
         return "-" * 20
     if kind == "block_html":
-        return token.get("raw", "").rstrip("\n")
+        return str(token.get("raw", "")).rstrip("\n")
     return ""
 
 

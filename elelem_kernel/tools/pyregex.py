@@ -55,4 +55,5 @@ def search(
     if proc.returncode != 0:
         lines = err.decode("utf-8", "replace").strip().splitlines()
         return lines[-1][-500:] if lines else f"exit status {proc.returncode}"
-    return json.loads(out)
+    answer = json.loads(out)
+    return answer if isinstance(answer, dict) else f"unexpected answer: {str(answer)[:500]}"
