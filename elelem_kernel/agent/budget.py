@@ -39,13 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.context import known, short
 from elelem_kernel.agent.pricing import cost, dollars
-from elelem_kernel.agent.record import BudgetEntry, TurnRecord, add_usage
+from elelem_kernel.agent.record import BudgetEntry, TurnRecord, TurnRecorder, add_usage
 from elelem_kernel.agent.usage import count
 from elelem_kernel.errors import ConfigError, ElelemError
-from elelem_kernel.events import EXIT_CODES, Usage
+from elelem_kernel.events import EXIT_CODES, Provider, Usage
 from elelem_kernel.store import day_spend
 
 if TYPE_CHECKING:
+    from elelem_kernel.agent.compaction import Compaction
     from elelem_kernel.agent.session import Session
 
 ENV = "ELELEM_BUDGET"
@@ -217,7 +218,7 @@ def request_tokens(
     return session.estimate(messages, tools)
 
 
-def output_limit(provider: Any) -> int:
+def output_limit(provider: object) -> int:
     """The most output tokens one request to `provider` can return, as far as known."""
     return _own_limit(provider) or ASSUMED_OUTPUT
 
@@ -230,7 +231,7 @@ def most_output(session: Session, input_tokens: int) -> int:
     return min(limit, max(window - input_tokens, 1)) if known(source) else limit
 
 
-def capped(provider: Any, cap: int | None) -> Any:
+def capped(provider: Provider, cap: int | None) -> Provider:
     """`provider`, or a copy whose replies stop at `cap` output tokens when its own cap is
     none or larger (`limited`, as HTTP providers have): a budget's request cannot run
     past the output it was allowed for."""
@@ -238,10 +239,13 @@ def capped(provider: Any, cap: int | None) -> Any:
     if cap is None or not callable(limited):
         return provider
     own = _own_limit(provider)
-    return limited(cap) if own is None or cap < own else provider
+    if own is not None and cap >= own:
+        return provider
+    copy: Provider = limited(cap)  # an HTTP provider's `limited` gives another of its kind
+    return copy
 
 
-def _own_limit(provider: Any) -> int | None:
+def _own_limit(provider: object) -> int | None:
     """The output cap `provider` sends itself (`max_tokens()`, else its option), or None."""
     limit = getattr(provider, "max_tokens", None)
     try:
@@ -273,7 +277,9 @@ class Ledger:
     #: Who imposes them, in the words of the messages.
     imposed_by: str = ""
     #: The running turn's recorder and compactions, where its spending so far is read.
-    _turn: tuple[Any, list[Any]] | None = field(default=None, init=False, repr=False)
+    _turn: tuple[TurnRecorder, list[Compaction]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Ledger:
@@ -368,7 +374,7 @@ class Ledger:
             spent += turn
         return spent
 
-    def start(self, recorder: Any, compactions: list[Any]) -> None:
+    def start(self, recorder: TurnRecorder, compactions: list[Compaction]) -> None:
         """A turn begins: its spending so far is read from `recorder` and `compactions`."""
         self._turn = (recorder, compactions)
 

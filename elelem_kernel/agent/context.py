@@ -83,7 +83,7 @@ DEFAULT_WINDOW = 128_000
 _SIZE = re.compile(r"(?i)\s*(\d+(?:\.\d+)?)\s*([km]?)\s*")
 
 
-def parse_window(value: Any) -> int:
+def parse_window(value: object) -> int:
     """A window size from `6000`, `"6000"`, `"200k"` or `"1m"`; ConfigError otherwise."""
     if isinstance(value, bool):
         raise ConfigError(f"bad context window {value!r}: give a number of tokens (200000, 200k)")

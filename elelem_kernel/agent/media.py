@@ -113,7 +113,7 @@ def note(result: dict[str, Any], kept: list[img.ImageEntry], dropped: list[str])
         result["images_not_shown"] = dropped
 
 
-def parse_vision(value: Any) -> bool:
+def parse_vision(value: object) -> bool:
     """The `vision` option as a bool: on/off, true/false, yes/no, 1/0."""
     if isinstance(value, bool):
         return value
@@ -125,11 +125,11 @@ def parse_vision(value: Any) -> bool:
     raise ConfigError(f"option {OPTION} must be on or off, not {value!r}")
 
 
-def parse_limit(value: Any) -> int:
+def parse_limit(value: object) -> int:
     """The `max_images` option: a whole number, 0 or more."""
     try:
-        number = int(value)
-    except (TypeError, ValueError):
+        number = int(value) if isinstance(value, (int, float, str)) else -1
+    except ValueError:
         number = -1
     if isinstance(value, bool) or number < 0 or str(number) != str(value).strip():
         raise ConfigError(
@@ -175,7 +175,7 @@ def for_request(
     return sent
 
 
-def annotate(content: Any, notes: list[str]) -> str:
+def annotate(content: object, notes: list[str]) -> str:
     """A tool result's JSON with `images_omitted` notes added (appended as text when the
     result is not a JSON object, e.g. cut in the record)."""
     text = str(content or "")

@@ -325,7 +325,7 @@ def read_file(path: Path) -> PolicyFile:
 _stop = "elelem will not run until the administrator fixes it"
 
 
-def _problem(data: Any) -> str | None:
+def _problem(data: object) -> str | None:
     """What is wrong with a policy's contents, or None."""
     if not isinstance(data, dict):
         return "it must be a JSON object"
@@ -349,7 +349,7 @@ def _problem(data: Any) -> str | None:
     return None
 
 
-def _table_problem(key: str, table: dict[str, Any]) -> str | None:
+def _table_problem(key: str, table: Mapping[str, object]) -> str | None:
     inner = KEYS[key] or ()
     for name, value in table.items():
         if name not in inner:
@@ -365,13 +365,14 @@ def _table_problem(key: str, table: dict[str, Any]) -> str | None:
             kind = "a string"
         if not ok:
             return f"{key}.{name} must be {kind}"
-    for name in table.get("allow", ()) if key == "modes" else ():
+    allowed = table.get("allow") if key == "modes" else None
+    for name in allowed if isinstance(allowed, list) else ():
         if not any(fnmatch.fnmatchcase(m, name) for m in MODES):
             return f"modes.allow: {name!r} matches no mode ({', '.join(MODES)})"
     return None
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from elelem_kernel.agent.record import USAGE_KEYS
 from elelem_kernel.errors import ConfigError
@@ -50,7 +49,7 @@ PRICED_BY = ("table", "option", "gateway", "free")
 _FIGURES = re.compile(r"\s*\$?\s*(\d+(?:\.\d*)?|\.\d+)\s*")
 
 
-def parse_price(value: Any) -> Row:
+def parse_price(value: object) -> Row:
     """The row for the option `price`: `2/8` (input/output) or `2/8/0.5` (and cached input),
     dollars per million tokens. Cache writes cost the input price. ConfigError otherwise."""
     text = str(value).strip()

@@ -23,6 +23,7 @@ once the input box is the way: never a card waiting with nothing to answer with.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -44,19 +45,18 @@ IN_THE_BOX = (
 )
 
 
-def choose_channel(kernel: Any, parent: Mapping[str, Any] | None) -> str:
+def choose_channel(kernel: object, parent: Mapping[str, object] | None) -> str:
     """`buttons`, `stdin` or `policy` for the execute request `parent` on `kernel`."""
     parent = parent or {}
-    metadata = parent.get("metadata") or {}
-    content = parent.get("content") or {}
-    if supports_subshells(kernel) and metadata.get("cellId"):
+    metadata, content = parent.get("metadata"), parent.get("content")
+    if supports_subshells(kernel) and isinstance(metadata, dict) and metadata.get("cellId"):
         return "buttons"
-    if content.get("allow_stdin"):
+    if isinstance(content, dict) and content.get("allow_stdin"):
         return "stdin"
     return "policy"
 
 
-def supports_subshells(kernel: Any) -> bool:
+def supports_subshells(kernel: object) -> bool:
     """Whether `kernel` can run comm messages on subshells while a cell runs."""
     return bool(getattr(kernel, "_supports_kernel_subshells", False))
 
@@ -74,6 +74,10 @@ def parse_answer(text: str) -> Decision:
     return decision_for(text) or "deny"
 
 
+#: Runs a function on the thread waiting for the cell (where `input()` works); its future.
+CallInMain = Callable[[Callable[[], str]], concurrent.futures.Future[str]]
+
+
 class StdinApprover:
     """Asks with `input()`, run on the waiting main thread (where stdin and SIGINT work).
 
@@ -82,7 +86,7 @@ class StdinApprover:
 
     channel = "stdin"
 
-    def __init__(self, call_in_main: Callable[[Callable[[], Any]], Any], view: Any = None):
+    def __init__(self, call_in_main: CallInMain, view: object = None):
         self.call_in_main = call_in_main
         self.view = view
 
@@ -106,7 +110,7 @@ class ButtonApprover:
         kernel: Any,
         fallback: StdinApprover | None = None,
         wait: float = SUBSHELL_WAIT,
-        memo: dict[str, Any] | None = None,
+        memo: dict[str, bool] | None = None,
     ):
         self.view = view
         self.kernel = kernel
@@ -152,10 +156,10 @@ def approver_for(
     *,
     view: Any,
     kernel: Any,
-    call_in_main: Callable[[Callable[[], Any]], Any],
+    call_in_main: CallInMain,
     allow_stdin: bool,
-    memo: dict[str, Any] | None = None,
-) -> Any:
+    memo: dict[str, bool] | None = None,
+) -> StdinApprover | ButtonApprover | None:
     """The approver for `channel`; None for `policy` (the session's own rules apply)."""
     stdin = StdinApprover(call_in_main, view) if allow_stdin else None
     if channel == "buttons" and view is not None and hasattr(view, "ask"):

@@ -22,7 +22,7 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.store import signature
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from elelem_kernel.agent.record import TurnRecord
     from elelem_kernel.agent.session import Session
     from elelem_kernel.tools.extras import Change
+    from elelem_kernel.tools.notebooks_live import Link
 
 VARIABLES = "Python variables the turn changed cannot be restored."
 
@@ -49,7 +50,7 @@ def last_undoable(session: Session) -> TurnRecord | None:
     return None
 
 
-async def undo(session: Session, link: Any, turn: str | None = None) -> str:
+async def undo(session: Session, link: Link | None, turn: str | None = None) -> str:
     """Revert the last undoable turn (which must be `turn` when one is named); Markdown
     saying what was reverted and what was not."""
     record = last_undoable(session)
@@ -88,7 +89,7 @@ def next_redoable(session: Session) -> TurnRecord | None:
     return undone[0] if undone else None
 
 
-async def redo(session: Session, link: Any) -> str:
+async def redo(session: Session, link: Link | None) -> str:
     """Apply again the changes of the turn `/undo` undid last in order; Markdown saying
     what was applied and what was not. A file goes forward only where it is as the undo
     left it; a cell only where it is as before the turn."""
@@ -138,7 +139,7 @@ def forward(change: Change) -> Change:
     }
 
 
-async def _cell(link: Any, change: Change, what: str, done: list[str], left: list[str]) -> None:
+async def _cell(link: Link, change: Change, what: str, done: list[str], left: list[str]) -> None:
     """Ask the open notebook to put one cell back as `change` says."""
     try:
         answer = await link.request("revert", timeout=30, **change)
@@ -153,7 +154,7 @@ async def _cell(link: Any, change: Change, what: str, done: list[str], left: lis
 
 
 async def _mark(
-    session: Session, link: Any, record: TurnRecord, undone: bool, left: list[str]
+    session: Session, link: Link | None, record: TurnRecord, undone: bool, left: list[str]
 ) -> None:
     """Mark the turn undone (or not) here and in the notebook's saved record."""
     record["undone"] = undone
@@ -170,7 +171,7 @@ async def _mark(
 
 async def _walk(
     ws: Workspace,
-    link: Any,
+    link: Link | None,
     changes: Iterable[Change],
     file_step: Callable[[Workspace, Change, str, list[str], list[str]], None],
     cell_change: Callable[[Change], Change],
@@ -268,6 +269,6 @@ def _name(change: Change) -> str:
     return f"{label} ({change.get('action')})"
 
 
-def _head(prompt: Any) -> str:
+def _head(prompt: object) -> str:
     text = " ".join(str(prompt or "").split())
     return shorten(text, 61)

@@ -20,6 +20,7 @@ from typing import Any
 
 from elelem_kernel.agent.media import KEY as IMAGES
 from elelem_kernel.agent.toolbox import Tool
+from elelem_kernel.images import ImageEntry
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.redaction import forms_of, redact
 from elelem_kernel.text import clip, shorten
@@ -51,7 +52,7 @@ def tool_name(server: str, tool: str) -> str:
     return _UNSAFE.sub("_", f"{PREFIX}{server}__{tool}")[:64]
 
 
-def kind_of(annotations: Any) -> str:
+def kind_of(annotations: object) -> str:
     """read, write or execute from a tool's annotations (execute when it says nothing)."""
     if annotations is None:
         return "execute"
@@ -101,11 +102,11 @@ def make_tool(
     )
 
 
-def convert(result: Any, secrets: list[str] | None = None) -> dict[str, Any]:
+def convert(result: Any, secrets: list[str] | None = None) -> dict[str, object]:
     """A CallToolResult as a tool result dict (see the module doc)."""
     texts: list[str] = []
-    media: list[dict[str, Any]] = []
-    images: list[dict[str, Any]] = []
+    media: list[dict[str, str | int]] = []
+    images: list[ImageEntry] = []
     for item in result.content or []:
         kind = getattr(item, "type", "")
         if kind == "text":
@@ -127,7 +128,7 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict[str, Any]:
         else:
             media.append({"type": kind or "unknown"})
     text = "\n".join(texts)
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     if result.is_error:
         out["error"] = (
             clip(text, RESULT_CHARS, "\n") or "the tool reported an error without a message"
@@ -147,7 +148,7 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict[str, Any]:
         out["media"] = media
         shown = [m for m in media if m["type"] == "image"]
         if shown:
-            types = ", ".join(m["mime_type"] for m in shown)
+            types = ", ".join(str(m["mime_type"]) for m in shown)
             out["note"] = f"{len(shown)} image(s) returned ({types}), shown in the tool's card"
     out = redact(out, forms_of(secrets or []))
     if images:

@@ -7,6 +7,7 @@ block index and decides when to refresh.
 from __future__ import annotations
 
 import time
+from types import ModuleType
 from typing import Any
 
 from elelem_kernel.agent.blocks import BlockStart
@@ -21,7 +22,7 @@ HIDDEN = "lm-mod-hidden"  #: Lumino's class for a hidden widget, in JupyterLab a
 class TextBlock:
     """A thinking or text block: a buffer and the HTML widget showing it."""
 
-    def __init__(self, kind: str, widgets: Any, shared: dict[str, Any] | None = None):
+    def __init__(self, kind: str, widgets: ModuleType, shared: dict[str, object] | None = None):
         self.kind = kind
         self._pieces: list[str] = []
         self.open = True  #: thinking shows while it streams, folds when the text starts
@@ -59,7 +60,9 @@ class TextBlock:
 class ToolCard:
     """A tool call's card: header, arguments, approval buttons, result."""
 
-    def __init__(self, event: BlockStart, widgets: Any, shared: dict[str, Any] | None = None):
+    def __init__(
+        self, event: BlockStart, widgets: ModuleType, shared: dict[str, object] | None = None
+    ):
         """`shared`: a Layout and an HTML Style for the card's HTML parts (view-wide)."""
         self.widgets = widgets
         self.id = str(event.get("id") or "")

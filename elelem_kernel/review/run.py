@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.budget import parse
+from elelem_kernel.agent.record import add_usage
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.findings import at_least, check_severity, sort
 from elelem_kernel.review import prompt as prompts
-from elelem_kernel.review.diff import BUDGET, Diff, collect
+from elelem_kernel.review.diff import BUDGET, Diff, Skipped, collect
 from elelem_kernel.review.report import ReviewResult
 from elelem_kernel.review.target import Target, resolve
 from elelem_kernel.review.tools import FindingLog, add_review_tools
@@ -53,7 +54,7 @@ def reviewing(session: Session, diff: Diff) -> tuple[ExitStack, FindingLog]:
     return scope, log
 
 
-def _meta(diff: Diff) -> dict[str, Any]:
+def _meta(diff: Diff) -> dict[str, object]:
     return {
         "target": diff.target.label,
         "command": diff.target.command(),
@@ -94,7 +95,7 @@ def _later_parts(diff: Diff) -> list[str]:
     return [f.path for part in diff.parts[1:] for f in part]
 
 
-def nothing(skipped: list[dict[str, Any]]) -> str:
+def nothing(skipped: list[Skipped]) -> str:
     if not skipped:
         return NOTHING
 
@@ -183,9 +184,7 @@ async def _review_parts(
             replies.append(turn.reply.strip())
         if turn.error:
             result.errors.append(turn.error)
-        for key, value in (turn.usage or {}).items():
-            if isinstance(value, (int, float)):
-                result.usage[key] = result.usage.get(key, 0) + value
+        add_usage(result.usage, turn.usage)
         if turn.stop == "budget":
             result.stop = "budget"
             break

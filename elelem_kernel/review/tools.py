@@ -15,13 +15,14 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.errors import ReviewError
 from elelem_kernel.findings import SEVERITIES, Finding
 from elelem_kernel.review import diff as diffs
 from elelem_kernel.review import git, git_options, notebook
 from elelem_kernel.review.target import Target, resolve
+from elelem_kernel.tools.declaration import Arguments, Result
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -39,7 +40,7 @@ SAFE = {
 }
 MAX_OUTPUT = 40_000
 
-FINDING_PARAMS: dict[str, dict[str, Any]] = {
+FINDING_PARAMS: dict[str, dict[str, object]] = {
     "path": {"type": "string", "description": "File path relative to the repository root"},
     "line": {
         "type": "integer",
@@ -99,7 +100,7 @@ class FindingLog:
         lines = (text or "").splitlines()
         return lines[line - 1] if 0 < line <= len(lines) else None
 
-    def record(self, args: dict[str, Any]) -> tuple[Finding, list[str]]:
+    def record(self, args: Arguments) -> tuple[Finding, list[str]]:
         """Turn report_finding arguments into a Finding; notes say what was odd about them."""
         path = self.normalize(str(args["path"]))
         finding = Finding(
@@ -144,10 +145,10 @@ def add_review_tools(
         required=("path", "severity", "title", "body"),
         kind="read",
     )
-    def report_finding(args: dict[str, Any]) -> dict[str, Any]:
+    def report_finding(args: Arguments) -> Result:
         finding, notes = log.record(args)
         session.turn_extras.setdefault("findings", []).append(finding.to_dict())
-        result: dict[str, Any] = {"recorded": len(log.findings), "location": finding.location}
+        result: Result = {"recorded": len(log.findings), "location": finding.location}
         if finding.outside_diff:
             result["outside_diff"] = True
         if notes:
@@ -165,13 +166,13 @@ def add_review_tools(
         kind="read",
         preview=lambda a: f"git {a.get('args', '')}",
     )
-    def git_tool(args: dict[str, Any]) -> dict[str, Any]:
+    def git_tool(args: Arguments) -> Result:
         return run_git(str(args["args"]), log.target)
 
     return log
 
 
-def run_git(line: str, review: Target) -> dict[str, Any]:
+def run_git(line: str, review: Target) -> Result:
     """Run one read-only git command line; a dict with `output`, or `error` saying why not."""
     try:
         words = shlex.split(line)
@@ -240,7 +241,7 @@ def _notebook_blob(spec: str, review: Target) -> str | None:
     return head + "".join(f"## {c.label}\n{c.source}\n" for c in found)
 
 
-def _bounded(text: str) -> dict[str, Any]:
+def _bounded(text: str) -> Result:
     if len(text) <= MAX_OUTPUT:
         return {"output": text}
     lines = text[:MAX_OUTPUT].count("\n")

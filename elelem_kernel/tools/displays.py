@@ -28,12 +28,13 @@ import io
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from html.parser import HTMLParser
 from typing import Any
 
 from elelem_kernel.images import TYPES
 from elelem_kernel.text import clip
+from elelem_kernel.tools.declaration import Result
 
 #: Entries of `displayed` kept (the first ones).
 MAX_DISPLAYS = 40
@@ -56,14 +57,14 @@ class Displays:
     `shown`: the display also went to the cell's output (the card need not repeat it)."""
 
     def __init__(self, publish: bool = True) -> None:
-        self.bundles: list[tuple[dict[str, Any], bool, bool]] = []
+        self.bundles: list[tuple[dict[str, object], bool, bool]] = []
         #: whether displays also go to the running cell (False: `notebook_run` keeps them
         #: for the cell it runs)
         self.publish = publish
         #: figures displayed as they were (not shown again at the end unless changed since)
         self.figures: set[int] = set()
 
-    def add(self, data: Any, update: bool = False, shown: bool = False) -> None:
+    def add(self, data: object, update: bool = False, shown: bool = False) -> None:
         if isinstance(data, dict) and data and len(self.bundles) < MAX_DISPLAYS * 2:
             self.bundles.append((data, update, shown))
 
@@ -122,7 +123,7 @@ def _route(publisher: Any) -> None:
         publisher._elelem_routed = True
 
 
-def _has_image(data: Any) -> bool:
+def _has_image(data: object) -> bool:
     return isinstance(data, dict) and any(mime in data for mime in TYPES)
 
 
@@ -187,7 +188,7 @@ def _formatter() -> Any:
     return DisplayFormatter()
 
 
-def _is_figure(value: Any) -> bool:
+def _is_figure(value: object) -> bool:
     return type(value).__module__.startswith("matplotlib") and hasattr(value, "savefig")
 
 
@@ -238,7 +239,7 @@ def _flush_figures(sink: Displays, shell: Any, before: dict[Any, Any]) -> None:
             plt.close(figure)
 
 
-def rich_value(value: Any, sink: Displays) -> None:
+def rich_value(value: object, sink: Displays) -> None:
     """Add the images of a last expression's rich repr (`_repr_png_` and the like), or its
     HTML as text when its plain repr says nothing (`<Styler object at 0x...>`)."""
     if type(value).__module__.startswith("matplotlib"):
@@ -267,7 +268,7 @@ def rich_value(value: Any, sink: Displays) -> None:
         sink.add({"text/html": data["text/html"]})  # its repr says nothing: its HTML as text
 
 
-def to_result(sink: Displays) -> dict[str, Any]:
+def to_result(sink: Displays) -> Result:
     """`displayed` (text in order) and `_images` for the tool result; {} when none."""
     shown: list[str] = []
     images: list[dict[str, str]] = []
@@ -278,7 +279,7 @@ def to_result(sink: Displays) -> dict[str, Any]:
             images[-1]["shown"] = "cell"
         if text is not None and len(shown) < MAX_DISPLAYS:
             shown.append(("[update] " if update else "") + text)
-    result: dict[str, Any] = {}
+    result: Result = {}
     if shown:
         result["displayed"] = shown
     if len(sink.bundles) > MAX_DISPLAYS:
@@ -288,7 +289,7 @@ def to_result(sink: Displays) -> dict[str, Any]:
     return result
 
 
-def _one(data: dict[str, Any], images: list[dict[str, str]]) -> str | None:
+def _one(data: Mapping[str, object], images: list[dict[str, str]]) -> str | None:
     """One display as text; its image (if any) appended to `images`."""
     for mime in TYPES:
         value = data.get(mime)
@@ -307,13 +308,15 @@ def _one(data: dict[str, Any], images: list[dict[str, str]]) -> str | None:
             return f"[image {len(images)}, from SVG]"
         return f"[SVG image, {len(svg):,} characters, not sent: no SVG rasteriser installed]"
     plain = data.get("text/plain")
-    if isinstance(data.get("text/html"), str):
+    page = data.get("text/html")
+    if isinstance(page, str):
         if isinstance(plain, str) and plain.strip() and not DEFAULT_REPR.match(plain.strip()):
             return clip(plain, DISPLAY_CHARS)  # a DataFrame's plain repr reads as a table
-        return clip(html_text(data["text/html"]), DISPLAY_CHARS)
+        return clip(html_text(page), DISPLAY_CHARS)
     for mime in ("text/markdown", "text/latex"):
-        if isinstance(data.get(mime), str):
-            return clip(data[mime], DISPLAY_CHARS)
+        text = data.get(mime)
+        if isinstance(text, str):
+            return clip(text, DISPLAY_CHARS)
     if isinstance(plain, str):
         return clip(plain, DISPLAY_CHARS)
     if data:
