@@ -12,13 +12,16 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.mcp import config as mcp_config
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.tools import PREFIX, convert, make_tool
 from elelem_kernel.redaction import forms_of, redact
+
+if TYPE_CHECKING:
+    from mcp.types import Tool as RemoteTool
 
 INSTALL_HINT = "pip install 'elelem-kernel[mcp]'"
 
@@ -51,7 +54,7 @@ class McpTools:
         self.shown: set[str] = set()  #: warnings already given, so each is said once
         self.hub: Any = None
         #: Tool lists of servers not started yet, from the last session (`tool_cache`).
-        self.cached: dict[str, list[Any]] = {}
+        self.cached: dict[str, list[RemoteTool]] = {}
         self._saved: dict[str, int] = {}  #: id of the tool list last cached, by server
         #: Servers a front adds beside the configured ones (an ACP client's `mcpServers`);
         #: a configured server of the same name wins.

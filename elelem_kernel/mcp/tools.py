@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.media import KEY as IMAGES
 from elelem_kernel.agent.toolbox import Tool
@@ -24,6 +24,10 @@ from elelem_kernel.images import ImageEntry
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.redaction import forms_of, redact
 from elelem_kernel.text import clip, shorten
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+    from mcp.types import Tool as RemoteTool
 
 PREFIX = "mcp__"
 RESULT_CHARS = 50_000  #: characters of text a call hands the model
@@ -71,7 +75,7 @@ def preview(server: str, remote: str, arguments: dict[str, Any]) -> str:
 
 def make_tool(
     config: ServerConfig,
-    remote: Any,
+    remote: RemoteTool,
     call: Callable[[ServerConfig, str, dict[str, Any]], Awaitable[dict[str, Any]]],
 ) -> McpTool:
     """A toolbox tool for the SDK's Tool `remote` of server `config`; `call(config, tool,
@@ -102,31 +106,32 @@ def make_tool(
     )
 
 
-def convert(result: Any, secrets: list[str] | None = None) -> dict[str, object]:
+def convert(result: CallToolResult, secrets: list[str] | None = None) -> dict[str, object]:
     """A CallToolResult as a tool result dict (see the module doc)."""
     texts: list[str] = []
     media: list[dict[str, str | int]] = []
     images: list[ImageEntry] = []
+    from mcp import types  # lazy: a result means the SDK is installed
+
     for item in result.content or []:
-        kind = getattr(item, "type", "")
-        if kind == "text":
+        if isinstance(item, types.TextContent):
             texts.append(item.text)
-        elif kind in ("image", "audio"):
+        elif isinstance(item, (types.ImageContent, types.AudioContent)):
             size = len(item.data or "") * 3 // 4
-            media.append({"type": kind, "mime_type": item.mime_type, "bytes": size})
-            if kind == "image":
+            media.append({"type": item.type, "mime_type": item.mime_type, "bytes": size})
+            if isinstance(item, types.ImageContent):
                 images.append({"mime_type": item.mime_type, "data": item.data or ""})
-        elif kind == "resource":
+        elif isinstance(item, types.EmbeddedResource):
             resource = item.resource
             text = getattr(resource, "text", None)
             if text is not None:
                 texts.append(f"[resource {resource.uri}]\n{text}")
             else:
                 media.append({"type": "resource", "uri": str(resource.uri)})
-        elif kind == "resource_link":
+        elif isinstance(item, types.ResourceLink):
             media.append({"type": "resource_link", "uri": str(item.uri), "name": item.name})
         else:
-            media.append({"type": kind or "unknown"})
+            media.append({"type": str(getattr(item, "type", "")) or "unknown"})
     text = "\n".join(texts)
     out: dict[str, object] = {}
     if result.is_error:
@@ -148,8 +153,8 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict[str, object]:
         out["media"] = media
         shown = [m for m in media if m["type"] == "image"]
         if shown:
-            types = ", ".join(str(m["mime_type"]) for m in shown)
-            out["note"] = f"{len(shown)} image(s) returned ({types}), shown in the tool's card"
+            kinds = ", ".join(str(m["mime_type"]) for m in shown)
+            out["note"] = f"{len(shown)} image(s) returned ({kinds}), shown in the tool's card"
     out = redact(out, forms_of(secrets or []))
     if images:
         out[IMAGES] = images
