@@ -150,9 +150,9 @@ class Policy:
         """The policy's default `provider`, `model` or `base_url`, or None."""
         return next((str(f.get("default", key)) for f in self.files if f.get("default", key)), None)
 
-    def fixed_options(self, provider: str) -> dict[str, Any]:
+    def fixed_options(self, provider: str) -> dict[str, object]:
         """The options the policy fixes for `provider` (tables whose glob matches it)."""
-        fixed: dict[str, Any] = {}
+        fixed: dict[str, object] = {}
         for file in reversed(self.files):
             for pattern, values in (file.data.get("options") or {}).items():
                 if fnmatch.fnmatchcase(provider, pattern):
@@ -160,8 +160,8 @@ class Policy:
         return fixed
 
     def options_for(
-        self, provider: str, chosen: Mapping[str, Any], env: Mapping[str, Any]
-    ) -> dict[str, Any]:
+        self, provider: str, chosen: Mapping[str, object], env: Mapping[str, object]
+    ) -> dict[str, object]:
         """`chosen` with the fixed options on top; ConfigError when the person set one of
         them (in `chosen` or ELELEM_OPTIONS `env`) to another value."""
         fixed = self.fixed_options(provider)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,10 +41,10 @@ class McpTool(Tool):
 
     server: str = ""
     remote: str = ""  #: the tool's name on its server
-    input_schema: dict[str, Any] = field(default_factory=dict)
+    input_schema: dict[str, object] = field(default_factory=dict)
 
     @property
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> dict[str, object]:
         schema = {k: v for k, v in self.input_schema.items() if k != "$schema"}
         schema.setdefault("type", "object")
         schema.setdefault("properties", {})
@@ -67,7 +67,7 @@ def kind_of(annotations: object) -> str:
     return "execute"
 
 
-def preview(server: str, remote: str, arguments: dict[str, Any]) -> str:
+def preview(server: str, remote: str, arguments: Mapping[str, object]) -> str:
     """What the approval shows: the server, the tool and the arguments."""
     args = json.dumps(arguments, ensure_ascii=False, indent=2)
     return f"MCP server {server}, tool {remote}\narguments: {args}"

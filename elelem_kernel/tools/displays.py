@@ -28,13 +28,19 @@ import io
 import re
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from html.parser import HTMLParser
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from elelem_kernel.images import TYPES
 from elelem_kernel.text import clip
 from elelem_kernel.tools.declaration import Result
+
+if TYPE_CHECKING:
+    from IPython.core.display_functions import DisplayHandle
+    from IPython.core.formatters import DisplayFormatter
+    from IPython.core.interactiveshell import InteractiveShell
+    from matplotlib.figure import Figure
 
 #: Entries of `displayed` kept (the first ones).
 MAX_DISPLAYS = 40
@@ -93,7 +99,7 @@ def captured_displays(publish: bool = True) -> Iterator[Displays]:
             _local.sink = previous
 
 
-def _shell() -> Any:
+def _shell() -> InteractiveShell | None:
     if "IPython" not in sys.modules:
         return None
     from IPython import get_ipython
@@ -155,14 +161,14 @@ def _route_plain_display() -> None:
 
 def _display_plain(
     sink: Displays,
-    objs: tuple[Any, ...],
+    objs: tuple[object, ...],
     raw: bool = False,
-    include: Any = None,
-    exclude: Any = None,
-    display_id: Any = None,
+    include: Collection[str] | None = None,
+    exclude: Collection[str] | None = None,
+    display_id: str | bool | None = None,
     update: bool = False,
-    **_: Any,
-) -> Any:
+    **_: object,
+) -> DisplayHandle | None:
     """`display(*objs)` into `sink`, each object formatted as IPython's shell would."""
     for obj in objs:
         if raw:
@@ -181,25 +187,25 @@ def _display_plain(
 
 
 @functools.cache
-def _formatter() -> Any:
+def _formatter() -> DisplayFormatter:
     """IPython's display formatter, without a shell (made once)."""
     from IPython.core.formatters import DisplayFormatter
 
     return DisplayFormatter()
 
 
-def _is_figure(value: object) -> bool:
+def _is_figure(value: object) -> TypeGuard[Figure]:
     return type(value).__module__.startswith("matplotlib") and hasattr(value, "savefig")
 
 
-def _figure_png(figure: Any) -> str:
+def _figure_png(figure: Figure) -> str:
     """A matplotlib figure as base64 PNG, as the inline backend draws it."""
     out = io.BytesIO()
     figure.savefig(out, format="png", bbox_inches="tight")
     return base64.b64encode(out.getvalue()).decode("ascii")
 
 
-def _open_figures() -> dict[Any, Any]:
+def _open_figures() -> dict[int | str, Figure]:
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
         return {}
@@ -208,7 +214,9 @@ def _open_figures() -> dict[Any, Any]:
     return {m.num: m.canvas.figure for m in Gcf.get_all_fig_managers()}
 
 
-def _flush_figures(sink: Displays, shell: Any, before: dict[Any, Any]) -> None:
+def _flush_figures(
+    sink: Displays, shell: InteractiveShell | None, before: dict[int | str, Figure]
+) -> None:
     """Show the figures the code made or changed and left open, then close them."""
     if "matplotlib.pyplot" not in sys.modules:
         return
@@ -247,6 +255,8 @@ def rich_value(value: object, sink: Displays) -> None:
     shell = _shell()
     try:
         if shell is not None:
+            if shell.display_formatter is None:
+                return
             data, _ = shell.display_formatter.format(value)
         else:
             data = {"text/plain": repr(value)}
@@ -349,7 +359,7 @@ class _Text(HTMLParser):
         self.limit = limit
         self.skip = 0
 
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style"):
             self.skip += 1
         elif tag in ("td", "th"):

@@ -17,9 +17,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from elelem_kernel.tools.children import Children, GroupStopped
+from elelem_kernel.tools.declaration import Result
 
 #: Where the `elelem_kernel` package is, put first on the child's path.
 _HOME = str(Path(__file__).resolve().parents[2])
@@ -31,7 +31,7 @@ _CODE = (
 
 def search(
     root: Path, pattern: str, flags: int, names: list[str], children: Children
-) -> dict[str, Any] | str:
+) -> Result | str:
     """The child's result for `pattern` over `names`, or why there is none."""
     job = json.dumps({"root": str(root), "pattern": pattern, "flags": flags, "names": names})
     try:
