@@ -31,6 +31,7 @@ import queue
 import signal
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from types import FrameType
 from typing import Any, Literal, TypeVar
 
 T = TypeVar("T")
@@ -111,7 +112,7 @@ def _close(loop: asyncio.AbstractEventLoop, close: Callable[[], Awaitable[None]]
 
 
 @contextlib.contextmanager
-def _ctrl_c_cancels(task: asyncio.Task[Any]) -> Iterator[list[bool]]:
+def _ctrl_c_cancels(task: asyncio.Task[object]) -> Iterator[list[bool]]:
     """In the main thread, the first Ctrl-C cancels `task` instead of raising.
 
     Yields a list that is true once Ctrl-C was pressed.
@@ -124,7 +125,7 @@ def _ctrl_c_cancels(task: asyncio.Task[Any]) -> Iterator[list[bool]]:
         yield pressed
         return
 
-    def on_ctrl_c(signum: int, frame: Any) -> None:
+    def on_ctrl_c(signum: int, frame: FrameType | None) -> None:
         if pressed or task.done():
             raise KeyboardInterrupt
         pressed.append(True)

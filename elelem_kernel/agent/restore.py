@@ -28,11 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 from elelem_kernel.agent.record import MAX_RECORD_BYTES, NEWEST, VERSIONS, TurnRecord, larger_than
-from elelem_kernel.agent.schema_check import checker
+from elelem_kernel.agent.schema_check import Check, checker
 from elelem_kernel.text import shorten
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 #: Skipped records named one by one in the warning; the rest are counted.
 _NAMED = 3
@@ -147,24 +150,24 @@ def _duplicates_warning(duplicates: dict[str, list[int]]) -> str:
 
 
 @cache
-def _schema() -> dict[str, Any]:
+def _schema() -> dict[str, object]:
     text = resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
     return dict(json.loads(text))
 
 
 @cache
-def _fits_schema() -> Any:
+def _fits_schema() -> Check:
     return checker(_schema())
 
 
 @cache
-def _validator() -> Any:
-    import jsonschema
+def _validator() -> Draft202012Validator:
+    import jsonschema  # only for a record the quick check refuses: the error and its words
 
     return jsonschema.Draft202012Validator(_schema())
 
 
-def _schema_error(record: dict[str, Any]) -> str | None:
+def _schema_error(record: object) -> str | None:
     if _fits_schema()(record):  # the usual case: a quick check, no jsonschema import
         return None
     import jsonschema
