@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.tokens import DIGIT_CHARS as DIGIT_CHARS  # named here as before
@@ -114,7 +113,7 @@ def known_window(provider: str | None, model: str | None) -> int:
 def resolve_window(
     *,
     override: int | None,
-    options: Mapping[str, Any],
+    options: Mapping[str, object],
     provider_name: str | None,
     model: str | None,
     reported: int | None = None,

@@ -19,7 +19,7 @@ and interrupts behave as for any cell, and the agent's python tool and `%%py` ce
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, TypedDict
 
 from ipykernel.ipkernel import IPythonKernel
 
@@ -157,7 +157,7 @@ class ElelemKernel(IPythonKernel):
             return {"status": "complete"}
         return {"status": "complete" if not lines[-1].strip() else "incomplete", "indent": ""}
 
-    def _complete_command(self, code: str, cursor_pos: int) -> dict[str, Any]:
+    def _complete_command(self, code: str, cursor_pos: int) -> CompleteReply:
         from elelem_kernel.jupyter.front import (
             front_for,  # lazy: the agent loads only when a prompt needs it
         )
@@ -180,7 +180,17 @@ def _enter_working_dir() -> None:
         os.chdir(folder)
 
 
-def _completions(matches: list[str], start: int, end: int) -> dict[str, Any]:
+class CompleteReply(TypedDict):
+    """A `complete_reply` of the Jupyter messaging protocol."""
+
+    status: str
+    matches: list[str]
+    cursor_start: int
+    cursor_end: int
+    metadata: dict[str, object]
+
+
+def _completions(matches: list[str], start: int, end: int) -> CompleteReply:
     return {
         "status": "ok",
         "matches": matches,

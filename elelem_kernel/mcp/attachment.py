@@ -125,8 +125,8 @@ class McpTools:
                 toolbox.tools[tool.name] = tool
 
     async def call(
-        self, config: ServerConfig, tool: str, arguments: dict[str, Any]
-    ) -> dict[str, Any]:
+        self, config: ServerConfig, tool: str, arguments: dict[str, object]
+    ) -> dict[str, object]:
         """Run `tool` on its server through the hub (starting the server first if it was
         offered from the cache); failures become error results."""
         from elelem_kernel.mcp import tool_cache  # a call means servers are configured

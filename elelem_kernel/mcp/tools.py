@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.agent.media import KEY as IMAGES
 from elelem_kernel.agent.toolbox import Tool
@@ -76,7 +76,7 @@ def preview(server: str, remote: str, arguments: Mapping[str, object]) -> str:
 def make_tool(
     config: ServerConfig,
     remote: RemoteTool,
-    call: Callable[[ServerConfig, str, dict[str, Any]], Awaitable[dict[str, Any]]],
+    call: Callable[[ServerConfig, str, dict[str, object]], Awaitable[dict[str, object]]],
 ) -> McpTool:
     """A toolbox tool for the SDK's Tool `remote` of server `config`; `call(config, tool,
     arguments)` runs it."""
@@ -87,7 +87,7 @@ def make_tool(
     schema = remote.input_schema if isinstance(remote.input_schema, dict) else {}
     server, tool = config.name, remote.name
 
-    async def run(arguments: dict[str, Any]) -> dict[str, Any]:
+    async def run(arguments: dict[str, object]) -> dict[str, object]:
         return await call(config, tool, arguments)
 
     kind = kind_of(remote.annotations)

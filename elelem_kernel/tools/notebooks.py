@@ -233,7 +233,7 @@ def plan_notebook_edit(
     path: str,
     protected: Path | None = None,
     **change: Any,
-) -> tuple[Path, NotebookNode, str, str, dict[str, Any]]:
+) -> tuple[Path, NotebookNode, str, str, Result]:
     """Check and compute one edit: (file, new notebook, text before, text after, summary).
 
     One action per call: `old`+`new` (exact replace inside the cell), `source` (whole
