@@ -28,10 +28,10 @@ GOAL = 1_000
 def sizes(workspace: Path) -> dict[str, dict[str, int]]:
     """`{"large": {mode: tokens}, "small": {mode: tokens}}` for a session in `workspace`."""
     session = Session(EchoProvider(), provider_name="echo", workspace=workspace)
-    add_workspace_tools(session)
+    add_workspace_tools(session.toolbox, session.tool_context)
     out = {}
     for label, window in (("large", None), ("small", SMALL)):
-        session.context_window = window
+        session.facts.context_window = window
         out[label] = {mode: fixed_tokens(session, mode) for mode in MODES}
     return out
 

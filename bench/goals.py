@@ -110,6 +110,14 @@ GOALS = (
         1.2,
         "×",
     ),
+    Goal(
+        "ACP agent's first token (SDK client) ÷ elelem-kernel ask (issue 39)",
+        "acp_first_token",
+        "acp first token ÷ ask",
+        1.5,
+        "×",
+        floor="  floor ÷ ask",
+    ),
     Goal("restore 1,000 turns ÷ nbformat.read", "notebook", "restore ÷ nbformat.read", 1.2, "×"),
     Goal(
         "append_turn, last tenth ÷ first tenth of 200 turns",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import interleave, median, ms, paired, ratio, result
+from elelem_kernel.events import Provider
 
 NAME = "notebook"
 
@@ -28,7 +29,7 @@ ANSWER = " ".join(
 )
 
 
-class ScriptedReader:
+class ScriptedReader(Provider):
     """An offline model: reads README.md, then answers (so records hold a real tool call)."""
 
     model = "bench"
@@ -51,16 +52,16 @@ def session_for(ws: Path) -> Any:
     from elelem_kernel.assembly.sessions import new_session
 
     session = new_session(provider="echo", workspace=ws, mode="plan")
-    session.provider = ScriptedReader()
-    session.provider_name = "bench"
+    session.facts.provider = ScriptedReader()
+    session.facts.provider_name = "bench"
     return session
 
 
 def write_turns(path: Path, ws: Path, turns: int) -> tuple[list[int], list[float]]:
     """Run and append `turns` turns; the file size and the append time after each."""
     from elelem_kernel.agent.record import new_id
-    from elelem_kernel.cli.notebook import append_turn
     from elelem_kernel.render.static import bundle
+    from elelem_kernel.store.notebook import append_turn
 
     session = session_for(ws)
     sizes, appends = [], []
@@ -133,7 +134,7 @@ def restore(path: Path, ws: Path) -> int:
     line = restore_into(session, {}, {"ELELEM_NOTEBOOK": str(path)}, force=True)
     if not line or "restored" not in line:
         raise RuntimeError(f"restore failed: {line}")
-    return sum(len(c.turns) for c in session.conversations.values())
+    return sum(len(c.turns) for c in session.conversations.by_id.values())
 
 
 def run(

@@ -108,7 +108,7 @@ def record(
             history=history,
         )
         session.max_rounds = max(session.max_rounds, loop_rounds + 2)
-        session.context_window = window or common.WINDOW  # unknown, it would compact
+        session.facts.context_window = window or common.WINDOW  # unknown, it would compact
 
         async def converse() -> None:
             try:

@@ -85,8 +85,8 @@ def cli_rows(tmp: Path, reps: int, data: dict, warm_up: bool = True) -> list[tup
 def restore_rows(tmp: Path, reps: int, turns: int, data: dict) -> list[tuple]:
     """First turn in a fresh Elelem kernel whose notebook has `turns` turns, and none."""
     from bench.notebook_memory import scale_up, write_turns
-    from elelem_kernel.cli.notebook import new_notebook
-    from elelem_kernel.jupyter import notebook_json
+    from elelem_kernel.store import notebook_json
+    from elelem_kernel.store.notebook import new_notebook
 
     ws = tmp / "restore"
     ws.mkdir()

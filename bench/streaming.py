@@ -136,7 +136,7 @@ class WarmSession:
         self.session = new_session(
             provider="openai", base_url=base, api_key="k", workspace=workspace, mode="plan"
         )
-        self.session.context_window = WINDOW
+        self.session.facts.context_window = WINDOW
         self.renderer = TerminalRenderer(out=io.StringIO(), err=io.StringIO(), color=False)
         self.loop = asyncio.new_event_loop()
 

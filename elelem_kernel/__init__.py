@@ -91,7 +91,7 @@ def ask(
     from elelem_kernel.sync import run_sync
 
     session = new_session(provider=provider, model=model, **options)
-    return run_sync(lambda: session.turn(prompt), close=session.aclose)
+    return run_sync(lambda: session.turn(prompt), close=session.facts.aclose)
 
 
 def load_ipython_extension(ip: _typing.Any) -> None:

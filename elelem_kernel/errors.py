@@ -2,6 +2,9 @@
 
 ElelemError            root: every message says what to do about it
 ├── ConfigError        unknown provider, missing key, bad option
+├── BadInput           the person typed something unusable: a command's argument, an option,
+│                      a severity (also a ValueError, for callers that catch that)
+├── OverBudget         the next request could pass a budget: the turn ends before sending it
 ├── ProviderError      the model's API failed (HTTP status, stream cut, bad JSON)
 │   ├── StatusError       an HTTP status or an error event, maybe with retry_after
 │   └── ContextOverflow   the request did not fit the model's context window
@@ -10,6 +13,14 @@ ElelemError            root: every message says what to do about it
 
 TooLarge, Undecodable  a provider's stream passed its bound or cannot be read; the
                        provider turns them into a ProviderError (`providers.stream.problem`)
+GroupStopped           a tool call's process group was stopped: nothing new is started
+FrontendGone           the open notebook did not answer a request over its comm
+BudgetStopped          a notebook cell's turn stopped by a budget: the cell fails
+TurnInterrupted        (a KeyboardInterrupt) the stop button ended a notebook cell's turn
+Stopped                (a BaseException) SIGTERM or SIGHUP came while no CLI turn ran
+UntrustedPluginsWarning  (a UserWarning) project plugins skipped: their folder is not trusted
+
+Signals rather than faults live here too, so every class the package raises has one home.
 """
 
 from __future__ import annotations
@@ -21,6 +32,21 @@ class ElelemError(Exception):
 
 class ConfigError(ElelemError):
     """Something is configured wrong: an unknown provider, a missing key, a bad option."""
+
+
+class BadInput(ElelemError, ValueError):
+    """What the person typed cannot be used: an unknown tool or server in a command, a bad
+    `--severity`, an unexpected argument. The message says what would work. Raised where the
+    input is checked and caught, as this one type, where a front shows it."""
+
+
+class PromptError(BadInput):
+    """An ACP client's prompt cannot be taken as it is (an image of a type, size or number
+    the model cannot be sent); the message says what to change."""
+
+
+class OverBudget(ElelemError):
+    """The next request could pass a budget: the turn ends before sending it."""
 
 
 class ProviderError(ElelemError):
@@ -91,3 +117,40 @@ class Undecodable(Exception):
 
 class ReviewError(ElelemError):
     """A review cannot run: not a git repository, an unknown revision, git itself failed."""
+
+
+class GroupStopped(Exception):
+    """Raised by `Children.popen` once the group was stopped: nothing new is started."""
+
+
+class FrontendGone(Exception):
+    """The frontend did not answer (closed tab, no extension, another client)."""
+
+
+class TurnInterrupted(KeyboardInterrupt):
+    """The stop button ended a turn; its partial reply is kept in the output above."""
+
+    def __init__(self, message: str = "turn interrupted; the partial reply is kept above"):
+        super().__init__(message)
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        return [f"KeyboardInterrupt: {self}"]
+
+
+class BudgetStopped(Exception):
+    """A turn stopped before a request that could pass a budget: the cell fails, so what
+    runs the notebook stops there; the output above says what was spent and how to go on."""
+
+    def __init__(self, message: str = "stopped by the budget: the output above says how to go on"):
+        super().__init__(message)
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        return [f"BudgetStopped: {self}"]
+
+
+class Stopped(BaseException):
+    """A SIGTERM or SIGHUP that arrived while no turn was running."""
+
+
+class UntrustedPluginsWarning(UserWarning):
+    """Project plugins were skipped because their folder is not trusted."""

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from elelem_kernel.errors import BadInput
+
 #: Severities, worst first.
 SEVERITIES = ("blocker", "major", "minor", "nit")
 #: The formats a review's report is written in (review/report.py writes them; the command
@@ -40,12 +42,12 @@ def at_least(severity: str, threshold: str) -> bool:
 
 
 def check_severity(value: str | None) -> str | None:
-    """`value` lower-cased if it is a severity (or None); ValueError naming the choices."""
+    """`value` lower-cased if it is a severity (or None); BadInput naming the choices."""
     if value is None:
         return None
     low = value.strip().lower()
     if low not in SEVERITIES:
-        raise ValueError(f"unknown severity {value!r}: use one of {', '.join(SEVERITIES)}")
+        raise BadInput(f"unknown severity {value!r}: use one of {', '.join(SEVERITIES)}")
     return low
 
 

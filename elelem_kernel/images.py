@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
     from typing_extensions import NotRequired
 
+from elelem_kernel.text import human_size
+
 #: The raster types a model takes, by MIME type, with their short names.
 TYPES = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WebP"}
 #: Longest side sent to a model (the size past which Anthropic scales images down).
@@ -66,7 +68,7 @@ class Image:
     def describe(self) -> str:
         """`640×480 PNG, 12 KB`."""
         size = f"{self.width}×{self.height} " if self.width and self.height else ""
-        return f"{size}{self.kind}, {kilobytes(len(self.data))}"
+        return f"{size}{self.kind}, {human_size(len(self.data), 'rough')}"
 
     def tokens(self) -> int:
         """Estimated tokens a model spends on this image."""
@@ -80,10 +82,6 @@ class Image:
             "width": self.width,
             "height": self.height,
         }
-
-
-def kilobytes(n: int) -> str:
-    return f"{n / 1_000_000:.1f} MB" if n >= 1_000_000 else f"{max(1, round(n / 1000))} KB"
 
 
 def tokens(width: int, height: int) -> int:
@@ -164,7 +162,7 @@ def decode(mime: object, data: object) -> Image | str:
     if not isinstance(data, str):
         return f"{mime}: no base64 data"
     if len(data) * 3 // 4 > MAX_INPUT_BYTES:
-        return f"{mime}: {kilobytes(len(data) * 3 // 4)}, more than an image may be"
+        return f"{mime}: {human_size(len(data) * 3 // 4, 'rough')}, more than an image may be"
     try:
         raw = base64.b64decode("".join(data.split()), validate=True)
     except (binascii.Error, ValueError):

@@ -7,6 +7,10 @@
   another loop (`run_from_loop`).
 - `on_own_loop`: a coroutine awaited on a fresh loop in a thread of its own, for code that
   must not run on the caller's loop (nbclient installs signal handlers on its loop).
+- `call_soon`: a function run on a loop from another thread (a worker, a signal handler),
+  quietly not at all once that loop is closed.
+- `resolve` and `call_off_loop`: a hook that may be `def` or `async def` (a tool, an
+  approver, a provider's question), called from a loop without blocking it.
 
 `run_sync`: outside an event loop the coroutine runs on a private loop in this thread; inside
 one (a notebook cell, whose thread is busy running that loop) it runs on a private loop in a
@@ -27,6 +31,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import inspect
 import queue
 import signal
 import threading
@@ -321,8 +326,7 @@ async def on_own_loop(coro: Coroutine[Any, Any, T], name: str = "elelem-own-loop
             error = e
         finally:
             started.set()
-        with contextlib.suppress(RuntimeError):  # the outer loop may be gone
-            outer.call_soon_threadsafe(settle, value, error)
+        call_soon(outer, settle, value, error)  # not at all if the outer loop is gone
 
     thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
@@ -332,11 +336,38 @@ async def on_own_loop(coro: Coroutine[Any, Any, T], name: str = "elelem-own-loop
         await asyncio.to_thread(started.wait)
         if inner:
             loop, task = inner[0]
-            with contextlib.suppress(RuntimeError):  # it may have just finished
-                loop.call_soon_threadsafe(task.cancel)
+            call_soon(loop, task.cancel)  # not at all if it has just finished
         await asyncio.to_thread(thread.join, 30)
         if not done.done():
             done.cancel()
         elif not done.cancelled():
             done.exception()  # seen: the coroutine ended anyway, and this wait was cancelled
         raise
+
+
+def call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> bool:
+    """Run `fn(*args)` on `loop` soon, from any thread; False, and nothing runs, once the
+    loop is closed (nobody waits there any more).
+
+    Also right in a signal handler of the loop's own thread: it wakes the loop's wait.
+    """
+    try:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:  # "Event loop is closed"
+        return False
+    return True
+
+
+async def resolve(value: Awaitable[T] | T) -> T:
+    """`value`, awaited when it is awaitable: what a `def` or an `async def` hook returned."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+async def call_off_loop(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` without blocking the loop: an `async def` awaited here, a plain `def` run
+    in a worker thread (it may block), and what it returns awaited if it is awaitable."""
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args)
+    return await resolve(await asyncio.to_thread(fn, *args))

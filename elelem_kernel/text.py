@@ -5,16 +5,23 @@ Content (a tool result, a diff, a preview) is cut with one marker, `[... N more 
 both ends says `[... N characters cut from the middle of T ...]` (or bytes) between them,
 and a file line too long to show `[... line cut: N bytes in all]`. A one-line label (a
 title, an argument summary, an error's reason) ends in `…` instead: it only has to fit
-its line. Every layer imports these from here.
+its line. A result that holds only part of what was asked for says so in one sentence,
+`showing 300 of 500 names; <how to ask for less or for the rest>` (`showing`), and a size
+in bytes reads one way everywhere, `12.3 KB` (`human_size`). Every layer imports these from here.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar
 
 #: What a stream is made of: characters (`str`) or bytes.
 S = TypeVar("S", str, bytes)
+
+#: How `human_size` writes a figure: "exact" 20.0 MB (a file, an output), "limit" 1 MB as set (a
+#: bound), "rough" never under 1 KB, whole KB below 1 MB (a picture at a glance).
+SizeStyle = Literal["exact", "limit", "rough"]
+_UNITS = (("GB", 1e9), ("MB", 1e6), ("KB", 1e3))
 
 
 def more(count: int, unit: str = "characters") -> str:
@@ -135,3 +142,20 @@ def clip_lines(text: str, max_lines: int, max_chars: int) -> list[str]:
     if left > 0:
         shown.append(more(left, "line" if left == 1 else "lines"))
     return shown
+
+
+def showing(shown: int | str, total: int | str, what: str, then: str) -> str:
+    """The sentence of a result cut short: `showing 300 of 500 names; then`, where `then`
+    says how to narrow the request or ask for the rest. `what` may be empty ("lines 1-9")."""
+    return f"showing {shown} of {total}{' ' + what if what else ''}; {then}"
+
+
+def human_size(n: int, style: SizeStyle = "exact") -> str:
+    """`n` bytes for people, in decimal units: 512 B, 12.3 KB, 20.0 MB, 3.0 GB (`SizeStyle`)."""
+    if style == "rough" and n < 1_000_000:
+        return f"{max(1, round(n / 1000))} KB"
+    for unit, scale in _UNITS:
+        if n >= scale:
+            figure = f"{n / scale:g}" if style == "limit" else f"{n / scale:.1f}"
+            return f"{figure} {unit}"
+    return f"{n} B"

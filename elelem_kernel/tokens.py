@@ -11,6 +11,7 @@ by its pixels (`images.entry_tokens`), not its base64.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from elelem_kernel.images import entry_tokens
@@ -20,7 +21,9 @@ from elelem_kernel.images import entry_tokens
 TEXT_CHARS, DIGIT_CHARS = 3.5, 1.5
 
 
-def estimate(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
+def estimate(
+    messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> int:
     """Estimated tokens of a request: its messages' and tools' JSON, counted conservatively,
     and each image a message carries by its pixels, not its base64."""
     texts, pictures = [], 0

@@ -53,4 +53,7 @@ fi
 if [ "$extra" = test ]; then
   bash scripts/jupyter_ai_venv.sh ||
     echo "setup: scripts/jupyter_ai_venv.sh failed; the jupyter-ai browser test will fail in CI" >&2
+  # jupyter-collaboration in a venv of its own (it makes every notebook a shared document)
+  bash scripts/rtc_venv.sh ||
+    echo "setup: scripts/rtc_venv.sh failed; the collaboration browser test will fail in CI" >&2
 fi

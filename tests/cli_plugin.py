@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 
 import elelem_kernel
+from elelem_kernel.events import Provider
 
 ESC = "\x1b"
 STOP = {"type": "stop", "reason": "end_turn", "truncated": False}
@@ -22,7 +23,7 @@ HOSTILE = (
 SPOOF = f"{ESC}[2K\r$ ls -la; touch marker"
 
 
-class Spoof:
+class Spoof(Provider):
     """Every kind of text a terminal shows, carrying escape sequences; ends with an error."""
 
     def __init__(self, model=None, **options):
@@ -54,7 +55,7 @@ class Spoof:
             raise RuntimeError("provider failed " + HOSTILE)
 
 
-class Sleeper:
+class Sleeper(Provider):
     """Calls bash to write its pid to sleeper.pid and sleep 300 s: something to stop."""
 
     def __init__(self, model=None, **options):
@@ -72,7 +73,7 @@ class Sleeper:
         await asyncio.sleep(0)
 
 
-class Proposer:
+class Proposer(Provider):
     """Proposes a cell, then answers."""
 
     def __init__(self, model=None, **options):

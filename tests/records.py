@@ -1,4 +1,4 @@
-"""Turn records for tests: a small valid one (agent/record.schema.json) to vary."""
+"""Turn records for tests: a small valid one (store/record.schema.json) to vary."""
 
 from __future__ import annotations
 

@@ -6,8 +6,10 @@ import asyncio
 import copy
 from typing import Any
 
+from elelem_kernel.events import Provider
 
-class Scripted:
+
+class Scripted(Provider):
     """Plays one scripted round per fetch; each round is a list of events (or an exception)."""
 
     def __init__(self, *rounds: Any, repeat_last: bool = False, delay: float = 0.0):

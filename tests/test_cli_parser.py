@@ -72,3 +72,36 @@ def test_each_subcommand_help_helps(command, words, capsys):
 def test_no_command_prints_the_help_and_exits_2(capsys):
     assert main([]) == 2
     assert "COMMAND" in capsys.readouterr().out
+
+
+def _flags_of(parser: argparse.ArgumentParser) -> dict[str, tuple[tuple[str, ...], object]]:
+    """dest -> (option strings, metavar) of a parser's flags."""
+    return {a.dest: (tuple(a.option_strings), a.metavar) for a in parser._actions}
+
+
+def test_the_magic_takes_the_turn_flags_as_the_command_line_does():
+    """One declaration (assembly/turn_flags.py): the same names, destinations and metavars
+    in `elelem-kernel ask`/`review` and in a `%%elelem` cell; only the help's words differ."""
+    from elelem_kernel.assembly.turn_flags import CELL, FLAGS
+    from elelem_kernel.jupyter.magics import ElelemMagics
+
+    subs = next(a for a in build_parser()._actions if a.dest == "command").choices
+    command_line = {**_flags_of(subs["review"]), **_flags_of(subs["ask"])}
+    magic = _flags_of(ElelemMagics.elelem.parser)
+    assert {dest: magic[dest] for dest in CELL} == {dest: command_line[dest] for dest in CELL}
+    assert set(CELL) == set(FLAGS)
+    magic_help = {a.dest: a.help for a in ElelemMagics.elelem.parser._actions}
+    assert magic_help["budget"] == FLAGS["budget"].cell_help
+
+
+def test_the_magic_parses_a_cell_line_with_the_shared_flags():
+    from elelem_kernel.jupyter.magics import ElelemMagics
+
+    line = ["-p", "echo", "--model", "m1", "-o", "a=1", "--option", "b=2", "--mode", "plan"]
+    line += ["--allow", "bash", "--system-prompt", "be brief", "--budget", "0.50", "--new"]
+    args = ElelemMagics.elelem.parser.parse_args(line)
+    assert (args.provider, args.model, args.mode, args.new) == ("echo", "m1", "plan", True)
+    assert (args.option, args.allow) == (["a=1", "b=2"], ["bash"])
+    assert (args.system_prompt, args.budget) == ("be brief", "0.50")
+    defaults = ElelemMagics.elelem.parser.parse_args([])
+    assert (defaults.option, defaults.allow, defaults.budget, defaults.new) == ([], [], None, False)

@@ -15,6 +15,7 @@ PACKAGE = Path(elelem_kernel.__file__).parent
 #: layer -> imports it must never make (package-internal layers and outside libraries).
 FORBIDDEN = {
     "agent": (
+        "argparse",  # the command line's and the magic's flags: assembly/turn_flags.py
         "elelem_kernel.jupyter",
         "elelem_kernel.render.widget",
         "httpx",
@@ -120,7 +121,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("render",),  # views of a turn: terminal, static, widget
     ("assembly",),  # the composition root: built-ins registered, sessions built
     ("agent", "mcp"),  # session, turn loop, toolbox, registry; MCP servers as a tool source
-    ("store",),  # the notebook as the store: the person's data folder, record signatures
+    ("store",),  # the notebook as the store: records read, rebuilt, appended; ACP sessions
     ("tools",),  # the workspace tools
     ("providers",),  # models: stub, echo, demo, and the HTTP ones
     (
@@ -131,6 +132,7 @@ LAYERS: list[tuple[str, ...]] = [
         "names",
         "options",
         "redaction",
+        "schema_check",
         "sync",
         "text",
         "tokens",
@@ -239,12 +241,18 @@ def cycles(edges: list[Edge]) -> list[list[str]]:
     for e in edges:
         if not e.typing:
             graph.setdefault(e.source, set()).add(e.target)
+    return [_cycle_in(graph, group) for group in _tangles(graph)]
+
+
+def _tangles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The groups of more than one module that reach each other (Tarjan's strongly
+    connected components)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     groups: list[set[str]] = []
 
-    def connect(node: str) -> None:  # Tarjan's strongly connected components
+    def connect(node: str) -> None:
         index[node] = low[node] = len(index)
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
@@ -266,17 +274,18 @@ def cycles(edges: list[Edge]) -> list[list[str]]:
     for node in sorted(graph):
         if node not in index:
             connect(node)
-    found = []
-    for group in groups:
-        start = min(group)
-        path, node = [start], start
-        while True:
-            node = min(n for n in graph[node] if n in group)
-            if node in path:
-                found.append(path[path.index(node) :] + [node])
-                break
-            path.append(node)
-    return found
+    return groups
+
+
+def _cycle_in(graph: dict[str, set[str]], group: set[str]) -> list[str]:
+    """One cycle inside `group`, from its first module, closed (its first module again)."""
+    start = min(group)
+    path, node = [start], start
+    while True:
+        node = min(n for n in graph[node] if n in group)
+        if node in path:
+            return path[path.index(node) :] + [node]
+        path.append(node)
 
 
 def test_every_module_sits_in_a_layer_imports_point_down_and_nothing_cycles():
@@ -307,6 +316,50 @@ def test_the_layer_check_finds_upward_imports_cycles_and_undeclared_packages(tmp
         "(top first, as in docs/internals.md's module map)",
         "elelem_kernel/providers/up.py:2 imports elelem_kernel.render.view, a layer above it",
         "import cycle: elelem_kernel.agent.a -> elelem_kernel.agent.b -> elelem_kernel.agent.a",
+    ]
+
+
+#: acp/ and cli/ are fronts of one layer that keep the notebook as the store through store/,
+#: never through each other. The one door: `elelem-kernel acp` is a subcommand of the command
+#: line, which runs it by the acp package's `main`.
+FRONT_DOORS = {("elelem_kernel.cli", "elelem_kernel.acp")}
+
+
+def fronts_crossing(package: Path) -> list[str]:
+    """Imports between acp/ and cli/ (at any depth), but for the door, one line each."""
+    modules = modules_in(package)
+    fronts = {f"{package.name}.acp", f"{package.name}.cli"}
+
+    def front(module: str) -> str | None:
+        return next((f for f in fronts if module == f or module.startswith(f + ".")), None)
+
+    found = []
+    for module, path in modules.items():
+        for e in edges_of(module, path, modules):
+            here, there = front(e.source), front(e.target)
+            if here and there and here != there and (e.source, e.target) not in FRONT_DOORS:
+                found.append(f"{path.relative_to(package.parent)}:{e.line} imports {e.target}")
+    return sorted(found)
+
+
+def test_the_acp_and_cli_fronts_never_import_each_other():
+    assert fronts_crossing(PACKAGE) == []
+
+
+def test_the_front_check_finds_a_front_reaching_into_the_other(tmp_path):
+    pkg = tmp_path / "elelem_kernel"
+    for folder in ("acp", "cli"):
+        (pkg / folder).mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "acp" / "__init__.py").write_text("def main(args):\n    return 0\n")
+    (pkg / "acp" / "store.py").write_text("from elelem_kernel.cli.notebook import append_turn\n")
+    (pkg / "cli" / "__init__.py").write_text("def run():\n    from elelem_kernel import acp\n")
+    (pkg / "cli" / "notebook.py").write_text(
+        "def append_turn():\n    from elelem_kernel.acp.store import x\n"
+    )
+    assert fronts_crossing(pkg) == [
+        "elelem_kernel/acp/store.py:1 imports elelem_kernel.cli.notebook",
+        "elelem_kernel/cli/notebook.py:2 imports elelem_kernel.acp.store",
     ]
 
 

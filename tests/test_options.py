@@ -73,7 +73,7 @@ def test_option_command_sets_shows_and_unsets():
     assert session.provider.options["thinking"] == "high"
     session.command("/option max_tokens")
     assert session.provider.options["max_tokens"] is None
-    assert session.options == {"base_url": "http://127.0.0.1:9/v1", "thinking": "high"}
+    assert session.facts.options == {"base_url": "http://127.0.0.1:9/v1", "thinking": "high"}
 
 
 def test_an_unknown_option_is_refused_and_nothing_changes():
@@ -82,7 +82,7 @@ def test_an_unknown_option_is_refused_and_nothing_changes():
     answer = session.command("/option tempreature 0.2")
     assert "unknown option for openai: tempreature" in answer
     assert "Known options: api_key, backoff, base_url, extra, max_event_bytes, max_tokens" in answer
-    assert session.provider is before and "tempreature" not in session.options
+    assert session.provider is before and "tempreature" not in session.facts.options
 
 
 def test_options_stay_with_their_provider_across_switches():
@@ -91,6 +91,6 @@ def test_options_stay_with_their_provider_across_switches():
     session.command("/model gpt-x")
     assert session.provider.options["max_tokens"] == 300 and session.model == "gpt-x"
     session.command("/provider demo")  # demo knows none of openai's options
-    assert session.provider_name == "demo" and session.options == {}
+    assert session.provider_name == "demo" and session.facts.options == {}
     session.command("/provider openai")
     assert session.provider.options["max_tokens"] == 300

@@ -8,10 +8,11 @@ import pytest
 
 import elelem_kernel
 from elelem_kernel.agent import registry
+from elelem_kernel.events import Provider
 from elelem_kernel.sync import run_sync
 
 
-class Closing:
+class Closing(Provider):
     """A provider that answers, or raises `fails`, and records when its client is closed."""
 
     def __init__(self, fails: BaseException | None = None):
@@ -83,3 +84,56 @@ def test_the_bridge_returns_and_raises_the_same_inside_and_outside_a_loop():
     for attempt in (lambda: run_sync(boom), lambda: asyncio.run(inside(boom))):
         with pytest.raises(ValueError, match="from the coroutine"):
             attempt()
+
+
+def test_call_soon_runs_on_the_loop_from_another_thread_and_not_once_it_is_closed():
+    import threading
+
+    from elelem_kernel.sync import call_soon
+
+    async def main() -> tuple[list[object], bool]:
+        loop = asyncio.get_running_loop()
+        ran: list[object] = []
+        done = asyncio.Event()
+
+        def note(value: object) -> None:
+            ran.append((value, threading.current_thread() is threading.main_thread()))
+            done.set()
+
+        sent: list[bool] = []
+        worker = threading.Thread(target=lambda: sent.append(call_soon(loop, note, 7)))
+        worker.start()
+        await done.wait()
+        worker.join()
+        return ran, sent[0]
+
+    assert asyncio.run(main()) == ([(7, True)], True)
+    closed = asyncio.new_event_loop()
+    closed.close()
+    assert call_soon(closed, print, "never") is False
+
+
+def test_a_hook_may_be_def_or_async_def():
+    import threading
+
+    from elelem_kernel.sync import call_off_loop, resolve
+
+    async def twice(n: int) -> int:
+        return 2 * n
+
+    def where(n: int) -> tuple[int, bool]:
+        return n, threading.current_thread() is threading.main_thread()
+
+    def later(n: int):  # a plain def that hands back an awaitable
+        return twice(n)
+
+    async def main() -> list[object]:
+        return [
+            await resolve(twice(2)),
+            await resolve(5),
+            await call_off_loop(twice, 3),
+            await call_off_loop(where, 1),  # in a worker thread, not the loop's
+            await call_off_loop(later, 4),
+        ]
+
+    assert asyncio.run(main()) == [4, 5, 6, (1, False), 8]

@@ -30,7 +30,7 @@ def main(args: argparse.Namespace) -> int:
     command that runs a model shares.
     """
     if args.list:
-        from elelem_kernel.acp.store import listing_text  # lazy: only this option needs it
+        from elelem_kernel.store.acp_sessions import listing_text  # lazy: only this option needs it
 
         print(listing_text())
         return 0

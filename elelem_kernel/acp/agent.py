@@ -7,7 +7,7 @@ person's own; `session/prompt` runs a turn whose events reach the client as
 (approval.py); `session/cancel` ends the turn as the stop button does. Modes are ACP
 session modes, the provider a config option, slash commands are advertised and run as
 prompts (`/mode plan`). A session is saved as a notebook from `session/new` on, and every
-turn is appended to it (store.py); `session/load` restores it in any later process,
+turn is appended to it (store/acp_sessions.py); `session/load` restores it in any later process,
 replayed through the live renderer (updates.py), mode included.
 
 A prompt sent while a cancelled turn winds down waits for it; one sent while a turn runs
@@ -23,6 +23,7 @@ import asyncio
 import logging
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,16 +51,20 @@ from acp.schema import (
     Usage,
 )
 
-from elelem_kernel.acp import store
 from elelem_kernel.acp.approval import AcpApprover
 from elelem_kernel.acp.files import ClientFiles
 from elelem_kernel.acp.hello import initialize_result
+from elelem_kernel.acp.prompt_content import PromptError, read_prompt, refusal
 from elelem_kernel.acp.terminal import ClientTerminal
 from elelem_kernel.acp.updates import Updates, fenced
+from elelem_kernel.agent.front import TurnSettings
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.images import ImageEntry
+from elelem_kernel.render.static import bundle
+from elelem_kernel.store import acp_sessions
 
 log = logging.getLogger("elelem_kernel.acp")
 
@@ -151,7 +156,7 @@ class ElelemAgent:
     ) -> NewSessionResponse:
         live = self._make(uuid.uuid4().hex, cwd, mcp_servers)
         try:  # saved now: a client may prompt it from another process
-            store.create(live.id, live.cwd, live.session.mode)
+            acp_sessions.create(live.id, live.cwd, live.session.mode)
         except (ElelemError, OSError) as e:
             log.warning("the session was not saved: %s", e)
         self._announce(live)
@@ -163,7 +168,7 @@ class ElelemAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
         try:
-            saved = store.load(session_id)
+            saved = acp_sessions.load(session_id)
         except ValueError as e:
             raise invalid(str(e)) from None
         except ElelemError as e:
@@ -173,7 +178,7 @@ class ElelemAgent:
         live = self._make(session_id, cwd, mcp_servers)
         live.session.load(saved.rebuilt.conversations, saved.rebuilt.active)
         if saved.mode in MODES:
-            live.session.mode = saved.mode
+            live.session.set_mode(saved.mode)
         for warning in saved.warnings:
             log.warning("%s", warning)
         view = self._updates(live)
@@ -185,7 +190,7 @@ class ElelemAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        found = [s for s in store.listing() if cwd is None or s["cwd"] == cwd]
+        found = [s for s in acp_sessions.listing() if cwd is None or s["cwd"] == cwd]
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(
@@ -208,32 +213,27 @@ class ElelemAgent:
         live = Live(session_id, str(folder), None)  # type: ignore[arg-type]
         options = dict(self.defaults)
         try:
-            session = new_session(
-                workspace=folder,
-                approver=AcpApprover(self.client, session_id, lambda: live.updates),
-                **options,
-            )
+            approver = AcpApprover(self.client, session_id, lambda: live.updates)
+            front = _ClientFront(TurnSettings(approver), lambda s: self._propose(live, s))
+            session = new_session(workspace=folder, front=front, **options)
         except ElelemError as e:
             raise invalid(str(e)) from None
-        if session.notice:
-            log.info("%s", session.notice)
-        session.propose_cell = lambda source: self._propose(live, source)
         fs = getattr(self.capabilities, "fs", None)
         reads, writes = (
             bool(getattr(fs, "read_text_file", False)),
             bool(getattr(fs, "write_text_file", False)),
         )
         if reads or writes:
-            ClientFiles(self.client, session_id, lambda: session.workspace, reads, writes).install(
-                session.toolbox
-            )
+            files = ClientFiles(self.client, session_id, lambda: session.workspace, reads, writes)
+            session.toolbox.add_toolset(files.toolset())
         if getattr(self.capabilities, "terminal", False):
-            ClientTerminal(
+            terminal = ClientTerminal(
                 self.client, session_id, lambda: session.workspace, lambda: live.updates
-            ).install(session.toolbox)
+            )
+            session.toolbox.add_toolset(terminal.toolset())
         mcp = session.mcp
         if mcp is not None:
-            mcp.extra = self.client_servers
+            mcp.serve_also(self.client_servers)
         elif servers:
             log.warning("the client's MCP servers are not used: the mcp setup is not loaded")
         live.session = session
@@ -318,7 +318,7 @@ class ElelemAgent:
 
     def _options(self, live: Live) -> list[Any]:
         session = live.session
-        providers = [p for p in session.provider_names() if session.policy.allows_provider(p)]
+        providers = [p for p in session.facts.provider_names() if session.policy.allows_provider(p)]
         if session.provider_name not in providers:
             providers = [session.provider_name, *providers]
         return [
@@ -377,7 +377,7 @@ class ElelemAgent:
 
     def _remember_mode(self, live: Live) -> None:
         try:
-            store.remember_mode(live.id, live.session.mode)
+            acp_sessions.remember_mode(live.id, live.session.mode)
         except OSError as e:
             log.warning("the session's mode was not saved: %s", e)
 
@@ -395,6 +395,13 @@ class ElelemAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         live = self._live(session_id)
+        try:  # read first: no await (fitting images takes seconds) after the idle check
+            asked = await read_prompt(prompt)
+            problem = await refusal(live.session, asked.images)
+        except (PromptError, ElelemError) as e:
+            raise invalid(str(e)) from None
+        if problem:
+            raise invalid(problem)
         while not live.idle.is_set():
             if not live.cancelled:
                 raise RequestError(
@@ -403,13 +410,13 @@ class ElelemAgent:
                     "send session/cancel",
                 )
             await live.idle.wait()  # the cancelled turn is winding down: then this one
-        text = prompt_text(prompt)
-        if text.lstrip().startswith("/") and "\n" not in text.strip():
+        text = asked.text
+        if not asked.images and text.lstrip().startswith("/") and "\n" not in text.strip():
             return await self._command(live, text.strip())
         live.idle.clear()
         live.cancelled = False
         try:
-            return await self._turn(live, text)
+            return await self._turn(live, text, asked.images)
         finally:
             live.idle.set()
 
@@ -422,12 +429,14 @@ class ElelemAgent:
             usage=self.usage_updates,
         )
 
-    async def _turn(self, live: Live, text: str) -> PromptResponse:
+    async def _turn(
+        self, live: Live, text: str, images: list[ImageEntry] | None = None
+    ) -> PromptResponse:
         """Run the turn, send its last updates, save it; answer. When the connection
         closes meanwhile, the turn is cancelled and saved, and nothing is answered."""
         updates = live.updates = self._updates(live)
         live.turn = asyncio.get_running_loop().create_task(
-            live.session.turn(text, updates, cell=new_id())
+            live.session.turn(text, updates, cell=new_id(), images=images)
         )
         closing = False
         try:
@@ -442,7 +451,9 @@ class ElelemAgent:
         await updates.drain()
         live.updates = None
         try:
-            store.save_turn(live.id, live.cwd, result.record, live.session.mode)
+            acp_sessions.save_turn(
+                live.id, live.cwd, result.record, *bundle(result.record), live.session.mode
+            )
         except (ElelemError, OSError) as e:
             log.warning("the turn was not saved: %s", e)
             await self._send(live.id, update_agent_message_text(f"\n\n_not saved: {e}_"))
@@ -485,37 +496,33 @@ class ElelemAgent:
             await asyncio.wait(turns, timeout=grace)
 
 
+@dataclass
+class _ClientFront:
+    """The ACP client as the session's front: a proposed cell goes to it as a message,
+    a notice to the log; every turn is approved through it (`settings`)."""
+
+    settings: TurnSettings
+    propose: Callable[[str], None]
+
+    def propose_cell(self, source: str) -> None:
+        self.propose(source)
+
+    def open_notebook(self) -> Path | None:
+        return None
+
+    def notice(self, text: str) -> None:
+        log.info("%s", text)
+
+    def turn_settings(self) -> TurnSettings:
+        return self.settings
+
+
 def _set_mode(session: Session, mode: str) -> None:
     """Switch `session` to `mode`; the site policy's refusal is an invalid request."""
     try:
-        session.mode = mode
+        session.set_mode(mode)
     except ElelemError as e:
         raise invalid(str(e)) from None
-
-
-def prompt_text(blocks: list[Any]) -> str:
-    """The prompt's content blocks as one text: text as is, each resource on lines of its
-    own (a link as a Markdown link, an embedded text fenced under its URI)."""
-    parts = []
-    for block in blocks:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "resource_link":
-            parts.append(f"\n[{block.name}]({block.uri})\n")
-        elif kind == "resource":
-            resource = block.resource
-            if getattr(resource, "text", None) is not None:
-                parts.append(f"\n{resource.uri}:\n{fenced(resource.text)}\n")
-            else:
-                mime = getattr(resource, "mime_type", None) or "binary"
-                parts.append(f"\n[{resource.uri} ({mime}): not included]\n")
-        else:
-            raise invalid(
-                f"prompt content of type {kind!r} is not accepted: send text, resource "
-                "or resource_link blocks"
-            )
-    return "".join(parts).strip("\n")
 
 
 def knows_usage(capabilities: Any) -> bool:

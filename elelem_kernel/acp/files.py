@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from elelem_kernel.agent.toolset import Reroute, Rerouted
 from elelem_kernel.errors import ToolError
 from elelem_kernel.text import line_cut
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, unified_diff
@@ -42,16 +43,17 @@ class ClientFiles:
         self.reads = read
         self.writes = write
 
-    def install(self, toolbox: Any) -> None:
-        """Put the client-backed functions in place of the disk ones (kept as fallback)."""
-        for name, wrap, wanted in (
-            ("read", self._read, self.reads),
-            ("write", self._write, self.writes),
-            ("edit", self._edit, self.reads and self.writes),
-        ):
-            tool = toolbox.get(name)
-            if wanted and tool is not None:
-                tool.fn = wrap(tool.fn)
+    def toolset(self) -> Rerouted:
+        """The toolset that runs `read`, `write` and `edit` through the client, as far as
+        it offers them, with the disk tools' functions as their fallbacks."""
+        routes: dict[str, Reroute] = {}
+        if self.reads:
+            routes["read"] = self._read
+        if self.writes:
+            routes["write"] = self._write
+        if self.reads and self.writes:
+            routes["edit"] = self._edit
+        return Rerouted("the editor's files", routes)
 
     async def text(self, target: Path) -> str:
         answer = await self.client.read_text_file(session_id=self.session_id, path=str(target))

@@ -23,7 +23,7 @@ def initialize_result(client_version: int) -> dict[str, Any]:
         "protocolVersion": min(client_version, PROTOCOL_VERSION),
         "agentCapabilities": {
             "loadSession": True,
-            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": True},
             "sessionCapabilities": {"list": {}},
         },

@@ -21,6 +21,7 @@ from typing import Any
 from acp.schema import EnvVariable
 
 from elelem_kernel.acp.updates import Updates
+from elelem_kernel.agent.toolset import Rerouted
 from elelem_kernel.text import clip_middle
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.shell import DEFAULT_TIMEOUT
@@ -45,11 +46,10 @@ class ClientTerminal:
         self.workspace = workspace
         self.updates = updates
 
-    def install(self, toolbox: Any) -> None:
-        """Put the terminal-backed function in place of the disk one (kept as fallback)."""
-        tool = toolbox.get("bash")
-        if tool is not None:
-            tool.fn = self._bash(tool.fn)
+    def toolset(self) -> Rerouted:
+        """The toolset that runs `bash` in the client's terminal, with the disk tool's
+        function as its fallback."""
+        return Rerouted("the editor's terminal", {"bash": self._bash})
 
     def _bash(self, disk: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
         async def bash(args: dict[str, Any]) -> Any:

@@ -49,6 +49,7 @@ from acp.schema import Cost, ToolCallLocation, UsageUpdate
 from elelem_kernel.agent.blocks import BlockEvent, BlockStart, TurnEnd
 from elelem_kernel.agent.record import Meter, TurnRecord
 from elelem_kernel.render.call_text import result_text, short_arguments
+from elelem_kernel.sync import call_soon
 from elelem_kernel.text import clip, shorten
 from elelem_kernel.tools.workspace import Workspace
 
@@ -156,7 +157,7 @@ class Updates:
         if threading.get_ident() == self._thread:
             self._queue.put_nowait(update)
         else:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, update)
+            call_soon(self._loop, self._queue.put_nowait, update)
 
     async def _pump(self) -> None:
         while True:

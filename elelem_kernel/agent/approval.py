@@ -11,17 +11,16 @@ runs) all implement the same one-method interface.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from collections.abc import Awaitable, Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from elelem_kernel.agent.blocks import CallState, Renderer
 from elelem_kernel.agent.toolbox import Call, Tool
+from elelem_kernel.sync import call_off_loop
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.session import Session
+    from elelem_kernel.agent.policy import Policy as SitePolicy
 
 Decision = Literal["allow", "deny", "always"]
 DECISIONS = ("allow", "deny", "always")
@@ -53,7 +52,7 @@ NO_CHANNEL = (
     "not run: approval is needed for {kind} tools and there is no way to ask the person here. {how}"
 )
 
-#: How to allow a declined call, in the words that work in each front (`Session.allow_hint`).
+#: How to allow a declined call, in the words that work in each front (`TurnSettings.allow_hint`).
 HOW_TO_ALLOW = {
     "cli": "Rerun with --allow {name}, --yes or --mode auto.",
     "magic": (
@@ -106,6 +105,19 @@ class Policy:
         return f"Policy(allow={sorted(self.allow)!r}, yes={self.yes})"
 
 
+@dataclass
+class Grants:
+    """The tools that run without asking for the rest of a session: allowed by name
+    (--allow, ELELEM_ALLOW, /allow) and answered "always"."""
+
+    allow: set[str] = field(default_factory=set)
+    always: set[str] = field(default_factory=set)
+
+    def names(self) -> set[str]:
+        """Every tool granted, either way."""
+        return self.allow | self.always
+
+
 def allowed(name: str, sensitive: str | None, names: Collection[str]) -> bool:
     """The one rule for a tool allowed by name (--allow, ELELEM_ALLOW, /allow, an "always"
     answer, a `Policy`): it is named, and the call is not sensitive (such a call needs a
@@ -114,30 +126,38 @@ def allowed(name: str, sensitive: str | None, names: Collection[str]) -> bool:
 
 
 async def decide(
-    session: Session, call: Call, index: int | None, out: Renderer
+    call: Call,
+    index: int | None,
+    out: Renderer,
+    *,
+    policy: SitePolicy,
+    mode: str,
+    grants: Grants,
+    approver: Approver | None,
+    allow_hint: str,
 ) -> tuple[str | None, CallState]:
     """Whether a resolved `call` may run: `(None, "running")`, else why not and the card
     state (`declined`).
 
     Unasked: a read tool, the auto mode, a tool that asks the person itself, a tool
     `allowed` by name; none of these but the tool's own question for a tool the site
-    policy `asks` for. Otherwise the session's approver is asked (the card shows the
-    question); with none, the call is declined, saying how to allow it.
+    policy `asks` for. Otherwise the turn's approver is asked (the card shows the
+    question); with none, the call is declined, saying how to allow it (`allow_hint`).
     """
     tool = call.tool
     assert tool is not None
-    must = session.policy.asks(tool.name)
+    must = policy.asks(tool.name)
     if tool.asks_person(call.arguments) or (
-        must is None and (tool.kind == "read" or session.mode == "auto")
+        must is None and (tool.kind == "read" or mode == "auto")
     ):
         return None, "running"
     why = tool.caution(call.arguments) or must
-    if allowed(tool.name, why, session.always | session.allow):
+    if allowed(tool.name, why, grants.names()):
         return None, "running"
-    if session.approver is None:
+    if approver is None:
         if why is not None:
             return SENSITIVE_DECLINED.format(why=why), "declined"
-        how = session.allow_hint.format(name=tool.name)
+        how = allow_hint.format(name=tool.name)
         return NO_CHANNEL.format(kind=tool.kind, how=how), "declined"
     request = _request(call, tool, index, why)
     out(
@@ -149,9 +169,9 @@ async def decide(
             "preview": request.preview,
         }
     )
-    decision = await _answer(session.approver, request)
+    decision = await _answer(approver, request)
     if decision == "always":
-        session.always.add(tool.name)
+        grants.always.add(tool.name)
     if decision in ("allow", "always"):
         return None, "running"
     if why is not None:
@@ -161,14 +181,8 @@ async def decide(
 
 async def _answer(approver: Approver, request: ApprovalRequest) -> Decision | str:
     """The approver's answer; a plain `def` runs in a worker thread (it may block)."""
-    approve = approver.approve
-    if inspect.iscoroutinefunction(approve):
-        decision = approver.approve(request)
-    else:
-        decision = await asyncio.to_thread(approver.approve, request)
-    if isinstance(decision, str):
-        return decision
-    return await decision
+    decision: Decision | str = await call_off_loop(approver.approve, request)
+    return decision
 
 
 def _request(call: Call, tool: Tool, index: int | None, why: str | None) -> ApprovalRequest:

@@ -28,26 +28,51 @@ budget: the turn is refused with a message naming the token form and the option.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from elelem_kernel.agent.context import known, short
 from elelem_kernel.agent.pricing import cost, dollars
 from elelem_kernel.agent.record import BudgetEntry, TurnRecord, TurnRecorder, add_usage
 from elelem_kernel.agent.usage import count
-from elelem_kernel.errors import ConfigError, ElelemError
+from elelem_kernel.errors import ConfigError, ElelemError, OverBudget
 from elelem_kernel.events import EXIT_CODES, Provider, Usage
 from elelem_kernel.store import day_spend
 
-if TYPE_CHECKING:
-    from elelem_kernel.agent.compaction import Compaction
-    from elelem_kernel.agent.session import Session
+
+class SideRequest(Protocol):
+    """What a turn spent besides its rounds (`agent/compaction.Compaction`): the usage of
+    its requests."""
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens its requests used."""
+
+
+class PricedModel(Protocol):
+    """What a ledger asks of the session's model (`agent/model_facts.ModelFacts`): its
+    names, window and prices, and its estimate of a request."""
+
+    provider: Provider
+    provider_name: str
+    model: str | None
+
+    def window(self) -> tuple[int, str]:
+        """The context window in tokens, and where that number comes from."""
+
+    def priced(self, usage: Usage) -> float | None:
+        """Dollars for `usage`, or None when the price is unknown."""
+
+    def estimate(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> int:
+        """The estimated input tokens of a request."""
+
 
 ENV = "ELELEM_BUDGET"
 #: Output tokens a request is assumed to use at most when the provider sets no max_tokens.
@@ -65,10 +90,6 @@ _FORM = re.compile(
     r"\s*(?P<tokens>tokens?)?\s*(?:/\s*(?P<per>turn|session))?",
     re.IGNORECASE,
 )
-
-
-class OverBudget(ElelemError):
-    """The next request could pass a budget: the turn ends before sending it."""
 
 
 @dataclass(frozen=True)
@@ -146,26 +167,6 @@ def parse(text: str) -> Budget | None:
     return Budget(number, unit, (match["per"] or "session").lower())
 
 
-def budget_argument(parser: argparse.ArgumentParser) -> None:
-    """`--budget AMOUNT` for `ask`, `chat` and `review`, checked as it is parsed."""
-    parser.add_argument(
-        "--budget",
-        type=_checked,
-        metavar="AMOUNT",
-        help="stop before spending more: dollars (0.50, '$2') or tokens ('200k tokens'), for "
-        f"the session or per turn (0.50/turn); off: none; {ENV} sets a default; "
-        f"a stop exits with {EXIT_CODE}",
-    )
-
-
-def _checked(text: str) -> str:
-    try:
-        parse(text)
-    except ConfigError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return text
-
-
 @dataclass
 class Spent:
     """Dollars and tokens spent; `unpriced` counts turns whose dollars are unknown."""
@@ -201,33 +202,33 @@ def spent_by(record: TurnRecord) -> Spent:
     return Spent(max(float(price), 0.0), tokens_of(usage))
 
 
-def priced(session: Session, usage: Usage) -> float | None:
+def priced(facts: PricedModel, usage: Usage) -> float | None:
     """Dollars for `usage` with the session's prices; None when unknown.
 
-    The same question the session asks for its footer's cost (`Session.pricing`): the
+    The same question the session asks for its footer's cost (`ModelFacts.pricing`): the
     person's `price` option, else the model it prices (none away from the official
     endpoint, so a local server's model is unknown, never guessed from its name).
     """
-    return session.priced(usage)
+    return facts.priced(usage)
 
 
 def request_tokens(
-    session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
 ) -> int:
     """The estimated input tokens of a request: the session's own (calibrated) estimate."""
-    return session.estimate(messages, tools)
+    return facts.estimate(messages, tools)
 
 
-def output_limit(provider: object) -> int:
+def output_limit(provider: Provider) -> int:
     """The most output tokens one request to `provider` can return, as far as known."""
     return _own_limit(provider) or ASSUMED_OUTPUT
 
 
-def most_output(session: Session, input_tokens: int) -> int:
+def most_output(facts: PricedModel, input_tokens: int) -> int:
     """The most output tokens a request of `input_tokens` can cost: the provider's cap
     (`output_limit`), or less when a known context window leaves less after the input."""
-    window, source = session.window()
-    limit = output_limit(session.provider)
+    window, source = facts.window()
+    limit = output_limit(facts.provider)
     return min(limit, max(window - input_tokens, 1)) if known(source) else limit
 
 
@@ -235,25 +236,16 @@ def capped(provider: Provider, cap: int | None) -> Provider:
     """`provider`, or a copy whose replies stop at `cap` output tokens when its own cap is
     none or larger (`limited`, as HTTP providers have): a budget's request cannot run
     past the output it was allowed for."""
-    limited = getattr(provider, "limited", None)
-    if cap is None or not callable(limited):
+    if cap is None:
         return provider
     own = _own_limit(provider)
-    if own is not None and cap >= own:
-        return provider
-    copy: Provider = limited(cap)  # an HTTP provider's `limited` gives another of its kind
-    return copy
+    return provider.limited(cap) if own is None or cap < own else provider
 
 
-def _own_limit(provider: object) -> int | None:
-    """The output cap `provider` sends itself (`max_tokens()`, else its option), or None."""
-    limit = getattr(provider, "max_tokens", None)
+def _own_limit(provider: Provider) -> int | None:
+    """The output cap `provider` sends itself (`max_tokens()`), or None."""
     try:
-        value = (
-            limit()
-            if callable(limit)
-            else (getattr(provider, "options", None) or {}).get("max_tokens")
-        )
+        value = provider.max_tokens()
         tokens = int(value) if value is not None else 0
     except (TypeError, ValueError, ElelemError):
         tokens = 0
@@ -277,7 +269,7 @@ class Ledger:
     #: Who imposes them, in the words of the messages.
     imposed_by: str = ""
     #: The running turn's recorder and compactions, where its spending so far is read.
-    _turn: tuple[TurnRecorder, list[Compaction]] | None = field(
+    _turn: tuple[TurnRecorder, Sequence[SideRequest]] | None = field(
         default=None, init=False, repr=False
     )
 
@@ -293,7 +285,7 @@ class Ledger:
 
     # -- setting -------------------------------------------------------------------
 
-    def set(self, budget: Budget | None, session: Session | None = None) -> None:
+    def set(self, budget: Budget | None, facts: PricedModel | None = None) -> None:
         """Put `budget` in force (replacing the one of its kind); None removes all.
 
         A dollar budget for a model of unknown price is refused (ConfigError).
@@ -310,13 +302,16 @@ class Ledger:
                     f"a budget of {budget} per {budget.per} is more than {self.imposed_by} "
                     f"allows ({limit}); a lower one narrows it"
                 )
-        if session is not None:
-            self.refuse_unpriced(budget, session)
+        if facts is not None:
+            self.refuse_unpriced(budget, facts)
         self.budgets[budget.per] = budget
 
     @contextmanager
     def applied(
-        self, text: str | None, session: Session | None = None, cell: bool = False
+        self,
+        text: str | None,
+        facts: PricedModel | None = None,
+        cell: bool = False,
     ) -> Iterator[None]:
         """The budget typed as `text` in force for the `with` block only (one cell's turn):
         None changes nothing, `off` lifts every budget for the block. `cell`: a budget
@@ -326,18 +321,16 @@ class Ledger:
             budget = parse(text)
             if budget is not None and cell and not _PER.search(text):
                 budget = replace(budget, per="turn", cell=True)
-            self.set(budget, session)
+            self.set(budget, facts)
         try:
             yield
         finally:
             self.budgets = saved
 
-    def refuse_unpriced(self, budget: Budget, session: Session) -> None:
+    def refuse_unpriced(self, budget: Budget, facts: PricedModel) -> None:
         """ConfigError when `budget` is in dollars and the session's model has no price."""
-        if budget.unit == "usd" and priced(session, {"input": 1, "output": 1}) is None:
-            model = "/".join(
-                dict.fromkeys(str(n) for n in (session.provider_name, session.model) if n)
-            )
+        if budget.unit == "usd" and priced(facts, {"input": 1, "output": 1}) is None:
+            model = "/".join(dict.fromkeys(str(n) for n in (facts.provider_name, facts.model) if n))
             if budget in self.imposed:
                 raise ConfigError(
                     f"{self.imposed_by} sets a dollar budget ({budget} per {budget.per}), and "
@@ -374,9 +367,13 @@ class Ledger:
             spent += turn
         return spent
 
-    def start(self, recorder: TurnRecorder, compactions: list[Compaction]) -> None:
-        """A turn begins: its spending so far is read from `recorder` and `compactions`."""
+    def start(
+        self, recorder: TurnRecorder, compactions: Sequence[SideRequest], hint: str = DEFAULT_HINT
+    ) -> None:
+        """A turn begins: its spending so far is read from `recorder` and `compactions`;
+        `hint` says how to raise a budget in its front's words."""
         self._turn = (recorder, compactions)
+        self.hint = hint
 
     def _turn_usage(self) -> Usage:
         usage: Usage = {}
@@ -388,33 +385,33 @@ class Ledger:
         return usage
 
     def check(
-        self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> int | None:
         """Raise OverBudget when a request of `messages` could pass a budget in force; else
         the output cap the request must carry (`capped`), None when no budget is in force."""
-        why = self.over(session, messages, tools)
+        why = self.over(facts, messages, tools)
         if why:
             raise OverBudget(why)
         if not self.budgets and not self.imposed:
             return None
-        return most_output(session, request_tokens(session, messages, tools))
+        return most_output(facts, request_tokens(facts, messages, tools))
 
     def over(
-        self, session: Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> str | None:
         """Why a request of `messages` (at least) could pass a budget, or None if it fits."""
         if not self.budgets and not self.imposed:
             return None
         turn = self._turn_usage()
-        tokens = request_tokens(session, messages, tools)
-        request: Usage = {"input": tokens, "output": most_output(session, tokens)}
+        tokens = request_tokens(facts, messages, tools)
+        request: Usage = {"input": tokens, "output": most_output(facts, tokens)}
         budgets = [*self.budgets.values(), *self.imposed]
         for budget in budgets:  # one that cannot be kept is said first
-            self.refuse_unpriced(budget, session)
+            self.refuse_unpriced(budget, facts)
         for budget in budgets:
             spent, need = float(tokens_of(turn)), float(tokens_of(request))
             if budget.unit == "usd":
-                spent, need = priced(session, turn) or 0.0, priced(session, request) or 0.0
+                spent, need = priced(facts, turn) or 0.0, priced(facts, request) or 0.0
             if budget.per == "session":
                 spent += self.total().of(budget.unit)
             if budget.per == "day":
@@ -443,7 +440,7 @@ class Ledger:
             f"{how}"
         )
 
-    def settle(self, session: Session, record: TurnRecord) -> None:
+    def settle(self, facts: PricedModel, record: TurnRecord) -> None:
         """The turn ended: count what it spent; `record["budget"]` says what applied (a
         dollar budget the model's unknown price refused did not)."""
         self._turn = None
@@ -451,7 +448,7 @@ class Ledger:
         self.live[str(record.get("turn"))] = spent
         if any(b.per == "day" for b in self.imposed):
             day_spend.add(spent.usd, spent.tokens, spent.unpriced)
-        unpriced = priced(session, {"input": 1, "output": 1}) is None
+        unpriced = priced(facts, {"input": 1, "output": 1}) is None
         kept = [b for b in self.budgets.values() if not (b.unit == "usd" and unpriced)]
         if kept:
             total = self.total()

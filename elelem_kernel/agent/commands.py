@@ -1,14 +1,14 @@
-"""Slash commands: `/help`, `/provider`, `/mode`, ... as a small registry.
+"""The built-in slash commands: `/help`, `/provider`, `/mode`, ...
 
-A command is `fn(session, args: str) -> str` returning Markdown for the person. Setups and
-fronts add their own with `session.commands.add(...)`.
+A command is `fn(session, args: str) -> str` returning Markdown for the person, kept in a
+`Commands` table (`agent/command_table.py`). Setups and fronts add their own with
+`session.commands.add(...)`. Arguments it cannot use raise `BadInput` (another
+`ElelemError` too is shown to the person, with the usage line).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,14 +17,11 @@ from elelem_kernel.agent.pricing import dollars
 from elelem_kernel.agent.registry import load_trusted_plugins
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.agent.window_commands import add_window_commands, ask_window, window_line
-from elelem_kernel.errors import ElelemError
+from elelem_kernel.errors import BadInput
 from elelem_kernel.options import ENV, check_name, describe, from_env, parse_value
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.session import Session
-
-CommandFn = Callable[["Session", str], str]
-Completer = Callable[["Session", str], list[str]]
+    from elelem_kernel.agent.command_table import Commands, CommandSession, S
 
 #: What runs a turn rather than answering at once: `elelem-kernel NAME`, `%%elelem NAME` and,
 #: but for `ask` (a cell is a prompt), `/NAME` in the Elelem kernel, `%elelem /NAME` and
@@ -39,65 +36,7 @@ TURN_COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass
-class Command:
-    name: str
-    description: str
-    fn: CommandFn
-    complete: Completer | None = None
-    usage: str = ""
-
-
-class Commands:
-    """The slash commands of a session, by name."""
-
-    def __init__(self) -> None:
-        self.commands: dict[str, Command] = {}
-        #: Lines a front adds under the `/help` table (how to type a multi-line prompt).
-        self.notes: list[str] = []
-
-    def add(
-        self,
-        name: str,
-        description: str,
-        fn: CommandFn,
-        complete: Completer | None = None,
-        usage: str = "",
-    ) -> None:
-        """Register `/name`; adding a name again replaces it."""
-        name = name.lstrip("/")
-        self.commands[name] = Command(name, description, fn, complete, usage or f"/{name}")
-
-    def names(self) -> list[str]:
-        return sorted(self.commands)
-
-    def run(self, session: Session, line: str) -> str:
-        """Run a `/name args` line and return what it says; unknown names list the commands."""
-        name, _, args = line.strip().lstrip("/").partition(" ")
-        command = self.commands.get(name)
-        if command is None:
-            known = ", ".join(f"/{n}" for n in self.names())
-            return f"Unknown command `/{name}`. Commands: {known}"
-        try:
-            return command.fn(session, args.strip())
-        except (ElelemError, ValueError, IndexError) as e:
-            return f"`/{name}`: {e}\n\nUsage: `{command.usage}`"
-
-    def complete(self, session: Session, text: str) -> list[str]:
-        """Completions for a partial `/command args` line."""
-        text = text.lstrip()
-        if not text.startswith("/"):
-            return []
-        name, space, args = text[1:].partition(" ")
-        if not space:
-            return [f"/{n}" for n in self.names() if n.startswith(name)]
-        command = self.commands.get(name)
-        if command is None or command.complete is None:
-            return []
-        return [f"/{name} {c}" for c in command.complete(session, args) if c.startswith(args)]
-
-
-def add_builtin_commands(commands: Commands) -> None:
+def add_builtin_commands(commands: Commands[S]) -> None:
     """The commands every session has."""
     commands.add("help", "list the commands", _help)
     usage, about = TURN_COMMANDS["review"]
@@ -112,13 +51,13 @@ def add_builtin_commands(commands: Commands) -> None:
     _add_session_commands(commands)
 
 
-def _add_model_commands(commands: Commands) -> None:
+def _add_model_commands(commands: Commands[S]) -> None:
     """/provider, /model, /option, /mode and /tools: what the turns are sent to, with what."""
     commands.add(
         "provider",
         "show or switch the provider (the conversation is kept)",
         _provider,
-        lambda s, a: s.provider_names(),
+        lambda s, a: s.facts.provider_names(),
         "/provider [name]",
     )
     commands.add("model", "show or switch the model", _model, usage="/model [name]")
@@ -126,7 +65,7 @@ def _add_model_commands(commands: Commands) -> None:
         "option",
         "show the provider's options, set one (JSON or text), or unset one",
         _option,
-        lambda s, a: list(getattr(s.provider, "known_options", ()) or ()),
+        lambda s, a: list(s.provider.known_options or ()),
         "/option [NAME [VALUE]]",
     )
     commands.add(
@@ -139,7 +78,7 @@ def _add_model_commands(commands: Commands) -> None:
     commands.add("tools", "list the tools the current mode offers", _tools)
 
 
-def _add_session_commands(commands: Commands) -> None:
+def _add_session_commands(commands: Commands[S]) -> None:
     """/allow, the conversation's commands, the context's, spending and /trust."""
     commands.add(
         "allow",
@@ -179,11 +118,11 @@ def _add_session_commands(commands: Commands) -> None:
     )
 
 
-def _policy(session: Session, args: str) -> str:
+def _policy(session: CommandSession, args: str) -> str:
     return session.policy.describe()
 
 
-def _help(session: Session, args: str) -> str:
+def _help(session: CommandSession, args: str) -> str:
     # A "|" inside a table cell, even in a code span, splits the row: Markdown tables break.
     rows = [
         f"| `{c.usage.replace('|', ' / ')}` | {c.description.replace('|', '/')} |"
@@ -193,7 +132,7 @@ def _help(session: Session, args: str) -> str:
     return "\n\n".join([table, *session.commands.notes])
 
 
-def _review_elsewhere(session: Session, args: str) -> str:
+def _review_elsewhere(session: CommandSession, args: str) -> str:
     # the fronts run `/review` as a turn before it gets here; this is `session.command`
     return (
         "`/review` runs a review turn: `/review` in the Elelem kernel and `elelem-kernel "
@@ -202,46 +141,48 @@ def _review_elsewhere(session: Session, args: str) -> str:
     )
 
 
-def _provider(session: Session, args: str) -> str:
+def _provider(session: CommandSession, args: str) -> str:
     if args:
         name, _, model = args.partition(" ")
         session.set_provider(name, model.strip() or None)
     return f"provider: **{session.provider_name}**, model: **{session.model or 'default'}**"
 
 
-def _model(session: Session, args: str) -> str:
+def _model(session: CommandSession, args: str) -> str:
     if args:
         session.set_provider(session.provider_name, args)
     return f"model: **{session.model or 'default'}** (provider {session.provider_name})"
 
 
-def _option(session: Session, args: str) -> str:
+def _option(session: CommandSession, args: str) -> str:
 
     name, _, value = args.partition(" ")
     if name:
         name = check_name(name)
         if value.strip():
-            session.set_option(name, parse_value(value))
+            session.facts.set_option(name, parse_value(value))
         else:
-            session.set_option(name, None)
-    lines = [f"options of **{session.provider_name}**: {describe(session.options) or 'none set'}"]
+            session.facts.set_option(name, None)
+    lines = [
+        f"options of **{session.provider_name}**: {describe(session.facts.options) or 'none set'}"
+    ]
     env = from_env()
     if env:
         lines.append(f"from {ENV}: {describe(env)}")
-    known = getattr(session.provider, "known_options", None)
+    known = session.provider.known_options
     if known is not None:
         lines.append(f"known: {', '.join(known) or 'none'}")
     return "\n\n".join(lines)
 
 
-def _mode(session: Session, args: str) -> str:
+def _mode(session: CommandSession, args: str) -> str:
     if args:
-        session.mode = args
+        session.set_mode(args)
     kinds = ", ".join(MODES[session.mode])
     return f"mode: **{session.mode}** (offers {kinds} tools)"
 
 
-def _tools(session: Session, args: str) -> str:
+def _tools(session: CommandSession, args: str) -> str:
     tools = session.toolbox.offered(session.mode)
     note = session.mcp.tools_note() if session.mcp is not None else None
     after = f"\n\n{note}" if note else ""
@@ -260,35 +201,35 @@ def _cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|")
 
 
-def _allow(session: Session, args: str) -> str:
+def _allow(session: CommandSession, args: str) -> str:
     words = args.split()
     if words == ["--clear"]:
-        session.allow.clear()
-        session.always.clear()
+        session.grants.allow.clear()
+        session.grants.always.clear()
     elif words:
-        session.allow |= set(check_tools(session, words))
-    allowed = ", ".join(f"`{n}`" for n in sorted(session.allow | session.always)) or "none"
+        session.grants.allow |= set(check_tools(session, words))
+    allowed = ", ".join(f"`{n}`" for n in sorted(session.grants.names())) or "none"
     return f"run without asking: {allowed} (mode **{session.mode}**)"
 
 
-def check_tools(session: Session, names: list[str]) -> list[str]:
-    """`names` as tools to allow; ValueError naming the real tools when one is unknown.
+def check_tools(session: CommandSession, names: list[str]) -> list[str]:
+    """`names` as tools to allow; BadInput naming the real tools when one is unknown.
 
     MCP tools (`mcp__SERVER__TOOL`) are taken as given: their servers start with a turn.
     """
     unknown = [n for n in names if session.toolbox.get(n) is None and not n.startswith("mcp__")]
     if unknown:
         known = ", ".join(sorted(session.toolbox.tools))
-        raise ValueError(f"no tool {', '.join(map(repr, unknown))}; tools: {known}")
+        raise BadInput(f"no tool {', '.join(map(repr, unknown))}; tools: {known}")
     return [getattr(session.toolbox.get(n), "name", n) for n in names]
 
 
-def _clear(session: Session, args: str) -> str:
-    session.new_conversation()
+def _clear(session: CommandSession, args: str) -> str:
+    session.conversations.new()
     return f"Started a new conversation ({session.conversation.id})."
 
 
-def _context(session: Session, args: str) -> str:
+def _context(session: CommandSession, args: str) -> str:
     ask_window(session)  # a small window's brief prompts are what the table must show
     messages = session.messages("")[:-1]
     tools = session.toolbox.specs(session.mode)
@@ -298,32 +239,35 @@ def _context(session: Session, args: str) -> str:
         size = len(json.dumps(m, ensure_ascii=False))
         total += size
         head = str(m.get("content", ""))[:60].replace("\n", " ").replace("|", "\\|")
-        lines.append(f"| {m['role']}: {head} | {size} | {session.estimate([m])} |")
+        lines.append(f"| {m['role']}: {head} | {size} | {session.facts.estimate([m])} |")
     size = len(json.dumps(tools))
     total += size
-    lines.append(f"| {len(tools)} tool schemas | {size} | {session.estimate([], tools)} |")
-    lines.append(f"| **total** | {total} | **~{session.estimate(messages, tools)}** |")
-    left = session.conversation.left_out(session.history, session.window()[0] * 4)
+    lines.append(f"| {len(tools)} tool schemas | {size} | {session.facts.estimate([], tools)} |")
+    lines.append(f"| **total** | {total} | **~{session.facts.estimate(messages, tools)}** |")
+    left = session.conversation.left_out(
+        session.conversations.history, session.facts.window()[0] * 4
+    )
     note = f"\n\n{left} older turns are left out to fit the context budget." if left else ""
     return "\n".join(lines) + note + "\n\n" + window_line(session)
 
 
-def _usage(session: Session, args: str) -> str:
-    u = session.usage
+def _usage(session: CommandSession, args: str) -> str:
+    accounts = session.accounts
+    u, turns = accounts.usage, accounts.turns
     return (
-        f"{session.turns} turn{'' if session.turns == 1 else 's'}, {u.get('input', 0)} tokens in "
+        f"{turns} turn{'' if turns == 1 else 's'}, {u.get('input', 0)} tokens in "
         f"({u.get('cache_read', 0)} cached), {u.get('output', 0)} out, "
-        f"cost {'unknown' if session.cost is None else dollars(session.cost)}"
+        f"cost {'unknown' if accounts.cost is None else dollars(accounts.cost)}"
     )
 
 
-def _budget(session: Session, args: str) -> str:
+def _budget(session: CommandSession, args: str) -> str:
     if args:
-        session.ledger.set(budget.parse(args), session)
-    return session.ledger.describe()
+        session.accounts.ledger.set(budget.parse(args), session.facts)
+    return session.accounts.ledger.describe()
 
 
-def _history(session: Session, args: str) -> str:
+def _history(session: CommandSession, args: str) -> str:
     turns = session.conversation.turns
     if not turns:
         return f"Conversation {session.conversation.id} has no turns yet."
@@ -342,23 +286,22 @@ def _history(session: Session, args: str) -> str:
     )
 
 
-def _forget(session: Session, args: str) -> str:
+def _forget(session: CommandSession, args: str) -> str:
     if not args.strip().isdigit():
-        raise ValueError("give the turn number from /history")
-    record = session.conversation.forget(int(args))
+        raise BadInput("give the turn number from /history")
+    try:
+        record = session.conversation.forget(int(args))
+    except IndexError as error:  # no such turn
+        raise BadInput(str(error)) from None
     return f"Turn {args} ({str(record.get('prompt', ''))[:40]!r}) is left out from now on."
 
 
-def _use(session: Session, args: str) -> str:
-    if args not in session.conversations:
-        known = ", ".join(session.conversations) or "none"
-        raise ValueError(f"no conversation {args!r}; conversations: {known}")
-    session.conversation = session.conversations[args]
-    n = len(session.conversation)
+def _use(session: CommandSession, args: str) -> str:
+    n = len(session.conversations.use(args))
     return f"Using conversation {args} ({n} turn{'' if n == 1 else 's'})."
 
 
-def _save(session: Session, args: str) -> str:
+def _save(session: CommandSession, args: str) -> str:
     path = Path(args or f"conversation-{session.conversation.id}.md")
     if not path.is_absolute():
         path = session.workspace / path
@@ -370,11 +313,11 @@ def _save(session: Session, args: str) -> str:
     return f"Saved {n} turn{'' if n == 1 else 's'} to `{path}`."
 
 
-def _trust(session: Session, args: str) -> str:
+def _trust(session: CommandSession, args: str) -> str:
     return trust_command(args, session.workspace, session)
 
 
-def trust_command(args: str, workspace: Path, session: Session | None = None) -> str:
+def trust_command(args: str, workspace: Path, session: CommandSession | None = None) -> str:
     """`/trust [DIR]`, `/trust --list`, `/trust --revoke [DIR]`; Markdown saying what it did.
 
     No DIR means the workspace root (and the current folder when it holds project files).
@@ -382,17 +325,15 @@ def trust_command(args: str, workspace: Path, session: Session | None = None) ->
     Works without a session too: a front whose default provider comes from a plugin that
     is not trusted yet cannot make one.
     """
-    import shlex
-
-    words = shlex.split(args)
+    words = split_words(args)
     if words[:1] == ["--list"]:
         if len(words) > 1:
-            raise ValueError("--list takes no folder")
+            raise BadInput("--list takes no folder")
         return trust.list_text()
     revoking = words[:1] == ["--revoke"]
     words = words[1:] if revoking else words
     if len(words) > 1 or any(w.startswith("-") for w in words):
-        raise ValueError(f"unexpected {' '.join(words)!r}: give at most one folder")
+        raise BadInput(f"unexpected {' '.join(words)!r}: give at most one folder")
     folders = [Path(words[0]).expanduser()] if words else trust.default_folders(workspace)
     if revoking:
         return (
@@ -402,5 +343,16 @@ def trust_command(args: str, workspace: Path, session: Session | None = None) ->
     try:
         text = trust.trust_text(folders)
     except NotADirectoryError as error:
-        raise ValueError(str(error)) from None
+        raise BadInput(str(error)) from None
     return "\n\n".join([text, *load_trusted_plugins(session)])
+
+
+def split_words(line: str) -> list[str]:
+    """`line` split as a shell would (`--focus "a b"` gives `a b`); BadInput for an
+    unbalanced quote."""
+    import shlex  # lazy: only commands with quoted arguments split
+
+    try:
+        return shlex.split(line)
+    except ValueError as error:  # "No closing quotation"
+        raise BadInput(f"{error} in: {line}") from None

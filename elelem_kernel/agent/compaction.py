@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from elelem_kernel.agent.context import CHARS_PER_TOKEN, THRESHOLD, estimate, short
 from elelem_kernel.agent.conversation import summary_messages, turn_messages
@@ -33,7 +33,10 @@ from elelem_kernel.events import Usage
 from elelem_kernel.text import clip_middle, shorten
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.turn import Turn
+    from elelem_kernel.agent.blocks import Renderer
+    from elelem_kernel.agent.conversation import Conversations
+    from elelem_kernel.agent.model_facts import ModelFacts
+    from elelem_kernel.agent.record import TurnRecorder
 
 INSTRUCTION = (
     "You compact a long conversation between a person and a coding agent so that it fits "
@@ -100,8 +103,35 @@ class Compaction:
         return entry
 
 
+class Compacting(Protocol):
+    """What compaction reads and sets of the turn it runs in (a `Turn`)."""
+
+    cell: str | None
+    out: Renderer
+    recorder: TurnRecorder
+    #: The next request, rebuilt with the summary.
+    messages: list[dict[str, Any]]
+
+    @property
+    def facts(self) -> ModelFacts:
+        """The session's model, whose estimates size the request."""
+
+    @property
+    def conversations(self) -> Conversations:
+        """The session's conversations (the active one is compacted)."""
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The tool specs the turn's requests send."""
+
+    def request_messages(self, pending: CompactionEntry | None) -> list[dict[str, Any]]:
+        """The turn's request with the compaction `pending` applied."""
+
+    async def ask(self, messages: list[dict[str, Any]], usage: Usage, limit: int) -> str:
+        """One request without tools (the summary), its tokens added to `usage`."""
+
+
 async def compact(
-    turn: Turn, before: int, window: int, focus: str | None, tail: list[dict[str, Any]]
+    turn: Compacting, before: int, window: int, focus: str | None, tail: list[dict[str, Any]]
 ) -> Compaction | None:
     """The compaction step of a turn whose next request is `before` tokens: summarise the
     oldest active turns and rebuild `turn.messages` with the summary and `tail` (the turn's
@@ -112,21 +142,21 @@ async def compact(
     left out), or None: no turn to compact, or a `/compact` whose summary would make the
     request larger, which changes nothing and says so.
     """
-    session = turn.session
+    facts, conversations = turn.facts, turn.conversations
     current = turn.recorder.record.get("compaction")  # made before in this turn: superseded
-    active = session.conversation.active(turn.cell)
-    summary, turns = session.conversation.compacted(active, current)
+    active = conversations.active.active(turn.cell)
+    summary, turns = conversations.active.compacted(active, current)
     if not turns:
         return None
-    asked, session.compact_next = session.compact_next is not None, None
-    sizes = [session.estimate(turn_messages(t, session.history)) for t in turns]
+    asked, conversations.compact_next = conversations.compact_next is not None, None
+    sizes = [facts.estimate(turn_messages(t, conversations.history)) for t in turns]
     old, kept = _choose(turns, sizes, before, window, focus)
     # The summary replaces every active turn up to the newest one it covers, the ones
     # an earlier summary covered included: that is the count a person reads.
     covered = len(active) - len(kept)
     entry = Compaction(old[-1]["turn"], covered, summary, before, focus=focus or None)
     entry.supersede(current)
-    fixed = before - sum(sizes) - (session.estimate(summary_messages(summary)) if summary else 0)
+    fixed = before - sum(sizes) - (facts.estimate(summary_messages(summary)) if summary else 0)
     entry.failed = no_room(fixed + sum(sizes[len(old) :]), window)
     if not entry.failed:  # else the oldest turns are left out, with no summary request
         turn.out(
@@ -134,8 +164,8 @@ async def compact(
                 "type": "status",
                 "state": "compacting",
                 "turns": len(old),
-                "provider": session.provider_name,
-                "model": session.model,
+                "provider": facts.provider_name,
+                "model": facts.model,
             }
         )
         limit = summary_limit(window)
@@ -163,11 +193,12 @@ def no_room(kept: int, window: int) -> str | None:
     return f"no room for a summary beside ~{short(kept)} tokens in a {short(window)} window"
 
 
-def _request(turn: Turn, entry: Compaction, tail: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _request(
+    turn: Compacting, entry: Compaction, tail: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """The turn's next request with `entry` applied; its size goes to `entry.after`."""
-    session = turn.session
-    messages = session.messages(turn.prompt, turn.cell, entry.as_record()) + tail
-    entry.after = session.estimate(messages, session.toolbox.specs(session.mode))
+    messages = turn.request_messages(entry.as_record()) + tail
+    entry.after = turn.facts.estimate(messages, turn.tools())
     return messages
 
 

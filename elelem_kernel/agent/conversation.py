@@ -17,10 +17,12 @@ last guard, and `/context` shows what it leaves out.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from elelem_kernel.agent.media import annotate
-from elelem_kernel.agent.record import CompactionEntry, TurnRecord, new_id
+from elelem_kernel.agent.record import CompactionEntry, RecordRound, TurnRecord, new_id
+from elelem_kernel.errors import BadInput, ConfigError
 from elelem_kernel.images import placeholder
 from elelem_kernel.text import clip
 
@@ -150,30 +152,11 @@ def turn_messages(
     if _refused(record):  # what did not fit once is not sent again
         prompt = clip(str(record.get("prompt", "")), REFUSED_PROMPT_CHARS)
         return [{"role": "user", "content": prompt}, {"role": "assistant", "content": REFUSED}]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": str(record.get("prompt", ""))}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": _prompt(record, number)}]
     marker = INTERRUPTED if record.get("stop") == "interrupted" else ""
     if policy == "full":
         for r, round_ in enumerate(record.get("rounds") or []):
-            calls = [
-                {**c, "id": c.get("id") or f"call_{record.get('turn')}_{r}_{i}"}
-                for i, c in enumerate(round_.get("calls") or [])
-            ]
-            message: dict[str, Any] = {"role": "assistant", "content": round_.get("text", "")}
-            if calls:
-                message["tool_calls"] = [
-                    {"id": c["id"], "name": c["name"], "arguments": c.get("arguments") or {}}
-                    for c in calls
-                ]
-            messages.append(message)
-            for c in calls:
-                content = c.get("result") or "{}"
-                found = c.get("images")
-                pictures = (
-                    [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
-                )
-                if pictures:  # an earlier turn's images are not sent again
-                    content = annotate(content, [placeholder(i, number) for i in pictures])
-                messages.append({"role": "tool", "tool_call_id": c["id"], "content": content})
+            messages += _round_messages(round_, f"call_{record.get('turn')}_{r}", number)
         last = messages[-1]
         if last["role"] == "assistant" and not last.get("tool_calls") and last["content"]:
             last["content"] += marker
@@ -185,7 +168,83 @@ def turn_messages(
     return messages
 
 
+def _prompt(record: TurnRecord, number: int | None) -> str:
+    """The recorded prompt as history sends it: its images (`prompt_images`) are not sent
+    again, a placeholder line each says they were there."""
+    prompt = str(record.get("prompt", ""))
+    found = record.get("prompt_images")
+    pictures = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+    return "\n".join([prompt, *(placeholder(i, number) for i in pictures)])
+
+
+def _round_messages(round_: RecordRound, ids: str, number: int | None) -> list[dict[str, Any]]:
+    """One recorded round as messages: the assistant's, then each call's result; a call
+    without an id gets `{ids}_{i}`."""
+    calls = [
+        {**c, "id": c.get("id") or f"{ids}_{i}"} for i, c in enumerate(round_.get("calls") or [])
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": round_.get("text", "")}
+    if calls:
+        message["tool_calls"] = [
+            {"id": c["id"], "name": c["name"], "arguments": c.get("arguments") or {}} for c in calls
+        ]
+    messages = [message]
+    for c in calls:
+        content = c.get("result") or "{}"
+        found = c.get("images")
+        pictures = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+        if pictures:  # an earlier turn's images are not sent again
+            content = annotate(content, [placeholder(i, number) for i in pictures])
+        messages.append({"role": "tool", "tool_call_id": c["id"], "content": content})
+    return messages
+
+
 def _refused(record: TurnRecord) -> bool:
     """Whether the server refused the turn's last request as too big for the window."""
     context = record.get("context")
     return isinstance(context, dict) and context.get("refused") is True
+
+
+class Conversations:
+    """A session's conversations by id, the active one, and how they are sent."""
+
+    def __init__(self, history: str = "replies") -> None:
+        if history not in HISTORY_POLICIES:
+            raise ConfigError(f"unknown history policy {history!r}; use replies or full")
+        #: How the earlier turns are sent (`HISTORY_POLICIES`).
+        self.history = history
+        self.by_id: dict[str, Conversation] = {}
+        self.active = self.new()
+        #: `/compact [what to keep]` asked for: the next turn compacts first ("" no focus).
+        self.compact_next: str | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_id)
+
+    def __contains__(self, cid: object) -> bool:
+        return cid in self.by_id
+
+    def new(self) -> Conversation:
+        """Start a fresh conversation and make it the active one."""
+        self.active = Conversation()
+        self.by_id[self.active.id] = self.active
+        return self.active
+
+    def use(self, cid: str) -> Conversation:
+        """Make conversation `cid` the active one; BadInput naming the others if none."""
+        if cid not in self.by_id:
+            known = ", ".join(self.by_id) or "none"
+            raise BadInput(f"no conversation {cid!r}; conversations: {known}")
+        self.active = self.by_id[cid]
+        return self.active
+
+    def load(self, conversations: dict[str, list[TurnRecord]], active: str | None) -> None:
+        """Replace the conversations with restored records; `active` (else the last) is
+        the active one."""
+        self.by_id = {cid: Conversation(cid, turns) for cid, turns in conversations.items()}
+        if active in self.by_id:
+            self.active = self.by_id[active]
+        elif self.by_id:
+            self.active = list(self.by_id.values())[-1]
+        else:
+            self.new()

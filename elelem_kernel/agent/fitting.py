@@ -15,14 +15,40 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from elelem_kernel.agent.context import estimate, known, short
-from elelem_kernel.agent.toolbox import MODES
+from elelem_kernel.agent.toolbox import MODES, Toolbox
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.text import showing
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.session import Session
+    from elelem_kernel.agent.model_facts import ModelFacts
+    from elelem_kernel.agent.record import CompactionEntry
+    from elelem_kernel.images import ImageEntry
+
+
+class Sizing(Protocol):
+    """What the fixed part of a request is read from (a `Session`)."""
+
+    facts: ModelFacts
+    toolbox: Toolbox
+
+    @property
+    def mode(self) -> str:
+        """The mode whose tools are offered."""
+
+    def messages(
+        self,
+        prompt: str,
+        cell: str | None = None,
+        pending: CompactionEntry | None = None,
+        images: list[ImageEntry] | None = None,
+        environment: Iterable[str] = (),
+    ) -> list[dict[str, Any]]:
+        """The request for `prompt`: the system prompt first."""
+
 
 #: Tokens kept free for the reply when asking whether a request fits: an eighth of the
 #: window, at most this many.
@@ -43,26 +69,28 @@ def fits(tokens: int, window: int) -> bool:
     return tokens + reply_room(window) <= window
 
 
-def fixed_tokens(session: Session, mode: str | None = None) -> int:
+def fixed_tokens(session: Sizing, mode: str | None = None, environment: Iterable[str] = ()) -> int:
     """The estimated tokens of what every request of `mode` sends before any word of the
-    person's: the system prompt and the tool descriptions."""
-    system = session.messages("")[:1]
-    return session.estimate(system, session.toolbox.specs(mode or session.mode))
+    person's: the system prompt (with the turn's `environment`) and the tool descriptions."""
+    system = session.messages("", environment=environment)[:1]
+    return session.facts.estimate(system, session.toolbox.specs(mode or session.mode))
 
 
-def check_fixed(session: Session) -> None:
+def check_fixed(session: Sizing, environment: Iterable[str] = ()) -> None:
     """ConfigError, before anything is sent, when the system prompt and the tool
     descriptions alone do not fit a known window; it says what would."""
-    window, source = session.window()
+    window, source = session.facts.window()
     if not known(source):
         return
-    fixed = fixed_tokens(session)
+    environment = tuple(environment)
+    fixed = fixed_tokens(session, environment=environment)
     if fixed < window:
         return
     smaller = [
         f"--mode {m} (~{short(size)})"
         for m in MODES
-        if m != session.mode and (size := fixed_tokens(session, m)) < window - reply_room(window)
+        if m != session.mode
+        and (size := fixed_tokens(session, m, environment)) < window - reply_room(window)
     ]
     modes = (
         f"a mode with fewer tools: {', '.join(smaller)}, or /mode in a conversation; "
@@ -78,14 +106,14 @@ def check_fixed(session: Session) -> None:
     )
 
 
-def result_room(session: Session, own: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+def result_room(facts: ModelFacts, own: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
     """Tokens (uncalibrated estimate) a tool result may take: what is left of the window
     after the fixed part, `own` (this turn's messages so far), the reply's room and a
     summary's. The older turns do not count: they are compacted to make room."""
-    window = session.window()[0]
-    used = session.estimate(own, tools)
+    window = facts.window()[0]
+    used = facts.estimate(own, tools)
     left = window - reply_room(window) - used - window // 10
-    factor = session.calibration.get(session.conversation.id, 1.0)
+    factor = facts.calibration.get(facts.conversation.id, 1.0)
     return max(int(left / factor), MIN_RESULT_TOKENS)
 
 
@@ -123,9 +151,12 @@ def _cut(result: dict[str, Any], key: str, keep: int) -> dict[str, Any]:
             return _fewer_lines(result, keep)
     text = result[key]
     out = {**result, key: text[:keep]}
-    out["truncated"] = (
-        f"showing {keep:,} of {len(text):,} characters of {key}: the rest does not fit the "
-        "context window; narrow it (an offset, a pattern, a path, fewer lines of output)"
+    out["truncated"] = showing(
+        f"{keep:,}",
+        f"{len(text):,}",
+        f"characters of {key}",
+        "the rest does not fit the context window: narrow it (an offset, a pattern, a path, "
+        "fewer lines of output)",
     )
     return out
 

@@ -1,6 +1,7 @@
-"""What a session knows of its model: context window, request sizes, images, price name.
+"""The session's model: the provider it talks to, and what it knows of it (context window,
+request sizes, images, price name).
 
-Mixed into `Session`. The window and the image support are asked of the provider once per
+`Session.facts`. Switching provider or model goes through the site policy. The window and the image support are asked of the provider once per
 provider; a window a server states when it refuses a request is remembered; the server's
 count of a request's input tokens calibrates the estimates of that conversation
 (`agent/context.py` says where each number comes from).
@@ -8,8 +9,8 @@ count of a request's input tokens calibrates the estimates of that conversation
 
 from __future__ import annotations
 
-import inspect
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import media, pricing
@@ -23,25 +24,42 @@ from elelem_kernel.agent.context import (
     known,
     resolve_window,
 )
-from elelem_kernel.errors import ContextOverflow
-from elelem_kernel.events import Provider, Usage
+from elelem_kernel.errors import ConfigError, ContextOverflow
+from elelem_kernel.events import Provider, Usage, as_provider
 from elelem_kernel.options import from_env
+from elelem_kernel.sync import resolve
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.conversation import Conversation
+    from elelem_kernel.agent.catalog import ProviderCatalog
+    from elelem_kernel.agent.conversation import Conversation, Conversations
+    from elelem_kernel.agent.policy import Policy
     from elelem_kernel.agent.record import Meter, TurnRecord
 
 
 class ModelFacts:
-    """The session's knowledge of its model, kept per provider (a mixin of `Session`)."""
+    """The provider, its model and options, and the session's knowledge of them, kept per
+    provider (`Session.facts`)."""
 
-    provider: Provider
-    provider_name: str
-    provider_options: dict[str, dict[str, Any]]
-    model: str | None
-    conversation: Conversation
-
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        providers: ProviderCatalog | None,
+        provider_name: str,
+        model: str | None,
+        policy: Policy,
+        conversations: Conversations,
+    ) -> None:
+        self.provider = as_provider(provider)
+        #: Where `set_provider` makes providers by name (the registry, handed in by the
+        #: composition root); None: the session keeps the provider it was given.
+        self.providers = providers
+        self.provider_name = provider_name
+        self.model = model if model is not None else self.provider.model
+        #: The options the person gave each provider (-o, /option), by provider name.
+        self.provider_options: dict[str, dict[str, Any]] = {}
+        self._policy = policy
+        self._conversations = conversations
         #: The window set with `/context-window` (tokens); None: see `agent/context.py`.
         self.context_window: int | None = None
         self._probed: tuple[Any, int | None] | None = None
@@ -53,6 +71,53 @@ class ModelFacts:
         self._raw = 0  # the uncalibrated estimate of the last request sent
         #: Notes from the server not yet said (`take_notes`).
         self.model_notes: list[str] = []
+
+    @property
+    def conversation(self) -> Conversation:
+        """The active conversation, whose estimates are calibrated."""
+        return self._conversations.active
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options the person gave the current provider (ELELEM_OPTIONS not included)."""
+        return self.provider_options.get(self.provider_name, {})
+
+    def set_provider(
+        self, name: str, model: str | None = None, options: dict[str, Any] | None = None
+    ) -> None:
+        """Switch provider (and model); the conversation is kept.
+
+        The provider gets ELELEM_OPTIONS, then `options` (default: the ones it had before
+        in this session), then the options the site policy fixes; nothing changes when the
+        provider refuses them or the policy does not allow it.
+        """
+        chosen = dict(self.provider_options.get(name, {}) if options is None else options)
+        if self.providers is None:
+            raise ConfigError(
+                f"cannot switch to {name!r}: this session was made without a registry"
+            )
+        chosen = self._policy.options_for(name, chosen, from_env())  # the session reads some
+        self.provider = self._policy.make_provider(self.providers, name, model, chosen)
+        self.provider_name = name
+        self.provider_options[name] = chosen
+        self.model = model if model is not None else self.provider.model
+
+    def set_option(self, name: str, value: Any = None) -> None:
+        """Set option `name` of the current provider (None: back to its default)."""
+        chosen = dict(self.options)
+        if value is None:
+            chosen.pop(name, None)
+        else:
+            chosen[name] = value
+        self.set_provider(self.provider_name, self.model, chosen)
+
+    def provider_names(self) -> list[str]:
+        """The providers `set_provider` can switch to."""
+        return self.providers.provider_names() if self.providers else [self.provider_name]
+
+    async def aclose(self) -> None:
+        """Close the provider's connections (call it on the loop that opened them)."""
+        await self.provider.aclose()
 
     def window(self) -> tuple[int, str]:
         """The model's context window in tokens, and where that number comes from."""
@@ -84,7 +149,7 @@ class ModelFacts:
     def official(self) -> bool:
         """Whether the provider talks to its vendor's own endpoint, where a model's name
         has a known window and price (providers that do not say are taken at their word)."""
-        return bool(getattr(self.provider, "official", True))
+        return self.provider.official
 
     def price_model(self) -> str | None:
         """The model name to price (`agent/pricing.py`): None away from the official
@@ -158,18 +223,15 @@ class ModelFacts:
         """The window; asks the provider for its own (once per provider) when no setting
         names one: a local server's window is only known by asking it."""
 
-        probe = getattr(self.provider, "context_window", None)
         named = self.context_window or OPTION in self._options()
         if (
-            callable(probe)
-            and not named
+            not named
             and not os.environ.get(ENV, "").strip()
             and not (self._probed and self._probed[0] is self.provider)
         ):
-            value = await _ask_provider(self.provider, "context_window")
+            value = await _ask(self.provider.context_window)
             self._probed = (self.provider, value if isinstance(value, int) and value > 0 else None)
-            notes = getattr(self.provider, "notes", None)
-            self.model_notes += [str(n) for n in notes or () if isinstance(n, str)]
+            self.model_notes += [n for n in self.provider.notes if isinstance(n, str)]
         return self.window()[0]
 
     def take_notes(self) -> list[str]:
@@ -186,7 +248,7 @@ class ModelFacts:
             return media.parse_vision(chosen)
         if self._vision is not None and self._vision[0] is self.provider:
             return self._vision[1]
-        answer = await _ask_provider(self.provider, "takes_images")
+        answer = await _ask(self.provider.takes_images)
         if not isinstance(answer, bool):
             answer = media.known_vision(self.provider_name, self.model)
         self._vision = (self.provider, answer)
@@ -197,14 +259,10 @@ class ModelFacts:
         return {**from_env(), **self.provider_options.get(self.provider_name, {})}
 
 
-async def _ask_provider(provider: Provider, method: str) -> Any:
-    """What the provider's optional `method()` (sync or async) answers; None when it has
-    none or it fails (a question about the model must never end a turn)."""
-    probe = getattr(provider, method, None)
-    if not callable(probe):
-        return None
+async def _ask(probe: Callable[[], object]) -> Any:
+    """What a question to the provider (`context_window`, `takes_images`: sync or async)
+    answers; None when it fails (a question about the model must never end a turn)."""
     try:
-        value = probe()
-        return await value if inspect.isawaitable(value) else value
+        return await resolve(probe())
     except Exception:
         return None

@@ -41,7 +41,8 @@ from elelem_kernel.errors import ConfigError
 from elelem_kernel.options import from_env
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.registry import ProviderCatalog
+    from elelem_kernel.agent.catalog import ProviderCatalog
+    from elelem_kernel.events import Provider
 
 ENV = "ELELEM_POLICY"
 FILE_NAME = "elelem_policy.json"
@@ -138,12 +139,12 @@ class Policy:
 
     def make_provider(
         self, catalog: ProviderCatalog, name: str, model: str | None, chosen: Mapping[str, Any]
-    ) -> Any:
+    ) -> Provider:
         """Provider `name` made by `catalog` with the fixed options on the person's
         `chosen`; ConfigError in the policy's words when it or its model is not allowed."""
         self.check_provider(name)
         instance = catalog.create_with_env(name, model, self.options_for(name, chosen, from_env()))
-        self.check_model(name, model if model is not None else getattr(instance, "model", None))
+        self.check_model(name, model if model is not None else instance.model)
         return instance
 
     def default(self, key: str) -> str | None:

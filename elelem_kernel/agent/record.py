@@ -21,27 +21,21 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Literal, TypedDict, cast
+from typing import Literal, cast
 
 from elelem_kernel.events import ProviderEvent, Usage
 from elelem_kernel.images import ImageEntry
+from elelem_kernel.store.record_format import MAX_RECORD_BYTES, VERSION, larger_than
+
+# The record's shape lives with its format (the store reads it too); named here for writers.
+from elelem_kernel.store.record_format import BudgetEntry as BudgetEntry
+from elelem_kernel.store.record_format import CompactionEntry as CompactionEntry
+from elelem_kernel.store.record_format import Meter as Meter
+from elelem_kernel.store.record_format import RecordCall as RecordCall
+from elelem_kernel.store.record_format import RecordRound as RecordRound
+from elelem_kernel.store.record_format import TurnRecord as TurnRecord
 from elelem_kernel.text import clip
 
-if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
-    from typing_extensions import NotRequired
-
-    from elelem_kernel.tools.extras import Change
-
-#: Record format version this code writes (and agent/restore.py reads).
-VERSION = 1
-#: Records above this (estimated serialized size) are skipped, not restored. The session
-#: cuts every record it makes to fit (`fit`), so only foreign or edited records hit it.
-MAX_RECORD_BYTES = 4_000_000
-#: Records that carry a compaction are version 2 (older readers skip them, saying so).
-COMPACTION_VERSION = 2
-#: Newest version written, and every version restored (older ones are migrated on read).
-NEWEST = COMPACTION_VERSION
-VERSIONS = (VERSION, COMPACTION_VERSION)
 RESULT_LIMIT = 8_000  #: characters of a tool result kept in the record
 ARGUMENTS_LIMIT = 32_000  #: characters of a call's arguments (as JSON) kept in the record
 DEPTH_LIMIT = 20  #: levels of nesting kept in recorded arguments and results
@@ -54,92 +48,6 @@ LEFT_OUT = (
 )
 UsageKey = Literal["input", "output", "cache_read", "cache_write"]
 USAGE_KEYS: tuple[UsageKey, ...] = ("input", "output", "cache_read", "cache_write")
-
-
-class Meter(TypedDict, total=False):
-    """How full the context window was at a request (`$defs/context`)."""
-
-    used: int
-    window: int
-    estimated: bool
-    assumed: bool
-    refused: bool
-
-
-class BudgetEntry(TypedDict):
-    """A budget in force for a turn and what its scope had spent (`$defs/budget`)."""
-
-    amount: float
-    unit: str
-    per: str
-    spent: float
-    cell: NotRequired[bool]
-
-
-class CompactionEntry(TypedDict):
-    """The record's `compaction` (`$defs/compaction`)."""
-
-    upto: str
-    turns: int
-    summary: str
-    before: int
-    after: int
-    failed: NotRequired[str]
-    focus: NotRequired[str]
-
-
-class RecordCall(TypedDict):
-    """One tool call in a round of the record (`$defs/call` in record.schema.json)."""
-
-    id: str | None
-    name: str | None  #: None only when a provider sent a call without one
-    arguments: object  #: an object, or cut JSON text (`bounded_arguments`)
-    result: str | None  #: what the model saw, cut; None until the call has a result
-    ok: bool | None
-    ms: int
-    images: NotRequired[list[ImageEntry]]
-
-
-class RecordRound(TypedDict):
-    """One model call of the turn (`$defs/round`)."""
-
-    thinking: str
-    text: str
-    calls: list[RecordCall]
-
-
-class TurnRecord(TypedDict):
-    """The turn record as this code writes it; its keys are record.schema.json's
-    properties (tests/agent/test_record_types.py keeps the two in step)."""
-
-    v: int
-    conversation: str
-    turn: str
-    cell: str | None
-    provider: str
-    model: str | None
-    served_model: NotRequired[str]
-    prompt: str
-    reply: str
-    rounds: list[RecordRound]
-    usage: Usage  #: every key of `Usage`
-    stop: str | None
-    started: str
-    ms: int
-    error: NotRequired[str | None]
-    cost: NotRequired[float | None]
-    priced_by: NotRequired[str]
-    usage_estimated: NotRequired[bool]
-    findings: NotRequired[list[dict[str, object]]]  #: review/report.py checks them
-    notices: NotRequired[list[str]]
-    context: NotRequired[Meter]
-    calibration: NotRequired[float]
-    budget: NotRequired[list[BudgetEntry]]
-    compaction: NotRequired[CompactionEntry]
-    undone: NotRequired[bool]
-    changes: NotRequired[list[Change]]
-    review: NotRequired[dict[str, object]]
-    signature: NotRequired[str]
 
 
 def new_id() -> str:
@@ -381,26 +289,3 @@ class TurnRecorder:
         if self._round_usage:
             add_usage(self.record["usage"], self._round_usage)
             self._round_usage = {}
-
-
-def larger_than(value: object, limit: int) -> bool:
-    """Whether the estimated JSON size of `value` passes `limit` (stops as soon as it does)."""
-    size = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            size += len(item) + 2
-        elif isinstance(item, dict):
-            size += 2
-            for key, inner in item.items():
-                size += len(str(key)) + 4
-                stack.append(inner)
-        elif isinstance(item, (list, tuple)):
-            size += 2
-            stack.extend(item)
-        else:
-            size += 8
-        if size > limit:
-            return True
-    return False

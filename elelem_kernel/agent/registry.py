@@ -27,37 +27,16 @@ import types
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from elelem_kernel import options
 from elelem_kernel.agent import context, media, policy, pricing, trust
-from elelem_kernel.errors import ConfigError
-
-if TYPE_CHECKING:
-    from elelem_kernel.agent.session import Session
+from elelem_kernel.errors import ConfigError, UntrustedPluginsWarning
+from elelem_kernel.events import Provider, as_provider
 
 ProviderFactory = Callable[..., Any]
-Setup = Callable[["Session"], None]
-
-
-class ProviderCatalog(Protocol):
-    """What a session and a front ask of the registry (this module is one, once the
-    composition root loaded the built-ins into it: `assembly.bundled.catalog()`)."""
-
-    def create_with_env(self, name: str, model: str | None, chosen: Mapping[str, Any]) -> Any:
-        """Provider `name` made with ELELEM_OPTIONS under `chosen`."""
-
-    def create_provider(self, name: str, model: str | None = None, **options: Any) -> Any:
-        """A new provider `name`, or ConfigError naming the available ones."""
-
-    def provider_names(self) -> list[str]:
-        """Every provider that `-p NAME` can resolve."""
-
-    def describe_provider(self, name: str) -> str:
-        """The one-line description a plugin gave provider `name`, or ""."""
-
-    def default_provider(self) -> tuple[str, str]:
-        """The provider to use when none is named, and why it was chosen."""
+#: `fn(session)`: what a plugin's setup does to each new `Session` (add tools, commands).
+Setup = Callable[[Any], None]
 
 
 class Config:
@@ -233,10 +212,6 @@ def _tell(line: str) -> None:
         warnings.warn(line, UntrustedPluginsWarning, stacklevel=4)
 
 
-class UntrustedPluginsWarning(UserWarning):
-    """Project plugins were skipped because their folder is not trusted."""
-
-
 def _load_source(path: Path, source: bytes | str) -> None:
     """Run plugin `path` from `source`, the bytes read (and for a project, hashed) once.
 
@@ -282,8 +257,12 @@ def describe_provider(name: str) -> str:
         return f"unavailable: {type(e).__name__}: {e}"
 
 
-def create_provider(name: str, model: str | None = None, **options: Any) -> Any:
-    """A new provider `name`: plugins first, then the entry point group, else ConfigError."""
+def create_provider(name: str, model: str | None = None, **options: Any) -> Provider:
+    """A new provider `name`: plugins first, then the entry point group, else ConfigError.
+
+    A factory may return any object with `fetch` (the README's plugin does): one that is
+    not a `Provider` is wrapped (`events.Foreign`), so the session asks every provider
+    the same way."""
     load_plugins()
     factory = CONFIG.providers.get(name)
     if factory is None:
@@ -293,7 +272,7 @@ def create_provider(name: str, model: str | None = None, **options: Any) -> Any:
             untrusted = "".join(f"\n{line}" for line in skipped())
             raise ConfigError(f'unknown provider: "{name}". Available: {available}{untrusted}')
         factory = ep.load()
-    return factory(model=model, **options)
+    return as_provider(factory(model=model, **options))
 
 
 def default_provider() -> tuple[str, str]:
@@ -314,7 +293,7 @@ def default_provider() -> tuple[str, str]:
     )
 
 
-def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> Any:
+def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> Provider:
     """Provider `name` made with ELELEM_OPTIONS under `chosen`; errors say where options came from."""
     env = options.from_env()
     given = {**env, **chosen}
@@ -338,7 +317,7 @@ def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> 
         raise ConfigError(f"{error} ({options.ENV} sets {', '.join(sorted(env))})") from None
 
 
-def run_setups(session: Session, setups: dict[str, Setup]) -> None:
+def run_setups(session: object, setups: dict[str, Setup]) -> None:
     """Run each of `setups` on `session`; one that fails is a warning naming it."""
     for name, setup in setups.items():
         try:
@@ -347,7 +326,7 @@ def run_setups(session: Session, setups: dict[str, Setup]) -> None:
             warnings.warn(f"elelem: setup {name!r} failed: {type(e).__name__}: {e}", stacklevel=3)
 
 
-def load_trusted_plugins(session: Session | None = None) -> list[str]:
+def load_trusted_plugins(session: object | None = None) -> list[str]:
     """After a folder was trusted: load its plugins now and run the setups they add on
     `session`, so their providers, tools and commands work without a restart. Returns
     lines saying what changed (and what is still skipped)."""

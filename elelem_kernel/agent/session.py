@@ -1,50 +1,57 @@
 """The session: one conversation with one model, and what a turn needs of it.
 
-The session holds the provider, the toolbox, the commands, the conversations and what it
-knows of the model (`agent/model_facts.py`); `Session.turn` runs one turn as a `Turn`
-(`agent/turn.py`), which drives the rounds.
+The session holds its model (`facts`, `agent/model_facts.py`), the toolbox, the commands,
+the conversations, its spending (`accounts`), the tools granted and the tools' context;
+`Session.turn` runs one turn as a `Turn` (`agent/turn.py`), which drives the rounds with
+the settings its front brings (`agent/front.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import system_prompt
-from elelem_kernel.agent.approval import HOW_TO_ALLOW, Approver
+from elelem_kernel.agent.accounts import Accounts
+from elelem_kernel.agent.approval import Approver, Grants
 from elelem_kernel.agent.blocks import Renderer
 from elelem_kernel.agent.budget import Ledger
-from elelem_kernel.agent.commands import Commands, add_builtin_commands
+from elelem_kernel.agent.command_table import Commands
+from elelem_kernel.agent.commands import add_builtin_commands
 from elelem_kernel.agent.context import CHARS_PER_TOKEN
-from elelem_kernel.agent.conversation import HISTORY_POLICIES, Conversation
+from elelem_kernel.agent.conversation import Conversation, Conversations
+from elelem_kernel.agent.front import Front, PlainFront, TurnSettings
 from elelem_kernel.agent.model_facts import ModelFacts
 from elelem_kernel.agent.policy import Policy, load
 from elelem_kernel.agent.record import CompactionEntry, TurnRecord
-from elelem_kernel.agent.registry import ProviderCatalog
 from elelem_kernel.agent.toolbox import Tool, Toolbox, check_mode
+from elelem_kernel.agent.toolset import Tools
 from elelem_kernel.agent.turn import Turn, TurnResult
-from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Provider, Usage
-from elelem_kernel.options import from_env
+from elelem_kernel.events import Provider
 from elelem_kernel.sync import run_sync
-from elelem_kernel.visible import visible
+from elelem_kernel.tools.declaration import ToolContext
 
 if TYPE_CHECKING:
+    from elelem_kernel.agent.catalog import ProviderCatalog
+    from elelem_kernel.images import ImageEntry
     from elelem_kernel.mcp.attachment import McpTools
-    from elelem_kernel.tools.extras import TurnExtras
 
 
-class Session(ModelFacts):
-    """A provider, a toolbox and the conversations of one notebook or terminal."""
+class Session:
+    """A provider, a toolbox and the conversations of one notebook or terminal.
+
+    Made whole by its maker (`assembly/sessions.py`, or a test) and not patched after:
+    what a front changes from turn to turn comes with the turn (`front.TurnSettings`).
+    """
 
     def __init__(
         self,
         provider: Provider,
         toolbox: Toolbox | None = None,
-        commands: Commands | None = None,
+        commands: Commands[Session] | None = None,
         *,
         providers: ProviderCatalog | None = None,
         provider_name: str = "custom",
@@ -55,79 +62,101 @@ class Session(ModelFacts):
         workspace: Path | str | None = None,
         namespace: dict[str, Any] | None = None,
         approver: Approver | None = None,
-        allow: tuple[str, ...] | list[str] = (),
+        allow: Iterable[str] = (),
         max_rounds: int = 25,
         policy: Policy | None = None,
+        front: Front | None = None,
     ):
+        """`front`: how cells are offered, which notebook is open, the settings of a turn
+        given none (`agent/front.py`); without one, a `PlainFront` whose turns are approved
+        by `approver`."""
         #: The site policy (`agent/policy.py`): what the person's choices are checked against.
         self.policy = policy if policy is not None else load()
-        if history not in HISTORY_POLICIES:
-            raise ConfigError(f"unknown history policy {history!r}; use replies or full")
-        self.provider = provider
-        #: Where `set_provider` makes providers by name (the registry, handed in by the
-        #: composition root); None: this session keeps the provider it was given.
-        self.providers = providers
-        self.provider_name = provider_name
-        #: The options the person gave each provider (-o, /option), by provider name.
-        self.provider_options: dict[str, dict[str, Any]] = {}
-        self.model = model if model is not None else getattr(provider, "model", None)
+        #: The conversations, the active one, and how the earlier turns are sent.
+        self.conversations = Conversations(history)
+        #: The provider, its model and options, and what is known of them.
+        self.facts = ModelFacts(
+            provider,
+            providers=providers,
+            provider_name=provider_name,
+            model=model,
+            policy=self.policy,
+            conversations=self.conversations,
+        )
         self.toolbox = toolbox if toolbox is not None else Toolbox()
         self.toolbox.refuse = self.policy.denies
         #: The configured MCP servers' side of this session (the "mcp" setup), or None.
         self.mcp: McpTools | None = None
         if commands is None:
-            commands = Commands()
+            commands = Commands[Session]()
             add_builtin_commands(commands)
         self.commands = commands
-        self.mode = mode
-        self.history = history
+        self.set_mode(mode)
         self.system_prompt = system_prompt
-        self.workspace = Path(workspace or Path.cwd()).resolve()
-        self.namespace: dict[str, Any] = namespace if namespace is not None else {}
-        self.approver = approver
-        self.allow = set(allow)
-        #: What a declined call tells the person to do (a front sets its own words).
-        self.allow_hint = HOW_TO_ALLOW["cli"]
-        self.always: set[str] = set()
+        #: The tools that run without asking (by name, or answered "always").
+        self.grants = Grants(set(allow))
+        self._front: Front = front if front is not None else PlainFront(TurnSettings(approver))
+        #: What the workspace tools read: the workspace, the namespace, the open notebook
+        #: and the running turn's fields (`tools/declaration.py`).
+        self.tool_context = ToolContext(
+            Path(workspace or Path.cwd()).resolve(),
+            namespace if namespace is not None else {},
+            open_notebook=self._front.open_notebook(),
+            propose_cell=self._front.propose_cell,
+            unasked=self._unasked,
+        )
         self.max_rounds = max_rounds
-        self.open_notebook: Path | None = None
-        self.propose_cell: Callable[[str], None] = _print_cell
-        #: The front's link to the notebook open in the frontend for this turn (the
-        #: notebook tools without path act on it), or None.
-        self.live_notebook: Any = None
-        #: Lines the front adds to the system prompt's environment facts.
-        self.environment: list[str] = []
-        self.turn_id: str | None = None
-        #: Fields the next turn adds to its record (a review's target, its findings); cleared
-        #: when the turn ends.
-        self.turn_extras: TurnExtras = {}
-        self.notice: str | None = None
-        self._start_accounts()
-        super().__init__()
-        self.toolbox.brief = self.small_window  # tools described briefly in a small window
-
-    def _start_accounts(self) -> None:
-        """One fresh conversation, nothing spent, no budget but ELELEM_BUDGET's."""
-        self.conversation = Conversation()
-        self.conversations: dict[str, Conversation] = {self.conversation.id: self.conversation}
-        self.usage: Usage = {}
-        self.cost: float | None = 0.0
-        #: The budgets in force and what they count (`agent/budget.py`).
-        self.ledger = Ledger.from_env()
-        self.ledger.imposed, self.ledger.imposed_by = self.policy.budgets, self.policy.source
-        self.turns = 0
-        #: `/compact [what to keep]` asked for: the next turn compacts first ("" no focus).
-        self.compact_next: str | None = None
+        #: What the session spent, and the budgets in force (`agent/budget.py`).
+        self.accounts = Accounts(Ledger.from_env())
+        self.accounts.ledger.imposed = self.policy.budgets
+        self.accounts.ledger.imposed_by = self.policy.source
+        self.accounts.ledger.hint = self._front.turn_settings().budget_hint  # each turn's too
+        self.toolbox.brief = self.facts.small_window  # tools described briefly in a small window
 
     @property
     def mode(self) -> str:
-        """Which kinds of tool are offered (toolbox.MODES); checked on every change."""
+        """Which kinds of tool are offered (toolbox.MODES)."""
         return self._mode
 
-    @mode.setter
-    def mode(self, mode: str) -> None:
+    def set_mode(self, mode: str) -> None:
+        """Offer the tools of `mode`; ConfigError for an unknown one or one the policy denies."""
         self.policy.check_mode(check_mode(mode))
         self._mode = mode
+
+    @property
+    def provider(self) -> Provider:
+        """The provider the turns are sent to (`facts.set_provider` switches it)."""
+        return self.facts.provider
+
+    @property
+    def provider_name(self) -> str:
+        """The provider's name in the registry (`custom` for one handed in)."""
+        return self.facts.provider_name
+
+    @property
+    def model(self) -> str | None:
+        """The model asked for, or None (the provider's default)."""
+        return self.facts.model
+
+    def set_provider(
+        self, name: str, model: str | None = None, options: dict[str, Any] | None = None
+    ) -> None:
+        """Switch provider (and model); the conversation is kept (`ModelFacts.set_provider`)."""
+        self.facts.set_provider(name, model, options)
+
+    @property
+    def workspace(self) -> Path:
+        """The workspace root the tools work in."""
+        return self.tool_context.workspace
+
+    @property
+    def conversation(self) -> Conversation:
+        """The active conversation."""
+        return self.conversations.active
+
+    def _unasked(self, tool: str) -> bool:
+        """Whether `tool` runs without asking: the auto mode, or granted by name."""
+        return self.mode == "auto" or tool in self.grants.names()
 
     def __repr__(self) -> str:
         return (
@@ -137,82 +166,39 @@ class Session(ModelFacts):
 
     # -- conversations -------------------------------------------------------------
 
-    def new_conversation(self) -> Conversation:
-        """Start a fresh conversation and make it the active one."""
-        self.conversation = Conversation()
-        self.conversations[self.conversation.id] = self.conversation
-        return self.conversation
-
     def load(self, conversations: dict[str, list[TurnRecord]], active: str | None) -> None:
-        """Replace the conversations with restored records; nothing is executed."""
-        self.conversations = {cid: Conversation(cid, turns) for cid, turns in conversations.items()}
-        self.ledger.restore(conversations)
-        self.restore_calibration(conversations)
-        if active in self.conversations:
-            self.conversation = self.conversations[active]
-        elif self.conversations:
-            self.conversation = list(self.conversations.values())[-1]
-        else:
-            self.new_conversation()
+        """Replace the conversations with restored records, with what they spent and their
+        calibration; nothing is executed."""
+        self.conversations.load(conversations, active)
+        self.accounts.ledger.restore(conversations)
+        self.facts.restore_calibration(conversations)
 
     def messages(
-        self, prompt: str, cell: str | None = None, pending: CompactionEntry | None = None
+        self,
+        prompt: str,
+        cell: str | None = None,
+        pending: CompactionEntry | None = None,
+        images: list[ImageEntry] | None = None,
+        environment: Iterable[str] = (),
     ) -> list[dict[str, Any]]:
         """What a request for `prompt` (from `cell`) sends: system prompt, history, prompt.
 
-        `pending`: a compaction being made for this request, applied to the history.
+        `pending`: a compaction being made for this request, applied to the history;
+        `images`: the prompt's own images (`_images` entries, fitted), sent with it;
+        `environment`: the turn's lines for the system prompt's environment facts.
         """
+        brief = self.facts.small_window()
+        system = system_prompt.build(self.workspace, self.system_prompt, brief=brief)
+        if lines := list(environment):
+            system += "\n" + "\n".join(lines)
+        budget = self.facts.window()[0] * CHARS_PER_TOKEN  # compaction comes well before this
+        history = self.conversation.messages(self.conversations.history, budget, cell, pending)
+        asked: dict[str, Any] = {"role": "user", "content": prompt}
+        if images:
+            asked["images"] = list(images)
+        return [{"role": "system", "content": system}, *history, asked]
 
-        system = system_prompt.build(self.workspace, self.system_prompt, brief=self.small_window())
-        if self.environment:
-            system += "\n" + "\n".join(self.environment)
-        budget = self.window()[0] * CHARS_PER_TOKEN  # compaction comes well before this
-        history = self.conversation.messages(self.history, budget, cell, pending)
-        return [
-            {"role": "system", "content": system},
-            *history,
-            {"role": "user", "content": prompt},
-        ]
-
-    # -- providers and commands -----------------------------------------------------
-
-    @property
-    def options(self) -> dict[str, Any]:
-        """The options the person gave the current provider (ELELEM_OPTIONS not included)."""
-        return self.provider_options.get(self.provider_name, {})
-
-    def set_provider(
-        self, name: str, model: str | None = None, options: dict[str, Any] | None = None
-    ) -> None:
-        """Switch provider (and model); the conversation is kept.
-
-        The provider gets ELELEM_OPTIONS, then `options` (default: the ones it had before
-        in this session), then the options the site policy fixes; nothing changes when the
-        provider refuses them or the policy does not allow it.
-        """
-        chosen = dict(self.provider_options.get(name, {}) if options is None else options)
-        if self.providers is None:
-            raise ConfigError(
-                f"cannot switch to {name!r}: this session was made without a registry"
-            )
-        chosen = self.policy.options_for(name, chosen, from_env())  # the session reads some
-        self.provider = self.policy.make_provider(self.providers, name, model, chosen)
-        self.provider_name = name
-        self.provider_options[name] = chosen
-        self.model = model if model is not None else getattr(self.provider, "model", None)
-
-    def set_option(self, name: str, value: Any = None) -> None:
-        """Set option `name` of the current provider (None: back to its default)."""
-        chosen = dict(self.options)
-        if value is None:
-            chosen.pop(name, None)
-        else:
-            chosen[name] = value
-        self.set_provider(self.provider_name, self.model, chosen)
-
-    def provider_names(self) -> list[str]:
-        """The providers `set_provider` can switch to."""
-        return self.providers.provider_names() if self.providers else [self.provider_name]
+    # -- for a while, and commands -------------------------------------------------
 
     @contextmanager
     def overridden(
@@ -233,32 +219,26 @@ class Session(ModelFacts):
         removed and any tool of the same name they replaced restored. The conversation is
         kept.
         """
-        saved = (self.provider, self.provider_name, self.model, self.mode, self.system_prompt)
-        saved_options = {k: dict(v) for k, v in self.provider_options.items()}
-        added = list(tools or ())
-        box = self.toolbox
-        replaced = [box.tools[t.name] for t in added if t.name in box.tools]
+        facts = self.facts
+        saved = (facts.provider, facts.provider_name, facts.model, self.mode, self.system_prompt)
+        saved_options = {k: dict(v) for k, v in facts.provider_options.items()}
+        added = self.toolbox.add_toolset(Tools("overridden", tools or ()))
         try:
             if provider or model or options:
                 name = provider or self.provider_name
                 if model is None and not provider:
                     model = self.model
-                merged = {**self.provider_options.get(name, {}), **(options or {})}
-                self.set_provider(name, model, merged)
+                merged = {**facts.provider_options.get(name, {}), **(options or {})}
+                facts.set_provider(name, model, merged)
             if mode:
-                self.mode = mode
+                self.set_mode(mode)
             if system_prompt is not None:
                 self.system_prompt = system_prompt
-            for tool in added:
-                box.put(tool)
             yield self
         finally:
-            self.provider, self.provider_name, self.model, self.mode, self.system_prompt = saved
-            self.provider_options = saved_options
-            for tool in added:
-                box.remove(tool.name)
-            for tool in replaced:
-                box.put(tool)
+            facts.provider, facts.provider_name, facts.model, self._mode, self.system_prompt = saved
+            facts.provider_options = saved_options
+            self.toolbox.remove_toolset(added)
 
     def command(self, line: str) -> str:
         """Run a slash command line and return its Markdown answer."""
@@ -272,6 +252,8 @@ class Session(ModelFacts):
         renderer: Renderer | None = None,
         cell: str | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
+        settings: TurnSettings | None = None,
+        extras: Mapping[str, Any] | None = None,
     ) -> TurnResult:
         """Run a turn to the end from synchronous code; Ctrl-C ends it as interrupted.
 
@@ -279,33 +261,25 @@ class Session(ModelFacts):
         Works inside a running event loop too (sync.py).
         """
         return run_sync(
-            lambda: self.turn(prompt, renderer=renderer, cell=cell),
+            lambda: self.turn(prompt, renderer, cell, settings, extras),
             loop=loop,
-            close=self.aclose,
+            close=self.facts.aclose,
             interrupt="result",
         )
 
-    async def aclose(self) -> None:
-        """Close the provider's connections (call it on the loop that opened them)."""
-        aclose = getattr(self.provider, "aclose", None)
-        if aclose is not None:
-            await aclose()
-
-    def close(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Close the provider's connections on `loop` (the one that opened them), then it."""
-        try:
-            loop.run_until_complete(self.aclose())
-        finally:
-            loop.close()
-
     async def turn(
-        self, prompt: str, renderer: Renderer | None = None, cell: str | None = None
+        self,
+        prompt: str,
+        renderer: Renderer | None = None,
+        cell: str | None = None,
+        settings: TurnSettings | None = None,
+        extras: Mapping[str, Any] | None = None,
+        images: list[ImageEntry] | None = None,
     ) -> TurnResult:
-        """Run one turn for `prompt`; returns normally on errors and on cancellation."""
-        return await Turn(self, prompt, renderer, cell).run()
+        """Run one turn for `prompt`; returns normally on errors and on cancellation.
 
-
-def _print_cell(source: str) -> None:
-    """`propose_cell` where no front offers a cell: print it, control characters shown."""
-
-    print(visible(source))
+        `settings`: what the front brings to this turn (default: the front's own);
+        `extras`: fields its record gets (a review's target); `images`: the prompt's own
+        (fitted `_images` entries: an ACP client's pasted screenshot)."""
+        chosen = settings if settings is not None else self._front.turn_settings()
+        return await Turn(self, prompt, renderer, cell, chosen, extras, images).run()

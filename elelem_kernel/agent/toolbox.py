@@ -18,12 +18,15 @@ import asyncio
 import inspect
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from elelem_kernel.agent.schema_check import fits
+from elelem_kernel.agent.toolset import ToolFn, Tools, Toolset
 from elelem_kernel.errors import ConfigError, ToolError
+from elelem_kernel.schema_check import fits
+from elelem_kernel.sync import resolve
+from elelem_kernel.tools.declaration import Prepared, Tool
 
 KINDS = ("read", "write", "execute")
 
@@ -43,108 +46,7 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-ToolFn = Callable[[dict[str, Any]], Any]
 Hook = Callable[..., Any]
-#: A call made ready before it is approved (`Tool.prepare`): the preview the person reads,
-#: and the run of exactly what that preview shows.
-Prepared = tuple[str, Callable[[], Awaitable[Any]]]
-
-
-@dataclass
-class Tool:
-    """One tool: its name, what the model is told, its JSON Schema and kind."""
-
-    name: str
-    description: str
-    params: dict[str, dict[str, Any]]
-    fn: ToolFn
-    required: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    kind: str = "read"
-    preview: Callable[[dict[str, Any]], str] | None = None
-    #: Why a call needs a person's yes every time (e.g. a write that can run code), or None.
-    sensitive: Callable[[dict[str, Any]], str | None] | None = None
-    #: Whether a call asks the person itself (a live notebook edit shows its diff in the
-    #: cell with Accept / Reject), so the session does not ask first.
-    asks_itself: Callable[[dict[str, Any]], bool] | None = None
-    #: Reads what a call acts on before it is approved (the open notebook's cells), so
-    #: that the preview shows it and the run uses it, not a later read; None when the
-    #: call needs no such reading (then `preview` and `fn` serve).
-    prepare: Callable[[dict[str, Any]], Awaitable[Prepared | None]] | None = None
-
-    @property
-    def schema(self) -> dict[str, Any]:
-        """The JSON Schema of the arguments."""
-        return {
-            "type": "object",
-            "properties": self.params,
-            "required": list(self.required),
-        }
-
-    def spec(self, brief: bool = False) -> dict[str, Any]:
-        """The tool in OpenAI function format, as providers receive it; `brief` (a small
-        window): its first sentence only, and no descriptions of its parameters."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": first_sentence(self.description) if brief else self.description,
-                "parameters": without_descriptions(self.schema) if brief else self.schema,
-            },
-        }
-
-    def describe(self, args: dict[str, Any]) -> str:
-        """What the call will do, for a person deciding whether to allow it."""
-        if self.preview is not None:
-            try:
-                return self.preview(args)
-            except Exception as e:  # a broken preview must not hide the call
-                return f"{self.name}({json.dumps(args, ensure_ascii=False)})  [preview failed: {e}]"
-        return f"{self.name}({json.dumps(args, ensure_ascii=False, indent=2)})"
-
-    def asks_person(self, args: dict[str, Any]) -> bool:
-        """Whether this call asks the person itself (see `asks_itself`); False if unsure."""
-        try:
-            return bool(self.asks_itself and self.asks_itself(args))
-        except Exception:
-            return False
-
-    def caution(self, args: dict[str, Any]) -> str | None:
-        """Why this call must be asked every time (see `sensitive`), or None."""
-        if self.sensitive is None:
-            return None
-        try:
-            return self.sensitive(args)
-        except Exception as e:  # a broken check must not let the call through unasked
-            return f"could not check whether this call is safe to allow once for all: {e}"
-
-
-def first_sentence(text: str) -> str:
-    """The first clause of a tool's description (up to its first `.`, `;` or `:` outside
-    parentheses), what a small window can afford."""
-    text = " ".join(text.split())
-    depth = 0
-    for i, char in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth <= 0 and char in ".;:" and text[i + 1 : i + 2] in (" ", ""):
-            return text[:i] + "."
-    return text
-
-
-def without_descriptions(schema: Any) -> Any:
-    """`schema` without its `description`, `minimum` and `maximum` keywords (a property
-    named so is kept; the call is still checked against the whole schema)."""
-    if isinstance(schema, list):
-        return [without_descriptions(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "properties" and isinstance(value, dict):
-            out[key] = {name: without_descriptions(v) for name, v in value.items()}
-        elif key not in ("description", "minimum", "maximum"):
-            out[key] = without_descriptions(value)
-    return out
 
 
 @dataclass
@@ -184,11 +86,16 @@ def validation_error(schema: dict[str, Any], args: Any) -> str | None:
 
 
 class Toolbox:
-    """A registry of tools with modes, aliases and before/after hooks."""
+    """A registry of tools with modes, aliases and before/after hooks.
 
-    def __init__(self) -> None:
-        self.tools: dict[str, Tool] = {}
-        self.aliases: dict[str, str] = {}
+    Its own tools (`add`, `put`) are the bottom layer; toolsets added on top
+    (`add_toolset`: MCP servers, an editor's files over ACP, a review's tools) compose
+    with them into the tools offered (`agent/toolset.py`).
+    """
+
+    def __init__(self, toolsets: Iterable[Toolset] = ()) -> None:
+        self._own = Tools("own")
+        self.toolsets: list[Toolset] = list(toolsets)
         self._before: list[tuple[str | None, Hook]] = []
         self._after: list[tuple[str | None, Hook]] = []
         self._sources: list[Callable[[], Any]] = []
@@ -238,15 +145,33 @@ class Toolbox:
     def put(self, tool: Tool) -> None:
         """Register a ready `tool` (replacing one of the same name), with its aliases."""
         self.remove(tool.name)
-        self.tools[tool.name] = tool
-        for alias in tool.aliases:
-            self.aliases[alias] = tool.name
+        self._own.tools[tool.name] = tool
 
     def remove(self, name: str) -> None:
-        """Forget tool `name` and its aliases (no error if it is not there)."""
-        self.tools.pop(name, None)
-        for alias in [a for a, n in self.aliases.items() if n == name]:
-            del self.aliases[alias]
+        """Forget tool `name` of its own, and so its aliases (no error if it is not there)."""
+        self._own.tools.pop(name, None)
+
+    def add_toolset(self, toolset: Toolset) -> Toolset:
+        """Compose `toolset` on top of the tools so far (after any added before it)."""
+        self.toolsets.append(toolset)
+        return toolset
+
+    def remove_toolset(self, toolset: Toolset) -> None:
+        """Take `toolset` away: the tools below it are offered as they were."""
+        self.toolsets = [t for t in self.toolsets if t is not toolset]
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """Every tool by name, in the order offered: its own, then each toolset's layer."""
+        tools: dict[str, Tool] = dict(self._own.tools)
+        for toolset in self.toolsets:
+            tools = toolset.over(tools)
+        return tools
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        """Each alias of a tool, and the tool's name (a later tool's alias wins)."""
+        return _aliases(self.tools)
 
     def before(self, name: str | None = None) -> Callable[[Hook], Hook]:
         """Register `hook(call)` to run before tool `name` (or every tool); raising refuses."""
@@ -280,7 +205,7 @@ class Toolbox:
         notices: list[str] = []
         for fn in self._sources:
             try:
-                found = await _maybe_await(fn())
+                found = await resolve(fn())
             except asyncio.CancelledError:
                 raise
             except Exception as e:
@@ -292,7 +217,8 @@ class Toolbox:
 
     def get(self, name: str) -> Tool | None:
         """The tool called `name` or by alias `name`."""
-        return self.tools.get(name) or self.tools.get(self.aliases.get(name, ""))
+        tools = self.tools
+        return tools.get(name) or tools.get(_aliases(tools).get(name, ""))
 
     def offered(self, mode: str = "auto") -> list[Tool]:
         """Tools the mode offers, in the order they were added."""
@@ -349,7 +275,7 @@ class Toolbox:
         try:
             for name, hook in self._before:
                 if name in (None, tool.name):
-                    await _maybe_await(hook(call))
+                    await resolve(hook(call))
         except Exception as e:
             result: dict[str, Any] = {"error": f"refused before running: {e}"}
         else:
@@ -357,7 +283,7 @@ class Toolbox:
             for name, hook in self._after:
                 if name in (None, tool.name):
                     try:
-                        changed = await _maybe_await(hook(call, result))
+                        changed = await resolve(hook(call, result))
                     except Exception as e:
                         result = {"error": f"after-hook failed: {type(e).__name__}: {e}"}
                         break
@@ -386,6 +312,10 @@ class Toolbox:
         return {"result": value}
 
 
+def _aliases(tools: dict[str, Tool]) -> dict[str, str]:
+    return {alias: t.name for t in tools.values() for alias in t.aliases}
+
+
 def _refuse_none(name: str) -> str | None:
     return None
 
@@ -398,9 +328,3 @@ def finish(result: dict[str, Any], arguments: dict[str, Any] | None = None) -> d
     if not ok and arguments is not None and "arguments" not in out:
         out["arguments"] = arguments
     return out
-
-
-async def _maybe_await(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value

@@ -13,9 +13,9 @@ import inspect
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from elelem_kernel.agent import media
 from elelem_kernel.agent import usage as counts
@@ -27,8 +27,8 @@ from elelem_kernel.agent.context import THRESHOLD
 from elelem_kernel.agent.fitting import bound_result, check_fixed, context_full, fits, result_room
 from elelem_kernel.agent.pricing import turn_cost
 from elelem_kernel.agent.record import (
-    COMPACTION_VERSION,
     DEPTH_LIMIT,
+    CompactionEntry,
     Meter,
     TurnRecord,
     TurnRecorder,
@@ -43,9 +43,45 @@ from elelem_kernel.events import Doing, Provider, ProviderEvent, Usage, map_stop
 from elelem_kernel.images import ImageEntry
 from elelem_kernel.options import from_env
 from elelem_kernel.redaction import redact
+from elelem_kernel.store.record_format import COMPACTION_VERSION
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.session import Session
+    from elelem_kernel.agent.accounts import Accounts
+    from elelem_kernel.agent.approval import Grants
+    from elelem_kernel.agent.conversation import Conversations
+    from elelem_kernel.agent.front import TurnSettings
+    from elelem_kernel.agent.model_facts import ModelFacts
+    from elelem_kernel.agent.policy import Policy
+    from elelem_kernel.agent.toolbox import Toolbox
+    from elelem_kernel.tools.declaration import ToolContext
+    from elelem_kernel.tools.extras import TurnExtras
+
+
+class TurnSession(Protocol):
+    """What a turn reads and settles into of its session (a `Session` is one)."""
+
+    policy: Policy
+    facts: ModelFacts
+    toolbox: Toolbox
+    grants: Grants
+    accounts: Accounts
+    conversations: Conversations
+    tool_context: ToolContext
+    max_rounds: int
+
+    @property
+    def mode(self) -> str:
+        """Which kinds of tool are offered."""
+
+    def messages(
+        self,
+        prompt: str,
+        cell: str | None = None,
+        pending: CompactionEntry | None = None,
+        images: list[ImageEntry] | None = None,
+        environment: Iterable[str] = (),
+    ) -> list[dict[str, Any]]:
+        """What a request for `prompt` sends."""
 
 
 @dataclass
@@ -126,20 +162,35 @@ class Turn:
     and meter, and the steps that fill them (prepare, round, call, ask)."""
 
     def __init__(
-        self, session: Session, prompt: str, renderer: Renderer | None, cell: str | None
+        self,
+        session: TurnSession,
+        prompt: str,
+        renderer: Renderer | None,
+        cell: str | None,
+        settings: TurnSettings,
+        extras: Mapping[str, Any] | None = None,
+        images: list[ImageEntry] | None = None,
     ) -> None:
         self.session = session
         self.prompt = prompt
         self.cell = cell
+        self.prompt_images = list(images or [])  #: the prompt's own images, sent with it
+        #: What the front brings to this turn: who approves, its hints, its environment.
+        self.settings = settings
+        #: Fields the record gets from the caller (a review's target); the tools add theirs.
+        #: The front's fields for the record (a review's target), as the tools' extras.
+        self.extras = cast("TurnExtras", dict(extras or {}))
         self.out = _safe(renderer)
         self.layout = BlockLayout(self.out)
         self.recorder = TurnRecorder(
-            conversation=session.conversation.id,
+            conversation=session.conversations.active.id,
             prompt=prompt,
-            provider=session.provider_name,
-            model=session.model,
+            provider=session.facts.provider_name,
+            model=session.facts.model,
             cell=cell,
         )
+        if self.prompt_images:  # shown in the turn's output, kept there once (render/static.py)
+            self.recorder.record["prompt_images"] = self.prompt_images
         self.rounds = 0
         self.notices: list[str] = []
         self.compactions: list[Compaction] = []
@@ -163,9 +214,13 @@ class Turn:
 
     async def run(self) -> TurnResult:
         """Run the turn to its end; returns normally on errors and on cancellation."""
-        session = self.session
-        session.turn_id = self.recorder.record["turn"]  # what the tools mark their changes with
-        session.ledger.start(self.recorder, self.compactions)
+        context = self.session.tool_context
+        context.turn_id = self.recorder.record["turn"]  # what the tools mark their changes with
+        context.live_notebook = self.settings.live_notebook
+        context.turn_extras = self.extras
+        self.session.accounts.ledger.start(
+            self.recorder, self.compactions, self.settings.budget_hint
+        )
         try:
             await self.loop()
         except asyncio.CancelledError:
@@ -199,7 +254,7 @@ class Turn:
         if not self.prompt.strip():
             raise ConfigError("the prompt is empty: write a question or a task for the agent")
         await self.prepare()
-        for notice in [*session.take_notes(), *await session.toolbox.refresh()]:
+        for notice in [*session.facts.take_notes(), *await session.toolbox.refresh()]:
             self.notice(notice)
         retried = False
         while True:
@@ -212,8 +267,8 @@ class Turn:
                 return
             if self.rounds:  # this turn's tool results may push the request past the threshold
                 await self.prepare()
-            self.cap = session.ledger.check(
-                session, self.messages, session.toolbox.specs(session.mode)
+            self.cap = session.accounts.ledger.check(
+                session.facts, self.messages, session.toolbox.specs(session.mode)
             )
             self.rounds += 1
             try:
@@ -223,7 +278,7 @@ class Turn:
                     raise
                 retried, self.rounds = True, self.rounds - 1
                 self.recorder.rounds.pop()  # refused before a word: not a round
-                session.learn(e)  # the window the server stated, its count of the request
+                session.facts.learn(e)  # the window the server stated, its count of the request
                 self.notice(_refused(e))
                 made = len(self.compactions)
                 await self.prepare(force=True)
@@ -236,7 +291,7 @@ class Turn:
     def refit(self, entry: Compaction) -> bool:
         """Whether a request refused as too big is worth sending again after `entry`: its
         summary was written, or leaving out the oldest turns alone made it fit."""
-        return not entry.failed or fits(entry.after, self.session.window()[0])
+        return not entry.failed or fits(entry.after, self.session.facts.window()[0])
 
     def notice(self, text: str) -> None:
         """Something the person must know, said once and kept in the record."""
@@ -258,32 +313,38 @@ class Turn:
             record["context"] = self.meter.copy()
         if self.refused:
             record["context"] = {**record.get("context", {}), "refused": True}
-        if factor := session.calibration.get(session.conversation.id):
+        if factor := session.facts.calibration.get(session.conversations.active.id):
             record["calibration"] = round(factor, 4)  # restored with the conversation
-        record.update(session.turn_extras)
+        context = session.tool_context
+        record.update(context.turn_extras)
         if record.get("changes"):  # before `fit`: a change cut to fit no longer verifies
             from elelem_kernel.store import signature  # lazy: only a turn that changed things
 
             record["signature"] = signature.sign(record)
         if self.notices:
             record["notices"] = self.notices
-        if self.served and self.served != session.model:
+        if self.served and self.served != session.facts.model:
             record["served_model"] = self.served
-        fit(record)
+        pictures = record.pop("prompt_images", None)
+        fit(record)  # not the prompt's images: fitted already, their base64 must stay whole
+        if pictures:
+            record["prompt_images"] = pictures
         if self.estimated:
             record["usage_estimated"] = True
-        row, source = session.pricing()
+        row, source = session.facts.pricing()
         record["cost"], priced_by = turn_cost(row, source, record["usage"], self.gateway)
         if priced_by:
             record["priced_by"] = priced_by
-        session.ledger.settle(session, record)
-        session.turn_extras = {}
+        session.accounts.ledger.settle(session.facts, record)
+        context.turn_extras, context.live_notebook = {}, None
         if self.prompt.strip():
-            session.conversation.add(record)
-            session.turns += 1
-        add_usage(session.usage, record["usage"])
-        if session.cost is not None:
-            session.cost = None if record["cost"] is None else session.cost + record["cost"]
+            session.conversations.active.add(record)
+        session.accounts.add(record, counted=bool(self.prompt.strip()))
+        self.out(self.end_event(record))
+        return record
+
+    def end_event(self, record: TurnRecord) -> TurnEnd:
+        """The `turn_end` the renderer gets: the record's totals and what it noted."""
         end: TurnEnd = {
             "type": "turn_end",
             "stop": self.stop,
@@ -304,8 +365,7 @@ class Turn:
             end["priced_by"] = record["priced_by"]
         if self.error:
             end["error"] = self.error
-        self.out(end)
-        return record
+        return end
 
     # -- one round -----------------------------------------------------------------
 
@@ -318,20 +378,24 @@ class Turn:
         sent = await self.request(tools)
         self.reported, done = None, False
         try:
-            provider = capped(session.provider, self.cap)
+            provider = capped(session.facts.provider, self.cap)
             await _call_fetch(provider, sent, tools, lambda event: self.emit(reply, event))
             done = True
         finally:
             self.count(reply, done)
         stop = reply.stop()
         self.messages.append(reply.message())
-        full = context_full(reply.ending, reply.usage, session.known_window(), stop)
+        full = context_full(reply.ending, reply.usage, session.facts.known_window(), stop)
         if full:
             stop, self.error = "context_full", full
         if stop in ("max_tokens", "context_full") and reply.calls:
             self.not_run(reply.calls, f"not run: {full}" if full else CUT_OFF)
             return stop
-        over = session.ledger.over(session, self.messages, tools) if stop == "tool_use" else None
+        over = (
+            session.accounts.ledger.over(session.facts, self.messages, tools)
+            if stop == "tool_use"
+            else None
+        )
         if over:  # their results could not be sent: the calls are not run
             self.not_run(reply.calls, f"not run: over the {over}")
             raise OverBudget(over)
@@ -356,16 +420,16 @@ class Turn:
         session = self.session
         sent = self.messages
         if any(m.get("images") for m in sent):  # only then is the provider asked
-            limit = {**from_env(), **session.options}.get(media.LIMIT_OPTION)
+            limit = {**from_env(), **session.facts.options}.get(media.LIMIT_OPTION)
             limit = media.MAX_PER_REQUEST if limit is None else media.parse_limit(limit)
-            sent = media.for_request(sent, await session.takes_images(), limit)
-        self.meter = session.measure(sent, tools)
+            sent = media.for_request(sent, await session.facts.takes_images(), limit)
+        self.meter = session.facts.measure(sent, tools)
         self.out(
             {
                 "type": "status",
                 "state": "waiting",
-                "provider": session.provider_name,
-                "model": session.model,
+                "provider": session.facts.provider_name,
+                "model": session.facts.model,
                 "round": self.rounds,
                 "context": self.meter.copy(),
             }
@@ -386,7 +450,7 @@ class Turn:
             reported = self.reported.get("input")
             if isinstance(reported, int) and reported > 0 and self.meter is not None:
                 self.meter["used"], self.meter["estimated"] = reported, False
-                self.session.calibrate(reported)
+                self.session.facts.calibrate(reported)
             return
         taken = reply.take(event)
         if taken is None:
@@ -424,7 +488,16 @@ class Turn:
             problem = await session.toolbox.prepare(call)
         state: CallState = "failed"
         if problem is None:
-            problem, state = await decide(session, call, index, out)
+            problem, state = await decide(
+                call,
+                index,
+                out,
+                policy=session.policy,
+                mode=session.mode,
+                grants=session.grants,
+                approver=self.settings.approver,
+                allow_hint=self.settings.allow_hint,
+            )
         if problem is None:
             out({"type": "tool_state", "index": index, "id": call.id, "state": "running"})
             try:
@@ -438,7 +511,7 @@ class Turn:
             call.result = finish({"error": problem}, call.arguments)
         images = await self.images(call)
         own = [*self.messages[:1], *self.messages[max(self.head - 1, 1) :]]
-        room = result_room(session, own, session.toolbox.specs(session.mode))
+        room = result_room(session.facts, own, session.toolbox.specs(session.mode))
         call.result = bound_result(redact(call.result), room)
         out({"type": "tool_state", "index": index, "id": call.id, "state": state})
         self.recorder.result(call.id, call.result, call.ms, images)
@@ -491,14 +564,14 @@ class Turn:
         first). `force`: compact now (the server refused the request as too big)."""
         session = self.session
         tail = self.messages[self.head :]
-        window = await session.probe_window()  # first: a small window gets brief prompts
-        check_fixed(session)
+        window = await session.facts.probe_window()  # first: a small window gets brief prompts
+        check_fixed(session, self.settings.environment)
         if not self.messages:
             current = self.recorder.record.get("compaction")
-            self.messages = session.messages(self.prompt, self.cell, current)
-        before = session.estimate(self.messages, session.toolbox.specs(session.mode))
-        asked = session.compact_next is not None
-        focus = session.compact_next if asked or not force else ""
+            self.messages = self.request_messages(current)
+        before = session.facts.estimate(self.messages, session.toolbox.specs(session.mode))
+        asked = session.conversations.compact_next is not None
+        focus = session.conversations.compact_next if asked or not force else ""
         if focus is not None or before > THRESHOLD * window:
             entry = await compact(self, before, window, focus, tail)
             if entry is not None:
@@ -507,6 +580,27 @@ class Turn:
                 self.recorder.record["v"] = COMPACTION_VERSION
                 self.out({"type": "compaction", **entry.as_record()})
         self.head = len(self.messages) - len(tail)
+
+    @property
+    def facts(self) -> ModelFacts:
+        """The session's model."""
+        return self.session.facts
+
+    @property
+    def conversations(self) -> Conversations:
+        """The session's conversations."""
+        return self.session.conversations
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The tool specs this turn's requests send (the session's mode's)."""
+        return self.session.toolbox.specs(self.session.mode)
+
+    def request_messages(self, pending: CompactionEntry | None) -> list[dict[str, Any]]:
+        """The session's messages for this turn's prompt, with its environment facts;
+        `pending`: the compaction being made for this request."""
+        return self.session.messages(
+            self.prompt, self.cell, pending, self.prompt_images, self.settings.environment
+        )
 
     async def ask(self, messages: list[dict[str, Any]], usage: Usage, limit: int) -> str:
         """One request without tools (a summary), its reply limited to `limit` tokens when
@@ -524,11 +618,11 @@ class Turn:
             elif event["type"] in ("saying", "stop"):
                 reply.take(event)
 
-        session.ledger.check(session, messages, [])
-        limited = getattr(session.provider, "limited", None)
-        provider = limited(limit) if callable(limited) else session.provider
-        await _call_fetch(provider, messages, [], emit)
-        spent, estimated = counts.completed(counted, session.estimate(messages), reply.message())
+        session.accounts.ledger.check(session.facts, messages, [])
+        await _call_fetch(session.facts.provider.limited(limit), messages, [], emit)
+        spent, estimated = counts.completed(
+            counted, session.facts.estimate(messages), reply.message()
+        )
         self.take_cost(spent)
         self.estimated = self.estimated or estimated
         add_usage(usage, spent)

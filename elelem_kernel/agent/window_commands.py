@@ -8,11 +8,10 @@ from elelem_kernel.agent.context import THRESHOLD, parse_window, short
 from elelem_kernel.sync import run_sync
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.commands import Commands
-    from elelem_kernel.agent.session import Session
+    from elelem_kernel.agent.command_table import Commands, CommandSession, S
 
 
-def add_window_commands(commands: Commands) -> None:
+def add_window_commands(commands: Commands[S]) -> None:
     """Register the commands on `commands`."""
     commands.add(
         "compact",
@@ -28,30 +27,30 @@ def add_window_commands(commands: Commands) -> None:
     )
 
 
-def window_line(session: Session) -> str:
+def window_line(session: CommandSession) -> str:
     """`Window: 6.0k tokens (the option context_window); the next request ~3.1k (52%) ...`.
 
     The server is asked for its window first (`ask_window`)."""
     ask_window(session)
-    window, source = session.window()
-    used = session.estimate(session.messages(""), session.toolbox.specs(session.mode))
+    window, source = session.facts.window()
+    used = session.facts.estimate(session.messages(""), session.toolbox.specs(session.mode))
     return (
         f"Window: {short(window)} tokens ({source}); the next request ~{short(used)} tokens "
         f"({used / window:.0%}); older turns are compacted past {THRESHOLD:.0%}."
     )
 
 
-def ask_window(session: Session) -> None:
+def ask_window(session: CommandSession) -> None:
     """Ask the server for its window now, as a turn would (once per provider), so what a
     command says before the first request is what that request will use."""
-    run_sync(session.probe_window, close=session.aclose)
+    run_sync(session.facts.probe_window, close=session.facts.aclose)
 
 
-def _compact(session: Session, args: str) -> str:
+def _compact(session: CommandSession, args: str) -> str:
     _, turns = session.conversation.compacted(session.conversation.active())
     if not turns:
         return "Nothing to compact: no turn of this conversation is sent in full."
-    session.compact_next = args.strip()
+    session.conversations.compact_next = args.strip()
     keep = f", keeping in particular: {args.strip()}" if args.strip() else ""
     n = len(turns)
     return (
@@ -60,10 +59,10 @@ def _compact(session: Session, args: str) -> str:
     )
 
 
-def _context_window(session: Session, args: str) -> str:
+def _context_window(session: CommandSession, args: str) -> str:
     value = args.strip()
     if value.lower() in ("off", "default", "none"):
-        session.context_window = None
+        session.facts.context_window = None
     elif value:
-        session.context_window = parse_window(value)
+        session.facts.context_window = parse_window(value)
     return window_line(session)

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import registry
-from elelem_kernel.agent.registry import Config, ProviderCatalog
+from elelem_kernel.agent.catalog import ProviderCatalog
+from elelem_kernel.agent.registry import Config
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -62,7 +63,7 @@ def _workspace_tools(session: Session) -> None:
         add_workspace_tools,  # lazy: the tools load jsonschema and more
     )
 
-    add_workspace_tools(session)
+    add_workspace_tools(session.toolbox, session.tool_context)
 
 
 def _mcp_tools(session: Session) -> None:
@@ -71,8 +72,9 @@ def _mcp_tools(session: Session) -> None:
         McpTools,  # lazy: MCP's modules load only for a session being set up
     )
 
-    state = McpTools(session.toolbox, lambda: session.workspace)
+    state = McpTools(lambda: session.workspace)
     session.mcp = state
+    session.toolbox.add_toolset(state)
     session.toolbox.source(state.refresh)
     session.commands.add(
         "mcp",

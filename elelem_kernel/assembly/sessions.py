@@ -7,11 +7,13 @@ the one place that puts them together, so neither has to import the other's buil
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from elelem_kernel.agent import registry
 from elelem_kernel.agent.approval import Approver
+from elelem_kernel.agent.front import Front
 from elelem_kernel.agent.policy import Policy, load
 from elelem_kernel.agent.session import Session
 from elelem_kernel.assembly.bundled import catalog
@@ -34,16 +36,21 @@ def new_session(
     system_prompt: str | None = None,
     history: str | None = None,
     policy: Policy | None = None,
+    allow: Iterable[str] = (),
+    front: Front | None = None,
     **options: Any,
 ) -> Session:
     """A ready session: provider resolved, every setup run (the tools among them).
 
-    `ELELEM_MODE` is the default mode and `ELELEM_ALLOW` (`write,bash`) names tools that
-    run without asking: for headless runs, where nobody can be asked. The site policy
+    `ELELEM_MODE` is the default mode and `ELELEM_ALLOW` (`write,bash`), like `allow`,
+    names tools that run without asking: for headless runs, where nobody can be asked. The site policy
     (`agent/policy.py`) gives the defaults the person did not choose and checks the rest;
     a malformed policy file is a ConfigError naming it. `policy`: another one (the `mcp`
     command's session runs no model, so it passes an empty one; the servers are still
-    the policy's, `mcp/config.py` reads it).
+    the policy's, `mcp/config.py` reads it). `front`: how the front offers cells, which
+    notebook is open in it, where the notice of a default provider goes and what its turns
+    bring (`agent/front.py`); `approver` is for a session made without one. The session
+    comes back finished: nobody sets its attributes afterwards.
     """
     policy = load() if policy is None else policy
     providers = catalog()
@@ -60,12 +67,14 @@ def new_session(
         workspace=find_workspace(workspace),
         namespace=namespace,
         approver=approver,
+        allow=[*allow, *os.environ.get("ELELEM_ALLOW", "").replace(",", " ").split()],
         policy=policy,
+        front=front,
     )
-    session.notice = notice
-    session.allow |= set(os.environ.get("ELELEM_ALLOW", "").replace(",", " ").split())
-    session.provider_options[provider] = policy.options_for(provider, options, from_env())
+    session.facts.provider_options[provider] = policy.options_for(provider, options, from_env())
     registry.run_setups(session, dict(registry.CONFIG.setups))
+    if notice and front is not None:
+        front.notice(notice)
     return session
 
 

@@ -1,21 +1,20 @@
 """The "workspace" setup: the tools each module of `tools/` declares, in a session's toolbox.
 
 A module declares its tools (`tools/declaration.py`); this collects them, in the order
-they are offered, and puts them into the toolbox of the session they serve. A plugin
+they are offered, and puts them into a session's toolbox with the session's tool context. A plugin
 replaces or extends any of them by adding a tool under the same name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
-from elelem_kernel.agent.toolbox import Tool, Toolbox
+from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.tools import files, namespace, notebook_tools, search, shell
-from elelem_kernel.tools.declaration import ToolContext, ToolDefinition
+from elelem_kernel.tools.declaration import Tool, ToolContext
 
 #: What declares the workspace tools, in the order the model is offered them.
-DECLARED: tuple[Callable[[ToolContext], tuple[ToolDefinition, ...]], ...] = (
+DECLARED: tuple[Callable[[ToolContext], tuple[Tool, ...]], ...] = (
     files.reading,
     search.definitions,
     files.writing,
@@ -25,33 +24,9 @@ DECLARED: tuple[Callable[[ToolContext], tuple[ToolDefinition, ...]], ...] = (
 )
 
 
-class ToolHolder(ToolContext, Protocol):
-    """A tool context with a toolbox: what the workspace tools are added to (a session)."""
-
-    toolbox: Toolbox
-
-
-def add_workspace_tools(session: ToolHolder) -> None:
+def add_workspace_tools(toolbox: Toolbox, context: ToolContext) -> None:
     """Register read, list, grep, write, edit, bash, python, variables, notebook_* and
-    propose_cell in `session.toolbox`, each reading `session` at call time."""
+    propose_cell in `toolbox`, each reading `context` (never the session) at call time."""
     for declare in DECLARED:
-        for definition in declare(session):
-            session.toolbox.put(as_tool(definition))
-
-
-def as_tool(definition: ToolDefinition) -> Tool:
-    """The toolbox's `Tool` for a tool module's declaration."""
-    d = definition
-    return Tool(
-        d.name,
-        d.description,
-        dict(d.params),
-        d.fn,
-        d.required,
-        d.aliases,
-        d.kind,
-        d.preview,
-        d.sensitive,
-        d.asks_itself,
-        prepare=d.prepare,
-    )
+        for definition in declare(context):
+            toolbox.put(definition)

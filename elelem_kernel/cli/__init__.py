@@ -14,8 +14,8 @@ import os
 import sys
 
 from elelem_kernel.cli.parser import build_parser
-from elelem_kernel.cli.signals import Signals, Stopped
-from elelem_kernel.errors import ElelemError
+from elelem_kernel.cli.signals import Signals
+from elelem_kernel.errors import ElelemError, Stopped
 from elelem_kernel.visible import visible
 
 #: Commands that handle signals and errors themselves (a review, a server, an install).

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from elelem_kernel.cli.session import new_session
 from elelem_kernel.cli.signals import Signals
-from elelem_kernel.errors import ElelemError
+from elelem_kernel.errors import BadInput, ElelemError
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
@@ -54,25 +54,22 @@ def run(args: argparse.Namespace, signals: Signals) -> int:
 
 def _review(session: Session, line: str, renderer: Renderer) -> None:
     """`/review [TARGET ...] [--focus TEXT] [--severity LEVEL]` in the chat: a review turn."""
-    import shlex
-
-    from elelem_kernel.review.run import prepare, restore_mode  # lazy: only reviews need it
+    from elelem_kernel.agent.commands import split_words  # lazy: only reviews need it
+    from elelem_kernel.review.run import prepare  # lazy: only reviews need it
 
     parser = argparse.ArgumentParser(prog="/review", add_help=False)
     parser.add_argument("target", nargs="*")
     parser.add_argument("--focus")
     parser.add_argument("--severity")
     try:
-        args, unknown = parser.parse_known_args(shlex.split(line)[1:])
+        args, unknown = parser.parse_known_args(split_words(line)[1:])
         if unknown:
-            raise ValueError(f"unknown option {unknown[0]!r}; use --focus or --severity")
-        prompt = prepare(session, args.target or None, focus=args.focus, severity=args.severity)
-    except (ValueError, ElelemError) as error:
+            raise BadInput(f"unknown option {unknown[0]!r}; use --focus or --severity")
+        review = prepare(session, args.target or None, focus=args.focus, severity=args.severity)
+    except ElelemError as error:  # BadInput, or a ReviewError
         print(f"/review: {visible(str(error))}", file=sys.stderr)
         return
-    if prompt is None:
+    if review is None:
         return
-    try:
-        session.run(prompt, renderer)
-    finally:
-        restore_mode(session)
+    with review:
+        session.run(review.prompt, renderer, extras=review.extras)

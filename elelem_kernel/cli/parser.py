@@ -1,19 +1,20 @@
 """The one parser of `elelem-kernel`: every subcommand, and the flags they share.
 
-`model_flags` (`-p/--provider`, `--model`, `-o/--option`, `--mode`) is defined once and is
-the parent of every command that runs a model: ask, chat, review (no `--mode`: a review is
-always read-only) and acp. Building the parser imports nothing heavy.
+`model_flags` (`-p/--provider`, `--model`, `-o/--option`, `--mode`) is the parent of every
+command that runs a model: ask, chat, review (no `--mode`: a review is always read-only)
+and acp. Those and the other flags of a turn (`--allow`, `--system-prompt`, `--budget`, a
+review's `--focus` and `--severity`) are declared once, for this parser and the `%%elelem`
+magic, in `assembly/turn_flags.py`. Building the parser imports nothing heavy.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
-from elelem_kernel.agent.budget import EXIT_CODE, budget_argument
+from elelem_kernel.agent.budget import EXIT_CODE
 from elelem_kernel.agent.commands import TURN_COMMANDS
-from elelem_kernel.agent.toolbox import MODES
+from elelem_kernel.assembly.turn_flags import MODEL, add_flags
 from elelem_kernel.findings import FORMATS, SEVERITIES
 from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
 
@@ -128,69 +129,21 @@ The kernel runs with the interpreter running this command:
 _RAW = argparse.RawDescriptionHelpFormatter
 
 
-class _Option(argparse._AppendAction):
-    """`-o/--option NAME=VALUE`, appended. The long form always needs the `=`: only the
-    short `-o FILE` of old reviews may stand without one (`cli/review.py` reads it)."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        if option_string == "--option" and "=" not in str(values):
-            parser.error(f"--option takes NAME=VALUE, not {values!r}")
-        super().__call__(parser, namespace, values, option_string)
-
-
 def model_flags(mode: bool = True) -> argparse.ArgumentParser:
     """The flags every command that runs a model shares: which model, its options, the mode."""
     flags = argparse.ArgumentParser(add_help=False)
-    flags.add_argument(
-        "-p",
-        "--provider",
-        help="provider name (see `elelem-kernel providers`; default: ELELEM_PROVIDER, else "
-        "the first configured)",
-    )
-    flags.add_argument(
-        "--model", help="model name (default: the provider's default or ELELEM_MODEL)"
-    )
-    flags.add_argument(
-        "-o",
-        "--option",
-        action=_Option,
-        default=[],
-        metavar="NAME=VALUE",
-        help="a provider option (repeatable): max_tokens=2000, thinking=high; values are "
-        "JSON when they parse, else text; ELELEM_OPTIONS sets defaults",
-    )
-    if mode:
-        flags.add_argument(
-            "--mode",
-            choices=list(MODES),
-            help="which tools are offered: plan (read), build (read+write, the default), "
-            "verify (read+execute), auto (all, no approvals); ELELEM_MODE sets the default",
-        )
+    add_flags(flags, [name for name in MODEL if mode or name != "mode"])
     return flags
 
 
 def _session_flags() -> argparse.ArgumentParser:
     """The flags of a terminal session (`ask`, `chat`) beyond the model's."""
     flags = argparse.ArgumentParser(add_help=False, parents=[model_flags()])
-    flags.add_argument(
-        "--system-prompt", metavar="TEXT", help="text put before the default system prompt"
-    )
+    add_flags(flags, ["system_prompt"])
     flags.add_argument(
         "--yes", action="store_true", help="allow every write and execute call without asking"
     )
-    flags.add_argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="TOOL",
-        help="allow this tool without asking (repeatable); ELELEM_ALLOW adds to them",
-    )
+    add_flags(flags, ["allow"])
     flags.add_argument(
         "--workspace", metavar="DIR", help="workspace folder (default: the git root or this folder)"
     )
@@ -199,7 +152,7 @@ def _session_flags() -> argparse.ArgumentParser:
         choices=["replies", "full"],
         help="what past turns send: replies (default) or full",
     )
-    budget_argument(flags)
+    add_flags(flags, ["budget"])
     return flags
 
 
@@ -293,11 +246,10 @@ def _add_review(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         metavar="SEVERITY",
         help="exit 1 if a finding is this bad or worse",
     )
-    p.add_argument("--severity", choices=SEVERITIES, help="report only findings this bad or worse")
-    p.add_argument("--focus", metavar="TEXT", help="what to look at most (security, tests, ...)")
+    add_flags(p, ["severity", "focus"])
     p.add_argument("--workspace", "-C", metavar="DIR", help="the repository folder (default: here)")
     p.add_argument("--diff-budget", type=int, default=None, help=argparse.SUPPRESS)
-    budget_argument(p)
+    add_flags(p, ["budget"])
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
 

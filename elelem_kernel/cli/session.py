@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elelem_kernel.agent.approval import Policy
 from elelem_kernel.agent.budget import parse
+from elelem_kernel.agent.front import TurnSettings
 from elelem_kernel.options import parse_pairs
 from elelem_kernel.visible import visible
 
@@ -33,30 +36,51 @@ def new_session(args: argparse.Namespace) -> Session:
         )
 
         approver = TerminalApprover()
+    hint = "/budget {amount}" if args.command == "chat" else "--budget {quoted}"
+    front = TerminalFront(
+        TurnSettings(approver, budget_hint=hint),
+        _proposer(to_stderr=getattr(args, "json", False)),
+    )
     session = sessions.new_session(
         provider=args.provider,
         model=args.model,
         mode=args.mode,
         workspace=args.workspace,
-        approver=approver,
         system_prompt=args.system_prompt,
         history=args.history,
+        allow=args.allow,
+        front=front,
         **options,
     )
-    session.allow |= set(args.allow)
-    hint = "/budget {amount}" if args.command == "chat" else "--budget {quoted}"
-    set_budget(session, args.budget, hint)
-    session.propose_cell = _proposer(to_stderr=getattr(args, "json", False))
-    if session.notice:
-        print(f"elelem: {visible(session.notice)}", file=sys.stderr)
+    set_budget(session, args.budget)
     return session
 
 
-def set_budget(session: Session, text: str | None, hint: str) -> None:
-    """Put the `--budget` given (if any) in force; `hint` is how this command raises it."""
-    session.ledger.hint = hint
+def set_budget(session: Session, text: str | None) -> None:
+    """Put the `--budget` given (if any) in force (its messages in the front's words)."""
     if text is not None:
-        session.ledger.set(parse(text), session)
+        session.accounts.ledger.set(parse(text), session.facts)
+
+
+@dataclass
+class TerminalFront:
+    """The terminal as the session's front: cells printed (`propose`), notices on stderr,
+    every turn approved as `settings` say."""
+
+    settings: TurnSettings
+    propose: Callable[[str], None]
+
+    def propose_cell(self, source: str) -> None:
+        self.propose(source)
+
+    def open_notebook(self) -> Path | None:
+        return None
+
+    def notice(self, text: str) -> None:
+        print(f"elelem: {visible(text)}", file=sys.stderr)
+
+    def turn_settings(self) -> TurnSettings:
+        return self.settings
 
 
 def _proposer(to_stderr: bool) -> Callable[[str], None]:

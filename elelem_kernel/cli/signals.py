@@ -31,12 +31,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from elelem_kernel.agent.blocks import BlockEvent, Renderer
 
+from elelem_kernel.errors import Stopped
+from elelem_kernel.sync import call_soon
+
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 _RESEND = 0.2  #: seconds between deliveries to the main thread until the handler ran
-
-
-class Stopped(BaseException):
-    """A SIGTERM or SIGHUP that arrived while no turn was running."""
 
 
 class Signals:
@@ -81,7 +80,7 @@ class Signals:
         except RuntimeError:
             raise Stopped(signum) from None
         for task in asyncio.all_tasks(loop):
-            loop.call_soon_threadsafe(task.cancel)
+            call_soon(loop, task.cancel)
 
     def _watch(self, read: int) -> None:
         main = threading.main_thread().ident

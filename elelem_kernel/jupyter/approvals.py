@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
+from elelem_kernel.jupyter.execute_request import ExecuteRequest
 from elelem_kernel.render.approval_question import question
 
 SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
@@ -45,13 +46,14 @@ IN_THE_BOX = (
 )
 
 
-def choose_channel(kernel: object, parent: Mapping[str, object] | None) -> str:
-    """`buttons`, `stdin` or `policy` for the execute request `parent` on `kernel`."""
-    parent = parent or {}
-    metadata, content = parent.get("metadata"), parent.get("content")
-    if supports_subshells(kernel) and isinstance(metadata, dict) and metadata.get("cellId"):
+def choose_channel(kernel: Any, request: ExecuteRequest | Mapping[str, Any] | None) -> str:
+    """`buttons`, `stdin` or `policy` for the execute request `request` (parsed, or the
+    message) on `kernel`."""
+    if not isinstance(request, ExecuteRequest):
+        request = ExecuteRequest.parse(request)
+    if supports_subshells(kernel) and request.cell_id:
         return "buttons"
-    if isinstance(content, dict) and content.get("allow_stdin"):
+    if request.allow_stdin:
         return "stdin"
     return "policy"
 

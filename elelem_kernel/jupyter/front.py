@@ -22,18 +22,19 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.approval import HOW_TO_ALLOW
 from elelem_kernel.agent.commands import check_tools
+from elelem_kernel.agent.front import TurnSettings
 from elelem_kernel.agent.record import unfinished
-from elelem_kernel.errors import ConfigError
+from elelem_kernel.errors import BadInput, BudgetStopped, ConfigError, TurnInterrupted
 from elelem_kernel.jupyter.approvals import approver_for, choose_channel
+from elelem_kernel.jupyter.execute_request import ExecuteRequest
 from elelem_kernel.names import KERNEL_NAME
+from elelem_kernel.render.cell_view import new_view
 from elelem_kernel.render.markdown import neutralise, no_blank_lines, to_html
 from elelem_kernel.render.markdown_text import to_text
-from elelem_kernel.render.static import bundle
 from elelem_kernel.sync import LoopThread
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.blocks import BlockEvent
     from elelem_kernel.agent.record import TurnRecord
     from elelem_kernel.agent.session import Session
     from elelem_kernel.agent.turn import TurnResult
@@ -51,27 +52,6 @@ MAGIC_MULTI_LINE = (
 )
 
 _FRONTS: weakref.WeakKeyDictionary[Any, NotebookFront] = weakref.WeakKeyDictionary()
-
-
-class TurnInterrupted(KeyboardInterrupt):
-    """The stop button ended a turn; its partial reply is kept in the output above."""
-
-    def __init__(self, message: str = "turn interrupted; the partial reply is kept above"):
-        super().__init__(message)
-
-    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
-        return [f"KeyboardInterrupt: {self}"]
-
-
-class BudgetStopped(Exception):
-    """A turn stopped before a request that could pass a budget: the cell fails, so what
-    runs the notebook stops there; the output above says what was spent and how to go on."""
-
-    def __init__(self, message: str = "stopped by the budget: the output above says how to go on"):
-        super().__init__(message)
-
-    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
-        return [f"BudgetStopped: {self}"]
 
 
 def front_for(ip: Any) -> NotebookFront:
@@ -93,6 +73,8 @@ class NotebookFront:
         #: may hold HTTP clients bound to its loop
         self.announced = False
         self.placed = False
+        #: The notice of the default provider, said with the first prompt's turn.
+        self.pending_notice: str | None = None
         self.approvals: dict[str, Any] = {}  #: what the approval channels learnt
         self.untold: list[str] = []  #: lines about skipped plugins not shown in a cell yet
         self.restored: str | None = None  #: "restored 3 turns from nb.ipynb", to show live
@@ -102,10 +84,9 @@ class NotebookFront:
     def get_session(self) -> Session:
         """The shell's session, created with the default provider on first use."""
         restore = _restore_module()
-        if restore is not None:  # VS Code names the notebook only in its cell ids
-            restore.note_vscode_cell(
-                self.ip.user_ns, (self.parent().get("metadata") or {}).get("cellId")
-            )
+        notebook = self.request().notebook
+        if restore is not None and notebook:  # VS Code names the notebook only in its cell ids
+            self.ip.user_ns[restore.VSCODE_FILE] = notebook
         try:
             if self.session is None:
                 from elelem_kernel.agent.registry import set_notify
@@ -116,7 +97,7 @@ class NotebookFront:
                 previous = set_notify(self.untold.append)  # skipped project plugins
                 try:
                     session = new_session(
-                        namespace=self.ip.user_ns, workspace=self._frontend_folder()
+                        namespace=self.ip.user_ns, workspace=self._frontend_folder(), front=self
                     )
                 finally:
                     set_notify(previous)
@@ -129,18 +110,13 @@ class NotebookFront:
     def _say_untold(self) -> None:
         """Say the lines about skipped project plugins in the cell being run (a completion
         request that made the session has no cell to show them: the next cell does)."""
-        header = self.parent().get("header") or {}
-        if self.untold and header.get("msg_type", "execute_request") == "execute_request":
+        if self.untold and self.request().msg_type == "execute_request":
             lines, self.untold[:] = list(self.untold), []
             self.say("\n\n".join(lines))
 
     def _wire(self, session: Session) -> None:
-        kernel = getattr(self.ip, "kernel", None)
-        elelem = getattr(kernel, "implementation", None) == KERNEL_NAME
-        session.allow_hint = HOW_TO_ALLOW["kernel" if elelem else "magic"]
-        session.commands.notes.append(MULTI_LINE if elelem else MAGIC_MULTI_LINE)
-        session.propose_cell = self.propose_cell
-        session.open_notebook = self.notebook_path()
+        """The front's commands and help lines in the session's command table."""
+        session.commands.notes.append(MULTI_LINE if self._elelem() else MAGIC_MULTI_LINE)
         session.commands.add(
             "undo",
             "revert the last turn's changes to files and open-notebook cells, where unchanged "
@@ -191,15 +167,43 @@ class NotebookFront:
         """Offer `source` as the next cell (the frontend's set_next_input payload)."""
         self.ip.set_next_input(source, replace=False)
 
+    # -- what the session gets of this front (`agent/front.Front`) -----------------
+
+    def open_notebook(self) -> Path | None:
+        """The notebook open in the frontend, for the notebook tools."""
+        return self.notebook_path()
+
+    def notice(self, text: str) -> None:
+        """Kept until the first prompt's turn says which provider answers (`_announce`)."""
+        self.pending_notice = text
+
+    def turn_settings(self, approver: Any = None, live_notebook: Any = None) -> TurnSettings:
+        """A turn's settings in this front's words: how to allow a call and raise a
+        budget here, the environment facts, and the turn's `approver` and link."""
+        where = "kernel" if self._elelem() else "magic"
+        return TurnSettings(
+            approver=approver,
+            allow_hint=HOW_TO_ALLOW[where],
+            budget_hint=BUDGET_HINT[where],
+            environment=(_notebook_fact(live_notebook is not None), WHERE[where]),
+            live_notebook=live_notebook,
+        )
+
+    def _elelem(self) -> bool:
+        """Whether this is the Elelem kernel (not the magic in another kernel)."""
+        kernel = getattr(self.ip, "kernel", None)
+        return getattr(kernel, "implementation", None) == KERNEL_NAME
+
     # -- running ----------------------------------------------------------------------
 
-    def parent(self) -> dict[str, Any]:
-        """The execute request being handled (empty outside a kernel)."""
+    def request(self) -> ExecuteRequest:
+        """The request being handled, read once by each entry point and passed on (empty
+        outside a kernel)."""
         get_parent = getattr(self.ip, "get_parent", None)
         try:
-            return dict(get_parent() or {}) if get_parent else {}
-        except Exception:
-            return {}
+            return ExecuteRequest.parse(get_parent() if get_parent else None)
+        except Exception:  # a shell whose get_parent fails is no kernel's
+            return ExecuteRequest()
 
     def run_prompt(
         self,
@@ -213,21 +217,23 @@ class NotebookFront:
         cell: str | None = None,
         options: dict[str, Any] | None = None,
         allow: list[str] | None = None,
+        extras: dict[str, Any] | None = None,
     ) -> Any:
         """Run one turn of `prompt` in the notebook's conversation; the TurnResult.
 
         Options and `allow` (tools that run without asking) apply to this turn only; `new`
-        starts a fresh conversation first.
+        starts a fresh conversation first; `extras`: fields the turn's record gets.
         """
         session = self.get_session()
         if allow:
             try:
                 allow = check_tools(session, allow)
-            except ValueError as error:
+            except BadInput as error:
                 raise ConfigError(f"--allow: {error}") from None
-        parent = self.parent()
-        cell = self._before_turn(session, parent, cell, announce=provider is None, new=new)
+        request = self.request()
+        cell = self._before_turn(session, request, cell, announce=provider is None, new=new)
         view = None
+        link = None
         result = None
         interrupted = False
         scope = ExitStack()  # this turn's provider, options, model, mode and system prompt
@@ -235,18 +241,19 @@ class NotebookFront:
             overrides: dict[str, Any] = {"provider": provider, "model": model, "mode": mode}
             overrides |= {"system_prompt": system_prompt, "options": options}
             _for_this_turn(session, scope, allow or [], overrides)
-            view = _new_view(session, self.watcher(parent))
+            view = new_view(self.watcher(request), session.provider_name, session.model)
             if self.restored:
                 view({"type": "notice", "text": self.restored})
                 self.restored = None
-            session.approver = self._approver(view, parent)
-            self._link_notebook(session, parent, cell, view)
-            result, interrupted = self.runner.run(session.turn(prompt, renderer=view, cell=cell))
+            link = self._link_notebook(request, cell, view)
+            settings = self.turn_settings(self._approver(view, request), link)
+            turn = session.turn(prompt, view, cell, settings, extras)
+            result, interrupted = self.runner.run(turn)
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            self._unlink_notebook(session)
-            session.approver = None
+            if link is not None:
+                link.close()
             scope.close()
             if view is not None:
                 view.freeze(_record_of(result, session, prompt, cell, interrupted))
@@ -261,7 +268,7 @@ class NotebookFront:
     def _before_turn(
         self,
         session: Session,
-        parent: dict[str, Any],
+        request: ExecuteRequest,
         cell: str | None,
         *,
         announce: bool,
@@ -274,14 +281,14 @@ class NotebookFront:
         workspace is, and starts a fresh conversation when `new`.
         """
         if cell is None:
-            cell = (parent.get("metadata") or {}).get("cellId")
-        self._restore(session, cell, (parent.get("content") or {}).get("code"))
-        _drop_deleted(session, (parent.get("metadata") or {}).get("deletedCells"))
+            cell = request.cell_id
+        self._restore(session, request, cell)
+        _drop_deleted(session, request.deleted_cells)
         if announce:  # the notice is about the default provider
-            self._announce(session)
-        self._place(session)
+            self._announce(session, request)
+        self._place(session, request)
         if new:
-            session.new_conversation()
+            session.conversations.new()
         return cell
 
     def run_review(
@@ -293,21 +300,15 @@ class NotebookFront:
         **options: Any,
     ) -> Any:
         """Review `target` (a diff) in one turn; None when there is nothing to review."""
-        from elelem_kernel.review.run import (  # lazy: only review cells need it
-            prepare,
-            restore_mode,
-        )
+        from elelem_kernel.review.run import prepare  # lazy: only review cells need it
 
-        session = self.get_session()
-        prompt = prepare(session, target, focus=focus, severity=severity)
-        if prompt is None:
+        review = prepare(self.get_session(), target, focus=focus, severity=severity)
+        if review is None:
             return None
-        try:
-            return self.run_prompt(prompt, **options)
-        finally:
-            restore_mode(session)
+        with review:
+            return self.run_prompt(review.prompt, extras=review.extras, **options)
 
-    def watcher(self, parent: dict[str, Any]) -> str:
+    def watcher(self, request: ExecuteRequest) -> str:
         """Who watches this cell run: `widgets`, `text`, or `nobody` (output at the end).
 
         Notebook frontends send the cell id with each request (JupyterLab, Notebook 7, VS
@@ -319,11 +320,9 @@ class NotebookFront:
         """
         if getattr(self.ip, "kernel", None) is None:
             return "nobody"
-        metadata = parent.get("metadata") or {}
-        content = parent.get("content") or {}
-        if metadata.get("cellId"):
+        if request.cell_id:
             return "widgets"
-        return "text" if content.get("allow_stdin") else "nobody"
+        return "text" if request.allow_stdin else "nobody"
 
     def command(self, line: str) -> str:
         """Run a slash command line; its Markdown answer."""
@@ -335,78 +334,70 @@ class NotebookFront:
 
             try:
                 return trust_command(args.strip(), find_workspace())
-            except ValueError as error:
+            except BadInput as error:
                 return f"`/trust`: {error}"
         session = self.get_session()
-        parent = self.parent()
+        request = self.request()
         # as for prompts: a headless run from the top restores only the turns above this cell
-        cell = (parent.get("metadata") or {}).get("cellId")
-        self._restore(session, cell, (parent.get("content") or {}).get("code"))
-        self._announce(session)
+        self._restore(session, request, request.cell_id)
+        self._announce(session, request)
         return session.command(line)
 
     def status(self) -> str:
         """Markdown status: provider, model, mode, turns, tokens, approval channel."""
         session = self.get_session()
-        usage = session.usage or {}
-        channel = _channel(self.ip, self.parent())
-        notebook = session.open_notebook or "unknown (set ELELEM_NOTEBOOK)"
+        usage = session.accounts.usage
+        channel = _channel(self.ip, self.request())
+        notebook = session.tool_context.open_notebook or "unknown (set ELELEM_NOTEBOOK)"
         rows = [
             ("provider", session.provider_name),
             ("model", session.model or "default"),
             ("mode", session.mode),
             ("turns", len(session.conversation.turns)),
             ("tokens", f"in {usage.get('input', 0):,} · out {usage.get('output', 0):,}"),
-            ("budget", session.ledger.summary()),
+            ("budget", session.accounts.ledger.summary()),
             ("approvals", channel),
             ("notebook", notebook),
         ]
         return "| | |\n|:---|:---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
 
-    def say(self, markdown: str) -> None:
+    def say(self, markdown: str, request: ExecuteRequest | None = None) -> None:
         """Show a Markdown message (safely rendered) in the cell's output; a text client
-        (console) gets its text/plain as terminal text."""
+        (console) gets its text/plain as terminal text. `request`: the one being handled,
+        when the caller has it."""
         from IPython.display import display
 
-        text = self.watcher(self.parent()) == "text"
+        text = self.watcher(request or self.request()) == "text"
         display(say_bundle(markdown, as_text=text), raw=True)
 
-    def _approver(self, view: Any, parent: dict[str, Any]) -> Any:
+    def _approver(self, view: Any, request: ExecuteRequest) -> Any:
         kernel = getattr(self.ip, "kernel", None)
         return approver_for(
-            _channel(self.ip, parent),
+            _channel(self.ip, request),
             view=view,
             kernel=kernel,
             call_in_main=self.runner.call_in_main,
-            allow_stdin=bool((parent.get("content") or {}).get("allow_stdin")),
+            allow_stdin=request.allow_stdin,
             memo=self.approvals,
         )
 
-    def _link_notebook(
-        self, session: Session, parent: dict[str, Any], cell: str | None, view: Any = None
-    ) -> None:
-        """Open this turn's link to the open notebook where the frontend can take it (the
-        live view says when a diff there waits for the person), and tell the model in the
-        environment facts whether it can."""
+    def _link_notebook(self, request: ExecuteRequest, cell: str | None, view: Any = None) -> Any:
+        """This turn's link to the open notebook, opened where the frontend can take it
+        (the live view says when a diff there waits for the person); else None."""
         from elelem_kernel.jupyter import notebook_comm  # lazy: small, but only for turns
 
         restore = _restore_module()
         frontend = self.ip.user_ns.get(restore.FRONTEND_KEY) if restore else None
-        session.live_notebook = None
-        if cell and notebook_comm.reachable(frontend, _channel(self.ip, parent)):
-            link = notebook_comm.NotebookLink(cell)
-            link.watcher = getattr(view, "person", None)
-            try:
-                link.open()
-            except Exception as error:
-                self.say(f"warning: the open notebook is not reachable: {error}")
-            else:
-                session.live_notebook = link
-        elelem = getattr(getattr(self.ip, "kernel", None), "implementation", None) == KERNEL_NAME
-        session.environment = [
-            _notebook_fact(session.live_notebook is not None),
-            WHERE["kernel" if elelem else "magic"],
-        ]
+        if not cell or not notebook_comm.reachable(frontend, _channel(self.ip, request)):
+            return None
+        link = notebook_comm.NotebookLink(cell)
+        link.watcher = getattr(view, "person", None)
+        try:
+            link.open()
+        except Exception as error:
+            self.say(f"warning: the open notebook is not reachable: {error}", request)
+            return None
+        return link
 
     def undo(self, turn: str | None = None, cell: str | None = None, redo: bool = False) -> str:
         """`/undo`: revert the last turn's changes (jupyter/undo.py), reaching the open
@@ -416,16 +407,16 @@ class NotebookFront:
         from elelem_kernel.jupyter import notebook_comm, undo  # lazy: only for /undo
 
         session = self.get_session()
-        parent = self.parent()
+        request = self.request()
         if turn is not None:  # from the button's comm, not a cell: restore first, as a
-            self._restore(session, None, None)  # first prompt would
+            self._restore(session, request, None)  # first prompt would
         if cell is not None:  # and reach the open notebook through the turn's own cell
-            parent = {**parent, "metadata": {"cellId": cell}}
-        cell = (parent.get("metadata") or {}).get("cellId")
+            request = request.for_cell(cell)
+        cell = request.cell_id
         restore = _restore_module()
         frontend = self.ip.user_ns.get(restore.FRONTEND_KEY) if restore else None
         link = None
-        if cell and notebook_comm.reachable(frontend, _channel(self.ip, parent)):
+        if cell and notebook_comm.reachable(frontend, _channel(self.ip, request)):
             link = notebook_comm.NotebookLink(cell)
             link.open()
         try:
@@ -436,29 +427,26 @@ class NotebookFront:
                 link.close()
         return str(text)
 
-    def _unlink_notebook(self, session: Session) -> None:
-        link, session.live_notebook = session.live_notebook, None
-        if link is not None:
-            link.close()
-
-    def _restore(self, session: Session, cell: str | None, source: str | None) -> None:
+    def _restore(self, session: Session, request: ExecuteRequest, cell: str | None) -> None:
+        """Restore the notebook's turns up to the cell being run (`cell`, with `request`'s
+        source), saying how it went where the watcher will see it."""
         restore = _restore_module()
         if restore is None:
             return
         message = restore.restore_into(
-            session, self.ip.user_ns, dict(os.environ), cell=cell, source=source
+            session, self.ip.user_ns, dict(os.environ), cell=cell, source=request.code
         )
         if not message:
             return
-        watcher = self.watcher(self.parent())
+        watcher = self.watcher(request)
         if watcher == "widgets" and RESTORED.fullmatch(message):
             self.restored = message  # the next turn's live view shows it: it is not saved
         elif watcher == "text" and self.notebook_path() is None:
             return  # a console has no notebook: that there is none to restore is no news
         else:
-            self.say(message)  # warnings stay with the cell; headless runs keep their log
+            self.say(message, request)  # warnings stay with the cell; headless runs keep their log
 
-    def _place(self, session: Session) -> None:
+    def _place(self, session: Session, request: ExecuteRequest) -> None:
         """Say once where the workspace is when it is not around the notebook's folder.
 
         Through a gateway, or a kernel started elsewhere, the tools would otherwise work
@@ -470,23 +458,25 @@ class NotebookFront:
         workspace = Path(session.workspace)
         notebook = self.notebook_path()
         if notebook is None:
-            self.say(f"workspace: `{workspace}` (the notebook's folder is not known here)")
+            self.say(f"workspace: `{workspace}` (the notebook's folder is not known here)", request)
         elif not notebook.parent.is_dir():
             self.say(
                 f"workspace: `{workspace}`: this kernel cannot see the notebook's folder "
-                f"`{notebook.parent}` (it runs elsewhere), so the tools read and write there"
+                f"`{notebook.parent}` (it runs elsewhere), so the tools read and write there",
+                request,
             )
         elif not notebook.parent.resolve().is_relative_to(workspace.resolve()):
             self.say(
                 f"workspace: `{workspace}`, not the notebook's folder `{notebook.parent}`: "
-                "the tools read and write there"
+                "the tools read and write there",
+                request,
             )
 
-    def _announce(self, session: Session) -> None:
+    def _announce(self, session: Session, request: ExecuteRequest) -> None:
         if not self.announced:
             self.announced = True
-            if getattr(session, "notice", None):
-                self.say(f"provider **{session.provider_name}**: {session.notice}")
+            if self.pending_notice:
+                self.say(f"provider **{session.provider_name}**: {self.pending_notice}", request)
 
 
 def _for_this_turn(
@@ -495,9 +485,10 @@ def _for_this_turn(
     """Apply the turn's overrides (provider, model, mode, system prompt, options) and its
     allowed tools to `session`; closing `scope` puts them back."""
     scope.enter_context(session.overridden(**overrides))
-    added = set(allow) - session.allow
-    session.allow |= added
-    scope.callback(session.allow.difference_update, added)
+    granted = session.grants.allow
+    added = set(allow) - granted
+    granted |= added
+    scope.callback(granted.difference_update, added)
 
 
 class _SubshellTeardown(logging.Filter):
@@ -538,6 +529,13 @@ WHERE = {
 }
 
 
+#: How a budget is raised, in the words of each Jupyter front.
+BUDGET_HINT = {
+    "kernel": "/budget {amount}",
+    "magic": "%%elelem --budget {quoted} (this cell) or %elelem /budget {amount}",
+}
+
+
 def _notebook_fact(reachable: bool) -> str:
     """The environment fact about the open notebook, for the system prompt."""
     if reachable:
@@ -555,91 +553,8 @@ def _notebook_fact(reachable: bool) -> str:
     )
 
 
-def _channel(ip: Any, parent: dict[str, Any]) -> str:
-    return choose_channel(getattr(ip, "kernel", None), parent)
-
-
-def _new_view(session: Session, watcher: str) -> Any:
-    if watcher == "widgets":
-        try:
-            from elelem_kernel.render.widget import (
-                TurnView,  # lazy: ipywidgets, only for a live view
-            )
-
-            view = TurnView(provider=session.provider_name, model=session.model)
-        except ImportError:  # no ipywidgets: the output still comes, at the end
-            return _EndView()
-        view.show()
-        return view
-    if watcher == "text":
-        return _TextView()
-    return _EndView()
-
-
-class _EndView:
-    """Nobody watches (terminal IPython, headless runs) or no widgets: output at the end."""
-
-    def __call__(self, event: BlockEvent) -> None:
-        pass
-
-    def freeze(self, record: TurnRecord) -> None:
-        from IPython.display import display
-
-        data, metadata = bundle(record)
-        display(data, metadata=metadata, raw=True)
-
-
-class _TextView(_EndView):
-    """A person at a text client (jupyter console): the turn streams as terminal text.
-
-    The reply's Markdown is rendered as text a line at a time (`MarkdownStream`), and the
-    kernel's stream is pushed at most every `INTERVAL` seconds, as the live view does: a
-    few messages a second, not one per token. The frozen turn still ends the output as a
-    full `display_data`, the same bundle a notebook saves.
-    """
-
-    def __init__(self) -> None:
-        import sys
-
-        from elelem_kernel.render.markdown_text import MarkdownStream  # lazy: text clients only
-        from elelem_kernel.render.terminal import TerminalRenderer  # lazy: text clients only
-
-        out = sys.stdout  # the kernel's stream for this cell, also from the loop thread
-        self.text = MarkdownStream(out)
-        quiet: Any = (_Quiet(self.text), _Quiet(out))  # file-like enough for the renderer
-        self.renderer = TerminalRenderer(out=quiet[0], err=quiet[1], color=False)
-        self.kinds: dict[int, str] = {}
-
-    def __call__(self, event: BlockEvent) -> None:
-        if event["type"] == "block_start":
-            self.kinds[event["index"]] = event["block"]
-        streaming = event["type"] == "block_delta" and self.kinds.get(event["index"]) == "text"
-        if not streaming:
-            self.text.finish()  # a table or line held back goes before what comes next
-        if event["type"] != "turn_end":  # the frozen output below carries the footer
-            self.renderer(event)
-
-    def freeze(self, record: TurnRecord) -> None:
-        self.text.finish()
-        super().freeze(record)
-
-
-class _Quiet:
-    """`out` whose `flush` waits for the stream's own pushes (the renderer flushes at every
-    piece; a kernel stream sends a message at every flush)."""
-
-    def __init__(self, out: Any):
-        self.out = out
-
-    def write(self, text: str) -> int:
-        self.out.write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
+def _channel(ip: Any, request: ExecuteRequest) -> str:
+    return choose_channel(getattr(ip, "kernel", None), request)
 
 
 def _record_of(
@@ -658,12 +573,12 @@ def _record_of(
     )
 
 
-def _drop_deleted(session: Session, deleted: Any) -> None:
+def _drop_deleted(session: Session, deleted: tuple[str, ...]) -> None:
     """Forget the turns of cells deleted from the notebook (JupyterLab's `deletedCells`)."""
-    if not deleted or not isinstance(deleted, list):
+    if not deleted:
         return
     gone = {str(cell) for cell in deleted}
-    for conversation in session.conversations.values():
+    for conversation in session.conversations.by_id.values():
         conversation.turns[:] = [t for t in conversation.turns if t.get("cell") not in gone]
 
 

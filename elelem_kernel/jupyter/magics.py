@@ -25,24 +25,31 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import SimpleNamespace
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.core.magic_arguments import ArgDecorator, argument, magic_arguments
 from IPython.utils.process import arg_split
 
 from elelem_kernel.agent.commands import TURN_COMMANDS
-from elelem_kernel.errors import ElelemError
+from elelem_kernel.assembly.turn_flags import CELL, add_flags
+from elelem_kernel.errors import BadInput, ElelemError
 from elelem_kernel.jupyter import undoable_comm
 from elelem_kernel.jupyter.front import front_for
 from elelem_kernel.jupyter.restore_comm import register
-from elelem_kernel.names import KERNEL_NAME
 from elelem_kernel.options import parse_pairs
 
 SUBCOMMANDS = tuple(TURN_COMMANDS)
 _REVIEW_CELL = re.compile(r"%%elelem\s+review(\s|$)")
+
+
+class turn_flags(ArgDecorator):
+    """The turn's flags of `assembly/turn_flags.py`, in a cell's words, for the magic's parser
+    (lower case, as IPython's own `argument` decorators)."""
+
+    def add_to_parser(self, parser: Any, group: Any) -> None:
+        add_flags(group if group is not None else parser, CELL, cell=True)
 
 
 @magics_class
@@ -59,33 +66,8 @@ class ElelemMagics(Magics):
             for name, (usage, about) in TURN_COMMANDS.items()
         ),
     )
-    @argument("--focus", help="review: what to look at most; the cell body adds to it")
-    @argument("--severity", help="review: report only findings at least this severe")
-    @argument("-p", "--provider", help="provider for this turn (see /provider)")
-    @argument("--model", help="model for this turn")
-    @argument(
-        "-o",
-        "--option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a provider option for this turn (repeatable); JSON when it parses, else text",
-    )
-    @argument("--mode", help="plan, build, verify or auto, for this turn")
-    @argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="TOOL",
-        help="run this tool without asking, in this turn (repeatable); /allow TOOL: the session",
-    )
     @argument("--new", action="store_true", help="start a fresh conversation first")
-    @argument("--system-prompt", dest="system_prompt", help="system prompt for this turn")
-    @argument(
-        "--budget",
-        help="stop this cell's turn before it spends more than AMOUNT: dollars (0.50, $2) or "
-        "tokens ('200k tokens'); AMOUNT/session: before the session's spending passes it",
-    )
+    @turn_flags()
     @line_cell_magic
     def elelem(self, line: str, cell: str | None = None) -> None:
         """Ask the agent: the cell body is the prompt. `%elelem /cmd` runs a slash command."""
@@ -107,7 +89,7 @@ class ElelemMagics(Magics):
                 _command(front, stripped)
                 return
             elif not stripped.startswith("-") and stripped.split()[0] not in SUBCOMMANDS:
-                _ask(front, stripped, argparse_defaults())
+                _ask(front, stripped, _parse(self.elelem, ""))
                 return
         args = _parse(self.elelem, line)
         subcommand, *words = args.words or ["ask"]
@@ -142,22 +124,6 @@ def _parse(magic: Any, line: str) -> Any:
     return magic.parser.parse_args(words)
 
 
-def argparse_defaults() -> Any:
-    """The options of a line with none given."""
-    return SimpleNamespace(
-        provider=None,
-        model=None,
-        mode=None,
-        new=False,
-        system_prompt=None,
-        severity=None,
-        option=[],
-        allow=[],
-        focus=None,
-        budget=None,
-    )
-
-
 def _options(args: Any) -> dict[str, Any]:
 
     return parse_pairs(getattr(args, "option", None))
@@ -187,25 +153,12 @@ def _budget(front: Any, args: Any) -> Iterator[None]:
     before each request (the cell's `-p`/`--model` apply only inside the turn), so a
     dollar budget for an unpriced model ends the turn with the message naming tokens.
     """
-    session = _in_words(front)
-    with session.ledger.applied(getattr(args, "budget", None), cell=True):
+    ledger = front.get_session().accounts.ledger  # its lines in the front's words
+    with ledger.applied(getattr(args, "budget", None), cell=True):
         yield
 
 
-def _in_words(front: Any) -> Any:
-    """The front's session, its budget lines saying what to type here."""
-    session = front.get_session()
-    kernel = getattr(front.ip, "kernel", None)
-    if getattr(kernel, "implementation", None) == KERNEL_NAME:
-        session.ledger.hint = "/budget {amount}"
-    else:
-        session.ledger.hint = "%%elelem --budget {quoted} (this cell) or %elelem /budget {amount}"
-    return session
-
-
 def _command(front: Any, line: str) -> None:
-    if line.split()[0] == "/budget":
-        _in_words(front)
     front.say(front.command(line))
 
 
@@ -222,7 +175,7 @@ def _review(front: Any, targets: list[str], focus: str | None, args: Any) -> Non
                 new=args.new,
                 allow=args.allow,
             )
-    except ValueError as error:  # a bad --severity
+    except BadInput as error:  # a bad --severity
         raise UsageError(str(error)) from None
 
 

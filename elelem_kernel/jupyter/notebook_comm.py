@@ -14,6 +14,9 @@ Messages, each a comm message's data:
                        {"id": n, "ack": true}                     the request is being handled
                        {"id": n, "result": {...}} | {"id": n, "error": "..."}
 
+Each request and each answer, exactly: `comm_schemas/elelem.notebook.json` (the types of
+labextension/src/protocol.ts).
+
 A request with no hello, or no ack within `ACK_TIMEOUT`, fails with a clear message
 (extension missing, the tab closed, another client); an acknowledged request waits for
 its answer (an edit waits for the person's Accept or Reject) until its own timeout, the
@@ -31,6 +34,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from elelem_kernel.errors import FrontendGone
+
 TARGET = "elelem.notebook"
 VERSION = 1
 FEATURE = "notebook"
@@ -42,10 +47,6 @@ NOT_REACHABLE = (
     ">= 7.4 with the elelem-kernel extension); pass path to work on a notebook file, or "
     "use propose_cell"
 )
-
-
-class FrontendGone(Exception):
-    """The frontend did not answer (closed tab, no extension, another client)."""
 
 
 def reachable(frontend: Any, channel: str) -> bool:

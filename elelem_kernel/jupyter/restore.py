@@ -1,20 +1,19 @@
 """Restoring a conversation from the notebook, and `/load`.
 
 After a kernel start, the fronts call `restore_into` on the first prompt; it finds the
-notebook file (or takes the records the frontend sent), reads the turn records of its cells
-(`notebook_file.py`) and hands them to `Session.load`. Restoring never runs anything.
+notebook file (or takes the records the frontend sent); the store (store/notebook.py) reads
+the turn records of its cells and rebuilds the conversations, which go to `Session.load`.
+Restoring never runs anything.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent.restore import rebuild
-from elelem_kernel.jupyter.notebook_file import NotebookCell, read_notebook
+from elelem_kernel.store import notebook
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.session import Session
@@ -60,27 +59,9 @@ def find_notebook(user_ns: dict[str, Any], env: dict[str, Any]) -> tuple[Path | 
     return None, f"no notebook file known, so no conversation to restore: {HOW_TO_SET}"
 
 
-VSCODE_FILE = "__vsc_ipynb_file__"  #: what VS Code sets in Python kernels, and we for ours
-
-
-def note_vscode_cell(user_ns: dict[str, Any], cell_id: Any) -> None:
-    """Learn the notebook's path from a VS Code cell id, as VS Code tells Python kernels.
-
-    VS Code sets `__vsc_ipynb_file__` only in kernels whose language is Python; every
-    execute request it sends carries `cellId`, the cell's URI, which holds the notebook's
-    path: `vscode-notebook-cell:/home/me/my%20nb.ipynb#W2sZmlsZQ%3D%3D` (Windows:
-    `vscode-notebook-cell:/c%3A/Users/me/nb.ipynb#...`). An untitled notebook's URI has no
-    absolute path and is ignored, and so is anything else.
-    """
-    if not isinstance(cell_id, str) or not cell_id.startswith("vscode-notebook-cell:"):
-        return
-    from urllib.parse import unquote, urlsplit
-
-    path = unquote(urlsplit(cell_id).path)
-    if re.match(r"/[A-Za-z]:/", path):
-        path = path[1:]
-    if path.endswith(".ipynb") and (path.startswith("/") or re.match(r"[A-Za-z]:/", path)):
-        user_ns[VSCODE_FILE] = path
+#: What VS Code sets in Python kernels, and the front in ours (from the cell id, read by
+#: `jupyter/execute_request.py`).
+VSCODE_FILE = "__vsc_ipynb_file__"
 
 
 def start_folder() -> Path:
@@ -119,7 +100,7 @@ def restore_into(
         if how != "from /load" and isinstance(frontend, dict) and "cells" in frontend:
             cells, warnings = frontend.pop("cells"), frontend.pop("warnings", [])
             name = frontend.get("name") or "the open notebook"
-            return restore_cells(session, cells, name, warnings, cell=cell, source=source)
+            return load_cells(session, cells, name, warnings, cell=cell, source=source)
         if path is None:
             return how
         return _restore(session, path, cell=cell, source=source)
@@ -165,13 +146,13 @@ def register_commands(session: Session, user_ns: dict[str, Any], env: dict[str, 
 
 
 def _restore(session: Session, path: Path, *, cell: str | None, source: str | None) -> str | None:
-    cells, warnings = read_notebook(path)
-    return restore_cells(session, cells, path.name, warnings, cell=cell, source=source)
+    cells, warnings = notebook.read_notebook(path)
+    return load_cells(session, cells, path.name, warnings, cell=cell, source=source)
 
 
-def restore_cells(
+def load_cells(
     session: Session,
-    cells: list[NotebookCell],
+    cells: list[notebook.NotebookCell],
     name: str,
     warnings: list[str],
     *,
@@ -182,25 +163,16 @@ def restore_cells(
     file and for the frontend's records alike; the restored line and warnings, or None."""
     if cell is None and source is not None:
         cells = _above(cells, source)
-    rebuilt = rebuild([(c.id, c.records) for c in cells])
+    rebuilt = notebook.restore_cells(cells, warnings)
     lines = []
     if rebuilt.turns:
         session.load(rebuilt.conversations, rebuilt.active)
-        lines.append(restored_line(rebuilt.turns, len(rebuilt.conversations), name))
-    lines += [f"warning: {text}" for text in warnings + rebuilt.warnings]
+        lines.append(notebook.restored_line(rebuilt.turns, len(rebuilt.conversations), name))
+    lines += [f"warning: {text}" for text in rebuilt.warnings]
     return "\n\n".join(lines) or None
 
 
-def restored_line(turns: int, conversations: int, name: str | Path) -> str:
-    """ "restored 12 turns from NB.ipynb (2 conversations)": what a restore shows."""
-    name = name.name if isinstance(name, Path) else name
-    line = f"restored {turns} turn{'s' * (turns != 1)} from {name}"
-    if conversations > 1:
-        line += f" ({conversations} conversations)"
-    return line
-
-
-def _above(cells: list[NotebookCell], source: str) -> list[NotebookCell]:
+def _above(cells: list[notebook.NotebookCell], source: str) -> list[notebook.NotebookCell]:
     wanted = source.strip()
     for index, cell in enumerate(cells):
         if cell.source is not None and cell.source.strip() == wanted:

@@ -10,10 +10,11 @@ start or restart, before an elelem cell until the kernel has answered, and befor
      "features": ["notebook"],          # what the extension offers (notebook_comm.py)
      "notebook": {"cells": [{"id": ..., "outputs": [{"metadata": {"elelem": record}}]}]}}
 
-`receive` keeps the cells in `user_ns[store.FRONTEND_KEY]`; the next restore uses them
-instead of the file (store.restore_into), through the same validation and warnings. The
+`receive` keeps the cells in `user_ns[restore.FRONTEND_KEY]`; the next restore uses them
+instead of the file (restore.restore_into), through the same validation and warnings. The
 kernel answers `{"received": number of cells}` and closes the comm, which tells the
-extension not to send again. Registering the target imports nothing heavy.
+extension not to send again. Registering the target imports nothing heavy. The messages
+both ways are `comm_schemas/elelem.restore.json` (labextension/src/protocol.ts's types).
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ def register(ip: Any) -> None:
 def receive(user_ns: dict[str, Any], data: Any) -> int:
     """Keep what the frontend sent for the next restore; the number of cells it holds."""
     # lazy: these load the agent; registering the comm must not
-    from elelem_kernel.jupyter import notebook_file, restore
+    from elelem_kernel.jupyter import restore
+    from elelem_kernel.store import notebook
 
     data = data if isinstance(data, dict) else {}
     relative = data.get("path") if isinstance(data.get("path"), str) else ""
     name = PurePosixPath(relative).name or "the open notebook"
-    cells, warnings = notebook_file.cells_of(data.get("notebook"), name)
+    cells, warnings = notebook.cells_of(data.get("notebook"), name)
     user_ns[restore.FRONTEND_KEY] = {
         "path": notebook_path(relative, data.get("root")),
         "name": name,

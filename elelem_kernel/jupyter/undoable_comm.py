@@ -13,7 +13,8 @@ notebook's records as `elelem.restore` carries them (so a fresh kernel restores 
 conversation first): the kernel runs `/undo` for exactly that turn (reaching the open
 notebook's cells through the turn's cell) and answers `{"text": what /undo says}`. Either way the kernel closes the comm. A
 kernel without elelem loaded has no such target and closes the comm unanswered: no button,
-since no `/undo` would run there either.
+since no `/undo` would run there either. The messages both ways:
+`comm_schemas/elelem.undoable.json` (labextension/src/protocol.ts's types).
 """
 
 from __future__ import annotations

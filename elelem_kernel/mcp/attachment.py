@@ -1,8 +1,9 @@
-"""A session's MCP attachment: configured MCP servers' tools in its toolbox, and `/mcp`.
+"""A session's MCP attachment: configured MCP servers' tools as a toolset of its toolbox,
+and `/mcp`.
 
 Before each turn the session asks its tool sources to refresh: the config files are read
 again (cheap; a changed file restarts that server), servers not running start in parallel
-on the hub, and the toolbox's `mcp__*` tools are replaced by the running servers' tools.
+on the hub, and the toolset's `mcp__*` tools become the running servers' tools.
 Nothing starts and the `mcp` SDK is not imported while no server is configured. The
 composition root attaches one to every session (`assembly/bundled.py`, the "mcp" setup).
 """
@@ -10,11 +11,12 @@ composition root attaches one to every session (`assembly/bundled.py`, the "mcp"
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.agent.toolbox import Tool
+from elelem_kernel.errors import BadInput
 from elelem_kernel.mcp import config as mcp_config
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.tools import PREFIX, convert, make_tool
@@ -22,6 +24,8 @@ from elelem_kernel.redaction import forms_of, redact
 
 if TYPE_CHECKING:
     from mcp.types import Tool as RemoteTool
+
+    from elelem_kernel.mcp.connection import Link
 
 INSTALL_HINT = "pip install 'elelem-kernel[mcp]'"
 
@@ -41,24 +45,26 @@ def sdk_installed() -> bool:
 
 
 class McpTools:
-    """The MCP side of one session: its servers' tools and its `/mcp` command.
+    """The MCP side of one session: its servers' tools (a toolset: `agent/toolset.py`)
+    and its `/mcp` command.
 
-    `toolbox` is the session's, whose `mcp__*` tools this keeps; `workspace()` the
-    session's workspace root, read at each use (a front may move it).
+    `workspace()` is the session's workspace root, read at each use (a front may move it).
     """
 
-    def __init__(self, toolbox: Toolbox, workspace: Callable[[], Path]):
-        self.toolbox = toolbox
+    name = "mcp"
+
+    def __init__(self, workspace: Callable[[], Path]):
         self.workspace = workspace
+        #: The `mcp__*` tools offered now, by name (`install`).
+        self.tools: dict[str, Tool] = {}
         self.configs: dict[str, ServerConfig] = {}
         self.shown: set[str] = set()  #: warnings already given, so each is said once
         self.hub: Any = None
         #: Tool lists of servers not started yet, from the last session (`tool_cache`).
         self.cached: dict[str, list[RemoteTool]] = {}
         self._saved: dict[str, int] = {}  #: id of the tool list last cached, by server
-        #: Servers a front adds beside the configured ones (an ACP client's `mcpServers`);
-        #: a configured server of the same name wins.
-        self.extra: dict[str, ServerConfig] = {}
+        #: Servers a front adds beside the configured ones (`serve_also`).
+        self.extra: Mapping[str, ServerConfig] = {}
 
     async def refresh(self, start_all: bool = False) -> list[str]:
         """Load configs, start what should run, install the tools; notices to show.
@@ -100,11 +106,20 @@ class McpTools:
         self.shown.update(fresh)
         return fresh
 
+    def serve_also(self, servers: Mapping[str, ServerConfig]) -> None:
+        """Offer the tools of `servers` too (an ACP client's `mcpServers`), read again at
+        each refresh, so the front may add to them later; a configured server of the same
+        name wins."""
+        self.extra = servers
+
+    def over(self, below: Mapping[str, Tool]) -> dict[str, Tool]:
+        """The tools below but `mcp__*` ones, then the servers' tools."""
+        return {**{n: t for n, t in below.items() if not n.startswith(PREFIX)}, **self.tools}
+
     def install(self) -> None:
-        """Replace the toolbox's MCP tools with the running servers' tools."""
-        toolbox = self.toolbox
-        for name in [n for n in toolbox.tools if n.startswith(PREFIX)]:
-            toolbox.remove(name)
+        """Offer the running servers' tools (and the cached ones of servers not started)."""
+        offered: dict[str, Tool] = {}
+        self.tools = offered
         if self.hub is None:
             return
         from elelem_kernel.mcp import tool_cache  # a hub runs: servers are configured
@@ -121,8 +136,8 @@ class McpTools:
                 continue
             for remote in list(tools):
                 tool = make_tool(link.config, remote, self.call)
-                toolbox.remove(tool.name)
-                toolbox.tools[tool.name] = tool
+                offered.pop(tool.name, None)  # a later one of the same name comes last
+                offered[tool.name] = tool
 
     async def call(
         self, config: ServerConfig, tool: str, arguments: dict[str, object]
@@ -148,7 +163,7 @@ class McpTools:
         configs = {**self.extra, **configs}
         if name not in configs:
             known = ", ".join(sorted(configs)) or "(none configured)"
-            raise ValueError(f"no MCP server named {name!r}; servers: {known}")
+            raise BadInput(f"no MCP server named {name!r}; servers: {known}")
         if self.hub is None or name not in self.hub.links:
             self.shown.clear()
             return f"MCP server {name!r} was not started yet; it starts with the next turn."
@@ -177,10 +192,10 @@ class McpTools:
         words = args.split()
         if words[:1] == ["restart"]:
             if len(words) != 2:
-                raise ValueError("name the server to restart")
+                raise BadInput("name the server to restart")
             return self.restart(words[1])
         if words:
-            raise ValueError(f"unknown argument {args!r}")
+            raise BadInput(f"unknown argument {args!r}")
         return report(self)
 
 
@@ -194,32 +209,43 @@ def report(state: McpTools) -> str:
     links = state.hub.links if state.hub is not None else {}
     lines = []
     for name, config in configs.items():
-        link = links.get(name)
-        if config.disabled:
-            status = "disabled"
-        elif config.skipped:
-            status = f"skipped: {config.skipped}"
-        elif link is None:
-            status = "not started (starts with the next turn)"
-        elif link.state == "stopped" and name in state.cached:
-            status = "not started: its tools are known from an earlier session; it starts when one is called"
-        elif link.state in ("failed", "crashed"):
-            status = f"{link.state}: {link.why}"
-        else:
-            status = link.state
-        lines.append(f"**{name}** ({config.transport}) from `{config.source}`: {status}")
-        lines.append(f"  runs `{redact(config.target, forms_of(config.secrets))}`")
-        if config.env or config.headers:
-            keys = [k for k, _ in (*config.env, *config.headers)]
-            lines.append(f"  env/headers set (values hidden): {', '.join(keys)}")
-        known = link.tools if link is not None and link.state == "running" else None
-        if known is None and link is not None and link.state == "stopped":
-            known = state.cached.get(name)
-        if known is not None:
-            tools = [make_tool(config, t, state.call) for t in known]
-            listed = ", ".join(f"`{t.name}` ({t.kind})" for t in tools) or "(no tools)"
-            lines.append(f"  tools: {listed}")
-        if link is not None and link.log.exists():  # a server that never ran has none
-            lines.append(f"  log: `{link.log}`")
+        lines += _server_lines(state, name, config, links.get(name))
     lines += [f"warning: {p}" for p in problems]
     return "\n".join(f"  - {line[2:]}" if line.startswith("  ") else f"- {line}" for line in lines)
+
+
+def _server_lines(state: McpTools, name: str, config: ServerConfig, link: Link | None) -> list[str]:
+    """One server in `report`: its heading line, then indented lines about it."""
+    status = _status(state, name, config, link)
+    lines = [f"**{name}** ({config.transport}) from `{config.source}`: {status}"]
+    lines.append(f"  runs `{redact(config.target, forms_of(config.secrets))}`")
+    if config.env or config.headers:
+        keys = [k for k, _ in (*config.env, *config.headers)]
+        lines.append(f"  env/headers set (values hidden): {', '.join(keys)}")
+    known = link.tools if link is not None and link.state == "running" else None
+    if known is None and link is not None and link.state == "stopped":
+        known = state.cached.get(name)
+    if known is not None:
+        tools = [make_tool(config, t, state.call) for t in known]
+        listed = ", ".join(f"`{t.name}` ({t.kind})" for t in tools) or "(no tools)"
+        lines.append(f"  tools: {listed}")
+    if link is not None and link.log.exists():  # a server that never ran has none
+        lines.append(f"  log: `{link.log}`")
+    return lines
+
+
+def _status(state: McpTools, name: str, config: ServerConfig, link: Link | None) -> str:
+    """Where server `name` stands: disabled, skipped, not started, or its link's state."""
+    if config.disabled:
+        return "disabled"
+    if config.skipped:
+        return f"skipped: {config.skipped}"
+    if link is None:
+        return "not started (starts with the next turn)"
+    if link.state == "stopped" and name in state.cached:
+        return (
+            "not started: its tools are known from an earlier session; it starts when one is called"
+        )
+    if link.state in ("failed", "crashed"):
+        return f"{link.state}: {link.why}"
+    return link.state  # starting, running, stopped

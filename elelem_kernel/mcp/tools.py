@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,7 +26,7 @@ from elelem_kernel.redaction import forms_of, redact
 from elelem_kernel.text import clip, shorten
 
 if TYPE_CHECKING:
-    from mcp.types import CallToolResult
+    from mcp.types import CallToolResult, ContentBlock
     from mcp.types import Tool as RemoteTool
 
 PREFIX = "mcp__"
@@ -35,7 +35,7 @@ DESCRIPTION_CHARS = 2_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
-@dataclass
+@dataclass(frozen=True)
 class McpTool(Tool):
     """A tool of an MCP server, with the server's own input schema."""
 
@@ -108,12 +108,38 @@ def make_tool(
 
 def convert(result: CallToolResult, secrets: list[str] | None = None) -> dict[str, object]:
     """A CallToolResult as a tool result dict (see the module doc)."""
+    texts, media, images = _parts(result.content or [])
+    text = "\n".join(texts)
+    if result.is_error:
+        out: dict[str, object] = {
+            "error": clip(text, RESULT_CHARS, "\n")
+            or "the tool reported an error without a message"
+        }
+    else:
+        out = _answer(text, result.structured_content)
+    if media:
+        out["media"] = media
+        shown = [m for m in media if m["type"] == "image"]
+        if shown:
+            kinds = ", ".join(str(m["mime_type"]) for m in shown)
+            out["note"] = f"{len(shown)} image(s) returned ({kinds}), shown in the tool's card"
+    out = redact(out, forms_of(secrets or []))
+    if images:
+        out[IMAGES] = images
+    return out
+
+
+def _parts(
+    content: Sequence[ContentBlock],
+) -> tuple[list[str], list[dict[str, str | int]], list[ImageEntry]]:
+    """A result's content items as `(texts, media, images)`: the texts (a text resource
+    headed by its URI), what each other item is, and the images to show."""
     texts: list[str] = []
     media: list[dict[str, str | int]] = []
     images: list[ImageEntry] = []
     from mcp import types  # lazy: a result means the SDK is installed
 
-    for item in result.content or []:
+    for item in content:
         if isinstance(item, types.TextContent):
             texts.append(item.text)
         elif isinstance(item, (types.ImageContent, types.AudioContent)):
@@ -132,32 +158,22 @@ def convert(result: CallToolResult, secrets: list[str] | None = None) -> dict[st
             media.append({"type": "resource_link", "uri": str(item.uri), "name": item.name})
         else:
             media.append({"type": str(getattr(item, "type", "")) or "unknown"})
-    text = "\n".join(texts)
+    return texts, media, images
+
+
+def _answer(text: str, structured: Mapping[str, object] | None) -> dict[str, object]:
+    """A result that is not an error: its structured content when it fits (with the text
+    too when that says something else), else the text, cut."""
     out: dict[str, object] = {}
-    if result.is_error:
-        out["error"] = (
-            clip(text, RESULT_CHARS, "\n") or "the tool reported an error without a message"
-        )
-    else:
-        structured = result.structured_content
-        if structured is not None and len(json.dumps(structured, default=str)) > RESULT_CHARS:
-            structured = None  # too big to pass whole: the cut text stands in for it
-            out["note"] = "the structured result was too large; its text is given, cut"
-        if structured is not None:
-            out["structured"] = structured
-            if text and not _same_json(text, structured):
-                out["content"] = clip(text, RESULT_CHARS, "\n")
-        else:
+    if structured is not None and len(json.dumps(structured, default=str)) > RESULT_CHARS:
+        structured = None  # too big to pass whole: the cut text stands in for it
+        out["note"] = "the structured result was too large; its text is given, cut"
+    if structured is not None:
+        out["structured"] = structured
+        if text and not _same_json(text, structured):
             out["content"] = clip(text, RESULT_CHARS, "\n")
-    if media:
-        out["media"] = media
-        shown = [m for m in media if m["type"] == "image"]
-        if shown:
-            kinds = ", ".join(str(m["mime_type"]) for m in shown)
-            out["note"] = f"{len(shown)} image(s) returned ({kinds}), shown in the tool's card"
-    out = redact(out, forms_of(secrets or []))
-    if images:
-        out[IMAGES] = images
+    else:
+        out["content"] = clip(text, RESULT_CHARS, "\n")
     return out
 
 

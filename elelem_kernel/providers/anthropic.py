@@ -14,7 +14,14 @@ import os
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Emit, Reported
+from elelem_kernel.events import (
+    AssistantMessage,
+    Emit,
+    Message,
+    Reported,
+    ToolMessage,
+    UserMessage,
+)
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 
@@ -81,7 +88,7 @@ class AnthropicProvider(HTTPProvider):
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)
 
-    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    def body(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body, with cache breakpoints on system, tools and the last message."""
         system, wire = to_wire(messages)
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens()}
@@ -105,7 +112,7 @@ class AnthropicProvider(HTTPProvider):
         return body
 
 
-def to_wire(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def to_wire(messages: list[Message]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Neutral messages → (system blocks, Anthropic messages), same roles merged."""
     system: list[dict[str, Any]] = []
     wire: list[dict[str, Any]] = []
@@ -122,14 +129,13 @@ def to_wire(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
             content.sort(key=lambda b: b.get("type") != "tool_result")
 
     for m in messages:
-        role = m.get("role")
-        if role == "system":
+        if m["role"] == "system":
             system.extend(_text_blocks(m.get("content")))
-        elif role == "user":
-            add("user", _text_blocks(m.get("content")))
-        elif role == "tool":
+        elif m["role"] == "user":  # the prompt's own images follow its text
+            add("user", _text_blocks(m.get("content")) + _image_blocks(m))
+        elif m["role"] == "tool":
             add("user", [_tool_result(m)])
-        elif role == "assistant":
+        elif m["role"] == "assistant":
             add("assistant", _assistant_blocks(m))
     return system, wire
 
@@ -140,22 +146,28 @@ def _text_blocks(content: Any) -> list[dict[str, Any]]:
     return [{"type": "text", "text": content}] if content else []
 
 
-def _tool_result(m: dict[str, Any]) -> dict[str, Any]:
+def _tool_result(m: ToolMessage) -> dict[str, Any]:
     content = m.get("content") or ""
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.get("tool_call_id", "")}
     block["content"] = content
-    images = [i for i in m.get("images") or [] if isinstance(i, dict)]
+    images = _image_blocks(m)
     if images:  # the model sees what the card shows
-        block["content"] = [{"type": "text", "text": content}] + [
-            {
-                "type": "image",
-                "source": {"type": "base64", "media_type": i["mime_type"], "data": i["data"]},
-            }
-            for i in images
-        ]
+        block["content"] = [{"type": "text", "text": content}, *images]
     if _failed(content):
         block["is_error"] = True
     return block
+
+
+def _image_blocks(m: UserMessage | ToolMessage) -> list[dict[str, Any]]:
+    """A message's images as Anthropic `image` blocks (base64 sources)."""
+    return [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": i["mime_type"], "data": i["data"]},
+        }
+        for i in m.get("images") or []
+        if isinstance(i, dict)
+    ]
 
 
 def _failed(content: Any) -> bool:
@@ -166,7 +178,7 @@ def _failed(content: Any) -> bool:
         return False
 
 
-def _assistant_blocks(m: dict[str, Any]) -> list[dict[str, Any]]:
+def _assistant_blocks(m: AssistantMessage) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for entry in m.get("thinking") or []:
         meta = (entry.get("metadata") or {}).get("anthropic") or {}

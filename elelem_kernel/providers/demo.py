@@ -11,7 +11,9 @@ depends on the prompt:
   name shares a word with the prompt, with its required arguments filled in;
 - with a `report_finding` tool on offer it runs the scripted code review;
 - "fix it" (any prompt asking for a fix, or to run the cell that failed) reads the open
-  notebook and proposes a fix for the failing cell (`demo_fix`).
+  notebook and proposes a fix for the failing cell (`demo_fix`);
+- a prompt with images (an ACP client's pasted screenshot) is answered with what it
+  received, each image's size, and that a real model would look at them.
 Later turns mention the first prompt of the conversation, which shows memory at work.
 
 It reports usage as a real model does, so budgets, the context meter and compaction
@@ -30,13 +32,15 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Emit, ProviderEvent
-from elelem_kernel.images import kilobytes, label
+from elelem_kernel.events import Emit, Message, Provider, ProviderEvent
+from elelem_kernel.images import label
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import demo_fix, demo_review
+from elelem_kernel.text import human_size
 from elelem_kernel.tokens import estimate
 
 HOW_TO = (
@@ -75,7 +79,7 @@ def call_id(name: str) -> str:
     return f"{name}_{uuid.uuid4().hex[:8]}"
 
 
-class DemoProvider:
+class DemoProvider(Provider):
     """Scripted answers that really call `list`, `read`, `write`, `python` and `variables`."""
 
     name = "demo"
@@ -93,7 +97,8 @@ class DemoProvider:
 
     def max_tokens(self) -> int | None:
         """The reply limit: the option `max_tokens`, else none."""
-        return self.options["max_tokens"]
+        limit: int | None = self.options["max_tokens"]
+        return limit
 
     def limited(self, max_tokens: int) -> DemoProvider:
         """A copy whose replies stop at `max_tokens` (a budget's cap, a summary's limit)."""
@@ -102,16 +107,14 @@ class DemoProvider:
         copy.options = {**self.options, "max_tokens": _max_tokens(max_tokens)}
         return copy
 
-    async def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
-    ) -> None:
+    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
         """One scripted round, counted and cut at `max_tokens` as a model's (`_Counted`)."""
         counted = _Counted(emit, self.max_tokens())
         await self._script(messages, tools, counted)
         counted.finish(estimate(messages, tools))
 
     async def _script(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
+        self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit
     ) -> None:
         """The round the prompt asks for (see the module's list)."""
         offered = {t["function"]["name"] for t in tools}
@@ -121,14 +124,21 @@ class DemoProvider:
         turn = _this_turn(messages)
         prompt = str(turn[0].get("content", "")) if turn else ""
         results = {
-            m.get("tool_call_id"): _json(m.get("content")) for m in turn if m.get("role") == "tool"
+            m.get("tool_call_id"): _json(m.get("content")) for m in turn if m["role"] == "tool"
         }
-        calls = [c for m in turn if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
+        calls: list[dict[str, Any]] = [
+            dict(c) for m in turn if m["role"] == "assistant" for c in m.get("tool_calls") or []
+        ]
         if demo_fix.wanted(prompt, offered):  # "fix the cell that failed" in the open notebook
             demo_fix.fetch(prompt, calls, results, offered, emit, front(messages))
             return
+        first = turn[0] if turn else None
+        given = first.get("images") if first and first["role"] == "user" else None
+        pictures = [i for i in given or [] if isinstance(i, dict)]
         if calls:
             await self._answer(prompt, calls, results, messages, emit)
+        elif pictures:
+            await self._received(emit, pictures, messages)
         else:
             await self._start(prompt, offered, messages, emit, tools)
 
@@ -136,7 +146,7 @@ class DemoProvider:
         self,
         prompt: str,
         offered: set[str],
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         emit: Emit,
         tools: list[dict[str, Any]] | None = None,
     ) -> None:
@@ -164,6 +174,21 @@ class DemoProvider:
             emit, f"You said: {prompt.strip()}\n\n{_memory(messages)}{how_to(messages)}"
         )
         return self._stop(emit, "end_turn")
+
+    async def _received(
+        self, emit: Emit, pictures: list[dict[str, Any]], messages: list[Message]
+    ) -> None:
+        """What the demo "sees" of the prompt's own images: how many, and their sizes."""
+        await self._think(emit, "The person sent images with the prompt.")
+        count, shown = _sizes(pictures)
+        await self._say(
+            emit,
+            f"I received {count} from you: {shown}. I am scripted, so I cannot tell what "
+            f"{'it shows' if len(pictures) == 1 else 'they show'}; a model that takes images "
+            "(Claude, GPT-4o, Gemini, a vision model in Ollama) would look and answer about "
+            f"{'it' if len(pictures) == 1 else 'them'}.\n\n{_memory(messages)}{how_to(messages)}",
+        )
+        self._stop(emit, "end_turn")
 
     async def _slowly(self, emit: Emit) -> None:
         """A long answer, streamed slowly: something to press stop on."""
@@ -244,25 +269,25 @@ class DemoProvider:
         prompt: str,
         calls: list[dict[str, Any]],
         results: dict[Any, dict[str, Any]],
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         emit: Emit,
     ) -> None:
         await self._think(emit, "I have the tool results; now I can answer from them.")
         pictures = {
-            m.get("tool_call_id"): m.get("images") or []
+            m["tool_call_id"]: m.get("images") or []
             for m in _this_turn(messages)
-            if m.get("role") == "tool"
+            if m["role"] == "tool"
         }
         parts = []
         for call in calls:
             result = results.get(call.get("id"), {})
-            parts.append(_describe(call, result) + _seen(call, pictures.get(call.get("id"))))
+            parts.append(_describe(call, result) + _seen(call, pictures.get(str(call.get("id")))))
         text = "\n\n".join(parts) + f"\n\n{_memory(messages)}{how_to(messages)}"
         await self._say(emit, text)
         self._stop(emit, "end_turn")
 
     async def _unavailable(
-        self, emit: Emit, tool: str, modes: str, messages: list[dict[str, Any]]
+        self, emit: Emit, tool: str, modes: str, messages: list[Message]
     ) -> None:
         await self._say(
             emit,
@@ -285,14 +310,13 @@ class DemoProvider:
         emit({"type": "stop", "reason": reason, "truncated": False})
 
 
-def front(messages: list[dict[str, Any]]) -> str:
+def front(messages: list[Message]) -> str:
     """Where the person types, as the system prompt says: "kernel", "magic" or "cli"."""
-    first = messages[0] if messages else {}
-    system = str(first.get("content", "")) if first.get("role") == "system" else ""
+    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
     return next((name for fact, name in FRONTS.items() if fact in system), "cli")
 
 
-def how_to(messages: list[dict[str, Any]]) -> str:
+def how_to(messages: list[Message]) -> str:
     """The demo's closing line: what it is, and how to pick a real model where the person
     types (the Elelem kernel, a Python notebook, the command line)."""
     return HOW_TO.format(pick=PICK[front(messages)])
@@ -302,11 +326,17 @@ def _seen(call: dict[str, Any], pictures: list[dict[str, Any]] | None) -> str:
     """What the demo "sees": the images a call's result brought, with their size."""
     if not pictures:
         return ""
-    shown = "; ".join(
-        f"{label(p)} ({kilobytes(len(str(p.get('data') or '')) * 3 // 4)})" for p in pictures
-    )
-    count = "an image" if len(pictures) == 1 else f"{len(pictures)} images"
+    count, shown = _sizes(pictures)
     return f" I received {count} from `{call.get('name')}`: {shown}."
+
+
+def _sizes(pictures: list[dict[str, Any]]) -> tuple[str, str]:
+    """`("an image", "640×480 PNG (12 KB)")`: how many images, and their sizes."""
+    shown = "; ".join(
+        f"{label(p)} ({human_size(len(str(p.get('data') or '')) * 3 // 4, 'rough')})"
+        for p in pictures
+    )
+    return ("an image" if len(pictures) == 1 else f"{len(pictures)} images"), shown
 
 
 def _mcp_tool(prompt: str, tools: list[dict[str, Any]] | None) -> tuple[str, dict[str, Any]] | None:
@@ -349,7 +379,7 @@ def _fill(schema: dict[str, Any], prompt: str) -> dict[str, Any] | None:
     return arguments
 
 
-def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _this_turn(messages: list[Message]) -> list[Message]:
     """Messages from the last user message on."""
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
@@ -357,7 +387,7 @@ def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return []
 
 
-def _memory(messages: list[dict[str, Any]]) -> str:
+def _memory(messages: list[Message]) -> str:
     prompts = [m for m in messages if m.get("role") == "user"]
     if len(prompts) < 2:
         return ""
@@ -423,40 +453,63 @@ def _describe(call: dict[str, Any], result: dict[str, Any]) -> str:
             why = re.sub(r"^(not run|declined):\s*", "", str(error))
             return f"The `{name}` call did not run: {why}"
         return f"The `{name}` call failed: {error}"
-    if name == "list":
-        files = _strings(result)
-        shown = ", ".join(f"`{f}`" for f in files[:8])
-        more = f" and {len(files) - 8} more" if len(files) > 8 else ""
-        return (
-            f"The workspace has {len(files)} entr{'y' if len(files) == 1 else 'ies'}: {shown}{more}."
-            if files
-            else "The workspace is empty."
-        )
-    if name == "read":
-        lines = [re.sub(r"^\s*\d+[\t:|]\s?", "", line) for line in _text(result).splitlines()]
-        first = next((line.strip() for line in lines if line.strip()), "")
-        total = result.get("total_lines") or len(lines)
-        lines_word = "line" if total == 1 else "lines"
-        return f"`{args.get('path')}` has {total} {lines_word}; it starts with “{first[:100]}”."
-    if name == "write":
-        return f"I wrote `{args.get('path')}` ({result.get('bytes', '?')} bytes)."
-    if name == "python":
-        out = (result.get("stdout") or "").strip()
-        value = result.get("value") or result.get("repr")
-        said = f"Python printed `{out[:200]}`" if out else "Python printed nothing"
-        return f"{said}" + (f" and the last expression is `{str(value)[:200]}`." if value else ".")
-    if name == "variables":
-        names = _strings(result) or [k for k in (result.get("variables") or {})]
-        noun = "variable" if len(names) == 1 else "variables"
-        return f"The namespace holds {len(names)} {noun}" + (
-            f": {', '.join(f'`{n}`' for n in names[:10])}." if names else "."
-        )
+    describe = _DESCRIBERS.get(str(name))
+    if describe is not None:
+        return describe(args, result)
     if str(name).startswith("mcp__"):
         _, server, tool = str(name).split("__", 2)
         answer = result.get("structured", result.get("content", ""))
         shown = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
         return f"The MCP server **{server}** answered `{tool}` with: `{shown[:300]}`"
     return f"`{name}` returned: {json.dumps(result)[:300]}"
+
+
+def _listed(args: dict[str, Any], result: dict[str, Any]) -> str:
+    files = _strings(result)
+    shown = ", ".join(f"`{f}`" for f in files[:8])
+    more = f" and {len(files) - 8} more" if len(files) > 8 else ""
+    return (
+        f"The workspace has {len(files)} entr{'y' if len(files) == 1 else 'ies'}: {shown}{more}."
+        if files
+        else "The workspace is empty."
+    )
+
+
+def _read(args: dict[str, Any], result: dict[str, Any]) -> str:
+    lines = [re.sub(r"^\s*\d+[\t:|]\s?", "", line) for line in _text(result).splitlines()]
+    first = next((line.strip() for line in lines if line.strip()), "")
+    total = result.get("total_lines") or len(lines)
+    lines_word = "line" if total == 1 else "lines"
+    return f"`{args.get('path')}` has {total} {lines_word}; it starts with “{first[:100]}”."
+
+
+def _wrote(args: dict[str, Any], result: dict[str, Any]) -> str:
+    return f"I wrote `{args.get('path')}` ({result.get('bytes', '?')} bytes)."
+
+
+def _ran(args: dict[str, Any], result: dict[str, Any]) -> str:
+    out = (result.get("stdout") or "").strip()
+    value = result.get("value") or result.get("repr")
+    said = f"Python printed `{out[:200]}`" if out else "Python printed nothing"
+    return f"{said}" + (f" and the last expression is `{str(value)[:200]}`." if value else ".")
+
+
+def _variables(args: dict[str, Any], result: dict[str, Any]) -> str:
+    names = _strings(result) or [k for k in (result.get("variables") or {})]
+    noun = "variable" if len(names) == 1 else "variables"
+    return f"The namespace holds {len(names)} {noun}" + (
+        f": {', '.join(f'`{n}`' for n in names[:10])}." if names else "."
+    )
+
+
+#: What the demo says about a successful call of each built-in tool it knows.
+_DESCRIBERS: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
+    "list": _listed,
+    "read": _read,
+    "write": _wrote,
+    "python": _ran,
+    "variables": _variables,
+}
 
 
 class _Counted:

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Message, ToolMessage
 
 MAX_FINDINGS = 8
 _COMMAND = re.compile(r"The diff: `git (diff[^`]*)`")
@@ -128,14 +128,14 @@ def scan(diff: str) -> list[Spot]:
     return spots[:MAX_FINDINGS]
 
 
-def _this_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _this_turn(messages: list[Message]) -> list[Message]:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
             return messages[i:]
     return []
 
 
-def _result(message: dict[str, Any]) -> dict[str, Any]:
+def _result(message: ToolMessage) -> dict[str, Any]:
     try:
         value = json.loads(message.get("content") or "")
     except (TypeError, ValueError):
@@ -149,16 +149,19 @@ async def _say(emit: Emit, text: str) -> None:
         await asyncio.sleep(0)
 
 
-async def fetch(messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit) -> None:
+async def fetch(messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
     """One round of the scripted review (see the module docstring)."""
     turn = _this_turn(messages)
     prompt = str(turn[0].get("content", "")) if turn else ""
     offered = {t["function"]["name"] for t in tools}
-    calls = {
-        c["id"]: c for m in turn if m.get("role") == "assistant" for c in m.get("tool_calls") or []
+    calls: dict[str, dict[str, Any]] = {
+        c["id"]: dict(c)
+        for m in turn
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls") or []
     }
     results = [
-        (calls.get(m.get("tool_call_id"), {}), _result(m)) for m in turn if m.get("role") == "tool"
+        (calls.get(m.get("tool_call_id"), {}), _result(m)) for m in turn if m["role"] == "tool"
     ]
     reported = [(c, r) for c, r in results if c.get("name") == "report_finding"]
     read = [r for c, r in results if c.get("name") == "git"]
@@ -168,34 +171,7 @@ async def fetch(messages: list[dict[str, Any]], tools: list[dict[str, Any]], emi
         await _say(emit, said)
         emit({"type": "stop", "reason": "end_turn", "truncated": False})
     elif read:
-        spots = scan("\n".join(str(r.get("output", "")) for r in read))
-        if not spots or "report_finding" not in offered:
-            said = (
-                "Demo review (scripted heuristics, not a real model): I read the diff and found "
-                "nothing my few checks look for. A real model reviews far more; set a provider "
-                "with `-p`."
-            )
-            await _say(emit, said)
-            emit({"type": "stop", "reason": "end_turn", "truncated": False})
-        else:
-            emit(
-                {
-                    "type": "thinking",
-                    "text": f"The diff has {len(spots)} spots my checks flag; reporting them.",
-                }
-            )
-            said = f"I found {len(spots)} problem{'s' if len(spots) != 1 else ''} in the diff; reporting them."
-            await _say(emit, said)
-            for i, spot in enumerate(spots):
-                emit(
-                    {
-                        "type": "doing",
-                        "id": f"demo_finding_{i}",
-                        "name": "report_finding",
-                        "arguments": spot.arguments(),
-                    }
-                )
-            emit({"type": "stop", "reason": "tool_use", "truncated": False})
+        said = await _report(read, offered, emit)
     else:
         match = _COMMAND.search(prompt)
         command = match.group(1).strip() if match else "diff HEAD"
@@ -207,6 +183,42 @@ async def fetch(messages: list[dict[str, Any]], tools: list[dict[str, Any]], emi
     emit(
         {"type": "usage", "input": len(json.dumps(messages)) // 4, "output": max(1, len(said) // 4)}
     )
+
+
+async def _report(read: list[dict[str, Any]], offered: set[str], emit: Emit) -> str:
+    """After the diff was read: report the spots the checks flag, or say there are none;
+    what was said."""
+    spots = scan("\n".join(str(r.get("output", "")) for r in read))
+    if not spots or "report_finding" not in offered:
+        said = (
+            "Demo review (scripted heuristics, not a real model): I read the diff and found "
+            "nothing my few checks look for. A real model reviews far more; set a provider "
+            "with `-p`."
+        )
+        await _say(emit, said)
+        emit({"type": "stop", "reason": "end_turn", "truncated": False})
+        return said
+    emit(
+        {
+            "type": "thinking",
+            "text": f"The diff has {len(spots)} spots my checks flag; reporting them.",
+        }
+    )
+    said = (
+        f"I found {len(spots)} problem{'s' if len(spots) != 1 else ''} in the diff; reporting them."
+    )
+    await _say(emit, said)
+    for i, spot in enumerate(spots):
+        emit(
+            {
+                "type": "doing",
+                "id": f"demo_finding_{i}",
+                "name": "report_finding",
+                "arguments": spot.arguments(),
+            }
+        )
+    emit({"type": "stop", "reason": "tool_use", "truncated": False})
+    return said
 
 
 def _summary(reported: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Message, Provider
 from elelem_kernel.options import unknown
 
 
-class EchoProvider:
+class EchoProvider(Provider):
+    """Says the last user message back, after the model name when one is given."""
+
     name = "echo"
     known_options: tuple[str, ...] = ()
 
@@ -16,9 +18,7 @@ class EchoProvider:
         unknown(self.name, options, self.known_options)
         self.model = model
 
-    async def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
-    ) -> None:
+    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
         last: dict[str, Any] = next((m for m in reversed(messages) if m.get("role") == "user"), {})
         text = str(last.get("content", ""))
         if self.model:

@@ -32,7 +32,7 @@ from elelem_kernel.errors import (
     TooLarge,
     Undecodable,
 )
-from elelem_kernel.events import TRUNCATED, Emit, ProviderEvent, Reported
+from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, ProviderEvent, Reported
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window, stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
@@ -59,7 +59,7 @@ COST_HEADER = "x-litellm-response-cost"
 Headers = Callable[[Mapping[str, str]], None]
 
 
-class HTTPProvider:
+class HTTPProvider(Provider):
     """Base of the HTTP providers: options, client, retries, streams and error messages.
 
     Subclasses set the class attributes, `headers()`, `body()` and `parser()`: `fetch`
@@ -109,14 +109,11 @@ class HTTPProvider:
         #: that drops tools), found when it was asked for its window; the session says
         #: each once.
         self.notes: list[str] = []
+        #: The option names this provider accepts (for `/option` and error messages).
+        self.known_options: list[str] = sorted(known)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
-
-    @property
-    def known_options(self) -> list[str]:
-        """The option names this provider accepts (for `/option` and error messages)."""
-        return sorted({**COMMON_OPTIONS, **self.extra_options})
 
     def normalize_base(self, base: str) -> str:
         """The base URL without a trailing slash; providers may be more lenient."""
@@ -177,7 +174,7 @@ class HTTPProvider:
         """Request headers carrying the key: a bearer token unless a provider says otherwise."""
         return {"authorization": f"Bearer {key}"} if key else {}
 
-    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    def body(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body for one round; override per provider."""
         raise NotImplementedError
 
@@ -185,9 +182,7 @@ class HTTPProvider:
         """A new wire parser with `feed(name, data)` and `finish()`; override per provider."""
         raise NotImplementedError
 
-    async def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
-    ) -> None:
+    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
         """One round trip: stream the reply of `messages` as provider events."""
         key = self.api_key()
         body = self.body(messages, tools)

@@ -29,10 +29,11 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError, ProviderError
-from elelem_kernel.events import TRUNCATED, Emit, UsageEvent
+from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, UsageEvent
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window
 from elelem_kernel.providers.openai import OpenAIProvider
+from elelem_kernel.sync import call_soon
 
 INSTALL = "pip install 'elelem-kernel[llm]'"
 #: Options of this provider itself; every other option goes to the llm model's Options.
@@ -122,7 +123,7 @@ def _problems(error: Exception) -> str:
     return "; ".join(parts)
 
 
-class LLMProvider:
+class LLMProvider(Provider):
     """A model of llm's plugins; options go to the model's Options class (plus `log`)."""
 
     name = "llm"
@@ -135,7 +136,9 @@ class LLMProvider:
         self.is_async = isinstance(self.llm_model, (llm.AsyncModel, llm.AsyncKeyModel))
         self.log = _flag(options.pop("log", False))
         given = {k: v for k, v in options.items() if v is not None}
-        self.options = check_options(self.llm_model, {**model_defaults(self.model), **given})
+        self.options: dict[str, Any] = check_options(
+            self.llm_model, {**model_defaults(self.model), **given}
+        )
         self.known_options = option_names(self.llm_model)
         self._server: OpenAIProvider | None = None  # asked for the window of an api_base
 
@@ -151,11 +154,6 @@ class LLMProvider:
         """False at an `api_base`: there a model name says nothing of its window or price."""
         return self.api_base is None
 
-    @property
-    def notes(self) -> list[str]:
-        """What the server at `api_base` said of itself when asked for its window."""
-        return self._server.notes if self._server is not None else []
-
     async def context_window(self) -> int | None:
         """The window the server at `api_base` reports for the model, asked as the openai
         provider asks it (`server_window`); None for other models, or when it does not say."""
@@ -164,6 +162,8 @@ class LLMProvider:
         if self._server is None:
             name = getattr(self.llm_model, "model_name", None) or self.model
             self._server = OpenAIProvider(model=str(name), base_url=self.api_base, retries=0)
+            #: What that server said of itself when asked for its window (the same list).
+            self.notes = self._server.notes
         return await self._server.context_window()
 
     def __repr__(self) -> str:
@@ -179,9 +179,7 @@ class LLMProvider:
         if self._server is not None:
             await self._server.aclose()
 
-    async def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
-    ) -> None:
+    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
         """One round: stream the reply of `messages` as provider events."""
         llm = load()
         try:
@@ -216,10 +214,8 @@ class LLMProvider:
         stopped = threading.Event()
 
         def put(kind: str, value: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
-            except RuntimeError:  # the loop is closed: nobody waits any more
-                stopped.set()
+            if not call_soon(loop, queue.put_nowait, (kind, value)):
+                stopped.set()  # the loop is closed: nobody waits any more
 
         def work() -> None:
             try:
@@ -312,7 +308,7 @@ def _stream(event: Any, emit: Emit) -> None:
 def request(
     llm: Any,
     model: Any,
-    messages: list[dict[str, Any]],
+    messages: list[Message],
     tools: list[dict[str, Any]],
     options: dict[str, Any],
 ) -> dict[str, Any]:
@@ -325,6 +321,9 @@ def request(
     last = chain[-1] if chain else None
     if last is not None and last.role == "user":
         kwargs["prompt"] = "".join(getattr(p, "text", "") for p in last.parts)
+        attachments = [p.attachment for p in last.parts if getattr(p, "attachment", None)]
+        if attachments:  # the prompt's own images
+            kwargs["attachments"] = attachments
         chain = chain[:-1]
     elif last is not None and last.role == "tool":
         kwargs["tool_results"] = [
@@ -350,25 +349,23 @@ def request(
     return kwargs
 
 
-def to_llm(
-    llm: Any, messages: list[dict[str, Any]], accepts: frozenset[str] = frozenset()
-) -> list[Any]:
+def to_llm(llm: Any, messages: list[Message], accepts: frozenset[str] = frozenset()) -> list[Any]:
     """The session's messages as llm `Message`s; consecutive tool results share one.
 
-    A tool message's images become attachments of its result when their type is among
-    `accepts` (the model's `attachment_types`); the others are named in its output.
+    A tool message's images become attachments of its result, and a prompt's images
+    attachment parts after its text, when their type is among `accepts` (the model's
+    `attachment_types`); the others are named in the text.
     """
-    from llm.parts import TextPart, ToolResultPart
+    from llm.parts import AttachmentPart, TextPart, ToolResultPart
 
     out: list[Any] = []
     names: dict[str, str] = {}
     for m in messages:
-        role = m.get("role")
-        if role == "assistant":
+        if m["role"] == "assistant":
             for call in m.get("tool_calls") or []:
                 names[str(call.get("id"))] = str(call.get("name", ""))
             out.extend(_assistant(llm, m))
-        elif role == "tool":
+        elif m["role"] == "tool":
             call_id = str(m.get("tool_call_id", ""))
             output, attachments = str(m.get("content") or ""), []
             for image in m.get("images") or []:
@@ -389,8 +386,16 @@ def to_llm(
                 out[-1].parts.append(part)
             else:
                 out.append(llm.Message(role="tool", parts=[part]))
-        elif role in ("system", "user"):
-            out.append(llm.Message(role=role, parts=[TextPart(text=str(m.get("content") or ""))]))
+        elif m["role"] in ("system", "user"):
+            text, parts = str(m.get("content") or ""), []
+            for image in (m.get("images") if m["role"] == "user" else None) or []:
+                if image.get("mime_type") in accepts:
+                    raw = base64.b64decode(image["data"])
+                    attachment = llm.Attachment(type=image["mime_type"], content=raw)
+                    parts.append(AttachmentPart(attachment=attachment))
+                else:
+                    text += f"\n[image: {image.get('mime_type')}, a type this model does not take]"
+            out.append(llm.Message(role=m["role"], parts=[TextPart(text=text), *parts]))
     return out
 
 

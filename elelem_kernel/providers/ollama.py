@@ -13,7 +13,7 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Message
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 from elelem_kernel.providers.server_window import show_window
@@ -80,7 +80,7 @@ class OllamaProvider(HTTPProvider):
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)
 
-    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    def body(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body."""
         body: dict[str, Any] = {"model": self.model, "messages": to_wire(messages)}
         if tools:
@@ -134,13 +134,12 @@ class OllamaProvider(HTTPProvider):
 SHOW_LIMIT = 2_000_000
 
 
-def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def to_wire(messages: list[Message]) -> list[dict[str, Any]]:
     """Neutral messages → Ollama messages."""
     wire: list[dict[str, Any]] = []
     names: dict[str, str] = {}
     for m in messages:
-        role = m.get("role")
-        if role == "assistant":
+        if m["role"] == "assistant":
             message: dict[str, Any] = {"role": "assistant", "content": m.get("content") or ""}
             thinking = "".join(t.get("text", "") for t in m.get("thinking") or [])
             if thinking:
@@ -160,7 +159,7 @@ def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 ]
                 names.update({c["id"]: c["name"] for c in calls})
             wire.append(message)
-        elif role == "tool":
+        elif m["role"] == "tool":
             call_id = m.get("tool_call_id", "")
             result: dict[str, Any] = {
                 "role": "tool",
@@ -173,7 +172,12 @@ def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 result["images"] = images
             wire.append(result)
         else:
-            wire.append({"role": role, "content": m.get("content") or ""})
+            plain: dict[str, Any] = {"role": m["role"], "content": m.get("content") or ""}
+            given = m.get("images") if m["role"] == "user" else None
+            pictures = [i["data"] for i in given or [] if isinstance(i, dict)]
+            if pictures:  # a prompt's own images
+                plain["images"] = pictures
+            wire.append(plain)
     return wire
 
 

@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Emit
+from elelem_kernel.events import AssistantMessage, Emit, Message, ToolMessage, UserMessage
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 
@@ -84,7 +84,7 @@ class OpenAIProvider(HTTPProvider):
         except (TypeError, ValueError):
             raise ConfigError(f"option max_tokens must be a number or off, not {value!r}") from None
 
-    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    def body(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body."""
         body: dict[str, Any] = {"model": self.model, "messages": to_wire(messages)}
         if tools:
@@ -113,23 +113,22 @@ def reasoning_effort(value: Any) -> str | None:
     return "medium" if on is True else str(on)
 
 
-def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def to_wire(messages: list[Message]) -> list[dict[str, Any]]:
     """Neutral messages → Chat Completions messages.
 
     Tool messages cannot carry images: the images of a round's tool results follow its
     tool messages as one user message of `image_url` parts, each after a text part naming
-    the call it came from.
+    the call it came from. A prompt's own images follow its text as `image_url` parts.
     """
     wire: list[dict[str, Any]] = []
     pictures: list[dict[str, Any]] = []
     for m in messages:
-        role = m.get("role")
-        if role != "tool" and pictures:
+        if m["role"] != "tool" and pictures:
             wire.append({"role": "user", "content": pictures})
             pictures = []
-        if role == "assistant":
+        if m["role"] == "assistant":
             wire.append(_assistant(m))
-        elif role == "tool":
+        elif m["role"] == "tool":
             wire.append(
                 {
                     "role": "tool",
@@ -138,14 +137,17 @@ def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 }
             )
             pictures.extend(image_parts(m))
+        elif m["role"] == "user" and m.get("images"):
+            text = {"type": "text", "text": m.get("content") or ""}
+            wire.append({"role": "user", "content": [text, *prompt_image_parts(m)]})
         else:
-            wire.append({"role": role, "content": m.get("content") or ""})
+            wire.append({"role": m["role"], "content": m.get("content") or ""})
     if pictures:
         wire.append({"role": "user", "content": pictures})
     return wire
 
 
-def image_parts(m: dict[str, Any]) -> list[dict[str, Any]]:
+def image_parts(m: ToolMessage) -> list[dict[str, Any]]:
     """A tool message's images as Chat Completions content parts, each labelled."""
     images = [i for i in m.get("images") or [] if isinstance(i, dict)]
     parts: list[dict[str, Any]] = []
@@ -157,12 +159,21 @@ def image_parts(m: dict[str, Any]) -> list[dict[str, Any]]:
     return parts
 
 
+def prompt_image_parts(m: UserMessage) -> list[dict[str, Any]]:
+    """A user message's images as `image_url` parts (the prompt's text labels them)."""
+    return [
+        {"type": "image_url", "image_url": {"url": data_url(i)}}
+        for i in m.get("images") or []
+        if isinstance(i, dict)
+    ]
+
+
 def data_url(image: dict[str, Any]) -> str:
     """`data:image/png;base64,...` for an image entry."""
     return f"data:{image['mime_type']};base64,{image['data']}"
 
 
-def _assistant(m: dict[str, Any]) -> dict[str, Any]:
+def _assistant(m: AssistantMessage) -> dict[str, Any]:
     calls = m.get("tool_calls") or []
     message: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
     if not calls:

@@ -12,7 +12,7 @@ import os
 import re
 from typing import Any
 
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Message
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import StreamParser
 from elelem_kernel.providers.openai import (
@@ -55,7 +55,7 @@ class ResponsesProvider(OpenAIProvider):
     def parser(self, emit: Emit) -> _Stream:  # type: ignore[override]
         return _Stream(self, emit)
 
-    def body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    def body(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body: instructions from the system messages, the rest as items."""
         instructions, items = to_wire(messages)
         body: dict[str, Any] = {"model": self.model}
@@ -83,17 +83,22 @@ class ResponsesProvider(OpenAIProvider):
         return body
 
 
-def to_wire(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+def to_wire(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
     """Neutral messages → (instructions, input items)."""
     instructions: list[str] = []
     items: list[dict[str, Any]] = []
     for m in messages:
-        role = m.get("role")
-        if role == "system":
+        if m["role"] == "system":
             instructions.append(m.get("content") or "")
-        elif role == "user":
-            items.append({"role": "user", "content": m.get("content") or ""})
-        elif role == "tool":
+        elif m["role"] == "user":
+            content: Any = m.get("content") or ""
+            images = [i for i in m.get("images") or [] if isinstance(i, dict)]
+            if images:  # the prompt's own images follow its text
+                content = [{"type": "input_text", "text": content}] + [
+                    {"type": "input_image", "image_url": data_url(i)} for i in images
+                ]
+            items.append({"role": "user", "content": content})
+        elif m["role"] == "tool":
             output: Any = m.get("content") or ""
             images = [i for i in m.get("images") or [] if isinstance(i, dict)]
             if images:  # the output may be a list of input_text / input_image parts
@@ -107,7 +112,7 @@ def to_wire(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
                     "output": output,
                 }
             )
-        elif role == "assistant":
+        elif m["role"] == "assistant":
             for entry in m.get("thinking") or []:
                 item = ((entry.get("metadata") or {}).get("responses") or {}).get("item")
                 if item:

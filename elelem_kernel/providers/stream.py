@@ -16,6 +16,7 @@ import zlib
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 
 from elelem_kernel.errors import TooLarge, Undecodable
+from elelem_kernel.text import human_size
 
 #: Largest line, event or body accepted when a provider does not say otherwise.
 DEFAULT_LIMIT = 16_000_000
@@ -31,8 +32,9 @@ def problem(error: TooLarge | Undecodable, name: str) -> str:
     """What went wrong, for a person, with the provider's `name` and what to change."""
     if isinstance(error, TooLarge):
         article = "an" if error.what == "event" else "a"
+        limit = human_size(error.limit, "limit")
         return (
-            f"{name} sent {article} {error.what} over the {_size(error.limit)} limit (the "
+            f"{name} sent {article} {error.what} over the {limit} limit (the "
             "max_event_bytes option); stopped reading: this is not a model reply"
         )
     if error.reason:
@@ -175,10 +177,3 @@ async def read(chunks: AsyncIterable[bytes], limit: int) -> tuple[bytes, bool]:
 def _check(buffer: bytearray, limit: int, what: str) -> None:
     if len(buffer) > limit:
         raise TooLarge(what, limit)
-
-
-def _size(limit: int) -> str:
-    """`limit` bytes for people: "16 MB", "1.5 MB", "800 bytes"."""
-    if limit >= 1_000_000:
-        return f"{limit / 1_000_000:g} MB"
-    return f"{limit / 1_000:g} KB" if limit >= 1_000 else f"{limit} bytes"

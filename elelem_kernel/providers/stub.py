@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem_kernel.events import Emit
+from elelem_kernel.events import Emit, Message, Provider
 from elelem_kernel.options import unknown
 
 
-class StubProvider:
+class StubProvider(Provider):
+    """Thinks, says and calls the first offered tool; then says "done."."""
+
     name = "stub"
     known_options: tuple[str, ...] = ()
 
@@ -20,9 +22,7 @@ class StubProvider:
         unknown(self.name, options, self.known_options)
         self.model = model or "stub"
 
-    async def fetch(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], emit: Emit
-    ) -> None:
+    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
         if messages and messages[-1].get("role") == "tool" or not tools:
             emit({"type": "saying", "text": "done."})
             emit({"type": "usage", "input": 10, "output": 1})

@@ -74,8 +74,9 @@ def result_html(result: object) -> str:
     return "".join(out)
 
 
-def images_html(images: object) -> str:
-    """`<img>` tags for a call's images: allowlisted raster types, base64 data only."""
+def images_html(images: object, alt: str = "image from the tool") -> str:
+    """`<img>` tags for a call's (or a prompt's) images: allowlisted raster types, base64
+    data only."""
     out = []
     for image in images if isinstance(images, list) else []:
         if not isinstance(image, dict):
@@ -87,7 +88,7 @@ def images_html(images: object) -> str:
             out.append(f"<div><em>{escape(label(image))} image, shown in the cell</em></div>")
         elif mime in TYPES and isinstance(data, str) and BASE64.match(data):
             out.append(
-                f'<img src="data:{mime};base64,{data}" alt="image from the tool" '
+                f'<img src="data:{mime};base64,{data}" alt="{escape(alt)}" '
                 'style="max-width: 100%; max-height: 320px; margin: 4px 0; display: block">'
             )
         elif mime in TYPES and data is None:  # a stored record: the image was in its output

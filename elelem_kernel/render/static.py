@@ -40,8 +40,11 @@ def bundle(record: TurnRecord) -> tuple[dict[str, str], dict[str, TurnRecord]]:
 
 
 def stored(record: TurnRecord) -> TurnRecord:
-    """The record as the output keeps it: a call's images without their base64, which the
-    output's HTML already holds (`"in": "text/html"`), so the notebook has each image once."""
+    """The record as the output keeps it: the prompt's and the calls' images without their
+    base64, which the output's HTML already holds (`"in": "text/html"`), so the notebook
+    has each image once."""
+    if isinstance(record.get("prompt_images"), list):
+        record = {**record, "prompt_images": without_data(record["prompt_images"])}
     rounds = record.get("rounds")
     if not isinstance(rounds, list) or not any(
         isinstance(c, dict) and c.get("images")
@@ -70,6 +73,9 @@ def _stored_round(round_: RecordRound) -> RecordRound:
 def html(record: TurnRecord) -> str:
     """The turn as self-contained HTML: thinking, text and tool cards in order, footer."""
     parts: list[str] = [notice_html(n) for n in _notices(record)]
+    pictures = cards.images_html(record.get("prompt_images"), "image sent with the prompt")
+    if pictures:
+        parts.append(f"<div>{pictures}</div>")
     compaction = record.get("compaction")
     if isinstance(compaction, dict):
         parts.append(cards.compaction_html(compaction))

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping
 from typing import IO
 
-from elelem_kernel.agent.blocks import BlockEvent, BlockStart, TurnEnd
+from elelem_kernel.agent.blocks import BlockDelta, BlockEvent, BlockStart, BlockStop, TurnEnd
 from elelem_kernel.render.footer import compaction_note, footer_line
 from elelem_kernel.text import shorten
 from elelem_kernel.visible import visible, visible_json
@@ -99,31 +99,11 @@ class TerminalRenderer:
         if event["type"] == "status":
             self.provider, self.model = event.get("provider"), event.get("model")
         elif event["type"] == "block_start":
-            self.kinds[event["index"]] = event["block"]
-            if event["block"] == "thinking":
-                self._progress((DIM, "thinking: "))
-            elif event["block"] == "tool_use":
-                self.calls[str(event.get("id"))] = event
-                name = str(event.get("name"))
-                self._progress((YELLOW, f"→ {name}({_short(event.get('arguments', {}))})\n"))
-            elif event["block"] == "tool_result":
-                call = self.calls.get(str(event.get("id")))
-                name = (call.get("name") if call else None) or ""
-                mark = (GREEN, "✓") if event.get("ok") else (RED, "✗")
-                self._progress(mark, f" {name}: {_short(event.get('content', ''), 100)}\n")
+            self._start(event)
         elif event["type"] == "block_delta":
-            block = self.kinds.get(event["index"])
-            if block == "thinking":
-                self._progress((DIM, str(event["text"])))
-            elif block == "text":
-                self._reply(str(event["text"]))
-                self.text_at_line_start = str(event["text"]).endswith("\n")
+            self._delta(event)
         elif event["type"] == "block_stop":
-            if self.kinds.get(event["index"]) == "thinking":
-                self._progress("\n")
-            elif self.kinds.get(event["index"]) == "text":
-                self._reply("\n\n" if self.tty else "\n")
-                self.text_at_line_start = True
+            self._stop(event)
         elif event["type"] == "notice":
             self._progress((RED, f"{event.get('text', '')}\n"))
         elif event["type"] == "tool_state" and event.get("state") == "declined":
@@ -133,6 +113,35 @@ class TerminalRenderer:
             self._progress((YELLOW if event.get("failed") else DIM, note + "\n"))
         elif event["type"] == "turn_end":
             self._end(event)
+
+    def _start(self, event: BlockStart) -> None:
+        self.kinds[event["index"]] = event["block"]
+        if event["block"] == "thinking":
+            self._progress((DIM, "thinking: "))
+        elif event["block"] == "tool_use":
+            self.calls[str(event.get("id"))] = event
+            name = str(event.get("name"))
+            self._progress((YELLOW, f"→ {name}({_short(event.get('arguments', {}))})\n"))
+        elif event["block"] == "tool_result":
+            call = self.calls.get(str(event.get("id")))
+            name = (call.get("name") if call else None) or ""
+            mark = (GREEN, "✓") if event.get("ok") else (RED, "✗")
+            self._progress(mark, f" {name}: {_short(event.get('content', ''), 100)}\n")
+
+    def _delta(self, event: BlockDelta) -> None:
+        block = self.kinds.get(event["index"])
+        if block == "thinking":
+            self._progress((DIM, str(event["text"])))
+        elif block == "text":
+            self._reply(str(event["text"]))
+            self.text_at_line_start = str(event["text"]).endswith("\n")
+
+    def _stop(self, event: BlockStop) -> None:
+        if self.kinds.get(event["index"]) == "thinking":
+            self._progress("\n")
+        elif self.kinds.get(event["index"]) == "text":
+            self._reply("\n\n" if self.tty else "\n")
+            self.text_at_line_start = True
 
     def _end(self, event: TurnEnd) -> None:
         if event.get("stop") in ("budget", "context_full"):  # the line says how to go on

@@ -39,6 +39,14 @@ INTERVAL = 0.08  #: seconds between refreshes of a streaming block
 CLOCK = 1.0  #: seconds between refreshes of the waiting and running clocks
 
 
+#: The live view's plain-text face: a second person on the notebook (real-time
+#: collaboration) or a client without widgets sees it until the turn's frozen view comes.
+ELSEWHERE = (
+    "elelem is working on this turn: it shows live in the page that ran the cell, "
+    "and here once it ends."
+)
+
+
 class TurnView:
     """Live view of one turn: call it with block events, then `freeze(record)`."""
 
@@ -94,7 +102,9 @@ class TurnView:
         """Display the view (with a display id, so `freeze` can replace it) and start ticking."""
         from IPython.display import display
 
-        self.handle = display(self.box, display_id=True)
+        data = self.box._repr_mimebundle_()
+        data["text/plain"] = ELSEWHERE  # what a page without the widget model reads
+        self.handle = display(data, raw=True, display_id=True)
         self._ticker.start()
 
     def __call__(self, event: BlockEvent) -> None:

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from elelem_kernel._version import __version__
+from elelem_kernel.errors import BadInput
 from elelem_kernel.events import Usage
 from elelem_kernel.findings import FORMATS, Finding, at_least, sort
 from elelem_kernel.render.findings import findings_html, findings_markdown
@@ -78,7 +79,7 @@ def render(result: ReviewResult, fmt: str) -> str:
         return json.dumps(sarif(result), indent=2, ensure_ascii=False) + "\n"
     if fmt == "markdown":
         return markdown(result)
-    raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    raise BadInput(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
 
 
 def markdown(result: ReviewResult) -> str:

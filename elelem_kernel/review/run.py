@@ -1,13 +1,11 @@
-"""Running a review: for fronts (`prepare`/`restore_mode`), for Python and CI (`review`).
+"""Running a review: for fronts (`prepare`), for Python and CI (`review`).
 
-Fronts (the `%%elelem review` magic, the kernel's `/review`) run one turn:
+Fronts (the `%%elelem review` magic, the kernel's `/review`, the chat) run one turn:
 
-    prompt = prepare(session, "HEAD~1", focus=None, severity=None)  # None: nothing to review
-    if prompt:
-        try:
-            result = await session.turn(prompt, renderer=view)  # record["findings"]
-        finally:
-            restore_mode(session)
+    review = prepare(session, "HEAD~1", focus=None, severity=None)  # None: nothing to review
+    if review is not None:
+        with review:  # plan mode and the review tools until the block ends
+            result = await session.turn(review.prompt, renderer=view, extras=review.extras)
 
 `review()` (and `elelem-kernel review`, cli/review.py) runs one turn per part of a large diff
 and builds a ReviewResult.
@@ -15,22 +13,22 @@ and builds a ReviewResult.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.budget import parse
+from elelem_kernel.agent.front import PlainFront, TurnSettings
 from elelem_kernel.agent.record import add_usage
-from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.findings import at_least, check_severity, sort
 from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, Skipped, collect
 from elelem_kernel.review.report import ReviewResult
 from elelem_kernel.review.target import Target, resolve
-from elelem_kernel.review.tools import FindingLog, add_review_tools
+from elelem_kernel.review.tools import FindingLog, review_toolset
 from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import visible
 
@@ -41,16 +39,15 @@ if TYPE_CHECKING:
 NOTHING = "nothing to review"
 
 
-#: The review scope each prepared session is in, left by `restore_mode`.
-_SCOPES: weakref.WeakKeyDictionary[Session, ExitStack] = weakref.WeakKeyDictionary()
+#: How a review run's budget is raised, in the words of its messages.
+BUDGET_HINT = "--budget {quoted}"
 
 
 def reviewing(session: Session, diff: Diff) -> tuple[ExitStack, FindingLog]:
     """Enter plan mode with `report_finding` and `git` for `diff`; close the stack to leave."""
-    box = Toolbox()
-    log = add_review_tools(session, [f.path for f in diff.files], diff.target, box)
+    tools, log = review_toolset(session.tool_context, [f.path for f in diff.files], diff.target)
     scope = ExitStack()
-    scope.enter_context(session.overridden(mode="plan", tools=box.tools.values()))
+    scope.enter_context(session.overridden(mode="plan", tools=tools.tools.values()))
     return scope, log
 
 
@@ -63,15 +60,38 @@ def _meta(diff: Diff) -> dict[str, object]:
     }
 
 
+@dataclass
+class PreparedReview:
+    """A review turn made ready: its prompt, the fields its record gets (`extras`, for
+    `Session.turn`), and the session in plan mode with the review tools until `close`
+    (or the end of a `with` block) puts back the mode and the tools."""
+
+    prompt: str
+    extras: dict[str, Any]
+    scope: ExitStack
+
+    def close(self) -> None:
+        """Leave the review: the mode from before, the review tools gone (replaced tools
+        put back)."""
+        self.scope.close()
+
+    def __enter__(self) -> PreparedReview:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def prepare(
     session: Session,
     target: str | Sequence[str] | None,
     focus: str | None = None,
     severity: str | None = None,
-) -> str | None:
-    """Set the session up for a review of TARGET and return the prompt for `session.turn`.
+) -> PreparedReview | None:
+    """Set the session up for a review of TARGET: the prompt and record fields for
+    `session.turn`, and the review mode to close after it.
 
-    Switches to plan mode and adds `report_finding` and `git`; `restore_mode` undoes both.
+    Switches to plan mode and adds `report_finding` and `git`; closing undoes both.
     Returns None (after printing "nothing to review") when the diff is empty. A diff over
     the budget is cut to its first part; the prompt lists the files left out. Raises
     ReviewError (not a git repository, unknown revision) and ValueError (bad severity).
@@ -85,10 +105,9 @@ def prepare(
         {"path": p, "reason": "over the budget of one review turn"} for p in _later_parts(diff)
     ]
     diff.parts = diff.parts[:1]
-    restore_mode(session)
-    _SCOPES[session], _ = reviewing(session, diff)
-    session.turn_extras["review"] = _meta(diff)
-    return prompts.build(diff, 0, focus, severity, Path(session.workspace))
+    prompt = prompts.build(diff, 0, focus, severity, Path(session.workspace))
+    scope, _ = reviewing(session, diff)
+    return PreparedReview(prompt, {"review": _meta(diff)}, scope)
 
 
 def _later_parts(diff: Diff) -> list[str]:
@@ -101,13 +120,6 @@ def nothing(skipped: list[Skipped]) -> str:
 
     listed = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped)
     return visible(f"{NOTHING}: every changed file was skipped: {listed}")
-
-
-def restore_mode(session: Session) -> None:
-    """Undo `prepare`: the mode from before, the review tools gone (replaced tools put back)."""
-    scope = _SCOPES.pop(session, None)
-    if scope is not None:
-        scope.close()
 
 
 def _empty_result(diff: Diff) -> ReviewResult:
@@ -141,12 +153,18 @@ async def areview(
         return _empty_result(diff)
     own = session is None
     if session is None:
+        chosen = dict(options or {})
+        settings = TurnSettings(chosen.pop("approver", None), budget_hint=BUDGET_HINT)
         session = new_session(
-            provider=provider, model=model, mode="plan", workspace=t.root, **(options or {})
+            provider=provider,
+            model=model,
+            mode="plan",
+            workspace=t.root,
+            front=PlainFront(settings),
+            **chosen,
         )
-        session.ledger.hint = "--budget {quoted}"
     if spend is not None:
-        session.ledger.set(parse(spend), session)
+        session.accounts.ledger.set(parse(spend), session.facts)
     scope, log = reviewing(session, diff)
     result = ReviewResult(t.label, t.command(), reviewed=diff.reviewed, skipped=diff.skipped)
     result.provider, result.model = session.provider_name, session.model
@@ -155,7 +173,7 @@ async def areview(
     finally:
         scope.close()
         if own:
-            await session.aclose()
+            await session.facts.aclose()
     kept = [f for f in log.findings if severity is None or at_least(f.severity, severity)]
     result.findings = sort(kept)
     result.summary = "\n\n".join(replies)
@@ -177,9 +195,9 @@ async def _review_parts(
     replies = []
     for i in range(len(diff.parts)):
         if i:
-            session.new_conversation()
-        session.turn_extras["review"] = _meta(diff)
-        turn = await session.turn(prompts.build(diff, i, focus, severity), renderer=renderer)
+            session.conversations.new()
+        prompt = prompts.build(diff, i, focus, severity)
+        turn = await session.turn(prompt, renderer=renderer, extras={"review": _meta(diff)})
         if turn.reply and turn.reply.strip():
             replies.append(turn.reply.strip())
         if turn.error:

@@ -17,16 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from elelem_kernel.agent.toolset import Tools
 from elelem_kernel.errors import ReviewError
 from elelem_kernel.findings import SEVERITIES, Finding
 from elelem_kernel.review import diff as diffs
 from elelem_kernel.review import git, git_options, notebook
 from elelem_kernel.review.target import Target, resolve
-from elelem_kernel.tools.declaration import Arguments, Result
+from elelem_kernel.tools.declaration import Arguments, Result, Tool
 
 if TYPE_CHECKING:
-    from elelem_kernel.agent.session import Session
     from elelem_kernel.agent.toolbox import Toolbox
+    from elelem_kernel.tools.declaration import ToolContext
 
 TOOL_NAMES = ("report_finding", "git")
 GIT_COMMANDS = git_options.COMMANDS
@@ -127,27 +128,17 @@ class FindingLog:
         return finding, notes
 
 
-def add_review_tools(
-    session: Session, files: Iterable[str], target: Target, toolbox: Toolbox | None = None
-) -> FindingLog:
-    """Add `report_finding` and `git` to `toolbox` (the session's by default); return the log.
+def review_toolset(
+    context: ToolContext, files: Iterable[str], target: Target
+) -> tuple[Tools, FindingLog]:
+    """`report_finding` and `git` for a review of `target` as a toolset, for a session's
+    tool `context`, and the log they fill. Findings also go into the turn's `turn_extras`,
+    so its record carries them."""
+    log = FindingLog(target, set(files), Path(context.workspace))
 
-    Findings also go into the session's `turn_extras`, so the turn's record carries them.
-    """
-    log = FindingLog(target, set(files), Path(session.workspace))
-    box = toolbox if toolbox is not None else session.toolbox
-
-    @box.add(
-        "report_finding",
-        "Report one review finding. Call once per problem, with the location from the diff. "
-        "Severity: blocker (must not merge), major (a bug or risk), minor (worth fixing), nit (style).",
-        FINDING_PARAMS,
-        required=("path", "severity", "title", "body"),
-        kind="read",
-    )
     def report_finding(args: Arguments) -> Result:
         finding, notes = log.record(args)
-        session.turn_extras.setdefault("findings", []).append(finding.to_dict())
+        context.turn_extras.setdefault("findings", []).append(finding.to_dict())
         result: Result = {"recorded": len(log.findings), "location": finding.location}
         if finding.outside_diff:
             result["outside_diff"] = True
@@ -155,20 +146,46 @@ def add_review_tools(
             result["note"] = "; ".join(notes)
         return result
 
-    @box.add(
-        "git",
-        "Run a read-only git command in the repository: "
-        + ", ".join(GIT_COMMANDS)
-        + ". Give the words after `git`, e.g. `log --oneline -5`, `show HEAD~1:src/app.py`, "
-        "`blame -L 10,20 src/app.py`, `diff HEAD~1 -- src/app.py`.",
-        {"args": {"type": "string", "description": "The command line after `git`"}},
-        required=("args",),
-        kind="read",
-        preview=lambda a: f"git {a.get('args', '')}",
-    )
     def git_tool(args: Arguments) -> Result:
         return run_git(str(args["args"]), log.target)
 
+    tools = Tools(
+        "review",
+        [
+            Tool(
+                "report_finding",
+                "Report one review finding. Call once per problem, with the location from the "
+                "diff. Severity: blocker (must not merge), major (a bug or risk), minor (worth "
+                "fixing), nit (style).",
+                FINDING_PARAMS,
+                report_finding,
+                required=("path", "severity", "title", "body"),
+                kind="read",
+            ),
+            Tool(
+                "git",
+                "Run a read-only git command in the repository: "
+                + ", ".join(GIT_COMMANDS)
+                + ". Give the words after `git`, e.g. `log --oneline -5`, `show HEAD~1:src/app.py`, "
+                "`blame -L 10,20 src/app.py`, `diff HEAD~1 -- src/app.py`.",
+                {"args": {"type": "string", "description": "The command line after `git`"}},
+                git_tool,
+                required=("args",),
+                kind="read",
+                preview=lambda a: f"git {a.get('args', '')}",
+            ),
+        ],
+    )
+    return tools, log
+
+
+def add_review_tools(
+    context: ToolContext, files: Iterable[str], target: Target, toolbox: Toolbox
+) -> FindingLog:
+    """Compose the review's toolset (`review_toolset`, for a session's tool `context`) into
+    `toolbox`; return the log its tools fill."""
+    tools, log = review_toolset(context, files, target)
+    toolbox.add_toolset(tools)
     return log
 
 

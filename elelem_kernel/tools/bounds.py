@@ -1,6 +1,7 @@
-"""How tool results stay small: the bounds, sizes and diffs.
+"""How tool results stay small: the bounds and diffs.
 
-The cutting, its markers and the bounded stream sink (`HeadTail`) are `elelem_kernel.text`'s.
+The cutting, its markers, sizes in words and the bounded stream sink (`HeadTail`) are
+`elelem_kernel.text`'s.
 """
 
 from __future__ import annotations
@@ -10,16 +11,6 @@ from elelem_kernel.text import clip
 #: Result bounds: roughly what fits a model's context without crowding it.
 MAX_BYTES = 50_000
 MAX_LINES = 2_000
-
-
-def human_size(n: int) -> str:
-    """`n` bytes as a short figure: 512 B, 12.3 KB, 20.0 MB."""
-    if n < 1000:
-        return f"{n} B"
-    for unit, scale in (("KB", 1e3), ("MB", 1e6)):
-        if n < scale * 1000:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n / 1e9:.1f} GB"
 
 
 def unified_diff(before: str, after: str, name: str, limit: int = MAX_BYTES) -> str:

@@ -14,9 +14,7 @@ import threading
 from types import TracebackType
 from typing import Any
 
-
-class GroupStopped(Exception):
-    """Raised by `popen` once the group was stopped: nothing new is started."""
+from elelem_kernel.errors import GroupStopped
 
 
 class Children:

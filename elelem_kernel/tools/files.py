@@ -14,16 +14,16 @@ from typing import IO, BinaryIO
 
 from elelem_kernel import images
 from elelem_kernel.errors import ToolError
-from elelem_kernel.text import line_cut
+from elelem_kernel.text import human_size, line_cut, showing
 from elelem_kernel.tools import changes, protected
-from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, human_size, unified_diff
+from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, unified_diff
 from elelem_kernel.tools.declaration import (
     PATH,
     STRING,
     Arguments,
     Result,
+    Tool,
     ToolContext,
-    ToolDefinition,
 )
 from elelem_kernel.tools.globs import Glob
 from elelem_kernel.tools.listing import files_under, looks_binary
@@ -83,8 +83,8 @@ def lines_result(rel: str, shown: list[str], offset: int, total: int) -> Result:
     else:
         result["note"] = "the file is empty"
     if last < total:
-        result["truncated"] = (
-            f"showing lines {offset}-{last} of {total}; call read with offset={last + 1} for more"
+        result["truncated"] = showing(
+            f"lines {offset}-{last}", total, "", f"call read with offset={last + 1} for more"
         )
     return result
 
@@ -138,9 +138,11 @@ def list_files(ws: Workspace, path: str | None = None, pattern: str | None = Non
         size += len(name) + 4
     result: Result = {"path": rel, "files": names, "count": len(files)}
     if len(names) < len(files):
-        result["truncated"] = (
-            f"showing {len(names)} of {len(files)} files ({len(files) - len(names)} left out); "
-            "narrow it with path= or pattern= (e.g. pattern='*.py')"
+        result["truncated"] = showing(
+            len(names),
+            len(files),
+            f"files ({len(files) - len(names)} left out)",
+            "narrow it with path= or pattern= (e.g. pattern='*.py')",
         )
     if not files:
         result["note"] = f"no files match {pattern!r}" if pattern else "no files here"
@@ -348,7 +350,7 @@ def _not_found(rel: str, text: str, old: str) -> str:
     return message + " Call read to see the current text and copy it exactly."
 
 
-def reading(context: ToolContext) -> tuple[ToolDefinition, ...]:
+def reading(context: ToolContext) -> tuple[Tool, ...]:
     """The `read` and `list` tools on the context's workspace."""
 
     def read_tool(args: Arguments) -> Result:
@@ -359,7 +361,7 @@ def reading(context: ToolContext) -> tuple[ToolDefinition, ...]:
         return list_files(Workspace(context.workspace), args.get("path"), args.get("pattern"))
 
     return (
-        ToolDefinition(
+        Tool(
             "read",
             "Read a text file: numbered lines, 2,000 at most per call; says the total line "
             "count and how to read on (offset). A PNG, JPEG, GIF or WebP file comes back as "
@@ -373,7 +375,7 @@ def reading(context: ToolContext) -> tuple[ToolDefinition, ...]:
             required=("path",),
             aliases=("open",),
         ),
-        ToolDefinition(
+        Tool(
             "list",
             "List files under a folder (default: the workspace root), filtered by a glob like "
             "'*.py' or 'src/**/*.ipynb'; .gitignore is respected inside a git repository.",
@@ -384,7 +386,7 @@ def reading(context: ToolContext) -> tuple[ToolDefinition, ...]:
     )
 
 
-def writing(context: ToolContext) -> tuple[ToolDefinition, ...]:
+def writing(context: ToolContext) -> tuple[Tool, ...]:
     """The `write` and `edit` tools: each change kept in the turn's record for undo."""
 
     def ws() -> Workspace:
@@ -409,7 +411,7 @@ def writing(context: ToolContext) -> tuple[ToolDefinition, ...]:
         return protected.startup_code(ws(), args["path"])
 
     return (
-        ToolDefinition(
+        Tool(
             "write",
             "Write a whole file (created with its folders, or replaced). To change part of a "
             "file, use edit.",
@@ -420,7 +422,7 @@ def writing(context: ToolContext) -> tuple[ToolDefinition, ...]:
             preview=lambda a: write_preview(ws(), a["path"], a["content"]),
             sensitive=startup_code,
         ),
-        ToolDefinition(
+        Tool(
             "edit",
             "Replace an exact piece of text in a file with new text; old must appear exactly "
             "once unless replace_all is true. Returns the diff.",

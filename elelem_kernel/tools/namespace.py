@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import contextlib
 import contextvars
 import ctypes
 import fnmatch
@@ -19,10 +18,11 @@ import threading
 import traceback
 import types
 
-from elelem_kernel.text import clip
+from elelem_kernel.sync import call_soon
+from elelem_kernel.text import clip, showing
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.capture import captured
-from elelem_kernel.tools.declaration import STRING, Arguments, Result, ToolContext, ToolDefinition
+from elelem_kernel.tools.declaration import STRING, Arguments, Result, Tool, ToolContext
 
 #: Longest repr of a last expression's value.
 VALUE_CHARS = 10_000
@@ -89,8 +89,7 @@ async def run_python_async(namespace: dict[str, object], code: str, publish: boo
             result = {"error": "KeyboardInterrupt: interrupted"}
         with lock:
             running[0] = False
-        with contextlib.suppress(RuntimeError):  # the loop may be closed by now
-            loop.call_soon_threadsafe(_settle, done, result)
+        call_soon(loop, _settle, done, result)  # not at all if the loop is closed by now
 
     # The code runs in this turn's context: a new thread's own would be empty, and ipykernel
     # would then send what the code displays to whichever message set its parent last (a
@@ -140,8 +139,8 @@ def list_variables(namespace: dict[str, object], pattern: str | None = None) -> 
     if modules:
         result["modules"] = [f"{n} ({getattr(namespace[n], '__name__', n)})" for n in modules]
     if len(shown) < len(names):
-        result["truncated"] = (
-            f"showing {len(shown)} of {len(names)} names; pass pattern= (e.g. 'df*') to narrow"
+        result["truncated"] = showing(
+            len(shown), len(names), "names", "pass pattern= (e.g. 'df*') to narrow"
         )
     if not names and not modules:
         result["note"] = f"no names match {pattern!r}" if pattern else "the namespace is empty"
@@ -227,7 +226,7 @@ def _syntax(e: SyntaxError) -> str:
     return "".join(traceback.format_exception_only(type(e), e))
 
 
-def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+def definitions(context: ToolContext) -> tuple[Tool, ...]:
     """The `python` and `variables` tools on the context's live namespace."""
 
     async def python_tool(args: Arguments) -> Result:
@@ -237,7 +236,7 @@ def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
         return list_variables(context.namespace, args.get("pattern"))
 
     return (
-        ToolDefinition(
+        Tool(
             "python",
             "Run Python code in the session's live namespace (variables persist and the "
             "person sees them); returns stdout, stderr, the value of a final expression, or "
@@ -249,7 +248,7 @@ def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
             kind="execute",
             preview=lambda a: a["code"],
         ),
-        ToolDefinition(
+        Tool(
             "variables",
             "List the names in the live Python namespace with type and a short summary "
             "(shape and dtypes for arrays and data frames, length for containers).",

@@ -20,8 +20,8 @@ from elelem_kernel.tools.declaration import (
     Arguments,
     Prepared,
     Result,
+    Tool,
     ToolContext,
-    ToolDefinition,
 )
 from elelem_kernel.tools.workspace import Workspace
 
@@ -70,8 +70,7 @@ def _is_open(context: ToolContext, path: str) -> bool:
 def _edits_asked(context: ToolContext) -> bool:
     """Whether a live edit shows as a diff the person decides on (not auto mode and no
     standing yes); the diff in the cell is then the approval."""
-    allowed = context.always | context.allow
-    return context.mode != "auto" and "notebook_edit" not in allowed
+    return not context.unasked("notebook_edit")
 
 
 def _run_preview(args: Arguments) -> str:
@@ -83,12 +82,12 @@ def _run_preview(args: Arguments) -> str:
     )
 
 
-def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+def definitions(context: ToolContext) -> tuple[Tool, ...]:
     """notebook_read, notebook_edit, notebook_run and propose_cell for `context`."""
     return (_read(context), _edit(context), _run(context), _propose(context))
 
 
-def _read(context: ToolContext) -> ToolDefinition:
+def _read(context: ToolContext) -> Tool:
     async def notebook_read(args: Arguments) -> Result:
         link = live(context, args.get("path"))
         if link is not None:
@@ -108,7 +107,7 @@ def _read(context: ToolContext) -> ToolDefinition:
             )
         return result
 
-    return ToolDefinition(
+    return Tool(
         "notebook_read",
         "Read a notebook's cells: index, id, type, source and short output summaries "
         "(output images, up to 8, reach you as images). cells picks some by id or index. "
@@ -123,7 +122,7 @@ def _read(context: ToolContext) -> ToolDefinition:
     )
 
 
-def _edit(context: ToolContext) -> ToolDefinition:
+def _edit(context: ToolContext) -> Tool:
     def ws() -> Workspace:
         return Workspace(context.workspace)
 
@@ -146,7 +145,7 @@ def _edit(context: ToolContext) -> ToolDefinition:
             lambda: notebooks.edit_notebook(ws(), args["path"], context.open_notebook, **change),
         )
 
-    return ToolDefinition(
+    return Tool(
         "notebook_edit",
         "Change one cell of a notebook file per call: old+new (exact text), source (whole "
         "cell), insert before/after (with source and cell_type), delete, move_to, or "
@@ -161,7 +160,7 @@ def _edit(context: ToolContext) -> ToolDefinition:
     )
 
 
-def _run(context: ToolContext) -> ToolDefinition:
+def _run(context: ToolContext) -> Tool:
     async def run(args: Arguments) -> Result:
         timeout = args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
         link = live(context, args.get("path"))
@@ -190,7 +189,7 @@ def _run(context: ToolContext) -> ToolDefinition:
 
         return notebooks_live.describe_plan(plan, timeout), run_planned
 
-    return ToolDefinition(
+    return Tool(
         "notebook_run",
         "Execute a notebook's code cells (all, or those given): with path, in a fresh "
         "headless kernel (the file is not changed); without path, cells of the notebook open "
@@ -209,17 +208,17 @@ def _run(context: ToolContext) -> ToolDefinition:
     )
 
 
-def _propose(context: ToolContext) -> ToolDefinition:
+def _propose(context: ToolContext) -> Tool:
     async def propose_cell(args: Arguments) -> Result:
-        offer = getattr(context, "propose_cell", None)
-        if not callable(offer):
+        offer = context.propose_cell
+        if offer is None:
             raise ToolError(
                 "there is no frontend here to propose a cell to; show the code in your reply"
             )
         offer(args["source"])
         return {"proposed": True, "note": "the person sees the cell and decides whether to run it"}
 
-    return ToolDefinition(
+    return Tool(
         "propose_cell",
         "Offer the person a new code cell below the current one (in Jupyter) or print it (on "
         "the command line). Nothing runs; they decide. Use this for the open notebook.",

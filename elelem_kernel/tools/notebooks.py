@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.images import TYPES, ImageEntry
-from elelem_kernel.text import clip
-from elelem_kernel.tools.bounds import MAX_BYTES, human_size, unified_diff
+from elelem_kernel.text import clip, human_size, showing
+from elelem_kernel.tools.bounds import MAX_BYTES, unified_diff
 from elelem_kernel.tools.declaration import Result
 from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.regular_files import check_regular, open_regular
@@ -135,9 +135,12 @@ def read_cells(nb: NotebookNode, rel: str, cells: list[int | str] | None, output
         result["_images"] = pictures
     if len(shown) < len(indexes):
         rest = list(indexes)[len(shown) :]
-        result["truncated"] = (
-            f"showing {len(shown)} of {len(indexes)} cells; call notebook_read with "
-            f"cells={rest[:20]} for the next ones (or outputs=false for less text)"
+        result["truncated"] = showing(
+            len(shown),
+            len(indexes),
+            "cells",
+            f"call notebook_read with cells={rest[:20]} for the next ones (or outputs=false "
+            "for less text)",
         )
     return result
 

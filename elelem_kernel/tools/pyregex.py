@@ -18,7 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from elelem_kernel.tools.children import Children, GroupStopped
+from elelem_kernel.errors import GroupStopped
+from elelem_kernel.tools.children import Children
 from elelem_kernel.tools.declaration import Result
 
 #: Where the `elelem_kernel` package is, put first on the child's path.

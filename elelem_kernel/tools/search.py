@@ -24,12 +24,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import BinaryIO
 
-from elelem_kernel.errors import ToolError
-from elelem_kernel.text import clip
+from elelem_kernel.errors import GroupStopped, ToolError
+from elelem_kernel.text import clip, showing
 from elelem_kernel.tools import pyregex
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES
-from elelem_kernel.tools.children import Children, GroupStopped
-from elelem_kernel.tools.declaration import PATH, Arguments, Result, ToolContext, ToolDefinition
+from elelem_kernel.tools.children import Children
+from elelem_kernel.tools.declaration import PATH, Arguments, Result, Tool, ToolContext
 from elelem_kernel.tools.files import (
     LINE_BYTES,
     LINE_CHARS,
@@ -192,9 +192,11 @@ class _Matches:
             "files": len(self.files),
         }
         if len(self.lines) < self.count:
-            out["truncated"] = (
-                f"showing {len(self.lines)} of {self.count} matching lines in {len(self.files)} "
-                "files; narrow it with path=, glob= or a more specific pattern"
+            out["truncated"] = showing(
+                len(self.lines),
+                self.count,
+                f"matching lines in {len(self.files)} files",
+                "narrow it with path=, glob= or a more specific pattern",
             )
         if not self.count:
             out["note"] = f"no lines match {pattern!r}"
@@ -323,7 +325,7 @@ def split_lines(data: bytes) -> list[str]:
     ]
 
 
-def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+def definitions(context: ToolContext) -> tuple[Tool, ...]:
     """The `grep` tool on the context's workspace."""
 
     async def grep_tool(args: Arguments) -> Result:
@@ -333,7 +335,7 @@ def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
         )
 
     return (
-        ToolDefinition(
+        Tool(
             "grep",
             "Search file contents with a regular expression; prints path:line:text for every "
             "matching line (capped, with the total count).",

@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 from typing import IO
 
-from elelem_kernel.text import HeadTail
+from elelem_kernel.text import HeadTail, human_size
 from elelem_kernel.tools import git_command
-from elelem_kernel.tools.bounds import MAX_BYTES, human_size
-from elelem_kernel.tools.declaration import STRING, Arguments, Result, ToolContext, ToolDefinition
+from elelem_kernel.tools.bounds import MAX_BYTES
+from elelem_kernel.tools.declaration import STRING, Arguments, Result, Tool, ToolContext
 from elelem_kernel.tools.workspace import Workspace
 
 DEFAULT_TIMEOUT = 120
@@ -180,7 +180,7 @@ def _result(
     return result
 
 
-def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
+def definitions(context: ToolContext) -> tuple[Tool, ...]:
     """The `bash` tool, run in the context's workspace root."""
 
     async def bash_tool(args: Arguments) -> Result:
@@ -188,7 +188,7 @@ def definitions(context: ToolContext) -> tuple[ToolDefinition, ...]:
         return await bash(root, args["command"], args.get("timeout", DEFAULT_TIMEOUT))
 
     return (
-        ToolDefinition(
+        Tool(
             "bash",
             "Run a shell command with bash in the workspace root; returns exit code, stdout "
             "and stderr (long output keeps its head and tail). Killed after timeout seconds "

@@ -6,7 +6,7 @@
  * the fix then comes as the usual diff box in the failing cell, to accept or reject.
  */
 
-import { Cell, CodeCell } from '@jupyterlab/cells';
+import { Cell, CodeCell, ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 
 /** Name of the Elelem kernel, whose every cell is a prompt. */
@@ -23,7 +23,7 @@ export function offerFix(panel: NotebookPanel, cell: Cell): void {
   const code = cell as CodeCell;
   const outputs = code.model.outputs;
   for (let i = 0; i < outputs.length; i++) {
-    const output: any = outputs.get(i).toJSON();
+    const output = outputs.get(i).toJSON();
     if (output.output_type !== 'error') {
       continue;
     }
@@ -53,7 +53,7 @@ function hasElelem(panel: NotebookPanel): boolean {
     return true;
   }
   for (const cell of panel.content.model?.cells ?? []) {
-    const ran = cell.type === 'code' && (cell as any).executionCount !== null;
+    const ran = cell.type === 'code' && (cell as ICodeCellModel).executionCount !== null;
     if (ran && LOADED.test(cell.sharedModel.getSource())) {
       return true;
     }
@@ -61,21 +61,23 @@ function hasElelem(panel: NotebookPanel): boolean {
   return false;
 }
 
+const SUFFIXES: { [last: number]: string } = { 1: 'st', 2: 'nd', 3: 'rd' };
+
 /** `cell [5]`, or `the 6th cell` before it has a count. */
 function label(panel: NotebookPanel, cell: Cell): string {
-  const count = (cell.model as any).executionCount;
+  const count = (cell.model as Partial<ICodeCellModel>).executionCount;
   if (typeof count === 'number') {
     return `cell [${count}]`;
   }
   const n = panel.content.widgets.indexOf(cell) + 1;
   const tens = n % 100;
   const suffix =
-    tens >= 10 && tens <= 20 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' } as any)[n % 10] ?? 'th';
+    tens >= 10 && tens <= 20 ? 'th' : SUFFIXES[n % 10] ?? 'th';
   return `the ${n}${suffix} cell`;
 }
 
 /** Add the prompt cell below `cell` and run it. */
-function fix(panel: NotebookPanel, cell: Cell, error: any): void {
+function fix(panel: NotebookPanel, cell: Cell, error: { [key: string]: unknown }): void {
   const model = panel.content.model;
   if (!model) {
     return;
@@ -89,7 +91,7 @@ function fix(panel: NotebookPanel, cell: Cell, error: any): void {
   model.sharedModel.insertCell(index, {
     cell_type: 'code',
     source: elelem ? ask : `%%elelem\n${ask}`
-  } as any);
+  });
   panel.content.activeCellIndex = index;
   void NotebookActions.run(panel.content, panel.sessionContext);
 }

@@ -26,10 +26,10 @@ import {
 } from '@jupyterlab/notebook';
 import { KernelMessage } from '@jupyterlab/services';
 import { offerFix } from './fix';
-import { attachLive, recordCells, restoreData } from './live';
+import { attachLive } from './live';
+import { Json, RESTORE_TARGET, RestoreReason, commData } from './protocol';
+import { recordCells, restoreData } from './records';
 
-/** The comm target the kernel registers (elelem_kernel/jupyter/restore_comm.py). */
-const TARGET = 'elelem.restore';
 /** Version of the comm message and of the notebook-level summary. */
 const VERSION = 1;
 /** Name of the Elelem kernel, whose every cell is a prompt. */
@@ -47,7 +47,7 @@ interface IState {
   startPending: boolean;
 }
 
-type Reason = 'start' | 'cell' | 'load';
+type Reason = Exclude<RestoreReason, 'undo'>;
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'elelem-kernel:restore',
@@ -140,8 +140,8 @@ function isElelemKernel(panel: NotebookPanel): boolean {
   return panel.sessionContext.session?.kernel?.name === ELELEM_KERNEL;
 }
 
-function records(panel: NotebookPanel): any[] {
-  return recordCells(panel).flatMap(cell => cell.outputs.map((o: any) => o.metadata.elelem));
+function records(panel: NotebookPanel): Json[] {
+  return recordCells(panel).flatMap(cell => cell.outputs.map(o => o.metadata.elelem));
 }
 
 function hasRecords(panel: NotebookPanel): boolean {
@@ -157,7 +157,7 @@ function send(panel: NotebookPanel, state: IState, reason: Reason): void {
   const commId = `elelem-restore-${Date.now()}-${Math.random().toString(36).slice(2)}`;
   // Registered here so the kernel's answer (or its close, before `%load_ext`) finds it:
   // an unknown comm id makes JupyterLab log "Comm not found" in the browser console.
-  const comm = kernel.createComm(TARGET, commId);
+  const comm = kernel.createComm(RESTORE_TARGET, commId);
   comm.onMsg = () => {
     state.delivered = true;
   };
@@ -170,8 +170,8 @@ function send(panel: NotebookPanel, state: IState, reason: Reason): void {
     session: kernel.clientId,
     content: {
       comm_id: commId,
-      target_name: TARGET,
-      data: restoreData(panel, reason)
+      target_name: RESTORE_TARGET,
+      data: commData(restoreData(panel, reason)) as KernelMessage.ICommOpenMsg['content']['data']
     }
   });
   try {
@@ -185,7 +185,9 @@ function send(panel: NotebookPanel, state: IState, reason: Reason): void {
 /** Keep the notebook-level `metadata.elelem` summary in step with the records. */
 function summarize(panel: NotebookPanel): void {
   const model = panel.content.model;
-  const found = records(panel).filter(r => r && typeof r === 'object');
+  const found = records(panel).filter(
+    (r): r is { [key: string]: Json } => r !== null && typeof r === 'object'
+  );
   if (!model || found.length === 0) {
     return;
   }

@@ -473,7 +473,7 @@ def test_without_the_sdk_the_command_names_the_extra_and_import_stays_cheap():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 1
     assert "pip install 'elelem-kernel[acp]'" in out.stderr and out.stdout == ""
-    code = "import sys, elelem_kernel.acp, elelem_kernel.acp.store; print('acp' in sys.modules)"
+    code = "import sys, elelem_kernel.acp, elelem_kernel.store.acp_sessions; print('acp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 pytest.importorskip("acp")
 
 from acp import (  # noqa: E402  # noqa: E402
-    RequestError,
     embedded_text_resource,
     image_block,
     resource_block,
@@ -15,8 +16,9 @@ from acp import (  # noqa: E402  # noqa: E402
     text_block,
 )
 
-from elelem_kernel.acp.agent import prompt_text, stop_reason, usage  # noqa: E402
+from elelem_kernel.acp.agent import stop_reason, usage  # noqa: E402
 from elelem_kernel.acp.files import numbered  # noqa: E402
+from elelem_kernel.acp.prompt_content import PromptError, read_prompt  # noqa: E402
 from elelem_kernel.acp.updates import acp_kind, checklist, fenced, notebook_text  # noqa: E402
 from elelem_kernel.errors import ToolError  # noqa: E402
 
@@ -55,7 +57,7 @@ def test_usage_and_plan():
     ]
 
 
-def test_prompt_blocks_become_one_text_and_images_are_refused():
+def test_prompt_blocks_become_one_text_and_images_are_read():
     text = prompt_text(
         [
             text_block("Explain "),
@@ -65,9 +67,14 @@ def test_prompt_blocks_become_one_text_and_images_are_refused():
     )
     assert "[main.py](file:///w/main.py)" in text and "file:///w/a.md:\n````\nhas ```" in text
     assert prompt_text([text_block("a"), text_block("b")]) == "ab"
-    with pytest.raises(RequestError) as refused:
+    with pytest.raises(PromptError) as refused:  # "hi" is no image
         prompt_text([image_block("aGk=", "image/png")])
-    assert "type 'image' is not accepted" in str(refused.value)
+    assert "image 1: image/png: not a PNG, JPEG, GIF or WebP image" in str(refused.value)
+
+
+def prompt_text(blocks: list) -> str:
+    """The prompt's text, as `session/prompt` reads it."""
+    return asyncio.run(read_prompt(blocks)).text
 
 
 def test_client_reads_are_numbered_and_bounded_like_disk_reads():
@@ -87,8 +94,9 @@ def test_notebooks_diff_as_cells_and_fences_hold_backticks():
 
 
 def test_the_sessions_folder_survives_garbage_and_refuses_odd_ids(tmp_path, monkeypatch):
-    from elelem_kernel.acp import store
     from elelem_kernel.errors import ElelemError
+    from elelem_kernel.render.static import bundle
+    from elelem_kernel.store import acp_sessions as store
 
     monkeypatch.setenv(store.ENV, str(tmp_path / "sessions"))
     assert "no ACP sessions saved yet" in store.listing_text()
@@ -107,7 +115,7 @@ def test_the_sessions_folder_survives_garbage_and_refuses_odd_ids(tmp_path, monk
         "started": "2026-01-01T00:00:00+00:00",
         "ms": 5,
     }
-    path = store.save_turn("good", "/work/project", record)
+    path = store.save_turn("good", "/work/project", record, *bundle(record))
     saved = store.load("good")
     assert (saved.cwd, saved.title, saved.rebuilt.turns) == ("/work/project", "first question", 1)
 
@@ -115,7 +123,7 @@ def test_the_sessions_folder_survives_garbage_and_refuses_odd_ids(tmp_path, monk
     broken = store.load("broken")
     assert broken.rebuilt.turns == 0 and broken.cwd is None and broken.warnings
     with pytest.raises(ElelemError, match="not a notebook nbformat can read"):
-        store.save_turn("broken", "/w", record)
+        store.save_turn("broken", "/w", record, *bundle(record))
     listed = {s["id"]: s for s in store.listing()}
     assert listed["good"]["turns"] == 1 and listed["broken"]["turns"] == 0
 

@@ -232,7 +232,7 @@ def test_initialize_is_answered_before_the_sdk_has_loaded(tmp_path, home, ws):
 def test_a_file_of_requests_is_answered_and_permissions_it_cannot_give_are_refused(
     tmp_path, home, ws, monkeypatch
 ):
-    from elelem_kernel.acp import store
+    from elelem_kernel.store import acp_sessions as store
 
     monkeypatch.setenv(store.ENV, home["ELELEM_ACP_SESSIONS"])
     store.create("scripted", str(ws), "build")

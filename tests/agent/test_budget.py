@@ -23,6 +23,7 @@ from elelem_kernel.agent.budget import (
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.events import as_provider
 from elelem_kernel.providers.openai import OpenAIProvider
 from tests.wire_servers import Round, WireServer
 
@@ -110,13 +111,13 @@ def test_a_bad_elelem_budget_names_the_variable(monkeypatch, tmp_path):
         Session(OpenAIProvider(api_key="k"), workspace=tmp_path)
     monkeypatch.setenv("ELELEM_BUDGET", "0.50/turn")
     s = Session(OpenAIProvider(api_key="k"), workspace=tmp_path)
-    assert s.ledger.budgets == {"turn": Budget(0.5, "usd", "turn")}
+    assert s.accounts.ledger.budgets == {"turn": Budget(0.5, "usd", "turn")}
 
 
 def test_the_output_limit_is_the_providers_max_tokens_else_an_assumed_one():
     assert output_limit(OpenAIProvider(api_key="k", max_tokens=1234)) == 1234
     assert output_limit(OpenAIProvider(api_key="k")) == ASSUMED_OUTPUT  # api.openai.com: none
-    assert output_limit(object()) == ASSUMED_OUTPUT
+    assert output_limit(as_provider(object())) == ASSUMED_OUTPUT
 
 
 # -- turns that stop ----------------------------------------------------------------------
@@ -209,15 +210,15 @@ def test_restore_counts_what_the_records_already_spent(server, tmp_path):
     json.loads(json.dumps(records))  # records are plain JSON, as in a notebook
 
     after = session(server, tmp_path)
-    after.ledger.set(parse("0.50"), after)
+    after.accounts.ledger.set(parse("0.50"), after.facts)
     after.load({records[0]["conversation"]: records}, records[0]["conversation"])
-    assert after.ledger.total().usd == pytest.approx(0.56)
+    assert after.accounts.ledger.total().usd == pytest.approx(0.56)
     result = run(after, "three")
     assert result.stop == "budget" and len(server.requests) == 2
     assert "this session spent $0.56 of $0.50" in result.error
     # a turn run here and then restored again is not counted twice
     after.load({"c": [*records, result.record]}, "c")
-    assert after.ledger.total().usd == pytest.approx(0.56)
+    assert after.accounts.ledger.total().usd == pytest.approx(0.56)
 
 
 def test_records_of_unknown_price_count_their_tokens_and_say_so():
@@ -233,9 +234,9 @@ def test_an_unknown_price_refuses_a_dollar_budget_and_names_the_token_form(serve
     answer = s.command("/budget 2")
     assert "cannot be kept for openai/mystery-model: its price is unknown" in answer
     assert "in tokens instead, e.g. --budget '200k tokens'" in answer
-    assert s.ledger.budgets == {}  # refused, not set
+    assert s.accounts.ledger.budgets == {}  # refused, not set
     # a dollar budget in force when the model changes to an unpriced one: refused, not sent
-    s.ledger.budgets["session"] = Budget(2.0)
+    s.accounts.ledger.budgets["session"] = Budget(2.0)
     result = run(s, "hi")
     assert result.stop == "error" and "its price is unknown" in result.error
     assert server.requests == []
@@ -261,16 +262,16 @@ def test_budget_command_shows_sets_and_removes(server, tmp_path):
 def test_a_budget_for_one_turn_is_put_back_after_it(server, tmp_path):
     s = session(server, tmp_path)
     s.command("/budget 2")
-    with s.ledger.applied("0.50/turn", s):
-        assert set(s.ledger.budgets) == {"session", "turn"}
-    assert set(s.ledger.budgets) == {"session"}
-    with s.ledger.applied("off", s):
-        assert s.ledger.budgets == {}
-    assert set(s.ledger.budgets) == {"session"}
+    with s.accounts.ledger.applied("0.50/turn", s.facts):
+        assert set(s.accounts.ledger.budgets) == {"session", "turn"}
+    assert set(s.accounts.ledger.budgets) == {"session"}
+    with s.accounts.ledger.applied("off", s.facts):
+        assert s.accounts.ledger.budgets == {}
+    assert set(s.accounts.ledger.budgets) == {"session"}
 
 
 def test_records_with_a_budget_restore_and_old_ones_still_do(server, tmp_path):
-    from elelem_kernel.agent.restore import _fits_schema, check, rebuild
+    from elelem_kernel.store.rebuild import _fits_schema, check, rebuild
 
     server.script("openai", Round(text="ok", usage=BIG))
     s = session(server, tmp_path)

@@ -118,13 +118,13 @@ def test_trust_lists_the_files_loads_the_plugins_and_lists_and_revokes(tmp_path,
     )
     monkeypatch.chdir(project)
     s = session(project)
-    assert "hi" not in s.provider_names()
+    assert "hi" not in s.facts.provider_names()
     assert "No folder is trusted yet" in s.command("/trust --list")
 
     text = s.command("/trust")
     assert f"Trusted {project.resolve()}" in text and "- `.agents/plugins/hello.py`" in text
     assert "New providers: `hi`." in text
-    assert s.toolbox.get("hello") is not None and "hi" in s.provider_names()
+    assert s.toolbox.get("hello") is not None and "hi" in s.facts.provider_names()
     assert f"- {project.resolve()}: trusted, 1 project file" in s.command("/trust --list")
 
     (project / ".agents" / "plugins" / "hello.py").write_text("# changed\n")

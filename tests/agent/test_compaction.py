@@ -8,11 +8,11 @@ import json
 import pytest
 
 from elelem_kernel.agent.conversation import HEADER
-from elelem_kernel.agent.restore import check, rebuild
 from elelem_kernel.agent.session import Session
 from elelem_kernel.errors import ProviderError
 from elelem_kernel.render.footer import compaction_note
 from elelem_kernel.render.static import bundle
+from elelem_kernel.store.rebuild import check, rebuild
 from tests.scripted import Scripted, say
 
 LONG = "x" * 3_500  # about 1,000 tokens (3.5 characters a token)
@@ -29,7 +29,7 @@ def _same_environment_everywhere(tmp_path, monkeypatch, home):
 def session(*rounds, window: int = 3_000) -> tuple[Session, Scripted]:
     provider = Scripted(*rounds)
     s = Session(provider, provider_name="scripted")
-    s.context_window = window
+    s.facts.context_window = window
     return s, provider
 
 
@@ -111,7 +111,7 @@ def test_a_failing_summary_leaves_the_oldest_turns_out_and_says_so():
 
 def test_turns_too_big_for_one_summary_request_are_summarised_in_parts():
     s, p = session(say("one"), say("two"), say("three"), say("PART-1"), say("PART-2"), say("4"))
-    s.context_window = 200_000
+    s.facts.context_window = 200_000
     for i in range(3):
         turn(s, f"FACT-{i} " + "x" * 5_000)
     s.command("/context-window 3000")  # now two turns are too big for one summary request
@@ -155,13 +155,13 @@ def test_compact_command_compacts_before_the_next_turn_with_what_to_keep():
     assert third.record["compaction"]["turns"] == 1  # all but the newest turn
     sent = p.sent[3]["messages"]
     assert [m["content"] for m in sent if m["role"] == "user"][1:] == ["second", "third"]
-    assert s.compact_next is None
+    assert s.conversations.compact_next is None
 
 
 def test_compact_with_nothing_to_compact_says_so():
     s, _ = session()
     assert "Nothing to compact" in s.command("/compact")
-    assert s.compact_next is None
+    assert s.conversations.compact_next is None
 
 
 def test_rerunning_an_old_cell_sees_only_what_was_above_it():
@@ -255,7 +255,7 @@ def test_a_long_tool_loop_compacts_the_older_turns_between_rounds():
         say("done"),
     )
     s = Session(p, box, provider_name="scripted")
-    s.context_window = 4_000
+    s.facts.context_window = 4_000
     turn(s, "FACT-1 " + "x" * 2_600)
     turn(s, "FACT-2 " + "x" * 2_600)
     events: list = []

@@ -15,6 +15,7 @@ from elelem_kernel.agent.context import (
 from elelem_kernel.agent.session import Session
 from elelem_kernel.assembly.bundled import catalog
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.events import Provider
 from elelem_kernel.render.footer import footer_text, meter
 from elelem_kernel.render.static import bundle
 from tests.scripted import Scripted, say
@@ -61,12 +62,12 @@ def test_the_context_window_option_is_the_sessions_not_the_providers(monkeypatch
     monkeypatch.delenv("ELELEM_OPTIONS", raising=False)
     provider = create("echo", None, {"context_window": "6k"})  # echo knows no options
     s = Session(provider, provider_name="echo")
-    s.provider_options["echo"] = {"context_window": "6k"}
-    assert s.window() == (6000, "the option context_window")
+    s.facts.provider_options["echo"] = {"context_window": "6k"}
+    assert s.facts.window() == (6000, "the option context_window")
     with pytest.raises(ConfigError, match="bad context window"):
         create("echo", None, {"context_window": "huge"})
     monkeypatch.setenv("ELELEM_OPTIONS", "context_window=9000")
-    assert Session(create("echo", None, {}), provider_name="echo").window()[0] == 9000
+    assert Session(create("echo", None, {}), provider_name="echo").facts.window()[0] == 9000
 
 
 def test_context_window_command_sets_shows_and_resets(monkeypatch):
@@ -74,7 +75,7 @@ def test_context_window_command_sets_shows_and_resets(monkeypatch):
     monkeypatch.delenv("ELELEM_OPTIONS", raising=False)
     s = Session(Scripted(), provider_name="anthropic", model="claude-sonnet-4")
     assert s.command("/context-window 6000").startswith("Window: 6.0k tokens (/context-window)")
-    assert s.context_window == 6000
+    assert s.facts.context_window == 6000
     assert "past 80%" in s.command("/context")
     assert "Usage" in s.command("/context-window lots")
     assert s.command("/context-window off").startswith("Window: 200k tokens (known")
@@ -94,7 +95,7 @@ def test_the_meter_shows_the_input_tokens_the_provider_reported_for_the_last_req
         ],
     ]
     s = Session(Scripted(*rounds), provider_name="scripted")
-    s.context_window = 6000
+    s.facts.context_window = 6000
     events: list = []
     result = asyncio.run(s.turn("hi", renderer=events.append))
     assert result.record["context"] == {"used": 1_234, "window": 6000, "estimated": False}
@@ -129,7 +130,7 @@ def test_footer_text_places_the_meter_after_the_tokens():
     assert "ctx" not in footer_text({}, 10, 1, "end_turn", context={"used": "x"})
 
 
-class Probed:
+class Probed(Provider):
     """A provider that reports its own window, as Ollama does."""
 
     def __init__(self):
@@ -150,8 +151,8 @@ def test_a_provider_is_asked_for_its_window_once_before_the_first_request(monkey
     monkeypatch.delenv("ELELEM_OPTIONS", raising=False)
     provider = Probed()
     s = Session(provider, provider_name="probed")
-    assert s.window()[0] == 128_000
+    assert s.facts.window()[0] == 128_000
     first = asyncio.run(s.turn("small"))
     asyncio.run(s.turn("more"))
-    assert provider.asked == 1 and s.window() == (5_000, "reported by the probed server")
+    assert provider.asked == 1 and s.facts.window() == (5_000, "reported by the probed server")
     assert first.record["context"]["window"] == 5_000

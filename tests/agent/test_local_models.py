@@ -43,7 +43,7 @@ def test_a_local_servers_window_is_asked_not_taken_from_gpt_4_1(wire):
     s = local(wire)
     result = turn(s, "hello")
     assert result.record["context"]["window"] == 8192
-    assert s.window() == (8192, "reported by the openai server")
+    assert s.facts.window() == (8192, "reported by the openai server")
     assert "assumed" not in result.record["context"]
 
 
@@ -51,7 +51,7 @@ def test_a_server_that_does_not_say_gets_a_small_assumed_window_shown_as_unknown
     wire.script("openai", Round(text="hi"))
     s = local(wire)
     result = turn(s, "hello")
-    window, source = s.window()
+    window, source = s.facts.window()
     assert window == UNKNOWN_WINDOW and source.startswith("unknown")
     assert result.record["context"]["assumed"] is True
     assert footer_line(result.record).count(f"/{UNKNOWN_WINDOW / 1000:.1f}k?") == 1
@@ -62,7 +62,7 @@ def test_local_costs_are_unknown_and_the_served_model_is_shown(wire):
     wire.script("openai", Round(text="hi", model="smollm2"))
     s = local(wire)
     result = turn(s, "hello")
-    assert s.model == "gpt-4.1" and result.cost is None and s.cost is None
+    assert s.model == "gpt-4.1" and result.cost is None and s.accounts.cost is None
     assert result.record["served_model"] == "smollm2"
     line = footer_line(result.record)
     assert "openai/smollm2" in line and "cost unknown" in line and "$" not in line
@@ -71,7 +71,7 @@ def test_local_costs_are_unknown_and_the_served_model_is_shown(wire):
 def test_a_context_overflow_teaches_the_window_compacts_and_retries_once(wire):
     wire.script("openai", Round(text="one"), Round(text="two"))
     s = local(wire)
-    s.context_window = None
+    s.facts.context_window = None
     turn(s, "FACT-1 " + LONG)
     turn(s, "FACT-2 " + LONG)
     wire.queue(overflow_reply("llama.cpp", requested=24075, limit=8192))
@@ -85,10 +85,10 @@ def test_a_context_overflow_teaches_the_window_compacts_and_retries_once(wire):
     notices = [e["text"] for e in events if e["type"] == "notice"]
     assert any("24,075 tokens" in n and "8,192" in n and "once more" in n for n in notices)
     assert third.record["compaction"]["turns"] == 2 and "failed" not in third.record["compaction"]
-    assert s.window() == (8192, "stated by the server when it refused a request")
+    assert s.facts.window() == (8192, "stated by the server when it refused a request")
     assert len(third.record["rounds"]) == 1  # the refused request is not a round
     # the server counts more than the estimate said: later estimates of it grow
-    assert s.calibration[s.conversation.id] > 1
+    assert s.facts.calibration[s.conversation.id] > 1
 
 
 def test_a_second_overflow_is_an_error_that_quotes_the_server(wire):
@@ -122,17 +122,17 @@ def test_the_servers_count_calibrates_the_next_estimate_of_the_conversation(wire
     s = local(wire)
     wire.script("openai", Round(text="one", usage={"input": 1}))
     turn(s, "a")
-    raw = s._raw
+    raw = s.facts._raw
     wire.script("openai", Round(text="two", usage={"input": raw * 3}))
     turn(s, "b")
-    assert s.calibration[s.conversation.id] == pytest.approx(3 * raw / s._raw, rel=0.01)
+    assert s.facts.calibration[s.conversation.id] == pytest.approx(3 * raw / s.facts._raw, rel=0.01)
     events: list = []
     wire.script("openai", Round(text="three"))
     turn(s, "c", events)
     waiting = [e for e in events if e.get("state") == "waiting"][0]
-    assert waiting["context"]["used"] > 2 * s._raw  # the estimate before the server counted
-    s.new_conversation()
-    assert s.estimate([{"role": "user", "content": "x" * 350}]) == estimate(
+    assert waiting["context"]["used"] > 2 * s.facts._raw  # the estimate before the server counted
+    s.conversations.new()
+    assert s.facts.estimate([{"role": "user", "content": "x" * 350}]) == estimate(
         [{"role": "user", "content": "x" * 350}]
     )
 

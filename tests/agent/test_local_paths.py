@@ -117,15 +117,15 @@ def test_the_calibration_is_kept_in_the_record_and_restored_with_the_conversatio
     s = local(wire)
     wire.script("openai", Round(text="one", usage={"input": 1}))
     turn(s, "a")
-    wire.script("openai", Round(text="two", usage={"input": s._raw * 2}))
+    wire.script("openai", Round(text="two", usage={"input": s.facts._raw * 2}))
     second = turn(s, "b")
-    factor = s.calibration[s.conversation.id]
+    factor = s.facts.calibration[s.conversation.id]
     assert factor > 1.5 and second.record["calibration"] == pytest.approx(factor, abs=1e-3)
 
     again = local(wire)  # the next `ask --notebook` run: a new session, the records restored
     records = json.loads(json.dumps(s.conversation.turns))
     again.load({s.conversation.id: records}, s.conversation.id)
-    assert again.calibration[s.conversation.id] == pytest.approx(factor, abs=1e-3)
+    assert again.facts.calibration[s.conversation.id] == pytest.approx(factor, abs=1e-3)
 
 
 def test_a_llama_server_whose_template_drops_tools_is_named_once(wire):

@@ -101,7 +101,7 @@ def test_openrouter_cost_in_the_usage_chunk_is_the_turns_cost(server, tmp_path):
     assert first.cost == pytest.approx(0.0123) and first.record["priced_by"] == "gateway"
     assert second.cost == pytest.approx(0.0011)
     assert "$0.0123 (gateway)" in footer_line(first.record)
-    assert s.cost == pytest.approx(0.0134)
+    assert s.accounts.cost == pytest.approx(0.0134)
 
 
 def test_litellm_cost_header_is_the_turns_cost(server, tmp_path):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from elelem_kernel.agent import record, restore
+from elelem_kernel.agent import record
 from elelem_kernel.agent.record import (
     ARGUMENTS_LIMIT,
     DEPTH_LIMIT,
@@ -16,7 +16,9 @@ from elelem_kernel.agent.record import (
     deeper_than,
     fit,
 )
-from elelem_kernel.agent.restore import check, larger_than
+from elelem_kernel.store import rebuild, record_format
+from elelem_kernel.store.rebuild import check
+from elelem_kernel.store.record_format import larger_than
 
 #: A 1.6 MB reply in 4-character deltas: joining with `+=` on a string kept in a dict copies
 #: the whole text for every delta (minutes); appending parts and joining once takes a second.
@@ -109,7 +111,7 @@ def test_a_turn_that_never_produced_a_record_gets_a_valid_one():
             cell="x",
             interrupted=interrupted,
         )
-        assert restore.check(made) is None
+        assert rebuild.check(made) is None
         assert (made["v"], made["stop"], made["rounds"], made["reply"]) == (
             record.VERSION,
             stop,
@@ -124,5 +126,5 @@ def test_the_reader_accepts_exactly_the_version_the_recorder_writes():
     written = record.TurnRecorder(conversation="c", prompt="p", provider="demo", model=None)
     written.start_round()
     done = written.finish("end_turn")
-    assert restore.check(done) is None
-    assert restore.check({**done, "v": record.NEWEST + 1}).startswith("written by a newer")
+    assert rebuild.check(done) is None
+    assert rebuild.check({**done, "v": record_format.NEWEST + 1}).startswith("written by a newer")

@@ -16,7 +16,7 @@ from elelem_kernel.providers.stub import StubProvider
 from elelem_kernel.tools import extras
 
 SCHEMA = json.loads(
-    resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
+    resources.files("elelem_kernel.store").joinpath("record.schema.json").read_text("utf-8")
 )
 
 
@@ -43,7 +43,7 @@ def keys(typed: Any) -> tuple[set[str], set[str]]:
         (record.BudgetEntry, SCHEMA["$defs"]["budget"]),
         (record.CompactionEntry, SCHEMA["$defs"]["compaction"]),
         (extras.Change, SCHEMA["properties"]["changes"]["items"]),
-        (images.ImageEntry, SCHEMA["$defs"]["call"]["properties"]["images"]["items"]),
+        (images.ImageEntry, SCHEMA["$defs"]["image"]),
     ],
     ids=["record", "round", "call", "usage", "context", "budget", "compaction", "change", "image"],
 )

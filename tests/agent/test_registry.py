@@ -69,7 +69,7 @@ def test_plugin_files_register_providers_and_setups_and_a_broken_file_is_skipped
 def test_registering_a_name_twice_replaces_the_first(clean_config):
     registry.load_plugins([])
     registry.CONFIG.provider("demo", lambda model=None, **o: "mine")
-    assert registry.create_provider("demo") == "mine"
+    assert registry.create_provider("demo").inner == "mine"  # a plugin's, wrapped
 
 
 def test_built_ins_load_beneath_plugins_whatever_loaded_first(clean_config, tmp_path):
@@ -86,7 +86,7 @@ def test_built_ins_load_beneath_plugins_whatever_loaded_first(clean_config, tmp_
     )
     registry.load_plugins([folder])
     providers = catalog()
-    assert providers.create_provider("demo") == "my demo"
+    assert providers.create_provider("demo").inner == "my demo"
     assert "anthropic" in providers.provider_names()
     assert list(registry.CONFIG.setups) == ["workspace", "mcp", "mine"]
 
@@ -96,7 +96,7 @@ def test_a_session_made_without_a_catalog_keeps_its_provider(tmp_path):
     from tests.scripted import Scripted
 
     session = Session(Scripted(), workspace=tmp_path, provider_name="scripted")
-    assert session.provider_names() == ["scripted"]
+    assert session.facts.provider_names() == ["scripted"]
     with pytest.raises(ConfigError, match="made without a registry"):
         session.set_provider("echo")
     assert session.provider_name == "scripted"
@@ -167,7 +167,7 @@ def test_project_plugins_load_only_once_the_folder_is_trusted(project, tmp_path)
     trust.trust(project)
     registry.load_plugins()
     assert (tmp_path / "marker").read_text() == "loaded\n"
-    assert registry.create_provider("marked") == "marked"
+    assert registry.create_provider("marked").inner == "marked"
     assert registry.skipped() == []
 
 
@@ -249,4 +249,4 @@ def test_a_plugin_runs_the_bytes_that_were_trusted_never_a_cached_pyc(
     registry.load_plugins()
     assert cached.exists()
     assert (tmp_path / "marker").read_text() == "loaded\n"
-    assert registry.create_provider("marked") == "marked"
+    assert registry.create_provider("marked").inner == "marked"

@@ -10,11 +10,11 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from elelem_kernel.agent.schema_check import fits
 from elelem_kernel.assembly.sessions import new_session
+from elelem_kernel.schema_check import fits
 
 RECORD_SCHEMA = json.loads(
-    resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
+    resources.files("elelem_kernel.store").joinpath("record.schema.json").read_text("utf-8")
 )
 GOOD_RECORD = {
     "v": 1,
@@ -102,7 +102,7 @@ def test_a_valid_tool_call_and_a_restore_do_not_import_jsonschema(tmp_path, monk
     monkeypatch.setenv("HOME", str(tmp_path))
     code = f"""
 import sys
-from elelem_kernel.agent.restore import check
+from elelem_kernel.store.rebuild import check
 from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.agent.toolbox import validation_error
 box = new_session(provider="echo", workspace={str(tmp_path)!r}).toolbox
@@ -117,7 +117,7 @@ assert "jsonschema" in sys.modules
 
 
 def test_a_compiled_checker_follows_recursive_references():
-    from elelem_kernel.agent.schema_check import checker
+    from elelem_kernel.schema_check import checker
 
     tree = {
         "$defs": {

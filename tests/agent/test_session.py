@@ -8,6 +8,7 @@ import json
 import pytest
 
 from elelem_kernel.agent.approval import Policy
+from elelem_kernel.agent.front import TurnSettings
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.assembly.bundled import catalog
@@ -165,8 +166,7 @@ def test_write_needs_approval_and_a_denial_goes_back_to_the_model(tmp_path):
     result = json.loads(tool_messages(provider.sent[1])[0]["content"])
     assert result["ok"] is False and "--mode auto" in result["error"]
     assert {"type": "tool_state", "index": 0, "id": "c1", "state": "declined"} in events
-    s.approver = Policy(allow=["touch"])
-    run(s, "write again")
+    run(s, "write again", settings=TurnSettings(Policy(allow=["touch"])))
     assert json.loads(tool_messages(provider.sent[3])[0]["content"]) == {"ok": True, "written": "b"}
 
 
@@ -185,7 +185,7 @@ def test_always_is_remembered_for_the_session(tmp_path):
     run(s, "one")
     run(s, "two")
     assert len(asked) == 1 and asked[0].index == 0 and '"path": "a"' in asked[0].preview
-    assert "touch" in s.always
+    assert "touch" in s.grants.always
 
 
 def test_a_prepared_call_is_asked_with_what_it_read_and_runs_exactly_that(tmp_path):
@@ -229,7 +229,7 @@ def test_modes_choose_the_offered_kinds(tmp_path):
     provider = Scripted(say("a"), say("b"))
     s = Session(provider, make_toolbox(), workspace=tmp_path, mode="plan")
     run(s, "x")
-    s.mode = "auto"
+    s.set_mode("auto")
     run(s, "y")
     names = [[t["function"]["name"] for t in sent["tools"]] for sent in provider.sent]
     assert names == [["add", "boom"], ["add", "boom", "touch"]]
@@ -389,11 +389,11 @@ def test_long_thinking_in_small_pieces_goes_back_whole():
 def test_the_turn_end_event_carries_the_cost_the_record_has(tmp_path):
     priced = [{"type": "saying", "text": "hi"}, {"type": "usage", "input": 1000, "output": 100}]
     s = Session(Scripted(priced), make_toolbox(), workspace=tmp_path, provider_name="openai")
-    s.model = "gpt-4.1"
+    s.facts.model = "gpt-4.1"
     events = []
     result = run(s, "hi", events)
     assert result.record["cost"] > 0 and events[-1]["cost"] == result.record["cost"]
-    s.model = "mystery-model-1"
+    s.facts.model = "mystery-model-1"
     assert run(s, "again", events) and "cost" in events[-1] and events[-1]["cost"] is None
 
 
@@ -402,7 +402,7 @@ def test_every_change_of_mode_is_checked_by_the_session(tmp_path):
 
     s = Session(Scripted(), make_toolbox(), workspace=tmp_path, mode="plan")
     with pytest.raises(ConfigError, match="unknown mode 'turbo'; modes: plan, build, verify, auto"):
-        s.mode = "turbo"
+        s.set_mode("turbo")
     assert s.mode == "plan"
     with pytest.raises(ConfigError, match="unknown mode"):
         Session(Scripted(), make_toolbox(), workspace=tmp_path, mode="wild")

@@ -127,7 +127,7 @@ def test_a_huge_tool_result_is_cut_to_what_is_left_of_the_window(wire, tmp_path)
     )
     provider = OpenAIProvider(base_url=wire.base_url("openai"), backoff=0.001)
     s = Session(provider, provider_name="openai", mode="plan", workspace=tmp_path)
-    add_workspace_tools(s)
+    add_workspace_tools(s.toolbox, s.tool_context)
     wire.script("openai", Round(calls=[("read", {"path": "big.txt"})]), Round(text="done"))
     result = turn(s, "what is in big.txt?")
     assert result.stop == "end_turn", result.error
@@ -141,7 +141,7 @@ def test_a_huge_tool_result_is_cut_to_what_is_left_of_the_window(wire, tmp_path)
 def test_a_refused_turn_is_not_sent_again_in_full(wire):
     wire.script("openai", Round(text="one"))
     s = local(wire)
-    s.history = "full"
+    s.conversations.history = "full"
     turn(s, "first")
     wire.queue(overflow_reply("llama.cpp", requested=30_000, limit=8192))
     refused = turn(s, "PASTED " + "z" * 60_000)
@@ -167,7 +167,7 @@ def test_brief_tool_descriptions_still_get_tool_calls_run(wire, tmp_path):
     (tmp_path / "notes.txt").write_text("FACT-7 is here\n")
     provider = OpenAIProvider(base_url=wire.base_url("openai"), backoff=0.001)
     s = Session(provider, provider_name="openai", mode="build", workspace=tmp_path)
-    add_workspace_tools(s)
+    add_workspace_tools(s.toolbox, s.tool_context)
     wire.script("openai", Round(calls=[("read", {"path": "notes.txt"})]), Round(text="done"))
     result = turn(s, "what is in notes.txt?")
     assert result.stop == "end_turn" and result.reply == "done"

@@ -59,7 +59,7 @@ def test_a_server_that_reports_no_usage_still_spends_a_token_budget(server, tmp_
     stops = [run(s, f"turn {n}").stop for n in range(10)]
     assert "budget" in stops, "a budget never binds when the server reports no usage"
     assert stops.index("budget") <= 4
-    spent = s.ledger.total().tokens
+    spent = s.accounts.ledger.total().tokens
     assert spent > 0 and s.conversation.turns[-1]["budget"][0]["spent"] > 0
 
 
@@ -71,7 +71,7 @@ def test_counts_below_zero_are_missing_not_negative(server, tmp_path):
     usage = result.record["usage"]
     assert usage["input"] == result.record["context"]["used"] > 0
     assert usage["output"] > 0 and result.record["usage_estimated"] is True
-    assert s.ledger.total().tokens == usage["input"] + usage["output"]
+    assert s.accounts.ledger.total().tokens == usage["input"] + usage["output"]
     assert "of 30k tokens" in footer_line(result.record)
     assert "-" not in footer_line(result.record).split("·")[0]
 
@@ -109,15 +109,15 @@ def test_a_small_window_limits_the_worst_case_and_the_cap(server, tmp_path):
     result = run(s, "hi")
     assert result.stop == "end_turn", result.error
     fresh = session(server, tmp_path)  # the same first request, its window known now
-    asyncio.run(fresh.probe_window())
-    estimate = fresh.estimate(fresh.messages("hi"), [])
+    asyncio.run(fresh.facts.probe_window())
+    estimate = fresh.facts.estimate(fresh.messages("hi"), [])
     sent = server.requests[0].body["max_tokens"]
     assert sent == 2048 - estimate < LOCAL_MAX_TOKENS
 
 
 def test_the_refusal_shows_left_and_need_apart_when_rounding_joins_them(server, tmp_path):
     s = session(server, tmp_path, max_tokens=1000)
-    need = s.estimate(s.messages("hi"), []) + 1000
+    need = s.facts.estimate(s.messages("hi"), []) + 1000
     s.command(f"/budget {need - 30} tokens")
     result = run(s, "hi")
     assert result.stop == "budget" and server.requests == []

@@ -218,7 +218,15 @@ def test_goals_read_their_figures_and_say_which_are_met():
 def test_every_goal_names_a_row_its_benchmark_prints():
     import inspect
 
-    from bench import goals, jupyter_ai, notebook_memory, startup, streaming, tools_scale
+    from bench import (
+        acp_first_token,
+        goals,
+        jupyter_ai,
+        notebook_memory,
+        startup,
+        streaming,
+        tools_scale,
+    )
 
     sources = {
         "startup": inspect.getsource(startup),
@@ -226,6 +234,7 @@ def test_every_goal_names_a_row_its_benchmark_prints():
         "jupyter_ai": inspect.getsource(jupyter_ai),
         "notebook": inspect.getsource(notebook_memory),
         "tools": inspect.getsource(tools_scale),
+        "acp_first_token": inspect.getsource(acp_first_token),
     }
     for goal in goals.GOALS:
         row = goal.row.replace("%%ai, default (stream: false)", "{labels[name]}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 
 import elelem_kernel
+from elelem_kernel.events import Provider
 
 XSS = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
 #: A command longer than a line, with a sequence that would erase the line it is on.
@@ -15,7 +16,7 @@ LONG_COMMAND = "echo " + "x" * 300 + " && touch end-marker\n: \x1b[2K"
 STOP = {"type": "stop", "reason": "end_turn", "truncated": False}
 
 
-class Stream:
+class Stream(Provider):
     """2,000 small deltas spread over about a second, like a fast model."""
 
     def __init__(self, model=None, **options):
@@ -30,7 +31,7 @@ class Stream:
         emit(STOP)
 
 
-class Slow:
+class Slow(Provider):
     """Says a little, then takes a minute: something to interrupt."""
 
     def __init__(self, model=None, **options):
@@ -43,7 +44,7 @@ class Slow:
         emit(STOP)
 
 
-class Caller:
+class Caller(Provider):
     """Round 1 calls tool `name`; round 2 repeats what the tool returned."""
 
     def __init__(self, name, text="", arguments=None):

@@ -12,11 +12,12 @@ import json
 from pathlib import Path
 
 import elelem_kernel
+from elelem_kernel.events import Provider
 
 STOP = {"type": "stop", "reason": "end_turn", "truncated": False}
 
 
-class Calls:
+class Calls(Provider):
     def __init__(self, model=None, **options):
         self.model = "calls"
 

@@ -135,8 +135,8 @@ def test_the_vision_option_overrides_what_is_known(server, workspace):
     server.clear()
     server.requests.clear()
     server.script("openai", Round(calls=[("read", {"path": "plot.png"})]), Round(text="Yes."))
-    session.set_option("vision", "on")
-    session.model = "my-local-model"
+    session.facts.set_option("vision", "on")
+    session.facts.model = "my-local-model"
     assert session.run("look again").error is None
     assert server.requests[1].body["messages"][-1]["content"][1]["image_url"]["url"] == URL
 
@@ -153,4 +153,4 @@ def test_the_max_images_option_bounds_a_request(server, workspace):
     raw = json.dumps(body, ensure_ascii=False)
     assert raw.count(DATA) == 1 and "(over 1 in a request)" in raw
     with pytest.raises(ConfigError, match="max_images must be a whole number"):
-        session.set_option("max_images", "lots")
+        session.facts.set_option("max_images", "lots")

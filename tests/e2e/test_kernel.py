@@ -131,7 +131,7 @@ def test_the_agent_python_namespace_is_the_users(kc):
     reply, msgs = run(
         kc,
         "%%py\nimport elelem_kernel.jupyter.front as f\n"
-        "print(f.front_for(get_ipython()).get_session().namespace is globals())",
+        "print(f.front_for(get_ipython()).get_session().tool_context.namespace is globals())",
     )
     assert "True" in texts(msgs)
 

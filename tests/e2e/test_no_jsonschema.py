@@ -2,7 +2,7 @@
 
 `import nbformat` imports jsonschema, and in a JupyterLab environment jsonschema compiles
 rfc3987-syntax's grammars at import (2-7 s). These paths read and write notebook JSON
-themselves (jupyter/notebook_json.py), so each is checked in a real process here: the
+themselves (store/notebook_json.py), so each is checked in a real process here: the
 CLI's `ask --notebook`, the Elelem kernel restoring from its notebook, and the store.
 """
 
@@ -26,23 +26,25 @@ HEAVY = ("jsonschema", "nbformat")
 ASK = """
 import json, sys
 from elelem_kernel.cli import main
-from elelem_kernel.jupyter import append
+from elelem_kernel.store import in_place
 
 nb = sys.argv[1]
 assert main(["ask", "--notebook", nb, "-p", "echo", "one"]) == 0  # a new file
 assert main(["ask", "--notebook", nb, "-p", "echo", "two"]) == 0  # restore, append in place
-append.forget(nb)  # as if another process wrote it: read and rewritten in full
+in_place.forget(nb)  # as if another process wrote it: read and rewritten in full
 assert main(["ask", "--notebook", nb, "-p", "echo", "three"]) == 0
 print(json.dumps([m for m in {heavy!r} if m in sys.modules]))
 """
 
 STORE = """
 import json, sys
-from elelem_kernel.acp import store
+from elelem_kernel.render.static import bundle
+from elelem_kernel.store import acp_sessions as store
 from tests import records
 
 for turn in ("t1", "t2"):
-    store.save_turn("s1", sys.argv[1], records.record(turn, cell="c-" + turn))
+    record = records.record(turn, cell="c-" + turn)
+    store.save_turn("s1", sys.argv[1], record, *bundle(record))
 saved = store.load("s1")
 assert saved.rebuilt.turns == 2, saved.rebuilt.turns
 assert [s["id"] for s in store.listing()] == ["s1"], store.listing()

@@ -17,6 +17,7 @@ from queue import Empty
 import pytest
 from jupyter_client.manager import start_new_kernel
 
+from tests.comm_schemas import check
 from tests.e2e.kernels import (
     buttons_shown,
     frozen,
@@ -145,12 +146,14 @@ class Frontend:
                 self.asked = list(self.seen)
                 self.press(self.click)
             if msg["msg_type"] == "comm_open" and content["target_name"] == "elelem.notebook":
+                check("elelem.notebook", "open", content["data"])
                 self.opened = content["data"]
                 comm_id = content["comm_id"]
                 if self.hello:
                     self.send(comm_id, {"type": "hello"})
             elif msg["msg_type"] == "comm_msg" and content["comm_id"] == comm_id:
                 request = content["data"]
+                check("elelem.notebook", "from_kernel", request)  # as the schema says
                 self.requests.append(request)
                 self.send(comm_id, {"id": request["id"], "ack": True})
                 answer = self.answers[request["op"]](request)

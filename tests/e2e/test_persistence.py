@@ -23,9 +23,10 @@ import json
 import os
 
 import elelem_kernel
+from elelem_kernel.events import Provider
 
 
-class Rec:
+class Rec(Provider):
     """Appends every request's messages to sent.jsonl; answers with a short fixed reply."""
 
     def __init__(self, model=None, **options):
@@ -40,7 +41,7 @@ class Rec:
         emit({"type": "stop", "reason": "end_turn", "truncated": False})
 
 
-class Leaky:
+class Leaky(Provider):
     """Asks for the environment with the bash tool, then answers."""
 
     def __init__(self, model=None, **options):

@@ -18,6 +18,7 @@ import nbformat
 import pytest
 from jupyter_client.manager import start_new_kernel
 
+from tests.comm_schemas import check
 from tests.e2e.kernels import run, texts
 from tests.e2e.test_persistence import (  # noqa: F401  (env, folder, records: fixtures)
     cell_source,
@@ -65,6 +66,7 @@ def open_comm(kc, data: dict) -> dict:
             continue
         if msg["msg_type"] == "comm_msg":
             answer = msg["content"]["data"]
+            check("elelem.restore", "from_kernel", answer)  # as the schema says
         if msg["msg_type"] == "comm_close":
             return answer
 

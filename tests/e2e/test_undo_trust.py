@@ -17,6 +17,7 @@ from unittest import mock
 import pytest
 from jupyter_client.manager import start_new_kernel
 
+from tests.comm_schemas import check
 from tests.e2e.kernels import frozen, isolated_env, run, texts
 
 pytestmark = pytest.mark.kernel
@@ -89,6 +90,7 @@ def undoable_comm(kc, data: dict) -> dict:
     while True:
         msg = kc.get_iopub_msg(timeout=30)
         if msg["msg_type"] == "comm_msg" and msg["content"]["comm_id"] == comm_id:
+            check("elelem.undoable", "from_kernel", msg["content"]["data"])  # as the schema says
             return msg["content"]["data"]
 
 

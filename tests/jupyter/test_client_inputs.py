@@ -10,8 +10,8 @@ import pytest
 
 from elelem_kernel.agent.approval import ApprovalRequest
 from elelem_kernel.jupyter.approvals import IN_THE_BOX, StdinApprover
+from elelem_kernel.jupyter.execute_request import ExecuteRequest
 from elelem_kernel.jupyter.kernel import unwrap
-from elelem_kernel.jupyter.restore import VSCODE_FILE, note_vscode_cell
 
 
 def test_unwrap_drops_the_backslash_that_continued_a_console_line():
@@ -35,9 +35,7 @@ def test_unwrap_drops_the_backslash_that_continued_a_console_line():
     ],
 )
 def test_a_vscode_cell_id_names_its_notebook(cell, path):
-    user_ns: dict = {}
-    note_vscode_cell(user_ns, cell)
-    assert user_ns.get(VSCODE_FILE) == path
+    assert ExecuteRequest.parse({"metadata": {"cellId": cell}}).notebook == path
 
 
 class View:

@@ -88,7 +88,7 @@ def test_new_starts_a_fresh_conversation(ip, capsys):
     assert [t["prompt"] for t in session.conversation.turns] == ["one", "two"]
     ip.run_cell_magic("elelem", "--new", "three")
     assert [t["prompt"] for t in session.conversation.turns] == ["three"]
-    assert len(session.conversations) == 2
+    assert len(session.conversations.by_id) == 2
 
 
 def test_line_magic_prompt_and_review_usage(ip, capsys):

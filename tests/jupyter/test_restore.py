@@ -11,9 +11,9 @@ import nbformat
 import pytest
 
 from elelem_kernel.agent.session import Session
-from elelem_kernel.cli.notebook import append_turn, ask_in_notebook
+from elelem_kernel.cli.notebook import ask_in_notebook
 from elelem_kernel.errors import ElelemError
-from elelem_kernel.jupyter.notebook_file import read_cells
+from elelem_kernel.events import Provider
 from elelem_kernel.jupyter.restore import (
     NOTEBOOK_KEY,
     find_notebook,
@@ -21,6 +21,8 @@ from elelem_kernel.jupyter.restore import (
     restore_into,
 )
 from elelem_kernel.render.static import bundle
+from elelem_kernel.store.notebook import append_turn
+from elelem_kernel.store.notebook_file import read_cells
 from tests.records import record
 
 SMUGGLED = (
@@ -117,7 +119,7 @@ def test_several_conversations_and_the_bottom_one_is_active(tmp_path):
     cells = [turn_cell(record("t1", "old")), turn_cell(record("t2", "new"))]
     session, line = restore(write(tmp_path / "nb.ipynb", cells))
     assert line == "restored 2 turns from nb.ipynb (2 conversations)"
-    assert list(session.conversations) == ["old", "new"]
+    assert list(session.conversations.by_id) == ["old", "new"]
     assert session.conversation.id == "new"
 
 
@@ -362,7 +364,7 @@ def test_read_cells_gives_ids_and_candidates(tmp_path):
 # -- elelem-kernel ask --notebook -----------------------------------------------------
 
 
-class Recorder:
+class Recorder(Provider):
     """A provider that keeps the messages it was sent and answers with a fixed text."""
 
     def __init__(self, on_fetch=None):
@@ -490,7 +492,7 @@ def test_the_cli_saves_a_turn_with_arguments_nested_900_deep_and_restores_it(tmp
     assert saved["reply"] == "Done."
 
 
-class Giant:
+class Giant(Provider):
     """A provider whose one turn is far larger than the restore limit: a long prompt echo,
     thinking and text of megabytes, and many calls with long arguments."""
 

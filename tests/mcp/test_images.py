@@ -21,7 +21,7 @@ from tests.scripted import Scripted, call, say
 def session(home: Path, ws: Path, arguments: dict):
     write_config(home / ".agents" / "mcp.json", {"flaky": servers.flaky("pictures")})
     s = new_session("echo", workspace=ws, mode="auto")
-    s.provider = Scripted(call("mcp__flaky__pictures", arguments), say("seen"))
+    s.facts.provider = Scripted(call("mcp__flaky__pictures", arguments), say("seen"))
     return s
 
 

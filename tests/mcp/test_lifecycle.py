@@ -19,9 +19,10 @@ from tests.scripted import Scripted, call, say
 
 CALLER = '''
 import elelem_kernel
+from elelem_kernel.events import Provider
 
 
-class Caller:
+class Caller(Provider):
     """Asks the MCP time server for the time, then says what it answered."""
 
     model = "caller"
@@ -88,7 +89,7 @@ def test_no_server_process_outlives_the_cli(home, ws):
 def test_an_interrupt_cancels_the_call_and_the_server_stays_usable(home, ws):
     write_config(home / ".agents" / "mcp.json", {"flaky": servers.flaky("slow")})
     s = new_session("echo", workspace=ws, mode="auto")
-    s.provider = Scripted(
+    s.facts.provider = Scripted(
         call("mcp__flaky__wait", {"seconds": 60}), call("mcp__flaky__ping"), say("ok")
     )
     running = threading.Event()
@@ -116,7 +117,7 @@ def test_an_interrupt_cancels_the_call_and_the_server_stays_usable(home, ws):
 def test_mcp_restart_stops_the_old_process(home, ws):
     write_config(home / ".agents" / "mcp.json", {"flaky": servers.flaky("slow")})
     s = new_session("echo", workspace=ws, mode="auto")
-    s.provider = Scripted(
+    s.facts.provider = Scripted(
         call("mcp__flaky__ping", id="a"), say("1"), call("mcp__flaky__ping", id="b"), say("2")
     )
     first = s.run("one")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from elelem_kernel.agent.front import TurnSettings
 from elelem_kernel.assembly.sessions import new_session
 from tests.mcp import servers
 from tests.mcp.servers import write_config
@@ -20,7 +21,7 @@ from tests.scripted import Scripted, call, say
 
 def session(ws: Path, *rounds, mode: str = "plan"):
     s = new_session("echo", workspace=ws, mode=mode)
-    s.provider = Scripted(*rounds)
+    s.facts.provider = Scripted(*rounds)
     return s
 
 
@@ -110,8 +111,7 @@ def test_approval_preview_names_server_tool_and_arguments(home, ws):
     s = session(
         ws, call("mcp__fs__create_directory", {"path": str(root / "made")}), say("ok"), mode="build"
     )
-    s.approver = Approver()
-    result = s.run("make it")
+    result = s.run("make it", settings=TurnSettings(Approver()))
     assert calls(result)[0]["ok"]
     assert (root / "made").is_dir()
     [request] = seen

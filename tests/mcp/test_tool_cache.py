@@ -42,7 +42,7 @@ def test_the_next_session_offers_cached_tools_and_starts_the_server_only_when_ca
 
     hub = new_process(tmp_path, 2)
     second = new_session("echo", workspace=ws, mode="auto")
-    second.provider = Scripted(say("no tools needed"), call("mcp__flaky__ping"), say("done"))
+    second.facts.provider = Scripted(say("no tools needed"), call("mcp__flaky__ping"), say("done"))
     second.run("hello")
     assert "mcp__flaky__ping" in offered(second)
     assert hub.links["flaky"].state == "stopped"  # offered, not started
@@ -68,7 +68,7 @@ def test_a_changed_config_is_not_served_from_the_cache(home, ws, tmp_path):
 def test_a_changed_tool_list_is_cached_again(home, ws, tmp_path):
     write_config(home / ".agents" / "mcp.json", {"flaky": servers.flaky("slow")})
     first = new_session("echo", workspace=ws, mode="auto")
-    first.provider = Scripted(call("mcp__flaky__grow"), say("grown"), say("later"))
+    first.facts.provider = Scripted(call("mcp__flaky__grow"), say("grown"), say("later"))
     first.run("grow")
     first.run("again")  # the server said its tools changed: listed again, cached again
     hub = new_process(tmp_path, 2)

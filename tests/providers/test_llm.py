@@ -407,7 +407,7 @@ def test_a_local_api_base_is_asked_for_its_window_and_is_not_priced(wire, wire_m
     s = Session(LLMProvider(model=wire_model), provider_name="llm")
     result = s.run("hello")
     assert result.stop == "end_turn" and result.record["context"]["window"] == 4096
-    assert s.window() == (4096, "reported by the llm server")
+    assert s.facts.window() == (4096, "reported by the llm server")
     assert result.cost is None  # a model name at a local server says nothing of its price
 
 
@@ -416,7 +416,7 @@ def test_a_local_servers_overflow_through_llm_compacts_and_retries(wire, wire_mo
     from tests.wire_servers.local_servers import overflow_reply
 
     s = Session(LLMProvider(model=wire_model), provider_name="llm")
-    s.context_window = None
+    s.facts.context_window = None
     for n in (1, 2):
         wire.script("openai", Round(text=f"reply {n}"))
         s.run(f"FACT-{n} " + "x" * 3_500)
@@ -426,4 +426,4 @@ def test_a_local_servers_overflow_through_llm_compacts_and_retries(wire, wire_mo
     assert third.stop == "end_turn" and third.reply == "three", third.error
     assert any("24,075 tokens" in n and "8,192" in n for n in third.notices)
     assert "failed" not in third.record["compaction"]
-    assert s.window() == (8192, "stated by the server when it refused a request")
+    assert s.facts.window() == (8192, "stated by the server when it refused a request")

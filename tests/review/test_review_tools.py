@@ -8,7 +8,7 @@ import pytest
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Call, Toolbox
 from elelem_kernel.review.diff import collect
-from elelem_kernel.review.run import prepare, restore_mode
+from elelem_kernel.review.run import prepare
 from elelem_kernel.review.target import resolve
 from elelem_kernel.review.tools import add_review_tools, run_git
 from tests.scripted import Scripted
@@ -31,7 +31,8 @@ def changed(repo):
 def tools_for(repo, target=None):
     session = Session(Scripted(), Toolbox(), workspace=repo.root)
     t = resolve(target, repo.root)
-    log = add_review_tools(session, [f.path for f in collect(t).files], t)
+    files = [f.path for f in collect(t).files]
+    log = add_review_tools(session.tool_context, files, t, session.toolbox)
     return session, log
 
 
@@ -53,7 +54,7 @@ def test_report_finding_records_locates_and_captures_the_line(changed):
         "    if x == None:",
         False,
     )
-    assert session.turn_extras["findings"][0]["title"] == "None check"
+    assert session.tool_context.turn_extras["findings"][0]["title"] == "None check"
 
 
 def test_finding_outside_the_diff_is_kept_but_flagged(changed):
@@ -120,13 +121,14 @@ def test_prepare_switches_to_plan_and_restore_mode_undoes_it(changed):
     def other_git(args):
         return {"mine": True}
 
-    prompt = prepare(session, "HEAD~1..HEAD", focus="None handling", severity="minor")
+    review = prepare(session, "HEAD~1..HEAD", focus="None handling", severity="minor")
+    prompt = review.prompt
     assert session.mode == "plan"
     assert {"report_finding", "git"} <= {t.name for t in session.toolbox.offered("plan")}
     assert "+    if x == None:" in prompt and "Focus on: None handling" in prompt
     assert "severity minor or worse (blocker, major, minor)" in prompt
-    assert session.turn_extras["review"]["reviewed"] == ["app.py"]
-    restore_mode(session)
+    assert review.extras["review"]["reviewed"] == ["app.py"]
+    review.close()
     assert session.mode == "build" and "report_finding" not in session.toolbox.tools
     assert session.toolbox.get("git").fn is other_git
 
@@ -142,12 +144,12 @@ def test_prepare_keeps_one_part_and_lists_the_rest(repo):
     repo.commit(**{"keep.py": "a = 1\n"})
     repo.commit(**{f"f{i}.py": "x = 1\n" * 4000 for i in range(3)})
     session = Session(Scripted(), Toolbox(), workspace=repo.root)
-    prompt = prepare(session, None)
-    reasons = {s["path"]: s["reason"] for s in session.turn_extras["review"]["skipped"]}
-    assert session.turn_extras["review"]["reviewed"] == ["f0.py", "f1.py"]
+    review = prepare(session, None)
+    reasons = {s["path"]: s["reason"] for s in review.extras["review"]["skipped"]}
+    assert review.extras["review"]["reviewed"] == ["f0.py", "f1.py"]
     assert reasons == {"f2.py": "over the budget of one review turn"}
-    assert "- f2.py: over the budget of one review turn" in prompt
-    assert json.dumps(session.turn_extras)  # the record must stay JSON
+    assert "- f2.py: over the budget of one review turn" in review.prompt
+    assert json.dumps(review.extras)  # the record must stay JSON
 
 
 def test_report_finding_never_reads_outside_the_repository(changed, tmp_path):
@@ -165,13 +167,13 @@ def test_prepare_from_a_subfolder_tells_the_model_where_file_tools_start(repo):
     repo.commit(**{"pkg/mod.py": "a = 1\n"})
     repo.commit(**{"pkg/mod.py": "a = 2\n"})
     session = Session(Scripted(), Toolbox(), workspace=repo.root / "pkg")
-    prompt = prepare(session, None)
+    prompt = prepare(session, None).prompt
     assert (
         "+++ b/pkg/mod.py" in prompt
         and "Your file tools start in pkg/ inside the repository" in prompt
     )
-    session.workspace = repo.root
-    assert "Your file tools start" not in prepare(session, None)
+    session = Session(Scripted(), Toolbox(), workspace=repo.root)
+    assert "Your file tools start" not in prepare(session, None).prompt
 
 
 def test_git_show_of_a_notebook_gives_cell_sources_without_outputs(repo, notebook):

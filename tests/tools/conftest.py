@@ -7,25 +7,20 @@ from pathlib import Path
 import pytest
 
 from elelem_kernel.agent.toolbox import Toolbox
+from elelem_kernel.tools.declaration import ToolContext
 from elelem_kernel.tools.workspace import Workspace
 
 
 class StandInSession:
-    """The attributes add_workspace_tools relies on, nothing more."""
+    """A toolbox and the tool context add_workspace_tools fills it for, nothing more."""
 
     def __init__(self, workspace: Path, open_notebook: Path | None = None):
         self.toolbox = Toolbox()
-        self.workspace = workspace.resolve()
-        self.namespace: dict = {}
-        self.open_notebook = open_notebook
         self.proposed: list[str] = []
-        self.propose_cell = self.proposed.append
-        self.turn_extras: dict = {}  # where a turn's changes are kept
-        self.live_notebook = None  # no notebook open in a front
-        self.turn_id: str | None = None
-        self.mode = "build"
-        self.always: set[str] = set()
-        self.allow: set[str] = set()
+        # build mode, nothing allowed by name, no notebook open in a front
+        self.tool_context = ToolContext(
+            workspace.resolve(), {}, open_notebook, propose_cell=self.proposed.append
+        )
 
 
 @pytest.fixture

@@ -49,7 +49,7 @@ def test_the_turn_record_keeps_what_write_and_edit_replaced(tmp_path):
     )
     toolbox = Toolbox()
     session = Session(provider, toolbox, workspace=tmp_path, mode="auto")
-    add_workspace_tools(session)
+    add_workspace_tools(session.toolbox, session.tool_context)
     result = asyncio.run(session.turn("change things"))
     made, notes = result.record["changes"]
     assert made.pop("after_sha") == hashlib.sha256(b"new file\n").hexdigest()
@@ -71,4 +71,4 @@ def test_the_turn_record_keeps_what_write_and_edit_replaced(tmp_path):
             "after": "new text\n",
         },
     ]  # the failed edit changed nothing and is not listed; `after` is what /redo writes
-    assert session.turn_extras == {}
+    assert session.tool_context.turn_extras == {}

@@ -97,7 +97,7 @@ def test_list_and_grep_in_plan_mode_run_nothing(hostile):
         call("list", {}, id="l"), call("grep", {"pattern": "hello"}, id="g"), say("done")
     )
     session = Session(provider, Toolbox(), workspace=root, mode="plan")
-    add_workspace_tools(session)
+    add_workspace_tools(session.toolbox, session.tool_context)
     session.run("look around", lambda event: None)
     results = [m for m in provider.sent[-1]["messages"] if m["role"] == "tool"]
     assert '"a.txt"' in results[0]["content"] and "a.txt:1:hello" in results[1]["content"]

@@ -59,7 +59,7 @@ def writes(*paths: str) -> Scripted:
 
 def session_for(root: Path, provider: Scripted, **kw) -> Session:
     session = Session(provider, Toolbox(), workspace=root, **kw)
-    add_workspace_tools(session)
+    add_workspace_tools(session.toolbox, session.tool_context)
     return session
 
 

@@ -222,12 +222,11 @@ import asyncio, json, os, sys
 from pathlib import Path
 from elelem_kernel.agent.toolbox import Call, Toolbox
 from elelem_kernel.assembly.workspace_tools import add_workspace_tools
+from elelem_kernel.tools.declaration import ToolContext
 
 class Session:
     toolbox = Toolbox()
-    workspace = Path(sys.argv[1])
-    namespace = {}
-    open_notebook = None
+    tool_context = ToolContext(Path(sys.argv[1]))
 
 def running():
     # whether a child of this process runs the Python regex engine
@@ -245,7 +244,7 @@ def running():
 
 async def main():
     session = Session()
-    add_workspace_tools(session)
+    add_workspace_tools(session.toolbox, session.tool_context)
     call = Call(id="c1", name="grep", arguments={"pattern": sys.argv[2]})
     assert session.toolbox.resolve(call, "auto") is None
     task = asyncio.ensure_future(session.toolbox.run(call))

@@ -91,7 +91,7 @@ def test_unified_diff_marks_new_files_and_cuts() -> None:
 
 
 def test_human_size() -> None:
-    from elelem_kernel.tools.bounds import human_size
+    from elelem_kernel.text import human_size
 
     assert [human_size(n) for n in (512, 12_345, 20_000_000, 3_000_000_000)] == [
         "512 B",

@@ -30,7 +30,7 @@ EXPECTED = {
 
 def session_in(root: Path, **kw: object) -> StandInSession:
     session = StandInSession(root, **kw)  # type: ignore[arg-type]
-    add_workspace_tools(session)
+    add_workspace_tools(session.toolbox, session.tool_context)
     return session
 
 
@@ -74,7 +74,7 @@ def test_calls_through_the_toolbox(root: Path) -> None:
     assert call(tb, "edit", path="notes/a.txt", old="hello", new="bye")["ok"]
     assert call(tb, "shell", command="cat notes/a.txt")["stdout"] == "bye\n"
     assert call(tb, "python", code="answer = 6 * 7\nanswer")["value"] == "42"
-    assert session.namespace["answer"] == 42
+    assert session.tool_context.namespace["answer"] == 42
     assert call(tb, "variables")["variables"][0]["name"] == "answer"
     assert call(tb, "propose_cell", source="df.head()") == {
         "ok": True,
@@ -116,13 +116,13 @@ def test_the_open_notebook_is_protected_and_propose_cell_is_the_way(root: Path) 
     assert (
         "open in the frontend" in call(session.toolbox, "notebook_read", path="open.ipynb")["note"]
     )
-    session.open_notebook = None
+    session.tool_context.open_notebook = None
     assert call(session.toolbox, "notebook_edit", path="open.ipynb", cell=0, source="2")["ok"]
 
 
 def test_propose_cell_without_a_frontend_fails_clearly(root: Path) -> None:
     session = session_in(root)
-    del session.propose_cell
+    session.tool_context.propose_cell = None
     got = call(session.toolbox, "propose_cell", source="x")
     assert got["ok"] is False and "no frontend" in got["error"]
 

@@ -9,7 +9,7 @@ the frozen output), never on a sleep.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -260,11 +260,21 @@ class Lab:
 
 
 @contextmanager
-def opened(browser: Any, server: Any, shots: Path, notebook: str, workspace: str) -> Iterator[Lab]:
+def opened(
+    browser: Any,
+    server: Any,
+    shots: Path,
+    notebook: str,
+    workspace: str,
+    before_open: Callable[[Lab], None] | None = None,
+) -> Iterator[Lab]:
     """`notebook` open on a page of its own; the page closes and the server's kernels stop
     after (a module's server outlives the test). When the test fails inside, the page is
-    saved first, as `WORKSPACE-FAILED.png` in `shots`."""
+    saved first, as `WORKSPACE-FAILED.png` in `shots`. `before_open` gets the page before
+    it opens anything (to listen to its websockets)."""
     lab = Lab.in_new_context(browser, server, shots)
+    if before_open is not None:
+        before_open(lab)
     try:
         yield lab.open(notebook, workspace)
     except BaseException:

@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tests.e2e.browser.comms import CommRecorder
 from tests.e2e.browser.lab import (
     NOTEBOOKS,
     LabServer,
@@ -116,7 +117,8 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
         reply("openai", Round(text="Fixed the division; kept your print.")),
     )
     tag = server.kind
-    with opened(browser, server, shots, name, f"open-{tag}") as lab:
+    comms = CommRecorder()
+    with opened(browser, server, shots, name, f"open-{tag}", comms.attach) as lab:
         assert lab.has_plugin("elelem-kernel:restore")
         lab.run("%load_ext elelem_kernel")
         lab.run("x = 1/0")
@@ -181,6 +183,27 @@ def test_fix_accept_one_reject_another(browser, server, wire, shots):
         lab.shot(f"26-{tag}-undone", lab.page.locator(".jp-NotebookPanel").first)
         assert lab.page.locator(".elelem-undo").count() == 0  # nothing left to undo
 
+    # every message of elelem's comms both ways, as the extension and the kernel sent them,
+    # is one its comm's schema describes (elelem_kernel/jupyter/comm_schemas/)
+    assert set(comms.checked()) >= {
+        ("elelem.restore", "Restore"),
+        ("elelem.restore", "Received"),
+        ("elelem.notebook", "NotebookOpen"),
+        ("elelem.notebook", "Hello"),
+        ("elelem.notebook", "ReadRequest"),
+        ("elelem.notebook", "Ack"),
+        ("elelem.notebook", "Result:ReadResult"),
+        ("elelem.notebook", "EditRequest"),
+        ("elelem.notebook", "Result:EditResult"),
+        ("elelem.undoable", "UndoableQuery"),
+        ("elelem.undoable", "UndoableTurns"),
+        ("elelem.undoable", "UndoRequest"),
+        ("elelem.undoable", "UndoText"),
+        ("elelem.notebook", "RevertRequest"),
+        ("elelem.notebook", "Result:RevertResult"),
+        ("elelem.notebook", "MarkUndoneRequest"),
+        ("elelem.notebook", "Result:MarkUndoneResult"),
+    }
     read_result = tool_messages(wire.requests[1].body)[0]
     assert "print('unsaved edit')" in read_result and "ZeroDivisionError" in read_result
     assert '\\"this_turn\\": true' in json.dumps(read_result) or '"this_turn": true' in read_result
@@ -205,7 +228,8 @@ def test_the_demo_fixes_the_cell_that_failed(browser, server, shots):
     nb.cells[3].outputs, nb.cells[3].metadata = [], {}
     nbformat.write(nb, root / "fix_a_cell.ipynb")
     tag = server.kind
-    with opened(browser, server, shots, "fix_a_cell.ipynb", f"demo-{tag}") as lab:
+    comms = CommRecorder()
+    with opened(browser, server, shots, "fix_a_cell.ipynb", f"demo-{tag}", comms.attach) as lab:
         lab.run("%load_ext elelem_kernel")
         lab.run("prices = [3.5, 2.25, 4.0]")
         failing = lab.run("pritn(")
@@ -240,6 +264,11 @@ def test_the_demo_fixes_the_cell_that_failed(browser, server, shots):
         lab.shot(f"26-{tag}-demo-fixed", lab.page.locator(".jp-NotebookPanel").first)
         assert lab.page.evaluate(SAVE) is False
     shutil.copy(root / "fix_a_cell.ipynb", shots / f"fix_a_cell-{tag}.ipynb")  # as it ends
+    seen = set(comms.checked())  # the schema's messages only, both ways
+    assert {
+        ("elelem.notebook", "OutputsRequest"),
+        ("elelem.notebook", "Result:OutputsResult"),
+    } <= seen
 
 
 def _turn_notebook(path: Path, record: dict) -> str:

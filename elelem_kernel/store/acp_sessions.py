@@ -1,7 +1,7 @@
 """ACP sessions kept as notebooks: one `.ipynb` per session in the sessions folder.
 
 Each turn is appended as a cell with its frozen output and record, exactly as
-`elelem-kernel ask --notebook` writes it (`cli.notebook.append_turn`), so `session/load`
+`elelem-kernel ask --notebook` writes it (`store.notebook.append_turn`), so `session/load`
 restores the conversation in a new process, JupyterLab and `ask --notebook` open and
 continue it, and a person can read what an editor session did. The notebook's metadata
 `elelem_acp` keeps the session's working directory and mode. A session is written at
@@ -24,13 +24,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from elelem_kernel.agent.record import TurnRecord
-from elelem_kernel.agent.restore import Rebuilt, rebuild
-from elelem_kernel.cli.notebook import append_turn
 from elelem_kernel.errors import ElelemError
-from elelem_kernel.jupyter.notebook_file import read_notebook
 from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
-from elelem_kernel.render.static import bundle
+from elelem_kernel.store.notebook import Rebuilt, append_turn, restore
+from elelem_kernel.store.record_format import TurnRecord
 from elelem_kernel.text import shorten
 
 ENV = "ELELEM_ACP_SESSIONS"
@@ -86,15 +83,14 @@ def load(session_id: str) -> Saved:
             f"no saved session {session_id!r} in {path.parent} (a session is saved from "
             "session/new on; `elelem-kernel acp --list` shows them)"
         )
-    cells, warnings = read_notebook(path)
-    rebuilt = rebuild([(cell.id, cell.records) for cell in cells])
+    rebuilt = restore(path)
     mode = _metadata(path).get("mode")
     return Saved(
         session_id,
         path,
         _cwd(path),
         rebuilt,
-        warnings + rebuilt.warnings,
+        rebuilt.warnings,
         mode if isinstance(mode, str) else None,
     )
 
@@ -117,15 +113,23 @@ def create(session_id: str, cwd: str, mode: str) -> Path:
     return path
 
 
-def save_turn(session_id: str, cwd: str, record: TurnRecord, mode: str | None = None) -> Path:
-    """Append the turn `record` to the session's notebook, noting the session's mode."""
+def save_turn(
+    session_id: str,
+    cwd: str,
+    record: TurnRecord,
+    data: dict[str, Any],
+    metadata: dict[str, Any],
+    mode: str | None = None,
+) -> Path:
+    """Append the turn `record` with its frozen output (`data`, `metadata`: the front's
+    render.static.bundle of it) to the session's notebook, noting the session's mode."""
     path = path_of(session_id)
     if not path.exists():
         create(session_id, cwd, mode or "build")
     elif mode is not None:
         remember_mode(session_id, mode)
     mtime = path.stat().st_mtime_ns
-    append_turn(path, record, *bundle(record), expected_mtime_ns=mtime)
+    append_turn(path, record, data, metadata, expected_mtime_ns=mtime)
     os.chmod(path, 0o600)
     return path
 
@@ -168,8 +172,7 @@ def listing() -> list[dict[str, Any]]:
     for path in paths:
         if not SESSION_ID.fullmatch(path.stem):
             continue
-        cells, _ = read_notebook(path)
-        rebuilt = rebuild([(cell.id, cell.records) for cell in cells])
+        rebuilt = restore(path)
         saved = Saved(path.stem, path, _cwd(path), rebuilt, [])
         updated = datetime.fromtimestamp(_mtime(path), tz=timezone.utc)
         found.append(

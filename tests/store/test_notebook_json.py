@@ -7,7 +7,7 @@ import json
 import nbformat
 import pytest
 
-from elelem_kernel.jupyter import notebook_json
+from elelem_kernel.store import notebook_json
 
 
 def sample() -> dict:

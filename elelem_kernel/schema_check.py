@@ -116,44 +116,72 @@ def _keyword(
     key: str, rule: object, root: Mapping[str, object], refs: dict[str, Check]
 ) -> Check | None:
     """The check of one keyword, or None when its rule is not one we understand."""
-    if key == "type":
-        given = rule if isinstance(rule, list) else [rule]
-        names = [n for n in given if isinstance(n, str) and n in _TYPES]
-        if len(names) != len(given):
-            return None
-        types = frozenset(t for n in names for t in _TYPES[n])
-        return lambda value: type(value) in types
     if key == "properties":
         return _properties(rule, root, refs) if isinstance(rule, dict) else None
-    if key == "required":
-        if not isinstance(rule, list):
-            return None
-        wanted = tuple(rule)
-        return lambda value: type(value) is not dict or all(n in value for n in wanted)
     if key == "items":
         item = _compile(rule, root, refs)
         return lambda value: type(value) is not list or all(item(v) for v in value)
-    if key in ("enum", "const"):
-        options = rule if key == "enum" else [rule]
-        if not isinstance(options, list):
-            return None
-        return lambda value: any(_same(value, o) for o in options)
-    if key == "pattern":
-        if not isinstance(rule, str):
-            return None
-        try:
-            search = re.compile(rule).search  # as jsonschema matches patterns
-        except re.error:
-            return None
-        return lambda value: type(value) is not str or search(value) is not None
     if key == "anyOf":
         if not isinstance(rule, list):
             return None
-        options_ = [_compile(option, root, refs) for option in rule]
-        return lambda value: any(option(value) for option in options_)
+        options = [_compile(option, root, refs) for option in rule]
+        return lambda value: any(option(value) for option in options)
     if key == "$ref":
         return _ref(rule, root, refs)
+    if key in _PLAIN:
+        return _PLAIN[key](rule)
     return _bound(key, rule)
+
+
+def _type(rule: object) -> Check | None:
+    """`type`: one JSON type's name or a list of them."""
+    given = rule if isinstance(rule, list) else [rule]
+    names = [n for n in given if isinstance(n, str) and n in _TYPES]
+    if len(names) != len(given):
+        return None
+    types = frozenset(t for n in names for t in _TYPES[n])
+    return lambda value: type(value) in types
+
+
+def _required(rule: object) -> Check | None:
+    """`required`: the names an object must have."""
+    if not isinstance(rule, list):
+        return None
+    wanted = tuple(rule)
+    return lambda value: type(value) is not dict or all(n in value for n in wanted)
+
+
+def _enum(rule: object) -> Check | None:
+    """`enum`: one of a list of scalars."""
+    if not isinstance(rule, list):
+        return None
+    return lambda value: any(_same(value, o) for o in rule)
+
+
+def _const(rule: object) -> Check | None:
+    """`const`: this one scalar."""
+    return _enum([rule])
+
+
+def _pattern(rule: object) -> Check | None:
+    """`pattern`: a string the regular expression finds a match in, as jsonschema does."""
+    if not isinstance(rule, str):
+        return None
+    try:
+        search = re.compile(rule).search  # as jsonschema matches patterns
+    except re.error:
+        return None
+    return lambda value: type(value) is not str or search(value) is not None
+
+
+#: The keywords whose check depends on their rule alone.
+_PLAIN: dict[str, Callable[[object], Check | None]] = {
+    "type": _type,
+    "required": _required,
+    "enum": _enum,
+    "const": _const,
+    "pattern": _pattern,
+}
 
 
 def _properties(

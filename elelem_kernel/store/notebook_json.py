@@ -5,7 +5,7 @@ Importing nbformat imports jsonschema, and in a JupyterLab environment jsonschem
 checkers compile rfc3987-syntax's grammars at import: 2-7 s. Restoring a conversation and
 appending a turn (`ask --notebook`, the ACP session store) only read and write JSON, so
 they do it here. Whether a file is a notebook is checked against `SHAPE` (what a notebook,
-a cell and an output are, from nbformat's schema) by agent/schema_check.py; only a file
+a cell and an output are, from nbformat's schema) by schema_check.py; only a file
 that does not surely fit asks nbformat (and so jsonschema) for the verdict and its words.
 """
 
@@ -19,7 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from elelem_kernel.agent.schema_check import Check, checker
+from elelem_kernel.schema_check import Check, checker
 
 NBFORMAT = 4
 NBFORMAT_MINOR = 5

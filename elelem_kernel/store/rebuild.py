@@ -1,13 +1,13 @@
 """Rebuild conversations from the turn records found in a notebook's cells.
 
-Pure data in, data out: no Jupyter, no files, nothing executed. The Jupyter store reads the
-cells; this module decides which records count.
+Pure data in, data out: no Jupyter, no files, nothing executed. store/notebook_file.py reads
+the cells; this module decides which records count.
 
 Rules:
 - cells are walked top to bottom; a cell holds at most one turn, the last valid record of
   the cell (a re-run cell's newest output wins);
 - a record must be version 1 or 2, match `record.schema.json` and stay under
-  `MAX_RECORD_BYTES`; anything else is skipped, all skips summed up in one warning;
+  `MAX_RECORD_BYTES` (store/record_format.py); anything else is skipped, all skips summed up in one warning;
 - migration: a version 1 record reads exactly as before version 2 existed (a `compaction`
   key in it is not one: it is dropped); version 2 adds the turn's compaction;
 - two cells claiming the same turn id (a copied cell): the later cell keeps it, one warning;
@@ -23,16 +23,21 @@ assistant messages, whatever they say; no field of a record becomes a system mes
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, cast
 
-from elelem_kernel.agent.record import MAX_RECORD_BYTES, NEWEST, VERSIONS, TurnRecord, larger_than
-from elelem_kernel.agent.schema_check import Check, checker
-from elelem_kernel.text import shorten
+from elelem_kernel.schema_check import Check, checker
+from elelem_kernel.store.record_format import (
+    MAX_RECORD_BYTES,
+    NEWEST,
+    VERSIONS,
+    TurnRecord,
+    larger_than,
+    schema,
+)
+from elelem_kernel.text import human_size, shorten
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -95,7 +100,7 @@ def check(record: object, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
     if version not in VERSIONS or isinstance(version, bool):
         return f"unknown record version {shorten(repr(version), 40)}"
     if larger_than(record, max_bytes):
-        return f"too large (over the {_mb(max_bytes)} limit)"
+        return f"too large (over the {human_size(max_bytes, 'limit')} limit)"
     error = _schema_error(record)
     if error:
         return f"malformed ({error})"
@@ -150,21 +155,15 @@ def _duplicates_warning(duplicates: dict[str, list[int]]) -> str:
 
 
 @cache
-def _schema() -> dict[str, object]:
-    text = resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text("utf-8")
-    return dict(json.loads(text))
-
-
-@cache
 def _fits_schema() -> Check:
-    return checker(_schema())
+    return checker(schema())
 
 
 @cache
 def _validator() -> Draft202012Validator:
     import jsonschema  # only for a record the quick check refuses: the error and its words
 
-    return jsonschema.Draft202012Validator(_schema())
+    return jsonschema.Draft202012Validator(schema())
 
 
 def _schema_error(record: object) -> str | None:
@@ -177,7 +176,3 @@ def _schema_error(record: object) -> str | None:
         return None
     where = "/".join(str(part) for part in error.absolute_path) or "record"
     return f"{where}: {shorten(error.message, 80)}"
-
-
-def _mb(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB" if size >= 100_000 else f"{size} bytes"

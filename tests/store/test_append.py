@@ -5,9 +5,10 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from elelem_kernel.cli.notebook import append_turn
-from elelem_kernel.jupyter import append, notebook_json
 from elelem_kernel.render.static import bundle
+from elelem_kernel.store import in_place as append
+from elelem_kernel.store import notebook_json
+from elelem_kernel.store.notebook import append_turn
 from tests import records
 
 

@@ -15,9 +15,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
 
-from elelem_kernel.agent.restore import Cell
-from elelem_kernel.jupyter import notebook_json
 from elelem_kernel.names import RECORD_KEY
+from elelem_kernel.store import notebook_json
+from elelem_kernel.store.rebuild import Cell
 
 
 class NotebookCell(NamedTuple):

@@ -6,7 +6,7 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from elelem_kernel.agent.restore import MAX_RECORD_BYTES, check, rebuild
+from elelem_kernel.store.rebuild import MAX_RECORD_BYTES, check, rebuild
 from tests import records
 
 
@@ -32,7 +32,7 @@ def record(turn: str, conversation: str = "c1", **extra) -> dict:
 
 
 def test_schema_file_is_a_valid_2020_12_schema():
-    text = resources.files("elelem_kernel.agent").joinpath("record.schema.json").read_text()
+    text = resources.files("elelem_kernel.store").joinpath("record.schema.json").read_text()
     jsonschema.Draft202012Validator.check_schema(json.loads(text))
 
 

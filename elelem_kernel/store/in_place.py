@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from elelem_kernel.jupyter import notebook_json
+from elelem_kernel.store import notebook_json
 
 #: Where the cells of an nbformat-written notebook end, and the separator between cells.
 _CELLS_END = b"\n ],\n"
