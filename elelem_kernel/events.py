@@ -287,10 +287,12 @@ class Foreign(Provider):
         return bool(getattr(self.inner, "official", True))
 
     def context_window(self) -> int | None | Awaitable[int | None]:
-        return self._ask("context_window")
+        window: int | None | Awaitable[int | None] = self._ask("context_window")
+        return window
 
     def takes_images(self) -> bool | None | Awaitable[bool | None]:
-        return self._ask("takes_images")
+        takes: bool | None | Awaitable[bool | None] = self._ask("takes_images")
+        return takes
 
     def max_tokens(self) -> int | None:
         own = getattr(self.inner, "max_tokens", None)

@@ -69,7 +69,7 @@ class Finding:
     def location(self) -> str:
         return location(self.path, self.line, self.cell_id)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod

@@ -14,8 +14,12 @@ import base64
 import binascii
 import io
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
+    from typing_extensions import NotRequired
 
 from elelem_kernel.text import human_size
 
@@ -31,6 +35,21 @@ MAX_INPUT_BYTES = 30_000_000
 MAX_PIXELS = 25_000_000
 #: Pixels per token of an image (Anthropic's rule: width × height / 750).
 PIXELS_PER_TOKEN = 750
+
+#: Where the notebook holds a recorded image (`in`: a keyword, so only this form names it).
+_Where = TypedDict("_Where", {"in": str}, total=False)
+
+
+class ImageEntry(_Where):
+    """An image: in a tool result (`_images`), a message, a record (`$defs/call` images).
+    `data` is base64, left out of a record when the notebook holds the image (`in`:
+    `text/html` or `display_data`); `shown`: `cell` (the cell's output shows it)."""
+
+    mime_type: str
+    data: NotRequired[str]
+    width: NotRequired[int]
+    height: NotRequired[int]
+    shown: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -55,7 +74,7 @@ class Image:
         """Estimated tokens a model spends on this image."""
         return tokens(self.width, self.height)
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> ImageEntry:
         """The form tool results and messages carry (`_images` entries)."""
         return {
             "mime_type": self.mime_type,
@@ -222,7 +241,7 @@ def _encode(picture: Any, kind: str) -> Image:
     return Image(mime, out.getvalue(), width, height)
 
 
-def label(entry: dict[str, Any]) -> str:
+def label(entry: Mapping[str, object]) -> str:
     """`640×480 PNG` for an `_images` entry (a recorded or pending image)."""
     mime = str(entry.get("mime_type") or "")
     width, height = entry.get("width"), entry.get("height")
@@ -230,13 +249,13 @@ def label(entry: dict[str, Any]) -> str:
     return f"{size}{TYPES.get(mime, mime or 'image')}"
 
 
-def placeholder(entry: dict[str, Any], turn: int | None = None) -> str:
+def placeholder(entry: Mapping[str, object], turn: int | None = None) -> str:
     """`[image from turn 3: 640×480 PNG, omitted]`: an image not sent again."""
     where = f" from turn {turn}" if turn else ""
     return f"[image{where}: {label(entry)}, omitted]"
 
 
-def entry_tokens(entry: dict[str, Any]) -> int:
+def entry_tokens(entry: Mapping[str, object]) -> int:
     """Estimated tokens of an `_images` entry (its `width` and `height` when known)."""
     width, height = entry.get("width"), entry.get("height")
     if isinstance(width, int) and isinstance(height, int):

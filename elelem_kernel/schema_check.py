@@ -11,8 +11,7 @@ them is still checked in full.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 #: Keywords that say nothing about validity.
 ANNOTATIONS = frozenset(
@@ -48,29 +47,29 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 _NUMBERS = (int, float)
 
-Check = Callable[[Any], bool]
+Check = Callable[[object], bool]
 
 
-def fits(schema: Any, value: Any) -> bool:
+def fits(schema: object, value: object) -> bool:
     """True when `value` surely fits `schema`; False when it does not or we cannot tell."""
     return checker(schema)(value)
 
 
-def checker(schema: Any) -> Check:
+def checker(schema: object) -> Check:
     """`fits` for one schema, compiled once into closures: for values checked by the
     thousand (the records of a notebook). The schema must not change afterwards."""
     return _compile(schema, schema if isinstance(schema, dict) else {}, {})
 
 
-def _never(value: Any) -> bool:
+def _never(value: object) -> bool:
     return False
 
 
-def _always(value: Any) -> bool:
+def _always(value: object) -> bool:
     return True
 
 
-def _compile(schema: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check:
+def _compile(schema: object, root: Mapping[str, object], refs: dict[str, Check]) -> Check:
     if schema is True or schema == {}:
         return _always
     if not isinstance(schema, dict):
@@ -91,7 +90,7 @@ def _compile(schema: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check
     if len(checks) == 1:
         return checks[0]
 
-    def all_of(value: Any) -> bool:
+    def all_of(value: object) -> bool:
         for check in checks:
             if not check(value):
                 return False
@@ -101,7 +100,7 @@ def _compile(schema: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check
 
 
 def _conditional(
-    schema: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]
+    schema: Mapping[str, object], root: Mapping[str, object], refs: dict[str, Check]
 ) -> Check | None:
     """`if` / `then` / `else`; None when the condition is not one we understand (a condition
     we cannot check must not pick a branch)."""
@@ -113,7 +112,9 @@ def _conditional(
     return lambda value: then(value) if condition(value) else otherwise(value)
 
 
-def _keyword(key: str, rule: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check | None:
+def _keyword(
+    key: str, rule: object, root: Mapping[str, object], refs: dict[str, Check]
+) -> Check | None:
     """The check of one keyword, or None when its rule is not one we understand."""
     if key == "properties":
         return _properties(rule, root, refs) if isinstance(rule, dict) else None
@@ -132,16 +133,17 @@ def _keyword(key: str, rule: Any, root: dict[str, Any], refs: dict[str, Check]) 
     return _bound(key, rule)
 
 
-def _type(rule: Any) -> Check | None:
+def _type(rule: object) -> Check | None:
     """`type`: one JSON type's name or a list of them."""
-    names = rule if isinstance(rule, list) else [rule]
-    if not all(isinstance(n, str) and n in _TYPES for n in names):
+    given = rule if isinstance(rule, list) else [rule]
+    names = [n for n in given if isinstance(n, str) and n in _TYPES]
+    if len(names) != len(given):
         return None
     types = frozenset(t for n in names for t in _TYPES[n])
     return lambda value: type(value) in types
 
 
-def _required(rule: Any) -> Check | None:
+def _required(rule: object) -> Check | None:
     """`required`: the names an object must have."""
     if not isinstance(rule, list):
         return None
@@ -149,29 +151,31 @@ def _required(rule: Any) -> Check | None:
     return lambda value: type(value) is not dict or all(n in value for n in wanted)
 
 
-def _enum(rule: Any) -> Check | None:
+def _enum(rule: object) -> Check | None:
     """`enum`: one of a list of scalars."""
     if not isinstance(rule, list):
         return None
     return lambda value: any(_same(value, o) for o in rule)
 
 
-def _const(rule: Any) -> Check | None:
+def _const(rule: object) -> Check | None:
     """`const`: this one scalar."""
     return _enum([rule])
 
 
-def _pattern(rule: Any) -> Check | None:
+def _pattern(rule: object) -> Check | None:
     """`pattern`: a string the regular expression finds a match in, as jsonschema does."""
+    if not isinstance(rule, str):
+        return None
     try:
-        search = re.compile(rule).search
-    except (re.error, TypeError):
+        search = re.compile(rule).search  # as jsonschema matches patterns
+    except re.error:
         return None
     return lambda value: type(value) is not str or search(value) is not None
 
 
 #: The keywords whose check depends on their rule alone.
-_PLAIN: dict[str, Callable[[Any], Check | None]] = {
+_PLAIN: dict[str, Callable[[object], Check | None]] = {
     "type": _type,
     "required": _required,
     "enum": _enum,
@@ -180,11 +184,13 @@ _PLAIN: dict[str, Callable[[Any], Check | None]] = {
 }
 
 
-def _properties(rule: dict[str, Any], root: dict[str, Any], refs: dict[str, Check]) -> Check:
+def _properties(
+    rule: Mapping[str, object], root: Mapping[str, object], refs: dict[str, Check]
+) -> Check:
     """`properties`: each named property that is present fits its schema."""
     props = [(name, _compile(sub, root, refs)) for name, sub in rule.items()]
 
-    def properties(value: Any) -> bool:
+    def properties(value: object) -> bool:
         if type(value) is not dict:
             return True
         for name, check in props:
@@ -195,29 +201,37 @@ def _properties(rule: dict[str, Any], root: dict[str, Any], refs: dict[str, Chec
     return properties
 
 
-def _bound(key: str, rule: Any) -> Check | None:
+def _bound(key: str, rule: object) -> Check | None:
     """`minimum`, `maximum`, `minLength`, `maxLength`; None for any other keyword or a
     rule that is not a number (a whole number for lengths)."""
     if key in ("minimum", "maximum"):
-        if type(rule) not in _NUMBERS:
+        if type(rule) not in _NUMBERS or not isinstance(rule, (int, float)):
             return None
+        bound = rule
         if key == "minimum":
-            return lambda value: type(value) not in _NUMBERS or value >= rule
-        return lambda value: type(value) not in _NUMBERS or value <= rule
+            return lambda value: type(value) not in _NUMBERS or _number(value) >= bound
+        return lambda value: type(value) not in _NUMBERS or _number(value) <= bound
     if key in ("minLength", "maxLength"):
-        if type(rule) is not int:
+        if type(rule) is not int or not isinstance(rule, int):
             return None
+        length = rule
         if key == "minLength":
-            return lambda value: type(value) is not str or len(value) >= rule
-        return lambda value: type(value) is not str or len(value) <= rule
+            return lambda value: type(value) is not str or len(str(value)) >= length
+        return lambda value: type(value) is not str or len(str(value)) <= length
     return None
 
 
-def _ref(ref: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check | None:
+def _number(value: object) -> float:
+    """A value `type` already showed to be an int or a float, as one."""
+    return value if isinstance(value, (int, float)) else 0.0
+
+
+def _ref(ref: object, root: Mapping[str, object], refs: dict[str, Check]) -> Check | None:
     """The check of a local `#/$defs/name` reference (compiled once, recursion allowed)."""
     if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
         return None
-    target = (root.get("$defs") or {}).get(ref[len("#/$defs/") :])
+    defs = root.get("$defs")
+    target = defs.get(ref[len("#/$defs/") :]) if isinstance(defs, dict) else None
     if target is None:
         return None
     if ref not in refs:
@@ -228,7 +242,7 @@ def _ref(ref: Any, root: dict[str, Any], refs: dict[str, Check]) -> Check | None
     return refs[ref]
 
 
-def _same(value: Any, option: Any) -> bool:
+def _same(value: object, option: object) -> bool:
     """JSON equality for scalars (True is not 1); containers are left to jsonschema."""
     scalar = (str, int, float, bool, type(None))
     return isinstance(value, scalar) and type(value) is type(option) and value == option

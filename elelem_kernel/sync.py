@@ -36,6 +36,7 @@ import queue
 import signal
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from types import FrameType
 from typing import Any, Literal, TypeVar
 
 T = TypeVar("T")
@@ -54,20 +55,21 @@ def run_sync(
         asyncio.get_running_loop()
     except RuntimeError:
         return _run(main, loop, close, interrupt)
-    box: dict[str, Any] = {}
+    results: list[T] = []
+    errors: list[BaseException] = []
 
     def work() -> None:
         try:
-            box["result"] = _run(main, None, close, interrupt)
+            results.append(_run(main, None, close, interrupt))
         except BaseException as error:  # raised again in the caller's thread
-            box["error"] = error
+            errors.append(error)
 
     thread = threading.Thread(target=work, name="elelem-sync", daemon=True)
     thread.start()
     thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
+    if errors:
+        raise errors[0]
+    return results[0]
 
 
 def _run(
@@ -115,7 +117,7 @@ def _close(loop: asyncio.AbstractEventLoop, close: Callable[[], Awaitable[None]]
 
 
 @contextlib.contextmanager
-def _ctrl_c_cancels(task: asyncio.Task[Any]) -> Iterator[list[bool]]:
+def _ctrl_c_cancels(task: asyncio.Task[object]) -> Iterator[list[bool]]:
     """In the main thread, the first Ctrl-C cancels `task` instead of raising.
 
     Yields a list that is true once Ctrl-C was pressed.
@@ -128,7 +130,7 @@ def _ctrl_c_cancels(task: asyncio.Task[Any]) -> Iterator[list[bool]]:
         yield pressed
         return
 
-    def on_ctrl_c(signum: int, frame: Any) -> None:
+    def on_ctrl_c(signum: int, frame: FrameType | None) -> None:
         if pressed or task.done():
             raise KeyboardInterrupt
         pressed.append(True)

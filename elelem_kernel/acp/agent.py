@@ -62,6 +62,7 @@ from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import MODES
 from elelem_kernel.errors import ElelemError
+from elelem_kernel.images import ImageEntry
 from elelem_kernel.render.static import bundle
 from elelem_kernel.store import acp_sessions
 
@@ -429,7 +430,7 @@ class ElelemAgent:
         )
 
     async def _turn(
-        self, live: Live, text: str, images: list[dict[str, Any]] | None = None
+        self, live: Live, text: str, images: list[ImageEntry] | None = None
     ) -> PromptResponse:
         """Run the turn, send its last updates, save it; answer. When the connection
         closes meanwhile, the turn is cancelled and saved, and nothing is answered."""

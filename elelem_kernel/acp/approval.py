@@ -17,7 +17,7 @@ from typing import Any
 from acp.schema import PermissionOption, ToolCallUpdate
 
 from elelem_kernel.acp.updates import Updates, acp_kind, fenced, title
-from elelem_kernel.agent.approval import ApprovalRequest, Decision
+from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
 
 OPTIONS: dict[str, tuple[str, str]] = {
     "allow": ("Allow once", "allow_once"),
@@ -71,6 +71,7 @@ class AcpApprover:
             return "deny"
         outcome = getattr(answer, "outcome", None)
         chosen = getattr(outcome, "option_id", None)
-        if getattr(outcome, "outcome", None) == "selected" and chosen in offered:
-            return chosen
+        decision = decision_for(chosen) if isinstance(chosen, str) else None
+        if getattr(outcome, "outcome", None) == "selected" and decision and chosen in offered:
+            return decision
         return "deny"

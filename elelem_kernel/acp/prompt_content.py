@@ -24,6 +24,7 @@ from elelem_kernel import images as img
 from elelem_kernel.acp.updates import fenced
 from elelem_kernel.agent import media
 from elelem_kernel.errors import PromptError
+from elelem_kernel.images import ImageEntry
 from elelem_kernel.options import from_env
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ class Prompt:
     """A prompt as a turn takes it: its text and its images (`_images` entries, fitted)."""
 
     text: str
-    images: list[dict[str, Any]] = field(default_factory=list)
+    images: list[ImageEntry] = field(default_factory=list)
 
 
 @dataclass
@@ -96,9 +97,9 @@ async def read_prompt(blocks: list[Any]) -> Prompt:
     return Prompt("".join(parts).strip("\n"), images)
 
 
-def _fit_all(pending: list[_Pending]) -> list[dict[str, Any] | str]:
+def _fit_all(pending: list[_Pending]) -> list[ImageEntry | str]:
     """Each pending image decoded and fitted (an entry), or why it cannot be (a line)."""
-    out: list[dict[str, Any] | str] = []
+    out: list[ImageEntry | str] = []
     for entry in pending:
         image = img.decode(entry.mime, entry.data)
         if isinstance(image, img.Image):
@@ -114,7 +115,7 @@ def _name(uri: Any) -> str:
     return uri.rstrip("/").rsplit("/", 1)[-1][:80]
 
 
-async def refusal(session: Session, images: list[dict[str, Any]]) -> str | None:
+async def refusal(session: Session, images: list[ImageEntry]) -> str | None:
     """Why `session`'s model cannot be sent these images now, or None when it can: a
     model that takes none (`ModelFacts.takes_images`), or fewer than the prompt has (the
     option `max_images`)."""

@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from acp import (
     plan_entry,
@@ -46,6 +46,8 @@ from acp import (
 )
 from acp.schema import Cost, ToolCallLocation, UsageUpdate
 
+from elelem_kernel.agent.blocks import BlockEvent, BlockStart, TurnEnd
+from elelem_kernel.agent.record import Meter, TurnRecord
 from elelem_kernel.render.call_text import result_text, short_arguments
 from elelem_kernel.sync import call_soon
 from elelem_kernel.text import clip, shorten
@@ -197,29 +199,28 @@ class Updates:
 
     # -- events ---------------------------------------------------------------------
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "block_start":
+    def __call__(self, event: BlockEvent) -> None:
+        if event["type"] == "block_start":
             self._start(event)
-        elif kind == "block_delta":
+        elif event["type"] == "block_delta":
             text = str(event.get("text", ""))
             if self.blocks.get(event.get("index", -1)) == "thinking":
                 self.put(update_agent_thought_text(text))
             elif text:
                 self.reply.append(text)
                 self.put(update_agent_message_text(text))
-        elif kind == "tool_state" and event.get("state") == "running":
+        elif event["type"] == "tool_state" and event.get("state") == "running":
             self.running = str(event.get("id"))
             self.put(update_tool_call(self.client_id(self.running), status="in_progress"))
-        elif kind == "notice":
+        elif event["type"] == "notice":
             self.put(update_agent_message_text(f"_{event.get('text', '')}_\n\n"))
-        elif kind == "compaction":
+        elif event["type"] == "compaction":
             turns = event.get("turns")
             self.put(update_agent_thought_text(f"(compacted {turns} earlier turns)\n"))
-        elif kind == "turn_end":
+        elif event["type"] == "turn_end":
             self._end(event)
 
-    def _start(self, event: dict[str, Any]) -> None:
+    def _start(self, event: BlockStart) -> None:
         block = event.get("block")
         index = event.get("index", -1)
         self.blocks[index] = str(block)
@@ -294,7 +295,7 @@ class Updates:
             )
         )
 
-    def _end(self, event: dict[str, Any]) -> None:
+    def _end(self, event: TurnEnd) -> None:
         error = event.get("error")
         if error and event.get("stop") != "max_rounds":
             self.put(update_agent_message_text(f"\n\n**Error:** {error}"))
@@ -303,7 +304,7 @@ class Updates:
         entries = checklist("".join(self.reply))
         if entries:
             self.put(update_plan(entries))
-        context = event.get("context") or {}
+        context = event.get("context") or Meter()
         used, size = context.get("used"), context.get("window")
         if not self.usage:
             return
@@ -318,7 +319,7 @@ class Updates:
                 )
             )
 
-    def replay(self, turns: list[dict[str, Any]]) -> None:
+    def replay(self, turns: list[TurnRecord]) -> None:
         """Saved turns (records) as their live updates were: the same events, in order."""
         self.replaying = True
         for turn in turns:
@@ -326,10 +327,14 @@ class Updates:
             self.put(update_user_message_text(str(turn.get("prompt", ""))))
             rounds = turn.get("rounds") or []
             for round_ in rounds:
-                for block in ("thinking", "text"):
-                    if round_.get(block):
+                said: tuple[tuple[Literal["thinking", "text"], object], ...] = (
+                    ("thinking", round_.get("thinking")),
+                    ("text", round_.get("text")),
+                )
+                for block, text in said:
+                    if text:
                         self({"type": "block_start", "index": -1, "block": block})
-                        self({"type": "block_delta", "index": -1, "text": str(round_[block])})
+                        self({"type": "block_delta", "index": -1, "text": str(text)})
                 for call in round_.get("calls") or []:
                     call_id, name = str(call.get("id")), str(call.get("name"))
                     self._tool_use(call_id, name, call.get("arguments"))

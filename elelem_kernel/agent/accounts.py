@@ -7,10 +7,10 @@ and the fronts' footers read one place.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from elelem_kernel.agent.budget import Ledger
-from elelem_kernel.agent.record import add_usage
+from elelem_kernel.agent.record import TurnRecord, add_usage
+from elelem_kernel.events import Usage
 
 
 @dataclass
@@ -19,11 +19,11 @@ class Accounts:
     price was unknown), and the budgets in force (`agent/budget.py`)."""
 
     ledger: Ledger
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
     cost: float | None = 0.0
     turns: int = 0
 
-    def add(self, record: dict[str, Any], counted: bool = True) -> None:
+    def add(self, record: TurnRecord, counted: bool = True) -> None:
         """Add a finished turn's record (`counted`: a turn of the conversation, not an
         empty prompt) to the session's totals."""
         if counted:

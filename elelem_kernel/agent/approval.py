@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from elelem_kernel.agent.blocks import Renderer
+from elelem_kernel.agent.blocks import CallState, Renderer
 from elelem_kernel.agent.toolbox import Call, Tool
 from elelem_kernel.sync import call_off_loop
 
@@ -140,7 +140,7 @@ async def decide(
     grants: Grants,
     approver: Approver | None,
     allow_hint: str,
-) -> tuple[str | None, str]:
+) -> tuple[str | None, CallState]:
     """Whether a resolved `call` may run: `(None, "running")`, else why not and the card
     state (`declined`).
 
@@ -165,8 +165,15 @@ async def decide(
         how = allow_hint.format(name=tool.name)
         return NO_CHANNEL.format(kind=tool.kind, how=how), "declined"
     request = _request(call, tool, index, why)
-    state = {"type": "tool_state", "index": index, "id": call.id, "state": "approval"}
-    out({**state, "preview": request.preview})
+    out(
+        {
+            "type": "tool_state",
+            "index": index,
+            "id": call.id,
+            "state": "approval",
+            "preview": request.preview,
+        }
+    )
     decision = await _answer(approver, request)
     if isinstance(decision, Declined):
         return str(decision), "declined"

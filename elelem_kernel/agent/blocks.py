@@ -16,8 +16,12 @@ Renderers place blocks by index, so a parallel call's result lands in its own ca
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal, TypedDict
+
+from elelem_kernel.agent.record import BudgetEntry, CompactionEntry, Meter
+from elelem_kernel.events import ProviderEvent, Usage
+from elelem_kernel.images import ImageEntry
 
 if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
     from typing_extensions import NotRequired
@@ -33,10 +37,10 @@ class BlockStart(TypedDict):
     block: Literal["thinking", "text", "tool_use", "tool_result"]
     id: NotRequired[str | None]
     name: NotRequired[str | None]
-    arguments: NotRequired[Any]
+    arguments: NotRequired[object]
     ok: NotRequired[bool]
     content: NotRequired[str]
-    images: NotRequired[list[dict[str, Any]]]
+    images: NotRequired[list[ImageEntry]]
 
 
 class BlockDelta(TypedDict):
@@ -70,8 +74,13 @@ class Status(TypedDict):
     provider: str
     model: str | None
     round: NotRequired[int]
-    context: NotRequired[dict[str, Any]]
+    context: NotRequired[Meter]
     turns: NotRequired[int]
+
+
+#: Where a call stands: asked about, running, done (ok or failed), declined by the person,
+#: or never run (its reply cut off, or its results over a budget).
+CallState = Literal["approval", "running", "ok", "failed", "declined", "not run", "over budget"]
 
 
 class ToolState(TypedDict):
@@ -80,21 +89,14 @@ class ToolState(TypedDict):
     type: Literal["tool_state"]
     index: int | None
     id: str
-    state: Literal["approval", "running", "ok", "failed", "declined"]
+    state: CallState
     preview: NotRequired[str]
 
 
-class CompactionEvent(TypedDict):
+class CompactionEvent(CompactionEntry):
     """The oldest turns were summarised (the record's `compaction` entry)."""
 
     type: Literal["compaction"]
-    upto: str
-    turns: int
-    summary: str
-    before: int
-    after: int
-    failed: NotRequired[str]
-    focus: NotRequired[str]
 
 
 class TurnEnd(TypedDict):
@@ -102,13 +104,15 @@ class TurnEnd(TypedDict):
 
     type: Literal["turn_end"]
     stop: str
-    usage: dict[str, int]
+    usage: Usage
     rounds: int
     ms: int
     cost: float | None
-    context: NotRequired[dict[str, Any]]
+    context: NotRequired[Meter]
     served_model: NotRequired[str]
-    budget: NotRequired[list[dict[str, Any]]]
+    budget: NotRequired[list[BudgetEntry]]
+    usage_estimated: NotRequired[bool]
+    priced_by: NotRequired[str]
     error: NotRequired[str]
 
 
@@ -116,8 +120,8 @@ class TurnEnd(TypedDict):
 BlockEvent = (
     BlockStart | BlockDelta | BlockStop | Notice | Status | ToolState | CompactionEvent | TurnEnd
 )
-#: A view: called with each `BlockEvent` (as a plain dict: the session builds some of them).
-Renderer = Callable[[dict[str, Any]], None]
+#: A view: called with each `BlockEvent`.
+Renderer = Callable[[BlockEvent], None]
 
 
 class BlockLayout:
@@ -139,19 +143,18 @@ class BlockLayout:
         """Index of this round's first tool_use block."""
         return self.next
 
-    def event(self, event: Mapping[str, Any]) -> None:
+    def event(self, event: ProviderEvent) -> None:
         """Lay out one provider event (`saying`, `thinking`, `doing`); others are ignored."""
-        kind = event.get("type")
-        if kind == "thinking":
+        if event["type"] == "thinking":
             if self.text_started or self.calls or not event.get("text"):
                 return
             self._delta("thinking", event["text"])
-        elif kind == "saying":
+        elif event["type"] == "saying":
             if self.calls or not event.get("text"):
                 return
             self.text_started = True
             self._delta("text", event["text"])
-        elif kind == "doing":
+        elif event["type"] == "doing":
             self._close()
             index = self.tool_base + len(self.calls)
             self.calls.append(str(event.get("id", "")))
@@ -174,7 +177,7 @@ class BlockLayout:
         return None
 
     def tool_result(
-        self, call_id: str, ok: bool, content: Any, images: list[dict[str, Any]] | None = None
+        self, call_id: str, ok: bool, content: object, images: list[ImageEntry] | None = None
     ) -> None:
         """Lay out the result of one of this round's calls; the last one ends the round."""
         self._close()
@@ -182,15 +185,15 @@ class BlockLayout:
             return
         n = len(self.calls)
         index = self.tool_base + n + self.calls.index(call_id)
-        if not isinstance(content, str):
-            content = json.dumps(content, ensure_ascii=False)
         event: BlockStart = {
             "type": "block_start",
             "index": index,
             "block": "tool_result",
             "id": call_id,
             "ok": ok,
-            "content": content,
+            "content": content
+            if isinstance(content, str)
+            else json.dumps(content, ensure_ascii=False),
         }
         if images:
             event["images"] = images
@@ -214,7 +217,7 @@ class BlockLayout:
         self._close()
 
     def _show(self, event: BlockEvent) -> None:
-        self.out(cast(dict[str, Any], event))
+        self.out(event)
 
     def _delta(self, kind: Literal["thinking", "text"], text: str) -> None:
         if self.open_kind != kind:

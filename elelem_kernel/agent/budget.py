@@ -31,32 +31,41 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from elelem_kernel.agent.context import known, short
 from elelem_kernel.agent.pricing import cost, dollars
-from elelem_kernel.agent.record import add_usage
+from elelem_kernel.agent.record import BudgetEntry, TurnRecord, TurnRecorder, add_usage
 from elelem_kernel.agent.usage import count
 from elelem_kernel.errors import ConfigError, ElelemError, OverBudget
-from elelem_kernel.events import EXIT_CODES, Provider
+from elelem_kernel.events import EXIT_CODES, Provider, Usage
 from elelem_kernel.store import day_spend
+
+
+class SideRequest(Protocol):
+    """What a turn spent besides its rounds (`agent/compaction.Compaction`): the usage of
+    its requests."""
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens its requests used."""
 
 
 class PricedModel(Protocol):
     """What a ledger asks of the session's model (`agent/model_facts.ModelFacts`): its
     names, window and prices, and its estimate of a request."""
 
-    provider: Any
+    provider: Provider
     provider_name: str
     model: str | None
 
     def window(self) -> tuple[int, str]:
         """The context window in tokens, and where that number comes from."""
 
-    def priced(self, usage: dict[str, Any]) -> float | None:
+    def priced(self, usage: Usage) -> float | None:
         """Dollars for `usage`, or None when the price is unknown."""
 
     def estimate(
@@ -113,10 +122,17 @@ class Budget:
             return "this cell"
         return "today" if self.per == "day" else f"this {self.per}"
 
-    def as_record(self, spent: float) -> dict[str, Any]:
+    def as_record(self, spent: float) -> BudgetEntry:
         """The record's entry: this budget and what its scope had spent at the turn's end."""
-        entry = {"amount": self.amount, "unit": self.unit, "per": self.per, "spent": spent}
-        return {**entry, "cell": True} if self.cell else entry
+        entry: BudgetEntry = {
+            "amount": self.amount,
+            "unit": self.unit,
+            "per": self.per,
+            "spent": spent,
+        }
+        if self.cell:
+            entry["cell"] = True
+        return entry
 
 
 def parse(text: str) -> Budget | None:
@@ -168,16 +184,16 @@ class Spent:
         return self.tokens if unit == "tokens" else self.usd
 
 
-def tokens_of(usage: Mapping[str, Any]) -> int:
+def tokens_of(usage: Mapping[str, object]) -> int:
     """Tokens a usage counts against a budget: every input token (cached too) and output;
     a count that is not one (below zero: a server's nonsense) counts as none."""
     return sum(count(usage.get(k)) or 0 for k in ("input", "output"))
 
 
-def spent_by(record: Mapping[str, Any]) -> Spent:
+def spent_by(record: TurnRecord) -> Spent:
     """What one turn record spent: its recorded cost, else its usage priced now."""
-    usage = record.get("usage")
-    usage = dict(usage) if isinstance(usage, Mapping) else {}
+    found = record.get("usage")
+    usage: Usage = found.copy() if isinstance(found, dict) else {}
     price = record.get("cost")
     if not isinstance(price, (int, float)) or isinstance(price, bool):
         price = cost(str(record.get("provider") or ""), record.get("model"), usage)
@@ -186,7 +202,7 @@ def spent_by(record: Mapping[str, Any]) -> Spent:
     return Spent(max(float(price), 0.0), tokens_of(usage))
 
 
-def priced(facts: PricedModel, usage: dict[str, Any]) -> float | None:
+def priced(facts: PricedModel, usage: Usage) -> float | None:
     """Dollars for `usage` with the session's prices; None when unknown.
 
     The same question the session asks for its footer's cost (`ModelFacts.pricing`): the
@@ -253,7 +269,9 @@ class Ledger:
     #: Who imposes them, in the words of the messages.
     imposed_by: str = ""
     #: The running turn's recorder and compactions, where its spending so far is read.
-    _turn: tuple[Any, list[Any]] | None = field(default=None, init=False, repr=False)
+    _turn: tuple[TurnRecorder, Sequence[SideRequest]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Ledger:
@@ -334,7 +352,7 @@ class Ledger:
 
     # -- spending ------------------------------------------------------------------
 
-    def restore(self, conversations: Mapping[str, list[dict[str, Any]]]) -> None:
+    def restore(self, conversations: Mapping[str, list[TurnRecord]]) -> None:
         """Count what the restored records spent (turns run here are counted already)."""
         self.earlier = Spent()
         for turns in conversations.values():
@@ -349,14 +367,16 @@ class Ledger:
             spent += turn
         return spent
 
-    def start(self, recorder: Any, compactions: list[Any], hint: str = DEFAULT_HINT) -> None:
+    def start(
+        self, recorder: TurnRecorder, compactions: Sequence[SideRequest], hint: str = DEFAULT_HINT
+    ) -> None:
         """A turn begins: its spending so far is read from `recorder` and `compactions`;
         `hint` says how to raise a budget in its front's words."""
         self._turn = (recorder, compactions)
         self.hint = hint
 
-    def _turn_usage(self) -> dict[str, int]:
-        usage: dict[str, int] = {}
+    def _turn_usage(self) -> Usage:
+        usage: Usage = {}
         if self._turn is not None:
             recorder, compactions = self._turn
             add_usage(usage, recorder.usage_so_far())
@@ -384,7 +404,7 @@ class Ledger:
             return None
         turn = self._turn_usage()
         tokens = request_tokens(facts, messages, tools)
-        request = {"input": tokens, "output": most_output(facts, tokens)}
+        request: Usage = {"input": tokens, "output": most_output(facts, tokens)}
         budgets = [*self.budgets.values(), *self.imposed]
         for budget in budgets:  # one that cannot be kept is said first
             self.refuse_unpriced(budget, facts)
@@ -420,7 +440,7 @@ class Ledger:
             f"{how}"
         )
 
-    def settle(self, facts: PricedModel, record: dict[str, Any]) -> None:
+    def settle(self, facts: PricedModel, record: TurnRecord) -> None:
         """The turn ended: count what it spent; `record["budget"]` says what applied (a
         dollar budget the model's unknown price refused did not)."""
         self._turn = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.agent import budget, trust
 from elelem_kernel.agent.pricing import dollars
@@ -274,7 +274,7 @@ def _history(session: CommandSession, args: str) -> str:
     rows = []
     for i, t in enumerate(turns, 1):
         head = " ".join(str(t.get("prompt", "")).split())[:60].replace("|", "\\|")
-        usage: dict[str, Any] = t.get("usage") or {}
+        usage = t.get("usage") or {}
         forgotten = " (forgotten)" if t.get("turn") in session.conversation.forgotten else ""
         rows.append(
             f"| {i} | {t.get('cell') or ''} | {head}{forgotten} | "

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from elelem_kernel.agent.context import CHARS_PER_TOKEN, THRESHOLD, estimate, short
 from elelem_kernel.agent.conversation import summary_messages, turn_messages
+from elelem_kernel.agent.record import CompactionEntry, TurnRecord
+from elelem_kernel.events import Usage
 from elelem_kernel.text import clip_middle, shorten
 
 if TYPE_CHECKING:
@@ -63,8 +65,6 @@ LARGER = (
     "(~{after:,} tokens) than the turns it replaces (~{before:,} tokens)"
 )
 
-Ask = Callable[[list[dict[str, Any]]], Awaitable[str]]
-
 
 @dataclass
 class Compaction:
@@ -77,9 +77,9 @@ class Compaction:
     after: int = 0
     failed: str | None = None
     focus: str | None = None
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
 
-    def supersede(self, earlier: dict[str, Any] | None) -> None:
+    def supersede(self, earlier: CompactionEntry | None) -> None:
         """Replace `earlier`, a compaction made before in the same turn (its summary is in
         this one): the size before is the first one's, and so is the focus unless a new one
         was given."""
@@ -87,9 +87,9 @@ class Compaction:
             self.before = int(earlier.get("before") or self.before)
             self.focus = self.focus or earlier.get("focus")
 
-    def as_record(self) -> dict[str, Any]:
+    def as_record(self) -> CompactionEntry:
         """The `compaction` entry of a turn record."""
-        entry: dict[str, Any] = {
+        entry: CompactionEntry = {
             "upto": self.upto,
             "turns": self.turns,
             "summary": self.summary,
@@ -123,10 +123,10 @@ class Compacting(Protocol):
     def tools(self) -> list[dict[str, Any]]:
         """The tool specs the turn's requests send."""
 
-    def request_messages(self, pending: dict[str, Any] | None) -> list[dict[str, Any]]:
+    def request_messages(self, pending: CompactionEntry | None) -> list[dict[str, Any]]:
         """The turn's request with the compaction `pending` applied."""
 
-    async def ask(self, messages: list[dict[str, Any]], usage: dict[str, int], limit: int) -> str:
+    async def ask(self, messages: list[dict[str, Any]], usage: Usage, limit: int) -> str:
         """One request without tools (the summary), its tokens added to `usage`."""
 
 
@@ -159,8 +159,15 @@ async def compact(
     fixed = before - sum(sizes) - (facts.estimate(summary_messages(summary)) if summary else 0)
     entry.failed = no_room(fixed + sum(sizes[len(old) :]), window)
     if not entry.failed:  # else the oldest turns are left out, with no summary request
-        state = {"type": "status", "state": "compacting", "turns": len(old)}
-        turn.out({**state, "provider": facts.provider_name, "model": facts.model})
+        turn.out(
+            {
+                "type": "status",
+                "state": "compacting",
+                "turns": len(old),
+                "provider": facts.provider_name,
+                "model": facts.model,
+            }
+        )
         limit = summary_limit(window)
         await _write_summary(entry, lambda m: turn.ask(m, entry.usage, limit), old, window, focus)
     messages = _request(turn, entry, tail)
@@ -196,8 +203,8 @@ def _request(
 
 
 def split(
-    turns: list[dict[str, Any]], sizes: list[int], keep: int, force: bool = False
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    turns: list[TurnRecord], sizes: list[int], keep: int, force: bool = False
+) -> tuple[list[TurnRecord], list[TurnRecord]]:
     """`(oldest to compact, newest to keep)`: keep the newest turns that fit `keep` tokens.
 
     At least one turn is compacted when there is one; `force` (`/compact`) keeps only the
@@ -218,8 +225,8 @@ def split(
 
 
 def _choose(
-    turns: list[dict[str, Any]], sizes: list[int], before: int, window: int, focus: str | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    turns: list[TurnRecord], sizes: list[int], before: int, window: int, focus: str | None
+) -> tuple[list[TurnRecord], list[TurnRecord]]:
     """`(oldest to compact, newest to keep)` for a request of `before` tokens whose history
     is `turns` (`sizes` tokens each): afterwards it should use `TARGET` of the window, with
     room for the summary. `focus` not None (`/compact`, or a forced compaction): `split`'s
@@ -229,7 +236,7 @@ def _choose(
     return split(turns, sizes, keep, force=focus is not None)
 
 
-def transcript(turns: list[dict[str, Any]], limit: int) -> str:
+def transcript(turns: list[TurnRecord], limit: int) -> str:
     """The turns as plain text for the summary request, each text cut to stay under `limit`."""
     each = max(limit // max(3 * len(turns), 1), 200)
     parts = []
@@ -257,8 +264,8 @@ def summary_limit(window: int) -> int:
 
 
 async def summarise(
-    ask: Ask,
-    turns: list[dict[str, Any]],
+    ask: Callable[[list[dict[str, Any]]], Awaitable[str]],
+    turns: list[TurnRecord],
     previous: str,
     window: int,
     focus: str | None = None,
@@ -294,7 +301,11 @@ async def summarise(
 
 
 async def _write_summary(
-    entry: Compaction, ask: Ask, turns: list[dict[str, Any]], window: int, focus: str | None
+    entry: Compaction,
+    ask: Callable[[list[dict[str, Any]]], Awaitable[str]],
+    turns: list[TurnRecord],
+    window: int,
+    focus: str | None,
 ) -> None:
     """Summarise `entry.summary` (the earlier summary) and `turns` into `entry.summary`.
 

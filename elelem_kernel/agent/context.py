@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.tokens import DIGIT_CHARS as DIGIT_CHARS  # named here as before
@@ -83,7 +82,7 @@ DEFAULT_WINDOW = 128_000
 _SIZE = re.compile(r"(?i)\s*(\d+(?:\.\d+)?)\s*([km]?)\s*")
 
 
-def parse_window(value: Any) -> int:
+def parse_window(value: object) -> int:
     """A window size from `6000`, `"6000"`, `"200k"` or `"1m"`; ConfigError otherwise."""
     if isinstance(value, bool):
         raise ConfigError(f"bad context window {value!r}: give a number of tokens (200000, 200k)")
@@ -114,7 +113,7 @@ def known_window(provider: str | None, model: str | None) -> int:
 def resolve_window(
     *,
     override: int | None,
-    options: Mapping[str, Any],
+    options: Mapping[str, object],
     provider_name: str | None,
     model: str | None,
     reported: int | None = None,

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from elelem_kernel.agent.media import annotate
-from elelem_kernel.agent.record import new_id
+from elelem_kernel.agent.record import CompactionEntry, RecordRound, TurnRecord, new_id
 from elelem_kernel.errors import BadInput, ConfigError
 from elelem_kernel.images import placeholder
 from elelem_kernel.text import clip
@@ -41,15 +41,15 @@ REFUSED_PROMPT_CHARS = 2_000
 class Conversation:
     """An ordered list of turn records with one id."""
 
-    def __init__(self, id: str | None = None, turns: list[dict[str, Any]] | None = None):
+    def __init__(self, id: str | None = None, turns: list[TurnRecord] | None = None):
         self.id = id or new_id()
-        self.turns: list[dict[str, Any]] = list(turns or [])
+        self.turns: list[TurnRecord] = list(turns or [])
         self.forgotten: set[str] = set()
 
     def __len__(self) -> int:
         return len(self.turns)
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: TurnRecord) -> None:
         """Append a turn; a turn from a cell that already has one replaces it in place."""
         cell = record.get("cell")
         if cell:
@@ -59,7 +59,7 @@ class Conversation:
                     return
         self.turns.append(record)
 
-    def forget(self, n: int) -> dict[str, Any]:
+    def forget(self, n: int) -> TurnRecord:
         """Leave turn `n` (1-based) out of what is sent to the model; return it."""
         if not 1 <= n <= len(self.turns):
             raise IndexError(f"there is no turn {n}: this conversation has {len(self.turns)}")
@@ -67,7 +67,7 @@ class Conversation:
         self.forgotten.add(record["turn"])
         return record
 
-    def active(self, cell: str | None = None) -> list[dict[str, Any]]:
+    def active(self, cell: str | None = None) -> list[TurnRecord]:
         """Turns that are sent to the model (not forgotten, not undone).
 
         For a cell that already has a turn, only the turns before it: re-running a cell
@@ -82,8 +82,8 @@ class Conversation:
         return [t for t in turns if t.get("turn") not in self.forgotten and not t.get("undone")]
 
     def compacted(
-        self, turns: list[dict[str, Any]], pending: dict[str, Any] | None = None
-    ) -> tuple[str, list[dict[str, Any]]]:
+        self, turns: list[TurnRecord], pending: CompactionEntry | None = None
+    ) -> tuple[str, list[TurnRecord]]:
         """`(summary, turns still sent)`: the newest compaction among `turns` (or `pending`,
         one being made now) replaces the turns up to the one it names."""
         entries = [pending] if pending else []
@@ -104,7 +104,7 @@ class Conversation:
         policy: str = "replies",
         budget: int = 400_000,
         cell: str | None = None,
-        pending: dict[str, Any] | None = None,
+        pending: CompactionEntry | None = None,
     ) -> list[dict[str, Any]]:
         """The history as provider messages: the summary of compacted turns, then the newest
         turns that fill `budget` characters."""
@@ -128,7 +128,7 @@ def summary_messages(summary: str) -> list[dict[str, Any]]:
 
 
 def _fit(
-    turns: list[dict[str, Any]], policy: str, budget: int, numbers: dict[str, int] | None = None
+    turns: list[TurnRecord], policy: str, budget: int, numbers: dict[str, int] | None = None
 ) -> list[list[dict[str, Any]]]:
     """The messages of the newest turns that fit `budget` characters (always the newest);
     `numbers`: each turn's number in its conversation, by turn id."""
@@ -145,7 +145,7 @@ def _fit(
 
 
 def turn_messages(
-    record: dict[str, Any], policy: str = "replies", number: int | None = None
+    record: TurnRecord, policy: str = "replies", number: int | None = None
 ) -> list[dict[str, Any]]:
     """One recorded turn (turn `number` of its conversation) as messages: the prompt, then
     the reply (or every round, its images as placeholders)."""
@@ -168,7 +168,7 @@ def turn_messages(
     return messages
 
 
-def _prompt(record: dict[str, Any], number: int | None) -> str:
+def _prompt(record: TurnRecord, number: int | None) -> str:
     """The recorded prompt as history sends it: its images (`prompt_images`) are not sent
     again, a placeholder line each says they were there."""
     prompt = str(record.get("prompt", ""))
@@ -177,7 +177,7 @@ def _prompt(record: dict[str, Any], number: int | None) -> str:
     return "\n".join([prompt, *(placeholder(i, number) for i in pictures)])
 
 
-def _round_messages(round_: dict[str, Any], ids: str, number: int | None) -> list[dict[str, Any]]:
+def _round_messages(round_: RecordRound, ids: str, number: int | None) -> list[dict[str, Any]]:
     """One recorded round as messages: the assistant's, then each call's result; a call
     without an id gets `{ids}_{i}`."""
     calls = [
@@ -199,7 +199,7 @@ def _round_messages(round_: dict[str, Any], ids: str, number: int | None) -> lis
     return messages
 
 
-def _refused(record: dict[str, Any]) -> bool:
+def _refused(record: TurnRecord) -> bool:
     """Whether the server refused the turn's last request as too big for the window."""
     context = record.get("context")
     return isinstance(context, dict) and context.get("refused") is True
@@ -238,7 +238,7 @@ class Conversations:
         self.active = self.by_id[cid]
         return self.active
 
-    def load(self, conversations: dict[str, list[dict[str, Any]]], active: str | None) -> None:
+    def load(self, conversations: dict[str, list[TurnRecord]], active: str | None) -> None:
         """Replace the conversations with restored records; `active` (else the last) is
         the active one."""
         self.by_id = {cid: Conversation(cid, turns) for cid, turns in conversations.items()}

@@ -25,6 +25,8 @@ from elelem_kernel.text import showing
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.model_facts import ModelFacts
+    from elelem_kernel.agent.record import CompactionEntry
+    from elelem_kernel.images import ImageEntry
 
 
 class Sizing(Protocol):
@@ -41,8 +43,8 @@ class Sizing(Protocol):
         self,
         prompt: str,
         cell: str | None = None,
-        pending: dict[str, Any] | None = None,
-        images: list[dict[str, Any]] | None = None,
+        pending: CompactionEntry | None = None,
+        images: list[ImageEntry] | None = None,
         environment: Iterable[str] = (),
     ) -> list[dict[str, Any]]:
         """The request for `prompt`: the system prompt first."""

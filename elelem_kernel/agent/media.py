@@ -56,7 +56,7 @@ VISION_PROVIDERS = frozenset({"demo"})
 
 def take_images(
     result: dict[str, Any], stop: threading.Event | None = None
-) -> list[dict[str, Any]]:
+) -> list[img.ImageEntry]:
     """Remove `_images` from `result` (in place); the ones fit to show and send, each
     `{"mime_type", "data", "width", "height"}`. The result's text lists them
     (`images_attached`) and says why any was left out (`images_not_shown`).
@@ -72,12 +72,12 @@ def take_images(
 
 
 def fit_images(
-    found: list[Any], stop: threading.Event | None = None
-) -> tuple[list[dict[str, Any]], list[str]]:
+    found: list[object], stop: threading.Event | None = None
+) -> tuple[list[img.ImageEntry], list[str]]:
     """The `_images` entries fit to send, and why the others were left out. At most
     `MAX_IMAGES` are decoded and fitted, those that fail to fit included (each costs the
     work); `stop`, when set, leaves the rest out."""
-    kept: list[dict[str, Any]] = []
+    kept: list[img.ImageEntry] = []
     dropped: list[str] = []
     decoded = 0
     for entry in found:
@@ -104,7 +104,7 @@ def fit_images(
     return kept, dropped
 
 
-def note(result: dict[str, Any], kept: list[dict[str, Any]], dropped: list[str]) -> None:
+def note(result: dict[str, Any], kept: list[img.ImageEntry], dropped: list[str]) -> None:
     """List the images kept (`images_attached`) and why others were not
     (`images_not_shown`) in the tool's `result`."""
     if kept:
@@ -113,7 +113,7 @@ def note(result: dict[str, Any], kept: list[dict[str, Any]], dropped: list[str])
         result["images_not_shown"] = dropped
 
 
-def parse_vision(value: Any) -> bool:
+def parse_vision(value: object) -> bool:
     """The `vision` option as a bool: on/off, true/false, yes/no, 1/0."""
     if isinstance(value, bool):
         return value
@@ -125,11 +125,11 @@ def parse_vision(value: Any) -> bool:
     raise ConfigError(f"option {OPTION} must be on or off, not {value!r}")
 
 
-def parse_limit(value: Any) -> int:
+def parse_limit(value: object) -> int:
     """The `max_images` option: a whole number, 0 or more."""
     try:
-        number = int(value)
-    except (TypeError, ValueError):
+        number = int(value) if isinstance(value, (int, float, str)) else -1
+    except ValueError:
         number = -1
     if isinstance(value, bool) or number < 0 or str(number) != str(value).strip():
         raise ConfigError(
@@ -175,7 +175,7 @@ def for_request(
     return sent
 
 
-def annotate(content: Any, notes: list[str]) -> str:
+def annotate(content: object, notes: list[str]) -> str:
     """A tool result's JSON with `images_omitted` notes added (appended as text when the
     result is not a JSON object, e.g. cut in the record)."""
     text = str(content or "")
@@ -194,14 +194,16 @@ def request_tokens(message: dict[str, Any]) -> int:
     return sum(img.entry_tokens(e) for e in message.get("images") or [] if isinstance(e, dict))
 
 
-def without_data(images: list[Any]) -> list[dict[str, Any]]:
+def without_data(images: list[img.ImageEntry]) -> list[img.ImageEntry]:
     """Recorded images without their base64, and where the notebook holds each: the
     output's HTML (the card), or the cell's own display output (`shown`), so the
     notebook stores each image once."""
     out = []
     for entry in images:
         if isinstance(entry, dict):
-            kept = {k: v for k, v in entry.items() if k not in ("data", "shown")}
+            kept = entry.copy()
+            kept.pop("data", None)
+            kept.pop("shown", None)
             if "data" in entry:
                 shown = entry.get("shown") == SHOWN_IN_CELL
                 kept["in"] = "display_data" if shown else "text/html"

@@ -25,7 +25,7 @@ from elelem_kernel.agent.context import (
     resolve_window,
 )
 from elelem_kernel.errors import ConfigError, ContextOverflow
-from elelem_kernel.events import Provider, as_provider
+from elelem_kernel.events import Provider, Usage, as_provider
 from elelem_kernel.options import from_env
 from elelem_kernel.sync import resolve
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from elelem_kernel.agent.catalog import ProviderCatalog
     from elelem_kernel.agent.conversation import Conversation, Conversations
     from elelem_kernel.agent.policy import Policy
+    from elelem_kernel.agent.record import Meter, TurnRecord
 
 
 class ModelFacts:
@@ -167,7 +168,7 @@ class ModelFacts:
         row = pricing.price(self.price_model())
         return (row, "table") if row is not None else (None, "unknown")
 
-    def priced(self, usage: dict[str, Any]) -> float | None:
+    def priced(self, usage: Usage) -> float | None:
         """Dollars for `usage` at the model's prices (`pricing()`); None when unknown."""
         row, _source = self.pricing()
         return None if row is None else pricing.cost_at(row, usage)
@@ -180,15 +181,13 @@ class ModelFacts:
         factor = self.calibration.get(self.conversation.id, 1.0)
         return int(estimate(messages, tools) * factor + 0.5)
 
-    def measure(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-    ) -> dict[str, Any]:
+    def measure(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Meter:
         """The context meter of a request about to be sent: its estimated tokens and the
         window (`assumed` when no source names it)."""
         self._raw = estimate(messages, tools)
         window, source = self.window()
         used = int(self._raw * self.calibration.get(self.conversation.id, 1.0) + 0.5)
-        meter = {"used": used, "window": window, "estimated": True}  # one estimate, not two
+        meter: Meter = {"used": used, "window": window, "estimated": True}  # one estimate, not two
         if not known(source):
             meter["assumed"] = True
         return meter
@@ -200,7 +199,7 @@ class ModelFacts:
         if factor is not None:
             self.calibration[self.conversation.id] = factor
 
-    def restore_calibration(self, conversations: dict[str, list[dict[str, Any]]]) -> None:
+    def restore_calibration(self, conversations: dict[str, list[TurnRecord]]) -> None:
         """Each restored conversation's factor: the newest its records kept (their
         `calibration`), so its estimates stay calibrated from one run to the next."""
         low, high = CALIBRATION_RANGE

@@ -151,9 +151,9 @@ class Policy:
         """The policy's default `provider`, `model` or `base_url`, or None."""
         return next((str(f.get("default", key)) for f in self.files if f.get("default", key)), None)
 
-    def fixed_options(self, provider: str) -> dict[str, Any]:
+    def fixed_options(self, provider: str) -> dict[str, object]:
         """The options the policy fixes for `provider` (tables whose glob matches it)."""
-        fixed: dict[str, Any] = {}
+        fixed: dict[str, object] = {}
         for file in reversed(self.files):
             for pattern, values in (file.data.get("options") or {}).items():
                 if fnmatch.fnmatchcase(provider, pattern):
@@ -161,8 +161,8 @@ class Policy:
         return fixed
 
     def options_for(
-        self, provider: str, chosen: Mapping[str, Any], env: Mapping[str, Any]
-    ) -> dict[str, Any]:
+        self, provider: str, chosen: Mapping[str, object], env: Mapping[str, object]
+    ) -> dict[str, object]:
         """`chosen` with the fixed options on top; ConfigError when the person set one of
         them (in `chosen` or ELELEM_OPTIONS `env`) to another value."""
         fixed = self.fixed_options(provider)
@@ -326,7 +326,7 @@ def read_file(path: Path) -> PolicyFile:
 _stop = "elelem will not run until the administrator fixes it"
 
 
-def _problem(data: Any) -> str | None:
+def _problem(data: object) -> str | None:
     """What is wrong with a policy's contents, or None."""
     if not isinstance(data, dict):
         return "it must be a JSON object"
@@ -350,7 +350,7 @@ def _problem(data: Any) -> str | None:
     return None
 
 
-def _table_problem(key: str, table: dict[str, Any]) -> str | None:
+def _table_problem(key: str, table: Mapping[str, object]) -> str | None:
     inner = KEYS[key] or ()
     for name, value in table.items():
         if name not in inner:
@@ -366,13 +366,14 @@ def _table_problem(key: str, table: dict[str, Any]) -> str | None:
             kind = "a string"
         if not ok:
             return f"{key}.{name} must be {kind}"
-    for name in table.get("allow", ()) if key == "modes" else ():
+    allowed = table.get("allow") if key == "modes" else None
+    for name in allowed if isinstance(allowed, list) else ():
         if not any(fnmatch.fnmatchcase(m, name) for m in MODES):
             return f"modes.allow: {name!r} matches no mode ({', '.join(MODES)})"
     return None
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

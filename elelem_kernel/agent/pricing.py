@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
 
+from elelem_kernel.agent.record import USAGE_KEYS
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.events import Usage
 
 Row = tuple[float, float, float, float]
 
@@ -48,7 +49,7 @@ PRICED_BY = ("table", "option", "gateway", "free")
 _FIGURES = re.compile(r"\s*\$?\s*(\d+(?:\.\d*)?|\.\d+)\s*")
 
 
-def parse_price(value: Any) -> Row:
+def parse_price(value: object) -> Row:
     """The row for the option `price`: `2/8` (input/output) or `2/8/0.5` (and cached input),
     dollars per million tokens. Cache writes cost the input price. ConfigError otherwise."""
     text = str(value).strip()
@@ -73,7 +74,7 @@ def price(model: str | None) -> Row | None:
     return PRICES[max(matches, key=len)] if matches else None
 
 
-def cost(provider: str, model: str | None, usage: dict[str, Any]) -> float | None:
+def cost(provider: str, model: str | None, usage: Usage) -> float | None:
     """Dollars for `usage`, or None when the model's price is unknown.
 
     `input` counts every prompt token, cached ones included, as the session reports it.
@@ -84,7 +85,7 @@ def cost(provider: str, model: str | None, usage: dict[str, Any]) -> float | Non
     return None if row is None else cost_at(row, usage)
 
 
-def cost_at(row: Row, usage: Mapping[str, Any]) -> float:
+def cost_at(row: Row, usage: Mapping[str, object]) -> float:
     """Dollars for `usage` at the prices of `row`; counts below zero count as none."""
 
     def n(key: str) -> float:
@@ -103,8 +104,8 @@ def cost_at(row: Row, usage: Mapping[str, Any]) -> float:
 def turn_cost(
     row: Row | None,
     source: str,
-    usage: Mapping[str, Any],
-    gateway: tuple[float, Mapping[str, Any]] | None = None,
+    usage: Usage,
+    gateway: tuple[float, Usage] | None = None,
 ) -> tuple[float | None, str | None]:
     """A turn's cost and where it came from (`PRICED_BY`): what the gateway reported for
     the rounds it covered (`gateway`: its dollars and those rounds' usage), and the rest
@@ -112,7 +113,10 @@ def turn_cost(
     if gateway is None:
         return (None, None) if row is None else (cost_at(row, usage), source)
     reported, covered = gateway
-    rest = {k: max(int(usage.get(k) or 0) - int(covered.get(k) or 0), 0) for k in usage}
+    rest: Usage = {}
+    for key in USAGE_KEYS:
+        if key in usage:
+            rest[key] = max(usage.get(key, 0) - covered.get(key, 0), 0)
     if not any(rest.values()):
         return reported, "gateway"
     if row is None:

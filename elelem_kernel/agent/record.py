@@ -19,15 +19,22 @@ import json
 import math
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
+from typing import Literal, cast
 
+from elelem_kernel.events import ProviderEvent, Usage
+from elelem_kernel.images import ImageEntry
 from elelem_kernel.store.record_format import MAX_RECORD_BYTES, VERSION, larger_than
-from elelem_kernel.text import clip
 
-if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
-    from typing_extensions import NotRequired
+# The record's shape lives with its format (the store reads it too); named here for writers.
+from elelem_kernel.store.record_format import BudgetEntry as BudgetEntry
+from elelem_kernel.store.record_format import CompactionEntry as CompactionEntry
+from elelem_kernel.store.record_format import Meter as Meter
+from elelem_kernel.store.record_format import RecordCall as RecordCall
+from elelem_kernel.store.record_format import RecordRound as RecordRound
+from elelem_kernel.store.record_format import TurnRecord as TurnRecord
+from elelem_kernel.text import clip
 
 RESULT_LIMIT = 8_000  #: characters of a tool result kept in the record
 ARGUMENTS_LIMIT = 32_000  #: characters of a call's arguments (as JSON) kept in the record
@@ -39,61 +46,8 @@ LEFT_OUT = (
     "\n\n… [the rounds and tool calls of this turn were left out of the record: "
     "it would not fit the restore limit]"
 )
-USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
-
-
-class RecordCall(TypedDict):
-    """One tool call in a round of the record (`$defs/call` in record.schema.json)."""
-
-    id: str | None
-    name: str | None  #: None only when a provider sent a call without one
-    arguments: Any  #: an object, or cut JSON text (`bounded_arguments`)
-    result: str | None  #: what the model saw, cut; None until the call has a result
-    ok: bool | None
-    ms: int
-    images: NotRequired[list[dict[str, Any]]]
-
-
-class RecordRound(TypedDict):
-    """One model call of the turn (`$defs/round`)."""
-
-    thinking: str
-    text: str
-    calls: list[RecordCall]
-
-
-class TurnRecord(TypedDict):
-    """The turn record as this code writes it; its keys are record.schema.json's
-    properties (tests/agent/test_record_types.py keeps the two in step)."""
-
-    v: int
-    conversation: str
-    turn: str
-    cell: str | None
-    provider: str
-    model: str | None
-    served_model: NotRequired[str]
-    prompt: str
-    prompt_images: NotRequired[list[dict[str, Any]]]
-    reply: str
-    rounds: list[RecordRound]
-    usage: dict[str, int]  #: every key of `Usage`
-    stop: str | None
-    started: str
-    ms: int
-    error: NotRequired[str | None]
-    cost: NotRequired[float | None]
-    priced_by: NotRequired[str]
-    usage_estimated: NotRequired[bool]
-    findings: NotRequired[list[dict[str, Any]]]
-    notices: NotRequired[list[str]]
-    context: NotRequired[dict[str, Any]]
-    calibration: NotRequired[float]
-    budget: NotRequired[list[dict[str, Any]]]
-    compaction: NotRequired[dict[str, Any]]
-    undone: NotRequired[bool]
-    changes: NotRequired[list[dict[str, Any]]]
-    signature: NotRequired[str]
+UsageKey = Literal["input", "output", "cache_read", "cache_write"]
+USAGE_KEYS: tuple[UsageKey, ...] = ("input", "output", "cache_read", "cache_write")
 
 
 def new_id() -> str:
@@ -106,7 +60,7 @@ def cut(text: str, limit: int = RESULT_LIMIT) -> str:
     return clip(text, limit, "\n")
 
 
-def bounded(value: Any, depth: int = DEPTH_LIMIT, limit: int | None = RESULT_LIMIT) -> Any:
+def bounded(value: object, depth: int = DEPTH_LIMIT, limit: int | None = RESULT_LIMIT) -> object:
     """`value` as plain JSON data: containers nested deeper than `depth` replaced by
     `TOO_DEEP`, strings cut to `limit` (None: kept whole), anything else as its `str`."""
     if isinstance(value, str):
@@ -122,27 +76,27 @@ def bounded(value: Any, depth: int = DEPTH_LIMIT, limit: int | None = RESULT_LIM
     return bounded(str(value), depth, limit)
 
 
-def deeper_than(value: Any, depth: int = DEPTH_LIMIT) -> bool:
+def deeper_than(value: object, depth: int = DEPTH_LIMIT) -> bool:
     """Whether containers in `value` nest more than `depth` levels (checked without recursion)."""
-    stack = [(value, 0)]
+    stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         item, level = stack.pop()
         if isinstance(item, (dict, list, tuple)):
             if level >= depth:
                 return True
-            inner = item.values() if isinstance(item, dict) else item
+            inner: Iterable[object] = item.values() if isinstance(item, dict) else item
             stack.extend((child, level + 1) for child in inner)
     return False
 
 
-def bounded_arguments(arguments: Any) -> Any:
+def bounded_arguments(arguments: object) -> object:
     """Arguments as kept in the record: `bounded`, and as cut JSON text past `ARGUMENTS_LIMIT`."""
     kept = bounded(arguments)
     text = json.dumps(kept, ensure_ascii=False)
     return kept if len(text) <= ARGUMENTS_LIMIT else cut(text, ARGUMENTS_LIMIT)
 
 
-def fit(record: dict[str, Any], limit: int = MAX_RECORD_BYTES * 9 // 10) -> dict[str, Any]:
+def fit(record: TurnRecord, limit: int = MAX_RECORD_BYTES * 9 // 10) -> TurnRecord:
     """Cut `record` (in place) until its estimated size is under `limit`; return it.
 
     Long texts anywhere in it are cut, longest allowances first (an id or name is only
@@ -158,25 +112,32 @@ def fit(record: dict[str, Any], limit: int = MAX_RECORD_BYTES * 9 // 10) -> dict
         record["rounds"] = [{"thinking": "", "text": reply + LEFT_OUT, "calls": []}]
         known = ("v", "conversation", "turn", "cell", "provider", "model", "prompt", "reply")
         extra = ("rounds", "usage", "stop", "started", "ms", "error", "cost")
-        for key in [key for key in record if key not in known + extra]:
-            del record[key]
+        loose = cast(dict[str, object], record)  # a foreign record's keys are any strings
+        for key in [key for key in loose if key not in known + extra]:
+            del loose[key]
     return record
 
 
-def _cut_texts(value: Any, cap: int) -> None:
+def _cut_texts(value: object, cap: int) -> None:
     """Cut every string longer than `cap` inside `value`'s containers, in place."""
     stack = [value]
     while stack:
         item = stack.pop()
-        pairs = item.items() if isinstance(item, dict) else enumerate(item)
-        for key, inner in list(pairs):
+        if isinstance(item, dict):
+            keys = list(item)
+        elif isinstance(item, list):
+            keys = list(range(len(item)))
+        else:
+            continue
+        for key in keys:
+            inner = item[key]
             if isinstance(inner, str) and len(inner) > cap:
                 item[key] = cut(inner, cap)
             elif isinstance(inner, (dict, list)):
                 stack.append(inner)
 
 
-def add_usage(total: dict[str, int], usage: Mapping[str, Any]) -> dict[str, int]:
+def add_usage(total: Usage, usage: Mapping[str, object]) -> Usage:
     """Add the token counts of `usage` into `total` (in place) and return it; a count below
     zero or not finite is no count (a server's nonsense must not lower a total)."""
     for key in USAGE_KEYS:
@@ -195,7 +156,7 @@ def unfinished(
     model: str | None,
     cell: str | None,
     interrupted: bool,
-) -> dict[str, Any]:
+) -> TurnRecord:
     """The record of a turn that ended before the session produced one (no rounds)."""
     recorder = TurnRecorder(
         conversation=conversation, prompt=prompt, provider=provider, model=model, cell=cell
@@ -228,12 +189,12 @@ class TurnRecorder:
             "prompt": prompt,
             "reply": "",
             "rounds": [],
-            "usage": {key: 0 for key in USAGE_KEYS},
+            "usage": {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0},
             "stop": None,
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "ms": 0,
         }
-        self._round_usage: dict[str, Any] = {}
+        self._round_usage: Mapping[str, object] = {}
         #: The current round's streamed pieces, joined once into the round (`+=` on a string
         #: kept in a dict copies it every time: a long reply in small deltas took minutes).
         self._pieces: dict[Literal["thinking", "text"], list[str]] = {"thinking": [], "text": []}
@@ -247,15 +208,14 @@ class TurnRecorder:
         self._join_pieces()
         self.rounds.append({"thinking": "", "text": "", "calls": []})
 
-    def event(self, event: Mapping[str, Any]) -> None:
+    def event(self, event: ProviderEvent) -> None:
         """Record one provider event (`events.ProviderEvent`) of the current round."""
-        kind = event.get("type")
         current = self.rounds[-1]
-        if kind == "saying":
+        if event["type"] == "saying":
             self._pieces["text"].append(str(event.get("text", "")))
-        elif kind == "thinking":
+        elif event["type"] == "thinking":
             self._pieces["thinking"].append(str(event.get("text", "")))
-        elif kind == "doing":
+        elif event["type"] == "doing":
             current["calls"].append(
                 {
                     "id": event.get("id"),
@@ -266,7 +226,7 @@ class TurnRecorder:
                     "ms": 0,
                 }
             )
-        elif kind == "usage":
+        elif event["type"] == "usage":
             # A provider may report usage more than once a round; the last report wins.
             self._round_usage = dict(event)
 
@@ -278,16 +238,16 @@ class TurnRecorder:
         current = self.rounds[-1]
         return not (current["text"] or current["thinking"] or current["calls"])
 
-    def usage_so_far(self) -> dict[str, int]:
+    def usage_so_far(self) -> Usage:
         """The tokens of the rounds so far, the current one's last report included."""
-        return add_usage(dict(self.record["usage"]), self._round_usage)
+        return add_usage(self.record["usage"].copy(), self._round_usage)
 
     def result(
         self,
         call_id: str,
-        result: dict[str, Any],
+        result: Mapping[str, object],
         ms: int,
-        images: list[dict[str, str]] | None = None,
+        images: list[ImageEntry] | None = None,
     ) -> None:
         """Record the result of a call of the current round (and images it showed)."""
         for call in self.rounds[-1]["calls"]:
@@ -299,7 +259,7 @@ class TurnRecorder:
                     call["images"] = images
                 return
 
-    def finish(self, stop: str, error: str | None = None) -> dict[str, Any]:
+    def finish(self, stop: str, error: str | None = None) -> TurnRecord:
         """Close the record: every call gets a result, the reply and totals are set."""
         self._close_usage()
         self._join_pieces()
@@ -316,7 +276,7 @@ class TurnRecorder:
         if error:
             self.record["error"] = error
         self.record["ms"] = int((time.monotonic() - self.started) * 1000)
-        return cast(dict[str, Any], self.record)  # the session handles records as plain dicts
+        return self.record
 
     def _join_pieces(self) -> None:
         if self.rounds:

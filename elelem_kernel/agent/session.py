@@ -26,6 +26,7 @@ from elelem_kernel.agent.conversation import Conversation, Conversations
 from elelem_kernel.agent.front import Front, PlainFront, TurnSettings
 from elelem_kernel.agent.model_facts import ModelFacts
 from elelem_kernel.agent.policy import Policy, load
+from elelem_kernel.agent.record import CompactionEntry, TurnRecord
 from elelem_kernel.agent.toolbox import Tool, Toolbox, check_mode
 from elelem_kernel.agent.toolset import Tools
 from elelem_kernel.agent.turn import Turn, TurnResult
@@ -35,6 +36,7 @@ from elelem_kernel.tools.declaration import ToolContext
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.catalog import ProviderCatalog
+    from elelem_kernel.images import ImageEntry
     from elelem_kernel.mcp.attachment import McpTools
 
 
@@ -164,7 +166,7 @@ class Session:
 
     # -- conversations -------------------------------------------------------------
 
-    def load(self, conversations: dict[str, list[dict[str, Any]]], active: str | None) -> None:
+    def load(self, conversations: dict[str, list[TurnRecord]], active: str | None) -> None:
         """Replace the conversations with restored records, with what they spent and their
         calibration; nothing is executed."""
         self.conversations.load(conversations, active)
@@ -175,8 +177,8 @@ class Session:
         self,
         prompt: str,
         cell: str | None = None,
-        pending: dict[str, Any] | None = None,
-        images: list[dict[str, Any]] | None = None,
+        pending: CompactionEntry | None = None,
+        images: list[ImageEntry] | None = None,
         environment: Iterable[str] = (),
     ) -> list[dict[str, Any]]:
         """What a request for `prompt` (from `cell`) sends: system prompt, history, prompt.
@@ -272,7 +274,7 @@ class Session:
         cell: str | None = None,
         settings: TurnSettings | None = None,
         extras: Mapping[str, Any] | None = None,
-        images: list[dict[str, Any]] | None = None,
+        images: list[ImageEntry] | None = None,
     ) -> TurnResult:
         """Run one turn for `prompt`; returns normally on errors and on cancellation.
 

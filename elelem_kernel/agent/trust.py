@@ -18,7 +18,6 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 PROJECT_FILES = (".agents/mcp.json", ".mcp.json")
 PLUGIN_FOLDER = ".agents/plugins"
@@ -85,7 +84,7 @@ def _key(folder: Path | str) -> str:
     return str(Path(folder).expanduser().resolve())
 
 
-def trusted() -> dict[str, dict[str, Any]]:
+def trusted() -> dict[str, dict[str, object]]:
     """Every trusted folder with its record (`hash`, `at`); an unreadable store trusts none."""
     try:
         data = json.loads(store_path().read_text(encoding="utf-8"))
@@ -111,7 +110,7 @@ def status(folder: Path | str, files: dict[Path, bytes | str] | None = None) -> 
     return "trusted" if entry.get("hash") == fingerprint(folder, files) else "changed"
 
 
-def _save(folders: dict[str, dict[str, Any]]) -> None:
+def _save(folders: dict[str, dict[str, object]]) -> None:
     path = store_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".trusted.", suffix=".json")

@@ -15,12 +15,12 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from elelem_kernel.agent import media
 from elelem_kernel.agent import usage as counts
 from elelem_kernel.agent.approval import decide
-from elelem_kernel.agent.blocks import BlockLayout, Renderer
+from elelem_kernel.agent.blocks import BlockEvent, BlockLayout, CallState, Renderer, TurnEnd
 from elelem_kernel.agent.budget import OverBudget, capped
 from elelem_kernel.agent.compaction import Compaction, compact
 from elelem_kernel.agent.context import THRESHOLD
@@ -28,6 +28,9 @@ from elelem_kernel.agent.fitting import bound_result, check_fixed, context_full,
 from elelem_kernel.agent.pricing import turn_cost
 from elelem_kernel.agent.record import (
     DEPTH_LIMIT,
+    CompactionEntry,
+    Meter,
+    TurnRecord,
     TurnRecorder,
     add_usage,
     bounded,
@@ -36,7 +39,8 @@ from elelem_kernel.agent.record import (
 )
 from elelem_kernel.agent.toolbox import Call, finish
 from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError
-from elelem_kernel.events import Provider, map_stop_reason
+from elelem_kernel.events import Doing, Provider, ProviderEvent, Usage, map_stop_reason
+from elelem_kernel.images import ImageEntry
 from elelem_kernel.options import from_env
 from elelem_kernel.redaction import redact
 from elelem_kernel.store.record_format import COMPACTION_VERSION
@@ -50,6 +54,7 @@ if TYPE_CHECKING:
     from elelem_kernel.agent.policy import Policy
     from elelem_kernel.agent.toolbox import Toolbox
     from elelem_kernel.tools.declaration import ToolContext
+    from elelem_kernel.tools.extras import TurnExtras
 
 
 class TurnSession(Protocol):
@@ -72,8 +77,8 @@ class TurnSession(Protocol):
         self,
         prompt: str,
         cell: str | None = None,
-        pending: dict[str, Any] | None = None,
-        images: list[dict[str, Any]] | None = None,
+        pending: CompactionEntry | None = None,
+        images: list[ImageEntry] | None = None,
         environment: Iterable[str] = (),
     ) -> list[dict[str, Any]]:
         """What a request for `prompt` sends."""
@@ -85,8 +90,8 @@ class TurnResult:
 
     reply: str
     stop: str
-    usage: dict[str, int]
-    record: dict[str, Any]
+    usage: Usage
+    record: TurnRecord
     error: str | None = None
     cost: float | None = None
     notices: list[str] = field(default_factory=list)
@@ -110,28 +115,22 @@ class Reply:
     ending: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, Any] = field(default_factory=dict)
 
-    def take(self, event: dict[str, Any]) -> dict[str, Any] | None:
+    def take(self, event: ProviderEvent) -> ProviderEvent | None:
         """Keep a `doing`, `saying`, `thinking` or `stop` event; the event to record and
         show (a call with its parsed arguments and id), or None for any other."""
-        kind = event.get("type")
-        if kind == "doing":
-            event = {**event, "arguments": _arguments(event.get("arguments"))}
+        if event["type"] == "doing":
+            arguments = _arguments(event.get("arguments"))
             call_id = str(event.get("id") or f"call_{self.number}_{len(self.calls)}")
-            self.calls.append(
-                Call(
-                    call_id,
-                    str(event.get("name")),
-                    event["arguments"],
-                    metadata=event.get("metadata"),
-                )
-            )
-            event["id"] = call_id
-        elif kind == "saying":
+            metadata = event.get("metadata")
+            self.calls.append(Call(call_id, str(event.get("name")), arguments, metadata=metadata))
+            call: Doing = {**event, "id": call_id, "arguments": arguments}
+            return call
+        if event["type"] == "saying":
             self.text.append(str(event.get("text", "")))
-        elif kind == "thinking":
+        elif event["type"] == "thinking":
             piece = {"text": str(event.get("text", "")), "metadata": event.get("metadata")}
             self.thinking.append(piece)
-        elif kind == "stop":
+        elif event["type"] == "stop":
             self.ending.update(event)
         else:
             return None
@@ -170,7 +169,7 @@ class Turn:
         cell: str | None,
         settings: TurnSettings,
         extras: Mapping[str, Any] | None = None,
-        images: list[dict[str, Any]] | None = None,
+        images: list[ImageEntry] | None = None,
     ) -> None:
         self.session = session
         self.prompt = prompt
@@ -179,7 +178,8 @@ class Turn:
         #: What the front brings to this turn: who approves, its hints, its environment.
         self.settings = settings
         #: Fields the record gets from the caller (a review's target); the tools add theirs.
-        self.extras = dict(extras or {})
+        #: The front's fields for the record (a review's target), as the tools' extras.
+        self.extras = cast("TurnExtras", dict(extras or {}))
         self.out = _safe(renderer)
         self.layout = BlockLayout(self.out)
         self.recorder = TurnRecorder(
@@ -195,16 +195,16 @@ class Turn:
         self.notices: list[str] = []
         self.compactions: list[Compaction] = []
         #: The context meter of the last request sent (tokens used, window), or None.
-        self.meter: dict[str, Any] | None = None
+        self.meter: Meter | None = None
         self.served: str | None = None  #: the model the server said answered
         #: The output cap the budgets allow the next request (None: no budget in force).
         self.cap: int | None = None
         #: The current round's usage as the server reported it (cleaned), None if it did not.
-        self.reported: dict[str, Any] | None = None
+        self.reported: counts.Spent | None = None
         #: Whether any count of this turn is the session's estimate (`agent/usage.py`).
         self.estimated = False
         #: What a gateway reported the turn cost, and the usage of the requests it covers.
-        self.gateway: tuple[float, dict[str, int]] | None = None
+        self.gateway: tuple[float, Usage] | None = None
         #: The next request, and where this turn's own rounds start in it.
         self.messages: list[dict[str, Any]] = []
         self.head = 0
@@ -298,7 +298,7 @@ class Turn:
         self.notices.append(text)
         self.out({"type": "notice", "text": text})
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> TurnRecord:
         """End the turn in every case: close the blocks, complete and keep the record,
         count its tokens and cost, and tell the renderer (`turn_end`)."""
         session = self.session
@@ -310,7 +310,7 @@ class Turn:
         for compaction in self.compactions:
             add_usage(record["usage"], compaction.usage)
         if self.rounds and self.meter is not None:
-            record["context"] = dict(self.meter)
+            record["context"] = self.meter.copy()
         if self.refused:
             record["context"] = {**record.get("context", {}), "refused": True}
         if factor := session.facts.calibration.get(session.conversations.active.id):
@@ -340,15 +340,32 @@ class Turn:
         if self.prompt.strip():
             session.conversations.active.add(record)
         session.accounts.add(record, counted=bool(self.prompt.strip()))
-        end = {"type": "turn_end", "stop": self.stop, "usage": record["usage"]}
-        end.update(rounds=self.rounds, ms=record["ms"], cost=record["cost"])
-        for key in ("context", "served_model", "budget", "usage_estimated", "priced_by"):
-            if key in record:
-                end[key] = record[key]
+        self.out(self.end_event(record))
+        return record
+
+    def end_event(self, record: TurnRecord) -> TurnEnd:
+        """The `turn_end` the renderer gets: the record's totals and what it noted."""
+        end: TurnEnd = {
+            "type": "turn_end",
+            "stop": self.stop,
+            "usage": record["usage"],
+            "rounds": self.rounds,
+            "ms": record["ms"],
+            "cost": record.get("cost"),
+        }
+        if "context" in record:
+            end["context"] = record["context"]
+        if "served_model" in record:
+            end["served_model"] = record["served_model"]
+        if "budget" in record:
+            end["budget"] = record["budget"]
+        if "usage_estimated" in record:
+            end["usage_estimated"] = record["usage_estimated"]
+        if "priced_by" in record:
+            end["priced_by"] = record["priced_by"]
         if self.error:
             end["error"] = self.error
-        self.out(end)
-        return record
+        return end
 
     # -- one round -----------------------------------------------------------------
 
@@ -414,27 +431,28 @@ class Turn:
                 "provider": session.facts.provider_name,
                 "model": session.facts.model,
                 "round": self.rounds,
-                "context": dict(self.meter),
+                "context": self.meter.copy(),
             }
         )
         return sent
 
-    def emit(self, reply: Reply, event: dict[str, Any]) -> None:
+    def emit(self, reply: Reply, event: ProviderEvent) -> None:
         """One provider event: kept in `reply`, recorded and laid out as blocks; the usage
         event also calibrates the meter, the model event names the model that answered."""
-        kind = event.get("type") if isinstance(event, dict) else None
-        if kind == "model":
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            return  # a provider's stray value is no event
+        if event["type"] == "model":
             self.served = str(event.get("name") or "") or None
             return
-        if kind == "usage":  # recorded when the round ends (`count`)
+        if event["type"] == "usage":  # recorded when the round ends (`count`)
             reply.usage.update(event)
             self.reported = counts.cleaned(event)
             reported = self.reported.get("input")
             if isinstance(reported, int) and reported > 0 and self.meter is not None:
-                self.meter.update(used=reported, estimated=False)
+                self.meter["used"], self.meter["estimated"] = reported, False
                 self.session.facts.calibrate(reported)
             return
-        taken = reply.take(event) if kind is not None else None
+        taken = reply.take(event)
         if taken is None:
             return
         self.recorder.event(taken)
@@ -453,22 +471,22 @@ class Turn:
         self.estimated = self.estimated or estimated
         self.recorder.event({"type": "usage", **spent})
 
-    def take_cost(self, spent: dict[str, Any]) -> None:
+    def take_cost(self, spent: counts.Spent) -> None:
         """Keep the cost a gateway reported for a request (`spent["cost"]`), with its usage."""
         if "cost" in spent:
-            dollars, covered = self.gateway or (0.0, {})
+            dollars, covered = self.gateway or (0.0, Usage())
             self.gateway = (dollars + spent.pop("cost"), add_usage(covered, spent))
 
     # -- one call --------------------------------------------------------------------
 
-    async def call(self, call: Call) -> list[dict[str, str]]:
+    async def call(self, call: Call) -> list[ImageEntry]:
         """Resolve, approve and run one call, then show and record it; its images."""
         session, out = self.session, self.out
         index = self.layout.tool_index(call.id)
         problem = session.toolbox.resolve(call, session.mode)
         if problem is None:
             problem = await session.toolbox.prepare(call)
-        state = "failed"
+        state: CallState = "failed"
         if problem is None:
             problem, state = await decide(
                 call,
@@ -502,7 +520,7 @@ class Turn:
         )
         return images
 
-    async def images(self, call: Call) -> list[dict[str, Any]]:
+    async def images(self, call: Call) -> list[ImageEntry]:
         """The images of `call`'s result, fitted for a model in a worker thread (decoding
         and re-encoding large ones takes seconds); an interrupt stops it between images
         and keeps the result without them."""
@@ -528,7 +546,7 @@ class Turn:
         it meant to do; the one it was cut off in carries what arrived. Each gets a failed
         result that says so and how to raise the limit.
         """
-        state = "over budget" if why.startswith("not run: over") else "not run"
+        state: CallState = "over budget" if why.startswith("not run: over") else "not run"
         for call in calls:
             index = self.layout.tool_index(call.id)
             call.result = finish({"error": why}, call.arguments)
@@ -577,27 +595,27 @@ class Turn:
         """The tool specs this turn's requests send (the session's mode's)."""
         return self.session.toolbox.specs(self.session.mode)
 
-    def request_messages(self, pending: dict[str, Any] | None) -> list[dict[str, Any]]:
+    def request_messages(self, pending: CompactionEntry | None) -> list[dict[str, Any]]:
         """The session's messages for this turn's prompt, with its environment facts;
         `pending`: the compaction being made for this request."""
         return self.session.messages(
             self.prompt, self.cell, pending, self.prompt_images, self.settings.environment
         )
 
-    async def ask(self, messages: list[dict[str, Any]], usage: dict[str, int], limit: int) -> str:
+    async def ask(self, messages: list[dict[str, Any]], usage: Usage, limit: int) -> str:
         """One request without tools (a summary), its reply limited to `limit` tokens when
         the provider can be (not the person's max_tokens); its tokens are added to `usage`.
         A reply cut off at the limit is an error: a truncated summary would lose the rest."""
         session = self.session
         reply = Reply(0)
-        counted: dict[str, Any] = {}
+        counted: counts.Spent = {}
 
-        def emit(event: dict[str, Any]) -> None:
+        def emit(event: ProviderEvent) -> None:
             if not isinstance(event, dict):
                 return
-            if event.get("type") == "usage":
-                counted.update(event)
-            elif event.get("type") in ("saying", "stop"):
+            if event["type"] == "usage":
+                counted.update(counts.cleaned(event))
+            elif event["type"] in ("saying", "stop"):
                 reply.take(event)
 
         session.accounts.ledger.check(session.facts, messages, [])
@@ -633,7 +651,7 @@ async def _call_fetch(
     provider: Provider,
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]],
-    emit: Callable[[dict[str, Any]], None],
+    emit: Callable[[ProviderEvent], None],
 ) -> None:
     """One `fetch` of the provider, `async def` or a plain `def` (run in a worker thread)."""
     fetch: Callable[..., Any] = provider.fetch
@@ -682,7 +700,7 @@ def _safe(renderer: Renderer | None) -> Renderer:
     if renderer is None:
         return lambda event: None
 
-    def out(event: dict[str, Any]) -> None:
+    def out(event: BlockEvent) -> None:
         try:
             renderer(event)
         except Exception:

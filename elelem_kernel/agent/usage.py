@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from elelem_kernel.agent.context import estimate
 from elelem_kernel.agent.record import USAGE_KEYS
+from elelem_kernel.events import Usage
 
 #: More tokens than any one request holds: a count past it is a server's nonsense.
 MOST_TOKENS = 10**10
@@ -28,7 +28,13 @@ MOST_TOKENS = 10**10
 MOST_DOLLARS = 10_000.0
 
 
-def count(value: Any) -> int | None:
+class Spent(Usage, total=False):
+    """A round's counts, cleaned, and the cost a gateway reported for it when sane."""
+
+    cost: float
+
+
+def count(value: object) -> int | None:
     """`value` as a token count, or None when it is not one (negative, huge, not a number)."""
     if isinstance(value, bool):
         return None
@@ -39,7 +45,7 @@ def count(value: Any) -> int | None:
     return value
 
 
-def gateway_cost(value: Any) -> float | None:
+def gateway_cost(value: object) -> float | None:
     """A cost a gateway reported, in dollars, or None when it is not a sane amount."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
@@ -50,9 +56,9 @@ def gateway_cost(value: Any) -> float | None:
     return dollars if math.isfinite(dollars) and 0 <= dollars <= MOST_DOLLARS else None
 
 
-def cleaned(event: Mapping[str, Any]) -> dict[str, Any]:
+def cleaned(event: Mapping[str, object]) -> Spent:
     """The counts of a usage event that are counts, and its cost if sane; others dropped."""
-    kept: dict[str, Any] = {}
+    kept: Spent = {}
     for key in USAGE_KEYS:
         value = count(event.get(key))
         if value is not None:
@@ -63,7 +69,7 @@ def cleaned(event: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def output_tokens(reply: Mapping[str, Any]) -> int:
+def output_tokens(reply: Mapping[str, object]) -> int:
     """The estimated tokens of what a round streamed (its assistant message): text,
     thinking and tool calls, counted as a request's are."""
     if not (reply.get("content") or reply.get("thinking") or reply.get("tool_calls")):
@@ -72,8 +78,8 @@ def output_tokens(reply: Mapping[str, Any]) -> int:
 
 
 def completed(
-    reported: Mapping[str, Any] | None, input_estimate: int, reply: Mapping[str, Any]
-) -> tuple[dict[str, Any], bool]:
+    reported: Spent | None, input_estimate: int, reply: Mapping[str, object]
+) -> tuple[Spent, bool]:
     """A round's usage: what the server reported (cleaned), its missing input and output
     counts filled with estimates; and whether any count is an estimate."""
     usage = cleaned(reported or {})

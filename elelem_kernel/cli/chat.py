@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.cli.session import new_session
 from elelem_kernel.cli.signals import Signals
@@ -17,6 +16,7 @@ from elelem_kernel.errors import BadInput, ElelemError
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
+    from elelem_kernel.agent.blocks import Renderer
     from elelem_kernel.agent.session import Session
 
 
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace, signals: Signals) -> int:
             return 130
 
 
-def _review(session: Session, line: str, renderer: Callable[[dict[str, Any]], None]) -> None:
+def _review(session: Session, line: str, renderer: Renderer) -> None:
     """`/review [TARGET ...] [--focus TEXT] [--severity LEVEL]` in the chat: a review turn."""
     from elelem_kernel.agent.commands import split_words  # lazy: only reviews need it
     from elelem_kernel.review.run import prepare  # lazy: only reviews need it

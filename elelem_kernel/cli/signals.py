@@ -25,9 +25,11 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from elelem_kernel.agent.blocks import BlockEvent, Renderer
 
 from elelem_kernel.errors import Stopped
 from elelem_kernel.sync import call_soon
@@ -106,11 +108,11 @@ class ReaderGone:
     with `EXIT_READER_GONE` and says nothing: the reader asked for no more.
     """
 
-    def __init__(self, renderer: Callable[[dict[str, Any]], None]):
+    def __init__(self, renderer: Renderer):
         self.renderer = renderer
         self.gone = False
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: BlockEvent) -> None:
         if self.gone:
             return
         try:

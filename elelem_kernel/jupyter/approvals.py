@@ -25,6 +25,7 @@ reloaded while they wait ends the question `Declined` within seconds (jupyter/pa
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, cast
@@ -37,7 +38,7 @@ from elelem_kernel.agent.approval import (
     decision_for,
 )
 from elelem_kernel.jupyter.execute_request import ExecuteRequest
-from elelem_kernel.jupyter.page_alive import answer_or_gone
+from elelem_kernel.jupyter.page_alive import Page, answer_or_gone
 from elelem_kernel.render.approval_question import question
 
 SUBSHELL_WAIT = 3.0  #: seconds to wait for the frontend's comm subshell
@@ -66,7 +67,7 @@ def choose_channel(kernel: Any, request: ExecuteRequest | Mapping[str, Any] | No
     return "policy"
 
 
-def supports_subshells(kernel: Any) -> bool:
+def supports_subshells(kernel: object) -> bool:
     """Whether `kernel` can run comm messages on subshells while a cell runs."""
     return bool(getattr(kernel, "_supports_kernel_subshells", False))
 
@@ -84,6 +85,10 @@ def parse_answer(text: str) -> Decision:
     return decision_for(text) or "deny"
 
 
+#: Runs a function on the thread waiting for the cell (where `input()` works); its future.
+CallInMain = Callable[[Callable[[], str]], concurrent.futures.Future[str]]
+
+
 class StdinApprover:
     """Asks with `input()`, run on the waiting main thread (where stdin and SIGINT work).
 
@@ -92,7 +97,7 @@ class StdinApprover:
 
     channel = "stdin"
 
-    def __init__(self, call_in_main: Callable[[Callable[[], Any]], Any], view: Any = None):
+    def __init__(self, call_in_main: CallInMain, view: object = None):
         self.call_in_main = call_in_main
         self.view = view
 
@@ -114,10 +119,10 @@ class ButtonApprover:
         self,
         view: Any,
         kernel: Any,
-        fallback: Any = None,
+        fallback: StdinApprover | None = None,
         wait: float = SUBSHELL_WAIT,
-        memo: dict[str, Any] | None = None,
-        page: Any = None,
+        memo: dict[str, bool] | None = None,
+        page: Page | None = None,
     ):
         self.view = view
         self.kernel = kernel
@@ -167,11 +172,11 @@ def approver_for(
     *,
     view: Any,
     kernel: Any,
-    call_in_main: Callable[[Callable[[], Any]], Any],
+    call_in_main: CallInMain,
     allow_stdin: bool,
-    memo: dict[str, Any] | None = None,
-    page: Any = None,
-) -> Any:
+    memo: dict[str, bool] | None = None,
+    page: Page | None = None,
+) -> StdinApprover | ButtonApprover | None:
     """The approver for `channel`; None for `policy` (the session's own rules apply).
     `page`: the turn's link to the page, whose leaving ends a question on its buttons."""
     stdin = StdinApprover(call_in_main, view) if allow_stdin else None

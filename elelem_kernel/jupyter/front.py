@@ -35,7 +35,9 @@ from elelem_kernel.sync import LoopThread
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
+    from elelem_kernel.agent.record import TurnRecord
     from elelem_kernel.agent.session import Session
+    from elelem_kernel.agent.turn import TurnResult
 
 #: What `/help` says in the Elelem kernel about prompts of several lines.
 MULTI_LINE = (
@@ -557,12 +559,11 @@ def _channel(ip: Any, request: ExecuteRequest) -> str:
 
 
 def _record_of(
-    result: Any, session: Session, prompt: str, cell: str | None, interrupted: bool
-) -> dict[str, Any]:
+    result: TurnResult | None, session: Session, prompt: str, cell: str | None, interrupted: bool
+) -> TurnRecord:
     """The turn's record, or a minimal one when the turn never produced it."""
-    record = getattr(result, "record", None)
-    if isinstance(record, dict):
-        return record
+    if result is not None:
+        return result.record
     return unfinished(
         conversation=session.conversation.id,
         prompt=prompt,

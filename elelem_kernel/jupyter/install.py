@@ -12,7 +12,6 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
 
@@ -21,7 +20,7 @@ LOGOS = ("logo-32x32.png", "logo-64x64.png", "logo-svg.svg")
 
 def kernel_json(
     display_name: str = KERNEL_DISPLAY_NAME, python: str | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The kernelspec's kernel.json, launching `python -m elelem_kernel.jupyter`."""
     return {
         "argv": [

@@ -19,7 +19,7 @@ and interrupts behave as for any cell, and the agent's python tool and `%%py` ce
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, TypedDict
 
 from ipykernel.ipkernel import IPythonKernel
 
@@ -114,7 +114,7 @@ class ElelemKernel(IPythonKernel):
             kind, code = route(code)
             if kind == "prompt" and cell_id is None and allow_stdin:
                 code = unwrap(code)
-        return await super().do_execute(
+        reply: dict[str, Any] = await super().do_execute(  # ipykernel has no types
             code,
             silent,
             store_history,
@@ -123,6 +123,7 @@ class ElelemKernel(IPythonKernel):
             cell_meta=cell_meta,
             cell_id=cell_id,
         )
+        return reply
 
     def do_complete(self, code: str, cursor_pos: int | None) -> Any:
         cursor_pos = len(code) if cursor_pos is None else cursor_pos
@@ -144,7 +145,8 @@ class ElelemKernel(IPythonKernel):
         """
         kind, _ = route(code)
         if kind in ("python", "ipython"):
-            return super().do_is_complete(code)
+            judged: dict[str, Any] = super().do_is_complete(code)  # ipykernel has no types
+            return judged
         if kind != "prompt":
             return {"status": "complete"}
         lines = code.split("\n")
@@ -155,7 +157,7 @@ class ElelemKernel(IPythonKernel):
             return {"status": "complete"}
         return {"status": "complete" if not lines[-1].strip() else "incomplete", "indent": ""}
 
-    def _complete_command(self, code: str, cursor_pos: int) -> dict[str, Any]:
+    def _complete_command(self, code: str, cursor_pos: int) -> CompleteReply:
         from elelem_kernel.jupyter.front import (
             front_for,  # lazy: the agent loads only when a prompt needs it
         )
@@ -178,7 +180,17 @@ def _enter_working_dir() -> None:
         os.chdir(folder)
 
 
-def _completions(matches: list[str], start: int, end: int) -> dict[str, Any]:
+class CompleteReply(TypedDict):
+    """A `complete_reply` of the Jupyter messaging protocol."""
+
+    status: str
+    matches: list[str]
+    cursor_start: int
+    cursor_end: int
+    metadata: dict[str, object]
+
+
+def _completions(matches: list[str], start: int, end: int) -> CompleteReply:
     return {
         "status": "ok",
         "matches": matches,

@@ -61,7 +61,7 @@ class ElelemMarkdownExporter(MarkdownExporter):
 
     @property
     def default_config(self) -> Config:
-        config = super().default_config.copy()
+        config: Config = super().default_config.copy()
         priority = [t for t in config.NbConvertBase.display_data_priority if t != "text/markdown"]
         config.merge(
             Config({"NbConvertBase": {"display_data_priority": ["text/markdown", *priority]}})

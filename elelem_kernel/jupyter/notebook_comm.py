@@ -52,7 +52,7 @@ NOT_REACHABLE = (
 )
 
 
-def reachable(frontend: Any, channel: str) -> bool:
+def reachable(frontend: object, channel: str) -> bool:
     """Whether a turn can reach its open notebook: the extension said it can, and comm
     messages reach the kernel while the cell runs (the `buttons` approval channel)."""
     features = frontend.get("features") if isinstance(frontend, dict) else None
@@ -73,7 +73,7 @@ class NotebookLink:
         self._closed = False
         #: why the page is known gone (it stopped answering pings), or None
         self.lost: str | None = None
-        self._acks: dict[int, concurrent.futures.Future[Any]] = {}
+        self._acks: dict[int, concurrent.futures.Future[bool]] = {}
         #: told `waiting for you: cell [5] above` while a diff waits for the person's
         #: decision, then None (the live view says so in the call's card)
         self.watcher: Callable[[str | None], None] | None = None
@@ -113,7 +113,7 @@ class NotebookLink:
         if self._comm is None or self._closed:
             raise FrontendGone(NOT_REACHABLE)
         number = next(self._ids)
-        ack: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        ack: concurrent.futures.Future[bool] = concurrent.futures.Future()
         answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
         with self._lock:
             self._acks[number] = ack
@@ -166,7 +166,7 @@ class NotebookLink:
         if comm is None or self._closed:
             return False
         number = next(self._ids)
-        ack: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        ack: concurrent.futures.Future[bool] = concurrent.futures.Future()
         with self._lock:
             self._acks[number] = ack
         try:

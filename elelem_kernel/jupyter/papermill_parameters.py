@@ -17,9 +17,12 @@ an error would stop papermill for every notebook.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.names import KERNEL_NAME
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 #: The first line of the injected cell: the Elelem kernel runs the rest as Python.
 MAGIC = "%%py"
@@ -29,16 +32,19 @@ class ElelemEngine:
     """papermill's nbclient engine, unchanged (papermill calls these as class methods)."""
 
     @classmethod
-    def execute_notebook(cls, nb: Any, kernel_name: str | None, **kwargs: Any) -> Any:
-        return _nbclient().execute_notebook(nb, kernel_name, **kwargs)
+    def execute_notebook(
+        cls, nb: NotebookNode, kernel_name: str | None, **kwargs: Any
+    ) -> NotebookNode:
+        done: NotebookNode = _nbclient().execute_notebook(nb, kernel_name, **kwargs)
+        return done
 
     @classmethod
-    def nb_kernel_name(cls, nb: Any, name: str | None = None) -> str:
-        return _nbclient().nb_kernel_name(nb, name)
+    def nb_kernel_name(cls, nb: NotebookNode, name: str | None = None) -> str:
+        return str(_nbclient().nb_kernel_name(nb, name))
 
     @classmethod
-    def nb_language(cls, nb: Any, language: str | None = None) -> str:
-        return _nbclient().nb_language(nb, language)
+    def nb_language(cls, nb: NotebookNode, language: str | None = None) -> str:
+        return str(_nbclient().nb_language(nb, language))
 
 
 def _nbclient() -> Any:
@@ -55,15 +61,15 @@ def register() -> None:
         """Python assignments under a `%%py` line."""
 
         @classmethod
-        def codify(cls, parameters: dict[str, Any], comment: str = "Parameters") -> str:
+        def codify(cls, parameters: dict[str, object], comment: str = "Parameters") -> str:
             return f"{MAGIC}\n{super().codify(parameters, comment)}"
 
         @classmethod
-        def inspect(cls, parameters_cell: Any) -> list[Any]:
+        def inspect(cls, parameters_cell: NotebookNode) -> list[object]:
             """The parameters of a `%%py` cell tagged "parameters" (`papermill --help-notebook`)."""
             first, _, rest = parameters_cell["source"].lstrip().partition("\n")
             source = rest if first.strip() == MAGIC else parameters_cell["source"]
-            return super().inspect({**parameters_cell, "source": source})
+            return list(super().inspect({**parameters_cell, "source": source}))
 
     papermill_translators.register(KERNEL_NAME, ElelemTranslator)
 

@@ -22,7 +22,7 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.store import signature
@@ -33,12 +33,15 @@ from elelem_kernel.tools.protected import check_writable, startup_code
 from elelem_kernel.tools.workspace import Workspace, atomic_write
 
 if TYPE_CHECKING:
+    from elelem_kernel.agent.record import TurnRecord
     from elelem_kernel.agent.session import Session
+    from elelem_kernel.tools.extras import Change
+    from elelem_kernel.tools.notebooks_live import Link
 
 VARIABLES = "Python variables the turn changed cannot be restored."
 
 
-def last_undoable(session: Session) -> dict[str, Any] | None:
+def last_undoable(session: Session) -> TurnRecord | None:
     """The newest turn of the conversation with changes that is not undone."""
     conversation = session.conversation
     for record in reversed(conversation.turns):
@@ -47,7 +50,7 @@ def last_undoable(session: Session) -> dict[str, Any] | None:
     return None
 
 
-async def undo(session: Session, link: Any, turn: str | None = None) -> str:
+async def undo(session: Session, link: Link | None, turn: str | None = None) -> str:
     """Revert the last undoable turn (which must be `turn` when one is named); Markdown
     saying what was reverted and what was not."""
     record = last_undoable(session)
@@ -77,7 +80,7 @@ async def undo(session: Session, link: Any, turn: str | None = None) -> str:
     return "\n\n".join(lines)
 
 
-def next_redoable(session: Session) -> dict[str, Any] | None:
+def next_redoable(session: Session) -> TurnRecord | None:
     """The oldest undone turn after the newest turn with changes that is not undone:
     `/undo` went back turn by turn, `/redo` goes forward in the same order."""
     changed = [r for r in session.conversation.turns if r.get("changes")]
@@ -86,7 +89,7 @@ def next_redoable(session: Session) -> dict[str, Any] | None:
     return undone[0] if undone else None
 
 
-async def redo(session: Session, link: Any) -> str:
+async def redo(session: Session, link: Link | None) -> str:
     """Apply again the changes of the turn `/undo` undid last in order; Markdown saying
     what was applied and what was not. A file goes forward only where it is as the undo
     left it; a cell only where it is as before the turn."""
@@ -106,32 +109,37 @@ async def redo(session: Session, link: Any) -> str:
     return "\n\n".join(lines)
 
 
-def forward(change: dict[str, Any]) -> dict[str, Any]:
+def forward(change: Change) -> Change:
     """A cell change turned around, so that the frontend's `revert` applies it again."""
     action, cell = change.get("action"), change.get("cell")
     if action == "insert":
         return {
+            "kind": "cell",
             "action": "delete",
             "cell": cell,
             "before": change.get("after"),
             "cell_type": change.get("cell_type", "code"),
-            "from_index": change.get("index"),
+            "from_index": change.get("index") or 0,
         }
     if action == "delete":
-        return {"action": "insert", "cell": cell, "after": change.get("before")}
+        return {"kind": "cell", "action": "insert", "cell": cell, "after": change.get("before")}
     if action == "move":
-        return {"action": "move", "cell": cell, "from_index": change.get("index")}
+        return {
+            "kind": "cell",
+            "action": "move",
+            "cell": cell,
+            "from_index": change.get("index") or 0,
+        }
     return {
-        "action": action,
+        "kind": "cell",
+        "action": str(action),
         "cell": cell,
         "before": change.get("after"),
         "after": change.get("before"),
     }
 
 
-async def _cell(
-    link: Any, change: dict[str, Any], what: str, done: list[str], left: list[str]
-) -> None:
+async def _cell(link: Link, change: Change, what: str, done: list[str], left: list[str]) -> None:
     """Ask the open notebook to put one cell back as `change` says."""
     try:
         answer = await link.request("revert", timeout=30, **change)
@@ -146,7 +154,7 @@ async def _cell(
 
 
 async def _mark(
-    session: Session, link: Any, record: dict[str, Any], undone: bool, left: list[str]
+    session: Session, link: Link | None, record: TurnRecord, undone: bool, left: list[str]
 ) -> None:
     """Mark the turn undone (or not) here and in the notebook's saved record."""
     record["undone"] = undone
@@ -163,10 +171,10 @@ async def _mark(
 
 async def _walk(
     ws: Workspace,
-    link: Any,
-    changes: Iterable[dict[str, Any]],
-    file_step: Callable[[Workspace, dict[str, Any], str, list[str], list[str]], None],
-    cell_change: Callable[[dict[str, Any]], dict[str, Any]],
+    link: Link | None,
+    changes: Iterable[Change],
+    file_step: Callable[[Workspace, Change, str, list[str], list[str]], None],
+    cell_change: Callable[[Change], Change],
 ) -> tuple[list[str], list[str]]:
     """Take each change one step (`file_step` for a file, the frontend's `revert` of
     `cell_change(change)` for a cell); what was done and what was left alone, and why."""
@@ -185,7 +193,7 @@ async def _walk(
     return done, left
 
 
-def unsigned(record: dict[str, Any], verb: str = "undo") -> str:
+def unsigned(record: TurnRecord, verb: str = "undo") -> str:
     """What `/undo` (or `/redo`) says of a record it will not act on, and what it would
     have reverted."""
     would = [_name(change) for change in record.get("changes") or [] if isinstance(change, dict)]
@@ -197,9 +205,7 @@ def unsigned(record: dict[str, Any], verb: str = "undo") -> str:
     )
 
 
-def _file(
-    ws: Workspace, change: dict[str, Any], what: str, reverted: list[str], left: list[str]
-) -> None:
+def _file(ws: Workspace, change: Change, what: str, reverted: list[str], left: list[str]) -> None:
     try:
         target = _gated(ws, str(change.get("path")))
     except ToolError as e:
@@ -216,9 +222,10 @@ def _file(
 
 
 def _file_again(
-    ws: Workspace, change: dict[str, Any], what: str, applied: list[str], left: list[str]
+    ws: Workspace, change: Change, what: str, applied: list[str], left: list[str]
 ) -> None:
-    if not isinstance(change.get("after"), str):
+    after = change.get("after")
+    if not isinstance(after, str):
         left.append(f"{what}: its text after the turn was not kept (too large)")
         return
     try:
@@ -231,7 +238,7 @@ def _file_again(
     if digest(target) != expected:
         left.append(f"{what}: changed since the undo")
         return
-    atomic_write(target, change["after"].encode("utf-8"))
+    atomic_write(target, after.encode("utf-8"))
     applied.append(what)
 
 
@@ -252,7 +259,7 @@ def _gated(ws: Workspace, path: str) -> Path:
     return target
 
 
-def _name(change: dict[str, Any]) -> str:
+def _name(change: Change) -> str:
     if change.get("kind") == "file":
         return f"`{change.get('path')}`"
     label = change.get("label")  # as the person saw it when the turn changed it
@@ -262,6 +269,6 @@ def _name(change: dict[str, Any]) -> str:
     return f"{label} ({change.get('action')})"
 
 
-def _head(prompt: Any) -> str:
+def _head(prompt: object) -> str:
     text = " ".join(str(prompt or "").split())
     return shorten(text, 61)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.toolbox import Tool
 from elelem_kernel.errors import BadInput
@@ -21,6 +21,11 @@ from elelem_kernel.mcp import config as mcp_config
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.tools import PREFIX, convert, make_tool
 from elelem_kernel.redaction import forms_of, redact
+
+if TYPE_CHECKING:
+    from mcp.types import Tool as RemoteTool
+
+    from elelem_kernel.mcp.connection import Link
 
 INSTALL_HINT = "pip install 'elelem-kernel[mcp]'"
 
@@ -56,7 +61,7 @@ class McpTools:
         self.shown: set[str] = set()  #: warnings already given, so each is said once
         self.hub: Any = None
         #: Tool lists of servers not started yet, from the last session (`tool_cache`).
-        self.cached: dict[str, list[Any]] = {}
+        self.cached: dict[str, list[RemoteTool]] = {}
         self._saved: dict[str, int] = {}  #: id of the tool list last cached, by server
         #: Servers a front adds beside the configured ones (`serve_also`).
         self.extra: Mapping[str, ServerConfig] = {}
@@ -135,8 +140,8 @@ class McpTools:
                 offered[tool.name] = tool
 
     async def call(
-        self, config: ServerConfig, tool: str, arguments: dict[str, Any]
-    ) -> dict[str, Any]:
+        self, config: ServerConfig, tool: str, arguments: dict[str, object]
+    ) -> dict[str, object]:
         """Run `tool` on its server through the hub (starting the server first if it was
         offered from the cache); failures become error results."""
         from elelem_kernel.mcp import tool_cache  # a call means servers are configured
@@ -209,7 +214,7 @@ def report(state: McpTools) -> str:
     return "\n".join(f"  - {line[2:]}" if line.startswith("  ") else f"- {line}" for line in lines)
 
 
-def _server_lines(state: McpTools, name: str, config: ServerConfig, link: Any) -> list[str]:
+def _server_lines(state: McpTools, name: str, config: ServerConfig, link: Link | None) -> list[str]:
     """One server in `report`: its heading line, then indented lines about it."""
     status = _status(state, name, config, link)
     lines = [f"**{name}** ({config.transport}) from `{config.source}`: {status}"]
@@ -229,7 +234,7 @@ def _server_lines(state: McpTools, name: str, config: ServerConfig, link: Any) -
     return lines
 
 
-def _status(state: McpTools, name: str, config: ServerConfig, link: Any) -> str:
+def _status(state: McpTools, name: str, config: ServerConfig, link: Link | None) -> str:
     """Where server `name` stands: disabled, skipped, not started, or its link's state."""
     if config.disabled:
         return "disabled"

@@ -148,7 +148,7 @@ def _why(error: Exception) -> str:
     return str(error)
 
 
-def _entries(data: Any) -> dict[str, Any]:
+def _entries(data: object) -> dict[str, object]:
     if not isinstance(data, dict):
         raise ValueError('the file must hold a JSON object like {"mcpServers": {...}}')
     entries = data.get("mcpServers", data.get("servers"))
@@ -161,7 +161,7 @@ def _entries(data: Any) -> dict[str, Any]:
 
 def parse(
     name: str,
-    entry: Any,
+    entry: object,
     source: str,
     skipped: str | None = None,
     workspace: Path | None = None,
@@ -181,7 +181,7 @@ def parse(
 
 def _parse(
     name: str,
-    entry: Any,
+    entry: object,
     source: str,
     skipped: str | None,
     workspace: Path | None,
@@ -232,7 +232,7 @@ def _parse(
     )
 
 
-def _text(entry: dict[str, Any], key: str, required: bool = False) -> str:
+def _text(entry: Mapping[str, object], key: str, required: bool = False) -> str:
     value = entry.get(key)
     if value is None and not required:
         return ""
@@ -246,7 +246,7 @@ def _as_written(text: str) -> str:
 
 
 def _pairs(
-    entry: dict[str, Any], key: str, fill: Callable[[str], str]
+    entry: Mapping[str, object], key: str, fill: Callable[[str], str]
 ) -> tuple[tuple[str, str], ...]:
     value = entry.get(key, {})
     if not isinstance(value, dict) or not all(

@@ -23,6 +23,7 @@ from elelem_kernel.redaction import forms_of, redact
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
+    from mcp.types import Tool as RemoteTool
 
 INIT_TIMEOUT = 10.0  #: seconds for a server to start and answer `initialize`
 MAX_TOOLS = 500  #: tools kept per server
@@ -43,7 +44,7 @@ class Link:
         self.log = log
         self.state = "stopped"
         self.why: str | None = None
-        self.tools: list[Any] = []  #: the SDK's Tool objects, as the server listed them
+        self.tools: list[RemoteTool] = []  #: as the server listed them
         self.stale = False  #: the server said its tool list changed
         self.reported = False  #: the current failure was shown once already
         self.session: ClientSession | None = None  #: the SDK's, while running
@@ -174,10 +175,10 @@ async def _http(config: ServerConfig) -> Any:
             yield streams
 
 
-async def _list_tools(session: ClientSession) -> list[Any]:
+async def _list_tools(session: ClientSession) -> list[RemoteTool]:
     from mcp.types import PaginatedRequestParams
 
-    tools: list[Any] = []
+    tools: list[RemoteTool] = []
     cursor = None
     for _ in range(MAX_PAGES):
         params = PaginatedRequestParams(cursor=cursor) if cursor else None

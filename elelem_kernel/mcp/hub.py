@@ -24,11 +24,14 @@ import tempfile
 import threading
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.mcp.connection import INIT_TIMEOUT, Link, describe
 from elelem_kernel.sync import LoopThread
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
 
 T = TypeVar("T")
 LOGS_ENV = "ELELEM_MCP_LOGS"  #: a folder for the servers' stderr logs, kept after the session
@@ -143,7 +146,9 @@ class Hub:
             link.reported = link.state != "failed"
         return link
 
-    async def call(self, name: str, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+    async def call(
+        self, name: str, tool: str, arguments: dict[str, object], timeout: float
+    ) -> CallToolResult:
         """Call `tool` on server `name`; raises TimeoutError, or RuntimeError saying why."""
         link = self.links.get(name)
         session = link.session if link is not None else None

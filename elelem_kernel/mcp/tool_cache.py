@@ -17,9 +17,12 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.mcp.config import ServerConfig
+
+if TYPE_CHECKING:
+    from mcp.types import Tool as RemoteTool
 
 #: Bytes of a cached list read at most (a server may have MAX_TOOLS big schemas).
 MAX_BYTES = 4_000_000
@@ -42,7 +45,7 @@ def key(config: ServerConfig) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def load(config: ServerConfig) -> list[Any] | None:
+def load(config: ServerConfig) -> list[RemoteTool] | None:
     """The SDK's Tool objects the server listed last time, or None (none kept, unreadable)."""
     path = folder() / f"{key(config)}.json"
     try:
@@ -56,7 +59,7 @@ def load(config: ServerConfig) -> list[Any] | None:
         return None
 
 
-def save(config: ServerConfig, tools: list[Any]) -> None:
+def save(config: ServerConfig, tools: list[RemoteTool]) -> None:
     """Keep `tools` (the SDK's Tool objects) for `config`; failures are ignored (a cache)."""
     where = folder()
     try:

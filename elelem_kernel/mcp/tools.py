@@ -14,14 +14,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.agent.media import KEY as IMAGES
 from elelem_kernel.agent.toolbox import Tool
+from elelem_kernel.images import ImageEntry
 from elelem_kernel.mcp.config import ServerConfig
 from elelem_kernel.redaction import forms_of, redact
 from elelem_kernel.text import clip, shorten
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult, ContentBlock
+    from mcp.types import Tool as RemoteTool
 
 PREFIX = "mcp__"
 RESULT_CHARS = 50_000  #: characters of text a call hands the model
@@ -35,10 +41,10 @@ class McpTool(Tool):
 
     server: str = ""
     remote: str = ""  #: the tool's name on its server
-    input_schema: dict[str, Any] = field(default_factory=dict)
+    input_schema: dict[str, object] = field(default_factory=dict)
 
     @property
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> dict[str, object]:
         schema = {k: v for k, v in self.input_schema.items() if k != "$schema"}
         schema.setdefault("type", "object")
         schema.setdefault("properties", {})
@@ -50,7 +56,7 @@ def tool_name(server: str, tool: str) -> str:
     return _UNSAFE.sub("_", f"{PREFIX}{server}__{tool}")[:64]
 
 
-def kind_of(annotations: Any) -> str:
+def kind_of(annotations: object) -> str:
     """read, write or execute from a tool's annotations (execute when it says nothing)."""
     if annotations is None:
         return "execute"
@@ -61,14 +67,19 @@ def kind_of(annotations: Any) -> str:
     return "execute"
 
 
-def preview(server: str, remote: str, arguments: dict[str, Any]) -> str:
+def preview(server: str, remote: str, arguments: Mapping[str, object]) -> str:
     """What the approval shows: the server, the tool and the arguments."""
     args = json.dumps(arguments, ensure_ascii=False, indent=2)
     return f"MCP server {server}, tool {remote}\narguments: {args}"
 
 
-def make_tool(config: ServerConfig, remote: Any, call: Any) -> McpTool:
-    """A toolbox tool for the SDK's Tool `remote` of server `config`; `call` runs it."""
+def make_tool(
+    config: ServerConfig,
+    remote: RemoteTool,
+    call: Callable[[ServerConfig, str, dict[str, object]], Awaitable[dict[str, object]]],
+) -> McpTool:
+    """A toolbox tool for the SDK's Tool `remote` of server `config`; `call(config, tool,
+    arguments)` runs it."""
     name = tool_name(config.name, remote.name)
     description = (remote.description or remote.title or remote.name).strip()
     if len(description) > DESCRIPTION_CHARS:
@@ -76,7 +87,7 @@ def make_tool(config: ServerConfig, remote: Any, call: Any) -> McpTool:
     schema = remote.input_schema if isinstance(remote.input_schema, dict) else {}
     server, tool = config.name, remote.name
 
-    async def run(arguments: dict[str, Any]) -> dict[str, Any]:
+    async def run(arguments: dict[str, object]) -> dict[str, object]:
         return await call(config, tool, arguments)
 
     kind = kind_of(remote.annotations)
@@ -95,12 +106,12 @@ def make_tool(config: ServerConfig, remote: Any, call: Any) -> McpTool:
     )
 
 
-def convert(result: Any, secrets: list[str] | None = None) -> dict[str, Any]:
+def convert(result: CallToolResult, secrets: list[str] | None = None) -> dict[str, object]:
     """A CallToolResult as a tool result dict (see the module doc)."""
     texts, media, images = _parts(result.content or [])
     text = "\n".join(texts)
     if result.is_error:
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "error": clip(text, RESULT_CHARS, "\n")
             or "the tool reported an error without a message"
         }
@@ -110,8 +121,8 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict[str, Any]:
         out["media"] = media
         shown = [m for m in media if m["type"] == "image"]
         if shown:
-            types = ", ".join(m["mime_type"] for m in shown)
-            out["note"] = f"{len(shown)} image(s) returned ({types}), shown in the tool's card"
+            kinds = ", ".join(str(m["mime_type"]) for m in shown)
+            out["note"] = f"{len(shown)} image(s) returned ({kinds}), shown in the tool's card"
     out = redact(out, forms_of(secrets or []))
     if images:
         out[IMAGES] = images
@@ -119,40 +130,41 @@ def convert(result: Any, secrets: list[str] | None = None) -> dict[str, Any]:
 
 
 def _parts(
-    content: list[Any],
-) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
+    content: Sequence[ContentBlock],
+) -> tuple[list[str], list[dict[str, str | int]], list[ImageEntry]]:
     """A result's content items as `(texts, media, images)`: the texts (a text resource
     headed by its URI), what each other item is, and the images to show."""
     texts: list[str] = []
-    media: list[dict[str, Any]] = []
-    images: list[dict[str, Any]] = []
+    media: list[dict[str, str | int]] = []
+    images: list[ImageEntry] = []
+    from mcp import types  # lazy: a result means the SDK is installed
+
     for item in content:
-        kind = getattr(item, "type", "")
-        if kind == "text":
+        if isinstance(item, types.TextContent):
             texts.append(item.text)
-        elif kind in ("image", "audio"):
+        elif isinstance(item, (types.ImageContent, types.AudioContent)):
             size = len(item.data or "") * 3 // 4
-            media.append({"type": kind, "mime_type": item.mime_type, "bytes": size})
-            if kind == "image":
+            media.append({"type": item.type, "mime_type": item.mime_type, "bytes": size})
+            if isinstance(item, types.ImageContent):
                 images.append({"mime_type": item.mime_type, "data": item.data or ""})
-        elif kind == "resource":
+        elif isinstance(item, types.EmbeddedResource):
             resource = item.resource
             text = getattr(resource, "text", None)
             if text is not None:
                 texts.append(f"[resource {resource.uri}]\n{text}")
             else:
                 media.append({"type": "resource", "uri": str(resource.uri)})
-        elif kind == "resource_link":
+        elif isinstance(item, types.ResourceLink):
             media.append({"type": "resource_link", "uri": str(item.uri), "name": item.name})
         else:
-            media.append({"type": kind or "unknown"})
+            media.append({"type": str(getattr(item, "type", "")) or "unknown"})
     return texts, media, images
 
 
-def _answer(text: str, structured: Any) -> dict[str, Any]:
+def _answer(text: str, structured: Mapping[str, object] | None) -> dict[str, object]:
     """A result that is not an error: its structured content when it fits (with the text
     too when that says something else), else the text, cut."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     if structured is not None and len(json.dumps(structured, default=str)) > RESULT_CHARS:
         structured = None  # too big to pass whole: the cut text stands in for it
         out["note"] = "the structured result was too large; its text is given, cut"
@@ -165,8 +177,8 @@ def _answer(text: str, structured: Any) -> dict[str, Any]:
     return out
 
 
-def _same_json(text: str, value: Any) -> bool:
+def _same_json(text: str, value: object) -> bool:
     try:
-        return json.loads(text) == value
+        return bool(json.loads(text) == value)
     except ValueError:
         return False

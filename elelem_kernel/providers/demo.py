@@ -97,7 +97,8 @@ class DemoProvider(Provider):
 
     def max_tokens(self) -> int | None:
         """The reply limit: the option `max_tokens`, else none."""
-        return self.options["max_tokens"]
+        limit: int | None = self.options["max_tokens"]
+        return limit
 
     def limited(self, max_tokens: int) -> DemoProvider:
         """A copy whose replies stop at `max_tokens` (a budget's cap, a summary's limit)."""
@@ -438,8 +439,9 @@ def _strings(value: Any) -> list[str]:
 
 def _text(result: dict[str, Any]) -> str:
     for key in ("content", "output", "stdout", "text", "value", "result"):
-        if isinstance(result.get(key), str):
-            return result[key]
+        found = result.get(key)
+        if isinstance(found, str):
+            return found
     return ""
 
 

@@ -300,7 +300,7 @@ class HTTPProvider(Provider):
         """
         if retry_after is not None:
             return max(0.0, retry_after) if retry_after <= MAX_RETRY_AFTER else None
-        return min(MAX_BACKOFF, self.backoff * 2**n) * random.uniform(0.5, 1.0)
+        return float(min(MAX_BACKOFF, self.backoff * 2**n) * random.uniform(0.5, 1.0))
 
     # -- requests and streams ------------------------------------------------------------
 
@@ -640,8 +640,9 @@ def _detail(text: str) -> str:
                 return str(message)[:300]
         elif isinstance(error, str) and error:
             return error[:300]
-        if isinstance(body.get("message"), str):
-            return body["message"][:300]
+        message = body.get("message")
+        if isinstance(message, str):
+            return message[:300]
     return text.strip()[:300] or "no details"
 
 

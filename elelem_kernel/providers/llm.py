@@ -438,8 +438,9 @@ def _find(details: Any, names: tuple[str, ...], depth: int = 3) -> int | None:
     if not isinstance(details, Mapping) or depth == 0:
         return None
     for name in names:
-        if isinstance(details.get(name), int):
-            return details[name]
+        found = details.get(name)
+        if isinstance(found, int):
+            return found
     for value in details.values():
         found = _find(value, names, depth - 1)
         if found is not None:

@@ -7,8 +7,11 @@ block index and decides when to refresh.
 from __future__ import annotations
 
 import time
+from types import ModuleType
 from typing import Any
 
+from elelem_kernel.agent.blocks import BlockStart
+from elelem_kernel.images import ImageEntry
 from elelem_kernel.render import cards
 from elelem_kernel.render.markdown import to_html
 from elelem_kernel.visible import visible
@@ -19,7 +22,7 @@ HIDDEN = "lm-mod-hidden"  #: Lumino's class for a hidden widget, in JupyterLab a
 class TextBlock:
     """A thinking or text block: a buffer and the HTML widget showing it."""
 
-    def __init__(self, kind: str, widgets: Any, shared: dict[str, Any] | None = None):
+    def __init__(self, kind: str, widgets: ModuleType, shared: dict[str, object] | None = None):
         self.kind = kind
         self._pieces: list[str] = []
         self.open = True  #: thinking shows while it streams, folds when the text starts
@@ -57,7 +60,9 @@ class TextBlock:
 class ToolCard:
     """A tool call's card: header, arguments, approval buttons, result."""
 
-    def __init__(self, event: dict[str, Any], widgets: Any, shared: dict[str, Any] | None = None):
+    def __init__(
+        self, event: BlockStart, widgets: ModuleType, shared: dict[str, object] | None = None
+    ):
         """`shared`: a Layout and an HTML Style for the card's HTML parts (view-wide)."""
         self.widgets = widgets
         self.id = str(event.get("id") or "")
@@ -118,9 +123,7 @@ class ToolCard:
                 for part in descendants(widget):
                     part.close()
 
-    def set_result(
-        self, ok: bool, content: Any, images: list[dict[str, Any]] | None = None
-    ) -> None:
+    def set_result(self, ok: bool, content: object, images: list[ImageEntry] | None = None) -> None:
         """Show the result as the frozen output will: the card folded to its summary line
         (its images below it), so the page does not jump when the turn ends."""
         self.has_result = True

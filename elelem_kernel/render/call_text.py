@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from elelem_kernel.text import shorten
 
@@ -28,7 +28,7 @@ STATES = {
 }
 
 
-def arguments_text(arguments: Any) -> str:
+def arguments_text(arguments: object) -> str:
     """Tool arguments as pretty JSON."""
     try:
         return json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
@@ -40,7 +40,7 @@ def arguments_text(arguments: Any) -> str:
 CELL_KEYS = frozenset({"cell", "cells"})
 
 
-def short_arguments(arguments: Any, limit: int = 50) -> str:
+def short_arguments(arguments: object, limit: int = 50) -> str:
     """One line saying what a call is about: its first string argument (not a cell's id),
     cut to `limit`."""
     if isinstance(arguments, dict):
@@ -53,13 +53,13 @@ def short_arguments(arguments: Any, limit: int = 50) -> str:
     return ""
 
 
-def result_parts(result: Any) -> tuple[str, list[tuple[str, str]]]:
+def result_parts(result: object) -> tuple[str, list[tuple[str, str]]]:
     """A tool result as `(facts, texts)`: a short line of its small fields, and its text fields.
 
     Multi-line strings (file contents, command output) show as text, not as JSON with
     escapes; a result with no such field is pretty JSON (without the `ok` flag).
     """
-    value = result
+    value: object = result
     if isinstance(result, str):
         try:
             value = json.loads(result)
@@ -92,7 +92,7 @@ def result_parts(result: Any) -> tuple[str, list[tuple[str, str]]]:
     return facts, texts
 
 
-def notebook_cells(result: dict[str, Any]) -> tuple[str, list[tuple[str, str]]] | None:
+def notebook_cells(result: Mapping[str, object]) -> tuple[str, list[tuple[str, str]]] | None:
     """A notebook tool's result (`cells`: a list of cell entries) in words: how many
     cells, each named as the person sees it, the failing ones with their error; None
     for any other result."""
@@ -118,13 +118,13 @@ def notebook_cells(result: dict[str, Any]) -> tuple[str, list[tuple[str, str]]] 
     return " · ".join(facts), [("cells", "\n".join(lines))]
 
 
-def _is_error(output: Any) -> bool:
+def _is_error(output: object) -> bool:
     """An output summary (`summarize_outputs`) that is an exception: `Name: message`."""
     head = str(output).split(":", 1)[0]
     return head.isidentifier() and head.endswith(("Error", "Exception", "Interrupt", "Exit"))
 
 
-def result_text(result: Any) -> str:
+def result_text(result: object) -> str:
     """A tool result as readable plain text (see `result_parts`)."""
     facts, texts = result_parts(result)
     blocks = [facts] if facts else []
@@ -143,7 +143,7 @@ def seconds(ms: float | None) -> str:
     return f"{minutes} min {rest:02d} s"
 
 
-def state_of(call: dict[str, Any]) -> str:
+def state_of(call: Mapping[str, object]) -> str:
     """The state of a finished call of a turn record, from its `ok` flag and result."""
     if call.get("ok"):
         return "ok"

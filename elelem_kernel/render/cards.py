@@ -11,7 +11,7 @@ one; trusted outputs and nbconvert use the theme variable.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from elelem_kernel.agent.media import BASE64, SHOWN_IN_CELL, TYPES
 from elelem_kernel.images import label, placeholder
@@ -63,7 +63,7 @@ def pre(text: str) -> str:
     return f'<pre style="{PRE}">{escape(text)}</pre>'
 
 
-def result_html(result: Any) -> str:
+def result_html(result: object) -> str:
     """A bounded, expandable view of a tool result: a facts line, then its texts."""
     facts, texts = result_parts(result)
     out = [f'<div style="{LABEL}">{escape(facts)}</div>'] if facts else []
@@ -74,13 +74,14 @@ def result_html(result: Any) -> str:
     return "".join(out)
 
 
-def images_html(images: Any, alt: str = "image from the tool") -> str:
+def images_html(images: object, alt: str = "image from the tool") -> str:
     """`<img>` tags for a call's (or a prompt's) images: allowlisted raster types, base64
     data only."""
     out = []
     for image in images if isinstance(images, list) else []:
-        mime = image.get("mime_type") if isinstance(image, dict) else None
-        data = image.get("data") if isinstance(image, dict) else None
+        if not isinstance(image, dict):
+            continue
+        mime, data = image.get("mime_type"), image.get("data")
         if mime in TYPES and (
             image.get("shown") == SHOWN_IN_CELL or image.get("in") == "display_data"
         ):
@@ -116,7 +117,7 @@ def state_html(state: str, ms: int | None = None, detail: str | None = None) -> 
 
 
 def card_summary(
-    name: str, arguments: Any, state: str, ms: int | None = None, detail: str | None = None
+    name: str, arguments: object, state: str, ms: int | None = None, detail: str | None = None
 ) -> str:
     """The one-line summary of a tool card: name, what it is about, state, duration."""
     about = short_arguments(arguments)
@@ -124,7 +125,7 @@ def card_summary(
     return f"<b>{escape(name)}</b>{about_html} &nbsp;{state_html(state, ms, detail)}"
 
 
-def arguments_html(arguments: Any) -> str:
+def arguments_html(arguments: object) -> str:
     """The call's arguments as a collapsible pretty-JSON section."""
     return (
         f'<details><summary style="{SUMMARY}; {LABEL}">arguments</summary>'
@@ -132,15 +133,18 @@ def arguments_html(arguments: Any) -> str:
     )
 
 
-def tool_card(call: dict[str, Any], state: str | None = None) -> str:
+def tool_card(call: Mapping[str, object], state: str | None = None) -> str:
     """A finished call as a card folded to its summary line (the live view's card ends as
     this too, so nothing opens or closes when the turn freezes), its images below the
     fold: a plot shows beside the call that made it."""
-    state = state or call.get("state") or state_of(call)
+    given = call.get("state")
+    state = state or (given if isinstance(given, str) and given else state_of(call))
     body = arguments_html(call.get("arguments", {}))
     if call.get("result") is not None:
         body += f'<div style="{LABEL}">result</div>' + result_html(call["result"])
-    summary = card_summary(str(call.get("name", "?")), call.get("arguments"), state, call.get("ms"))
+    ms = call.get("ms")
+    ms = int(ms) if isinstance(ms, (int, float)) else None
+    summary = card_summary(str(call.get("name", "?")), call.get("arguments"), state, ms)
     images = images_html(call.get("images"))
     shown = f'<div style="padding: 0 8px 4px">{images}</div>' if images else ""
     return (
@@ -159,7 +163,7 @@ def thinking_html(text: str, open: bool = False) -> str:
     )
 
 
-def compaction_html(entry: dict[str, Any]) -> str:
+def compaction_html(entry: Mapping[str, object]) -> str:
     """The one-line note of a compaction, collapsed, with the summary inside."""
 
     colour = STATE_COLOURS["declined"] + "; " if entry.get("failed") else ""

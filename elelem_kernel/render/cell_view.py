@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from elelem_kernel.agent.blocks import BlockEvent
+from elelem_kernel.agent.record import TurnRecord
 from elelem_kernel.render.static import bundle
 
 
@@ -36,10 +38,10 @@ def new_view(watcher: str, provider: str, model: str | None) -> Any:
 class EndView:
     """Nobody watches (terminal IPython, headless runs) or no widgets: output at the end."""
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: BlockEvent) -> None:
         pass
 
-    def freeze(self, record: dict[str, Any]) -> None:
+    def freeze(self, record: TurnRecord) -> None:
         from IPython.display import display  # lazy: only a kernel's turn shows outputs
 
         data, metadata = bundle(record)
@@ -63,19 +65,18 @@ class TextView(EndView):
         self.text = MarkdownStream(out)
         quiet: Any = (Quiet(self.text), Quiet(out))  # file-like enough for the renderer
         self.renderer = TerminalRenderer(out=quiet[0], err=quiet[1], color=False)
-        self.kinds: dict[Any, Any] = {}
+        self.kinds: dict[int, str] = {}
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "block_start":
-            self.kinds[event.get("index")] = event.get("block")
-        streaming = kind == "block_delta" and self.kinds.get(event.get("index")) == "text"
+    def __call__(self, event: BlockEvent) -> None:
+        if event["type"] == "block_start":
+            self.kinds[event["index"]] = event["block"]
+        streaming = event["type"] == "block_delta" and self.kinds.get(event["index"]) == "text"
         if not streaming:
             self.text.finish()  # a table or line held back goes before what comes next
-        if kind != "turn_end":  # the frozen output below carries the footer
+        if event["type"] != "turn_end":  # the frozen output below carries the footer
             self.renderer(event)
 
-    def freeze(self, record: dict[str, Any]) -> None:
+    def freeze(self, record: TurnRecord) -> None:
         self.text.finish()
         super().freeze(record)
 

@@ -8,10 +8,9 @@ the model is escaped; styles are inline so the HTML survives nbconvert and GitHu
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
 
-from elelem_kernel.findings import SEVERITIES, rank
+from elelem_kernel.findings import SEVERITIES, Finding, rank
 from elelem_kernel.findings import location as where
 from elelem_kernel.render.markdown import escape, neutralise, to_html
 
@@ -24,17 +23,26 @@ DIFF_STYLE = (
 CELL = "padding: 3px 8px; text-align: left; vertical-align: top; border-bottom: 1px solid rgba(127,127,127,.25)"
 
 
-def _dicts(findings: Iterable[Any]) -> list[dict[str, Any]]:
-    out = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in findings]
-    return sorted(out, key=lambda f: rank(f.get("severity")))
+#: What the views take: `Finding`s, or the dicts a record keeps.
+Findings = Iterable[Finding | Mapping[str, object]]
 
 
-def location(finding: dict[str, Any]) -> str:
+def _dicts(findings: Findings) -> list[Mapping[str, object]]:
+    out = [f.to_dict() if isinstance(f, Finding) else f for f in findings]
+    return sorted(out, key=lambda f: rank(str(f.get("severity"))))
+
+
+def location(finding: Mapping[str, object]) -> str:
     """`path:line`, or `path cell ID line N` for a notebook cell."""
-    return where(str(finding.get("path") or "?"), finding.get("line"), finding.get("cell_id"))
+    line, cell_id = finding.get("line"), finding.get("cell_id")
+    return where(
+        str(finding.get("path") or "?"),
+        line if isinstance(line, int) else None,
+        cell_id if isinstance(cell_id, str) else None,
+    )
 
 
-def suggestion_diff(finding: dict[str, Any]) -> str | None:
+def suggestion_diff(finding: Mapping[str, object]) -> str | None:
     """The suggestion as a diff: the reviewed line(s) removed, the suggestion added."""
     suggestion = finding.get("suggestion")
     if not suggestion:
@@ -44,7 +52,7 @@ def suggestion_diff(finding: dict[str, Any]) -> str | None:
     return "\n".join(old + new)
 
 
-def counts(findings: Iterable[Any]) -> str:
+def counts(findings: Findings) -> str:
     """`3 findings (1 major, 2 nit)`, or `no findings`."""
     items = _dicts(findings)
     if not items:
@@ -81,7 +89,7 @@ def _badge(severity: str) -> str:
     )
 
 
-def _row(finding: dict[str, Any]) -> str:
+def _row(finding: Mapping[str, object]) -> str:
     flag = (
         ' <span style="opacity: .7; font-size: 0.85em">(outside the diff)</span>'
         if finding.get("outside_diff")
@@ -102,7 +110,7 @@ def _row(finding: dict[str, Any]) -> str:
     )
 
 
-def findings_html(findings: Iterable[Any]) -> str:
+def findings_html(findings: Findings) -> str:
     """A table of findings (severity, location, title); each title expands to body and diff."""
     items = _dicts(findings)
     if not items:
@@ -121,7 +129,7 @@ def _cell(text: str) -> str:
     return neutralise(text).replace("|", "\\|").replace("\n", " ")
 
 
-def findings_markdown(findings: Iterable[Any]) -> str:
+def findings_markdown(findings: Findings) -> str:
     """The findings as a Markdown table followed by one section per finding."""
     items = _dicts(findings)
     if not items:

@@ -10,7 +10,6 @@ compaction note: the one line saying what a compaction did.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from elelem_kernel.agent.budget import Budget
 from elelem_kernel.agent.context import short
@@ -24,7 +23,7 @@ STOP_WORDS = {"end_turn": "done"}
 
 
 def footer_line(
-    fields: Mapping[str, Any], provider: str | None = None, model: str | None = None
+    fields: Mapping[str, object], provider: str | None = None, model: str | None = None
 ) -> str:
     """`in 1,234 · out 56 · 2.3 s · 2 rounds · done · openai/gpt-x · $0.0012`.
 
@@ -38,11 +37,13 @@ def footer_line(
     `priced_by` says where a cost came from when it is not the known price list:
     `$0.0012 (your price)` (the option `price`), `$0.0012 (gateway)` (what it reported).
     """
-    usage = fields.get("usage") or {}
+    found = fields.get("usage")
+    usage = found if isinstance(found, Mapping) else {}
     cost = fields.get("cost", usage.get("cost"))
+    provider = provider or _text(fields.get("provider"))
     if "cost" in fields and cost is None:
         cost = "cost unknown"
-    elif cost == 0 and (provider or fields.get("provider")) in FREE_PROVIDERS:
+    elif cost == 0 and provider in FREE_PROVIDERS:
         cost = "free"
     rounds = fields.get("rounds")
     if isinstance(rounds, list):
@@ -50,29 +51,42 @@ def footer_line(
     source = PRICED_BY.get(str(fields.get("priced_by")))
     if source and isinstance(cost, (int, float)) and not isinstance(cost, bool):
         cost = f"{dollars(cost)} ({source})"
+    ms = fields.get("ms")
+    context = fields.get("context")
     line = footer_text(
         usage,
-        fields.get("ms"),
+        ms if isinstance(ms, (int, float)) else None,
         rounds if isinstance(rounds, int) else None,
-        fields.get("stop"),
-        provider or fields.get("provider"),
-        fields.get("served_model") or model or fields.get("model"),
+        _text(fields.get("stop")),
+        provider,
+        _text(fields.get("served_model")) or model or _text(fields.get("model")),
         cost if isinstance(cost, (int, float, str)) else None,
-        fields.get("context"),
+        context if isinstance(context, Mapping) else None,
         fields.get("usage_estimated") is True,
     )
     return " · ".join([line, *_budget_parts(fields.get("budget"))])
 
 
+def _text(value: object) -> str | None:
+    """A field that should be text, as text; None when it is missing."""
+    return None if value is None else str(value)
+
+
+def _count(usage: Mapping[str, object], key: str) -> int:
+    """A token count of `usage`, 0 when it is missing or not a number."""
+    value = usage.get(key)
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
 def footer_text(
-    usage: dict[str, Any] | None,
+    usage: Mapping[str, object] | None,
     ms: float | None,
     rounds: int | None,
     stop: str | None,
     provider: str | None = None,
     model: str | None = None,
     cost: float | str | None = None,
-    context: dict[str, Any] | None = None,
+    context: Mapping[str, object] | None = None,
     estimated: bool = False,
 ) -> str:
     """`in 1,234 · out 56 · cached 7 · ctx 1.3k/200k · 2.3 s · 2 rounds · done · openai/gpt-x · $0.0012`.
@@ -87,11 +101,11 @@ def footer_text(
         parts = ["tokens unknown"]  # the stream ended before the provider counted them
     else:
         parts = [
-            f"in {mark}{int(usage.get('input') or 0):,}",
-            f"out {mark}{int(usage.get('output') or 0):,}",
+            f"in {mark}{_count(usage, 'input'):,}",
+            f"out {mark}{_count(usage, 'output'):,}",
         ]
-    if usage.get("cache_read"):
-        parts.append(f"cached {int(usage['cache_read']):,}")
+    if _count(usage, "cache_read"):
+        parts.append(f"cached {_count(usage, 'cache_read'):,}")
     gauge = meter(context)
     if gauge:
         parts.append(gauge)
@@ -124,7 +138,7 @@ def model_name(model: str | None) -> str | None:
     return name or text
 
 
-def meter(context: Mapping[str, Any] | None) -> str | None:
+def meter(context: Mapping[str, object] | None) -> str | None:
     """`ctx 41k/200k` (`ctx ~41k/200k` when estimated) for a record's `context`, or None."""
     if not isinstance(context, Mapping):
         return None
@@ -141,12 +155,14 @@ def meter(context: Mapping[str, Any] | None) -> str | None:
 PRICED_BY = {"option": "your price", "gateway": "gateway"}
 
 
-def _budget_parts(entries: Any) -> list[str]:
+def _budget_parts(entries: object) -> list[str]:
     """Footer parts for a record's `budget`: `$0.42 of $2.00`, `41k of 200k tokens/turn`."""
     parts = []
     for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
         try:
-            cell = isinstance(entry, dict) and entry.get("cell") is True
+            cell = entry.get("cell") is True
             budget = Budget(float(entry["amount"]), str(entry["unit"]), str(entry["per"]), cell)
             spent = float(entry["spent"])
         except (KeyError, TypeError, ValueError):
@@ -159,11 +175,11 @@ def _budget_parts(entries: Any) -> list[str]:
     return parts
 
 
-def compaction_note(entry: dict[str, Any]) -> str:
+def compaction_note(entry: Mapping[str, object]) -> str:
     """The one line a person sees: `compacted 14 turns, 58k → 3k tokens` (or why not)."""
-    n = int(entry.get("turns") or 0)
+    n = _count(entry, "turns")
     turns = f"{n} turn" + ("" if n == 1 else "s")
-    sizes = f"{short(int(entry.get('before') or 0))} → {short(int(entry.get('after') or 0))} tokens"
+    sizes = f"{short(_count(entry, 'before'))} → {short(_count(entry, 'after'))} tokens"
     if entry.get("failed"):
         return f"could not compact ({entry['failed']}): left out the oldest {turns}, {sizes}"
     return f"compacted {turns}, {sizes}"

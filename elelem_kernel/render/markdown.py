@@ -12,7 +12,6 @@ import html
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
 
 
 def themed(prop: str, plain: str, theme: str) -> str:
@@ -70,7 +69,9 @@ def highlight(code: str, language: str | None = None) -> str:
         lexer = get_lexer_by_name(language or "text", stripnl=False, ensurenl=False)
     except ClassNotFound:
         return escape(code)
-    runs: list[tuple[Any, list[str]]] = []  # neighbouring tokens of one colour share a span
+    runs: list[
+        tuple[tuple[str, str] | None, list[str]]
+    ] = []  # neighbouring tokens of one colour share a span
     for kind, value in lexer.get_tokens(code):
         colour = _colour(kind) if value.strip() else (runs[-1][0] if runs else None)
         if runs and runs[-1][0] == colour:
@@ -165,12 +166,13 @@ def _colour_style(colour: tuple[str, str]) -> str:
     return themed("color", plain, f"var({variable})")
 
 
-def _colour(kind: Any) -> tuple[str, str] | None:
+def _colour(kind: tuple[str, ...] | None) -> tuple[str, str] | None:
+    """The colour of a pygments token type, or of the nearest parent type that has one."""
     while kind is not None and len(kind):
         colour = COLOURS.get(".".join(kind))
         if colour:
             return colour
-        kind = kind.parent
+        kind = getattr(kind, "parent", None)
     return None
 
 

@@ -15,7 +15,10 @@ from __future__ import annotations
 import re
 import time
 from functools import lru_cache
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, TypedDict, cast
+
+if TYPE_CHECKING:
+    from mistune import Markdown
 
 #: Seconds between pushes of a streamed reply: the live view's refresh rate (widget.py).
 INTERVAL = 0.08
@@ -28,20 +31,45 @@ HELD_CHARS, HELD_ROWS = 4000, 200
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
+class Attrs(TypedDict, total=False):
+    """The `attrs` of a mistune token that this module reads."""
+
+    url: str
+    level: int
+    start: int
+    ordered: bool
+    align: str | None
+
+
+class Token(TypedDict, total=False):
+    """A node of mistune's syntax tree (its AST renderer's output)."""
+
+    type: str
+    raw: str
+    children: list[Token]
+    attrs: Attrs
+
+
 @lru_cache(maxsize=1)
-def _parser() -> Any:
+def _parser() -> Markdown:
     import mistune  # lazy: only text clients render Markdown as text
 
     return mistune.create_markdown(renderer=None, plugins=["strikethrough", "table"])
 
 
+def _tokens(markdown: str) -> list[Token]:
+    """The syntax tree of `markdown` (the parser has no renderer: it returns its tokens)."""
+    tree = _parser()(markdown)
+    return [cast(Token, token) for token in tree] if isinstance(tree, list) else []
+
+
 def to_text(markdown: str) -> str:
     """`markdown` as terminal text (no trailing newline)."""
-    tokens = _parser()(markdown)
+    tokens = _tokens(markdown)
     return "\n\n".join(b for b in (_block(t) for t in tokens) if b).rstrip("\n")
 
 
-def _inline(tokens: list[dict[str, Any]] | None) -> str:
+def _inline(tokens: list[Token] | None) -> str:
     parts = []
     for token in tokens or []:
         kind = token.get("type")
@@ -59,7 +87,7 @@ def _inline(tokens: list[dict[str, Any]] | None) -> str:
     return "".join(parts)
 
 
-def _block(token: dict[str, Any], depth: int = 0) -> str:
+def _block(token: Token, depth: int = 0) -> str:
     kind = token.get("type")
     children = token.get("children") or []
     if kind in ("paragraph", "block_text"):
@@ -80,11 +108,11 @@ def _block(token: dict[str, Any], depth: int = 0) -> str:
     if kind == "thematic_break":
         return "-" * 20
     if kind == "block_html":
-        return token.get("raw", "").rstrip("\n")
+        return str(token.get("raw", "")).rstrip("\n")
     return ""
 
 
-def _list(token: dict[str, Any], depth: int) -> str:
+def _list(token: Token, depth: int) -> str:
     attrs = token.get("attrs", {})
     number = attrs.get("start") or 1
     lines = []
@@ -102,11 +130,11 @@ def _list(token: dict[str, Any], depth: int) -> str:
     return "\n".join(lines)
 
 
-def _table(token: dict[str, Any]) -> str:
+def _table(token: Token) -> str:
     rows: list[list[str]] = []
     aligns: list[str | None] = []
     for part in token.get("children") or []:
-        found = part.get("children") or []
+        found: list[Token] = part.get("children") or []
         if part.get("type") == "table_head":
             found = [{"children": found}]
         for row in found:

@@ -9,9 +9,10 @@ from the model or a tool is escaped or sanitised; the record itself rides along 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from elelem_kernel.agent.media import without_data
+from elelem_kernel.agent.record import RecordCall, RecordRound, TurnRecord
 from elelem_kernel.names import RECORD_KEY
 from elelem_kernel.render import cards
 from elelem_kernel.render.call_text import STATES, seconds, short_arguments, state_of
@@ -28,7 +29,7 @@ CODE_LINES = 12  # lines of a call's code in the text/plain output
 CODE_WIDTH = 200  # characters of one such line
 
 
-def bundle(record: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+def bundle(record: TurnRecord) -> tuple[dict[str, str], dict[str, TurnRecord]]:
     """`(data, metadata)` of the frozen output of one turn record."""
     data = {
         "text/html": html(record),
@@ -38,7 +39,7 @@ def bundle(record: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
     return data, {RECORD_KEY: stored(record)}
 
 
-def stored(record: dict[str, Any]) -> dict[str, Any]:
+def stored(record: TurnRecord) -> TurnRecord:
     """The record as the output keeps it: the prompt's and the calls' images without their
     base64, which the output's HTML already holds (`"in": "text/html"`), so the notebook
     has each image once."""
@@ -52,32 +53,32 @@ def stored(record: dict[str, Any]) -> dict[str, Any]:
         for c in r.get("calls") or []
     ):
         return record
-    copy = dict(record)
-    copy["rounds"] = [
-        {
-            **r,
-            "calls": [
-                {**c, "images": without_data(c["images"])}
-                if isinstance(c, dict) and isinstance(c.get("images"), list)
-                else c
-                for c in r.get("calls") or []
-            ],
-        }
-        if isinstance(r, dict)
-        else r
-        for r in rounds
-    ]
+    copy = record.copy()
+    copy["rounds"] = [_stored_round(r) if isinstance(r, dict) else r for r in rounds]
     return copy
 
 
-def html(record: dict[str, Any]) -> str:
+def _stored_round(round_: RecordRound) -> RecordRound:
+    calls = []
+    for call in round_.get("calls") or []:
+        if isinstance(call, dict) and isinstance(call.get("images"), list):
+            call = call.copy()
+            call["images"] = without_data(call["images"])
+        calls.append(call)
+    kept = round_.copy()
+    kept["calls"] = calls
+    return kept
+
+
+def html(record: TurnRecord) -> str:
     """The turn as self-contained HTML: thinking, text and tool cards in order, footer."""
     parts: list[str] = [notice_html(n) for n in _notices(record)]
     pictures = cards.images_html(record.get("prompt_images"), "image sent with the prompt")
     if pictures:
         parts.append(f"<div>{pictures}</div>")
-    if isinstance(record.get("compaction"), dict):
-        parts.append(cards.compaction_html(record["compaction"]))
+    compaction = record.get("compaction")
+    if isinstance(compaction, dict):
+        parts.append(cards.compaction_html(compaction))
     for round_ in _rounds(record):
         if round_.get("thinking"):
             parts.append(cards.thinking_html(round_["thinking"]))
@@ -92,7 +93,7 @@ def html(record: dict[str, Any]) -> str:
     return no_blank_lines(turn)  # one HTML block for nbconvert --to markdown and GitHub
 
 
-def markdown(record: dict[str, Any]) -> str:
+def markdown(record: TurnRecord) -> str:
     """The turn as Markdown: the text with raw HTML made inert, calls as short lines."""
     parts: list[str] = [_notice(n) for n in _notices(record)]
     parts += [f"*{neutralise(line)}*" for line in _compaction_line(record)]
@@ -110,7 +111,7 @@ def markdown(record: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def plain(record: dict[str, Any]) -> str:
+def plain(record: TurnRecord) -> str:
     """The turn as plain text: reply, calls, ending, footer; control characters escaped.
 
     The reply's Markdown is rendered as text (no `**`, backticks or table pipes): text
@@ -130,22 +131,22 @@ def plain(record: dict[str, Any]) -> str:
     return visible("\n\n".join(parts))  # a terminal (IPython, jupyter console) shows it
 
 
-def _compaction_line(record: dict[str, Any]) -> list[str]:
+def _compaction_line(record: TurnRecord) -> list[str]:
     """The compaction note of the turn, if it made one (its summary is in the HTML)."""
 
     entry = record.get("compaction")
     return [compaction_note(entry)] if isinstance(entry, dict) else []
 
 
-def _rounds(record: dict[str, Any]) -> list[dict[str, Any]]:
+def _rounds(record: TurnRecord) -> list[RecordRound]:
     rounds = record.get("rounds")
     if isinstance(rounds, list) and rounds:
         return [r for r in rounds if isinstance(r, dict)]
     reply = record.get("reply")
-    return [{"text": reply, "calls": []}] if reply else []
+    return [{"thinking": "", "text": reply, "calls": []}] if reply else []
 
 
-def _notices(record: dict[str, Any]) -> list[str]:
+def _notices(record: TurnRecord) -> list[str]:
     notices = record.get("notices")
     return [n for n in notices if isinstance(n, str)] if isinstance(notices, list) else []
 
@@ -164,7 +165,7 @@ def _notice(text: str) -> str:
     return out
 
 
-def _ending(record: dict[str, Any]) -> str:
+def _ending(record: TurnRecord) -> str:
     stop = record.get("stop")
     if stop == "interrupted":
         return "interrupted: the reply above is partial"
@@ -184,7 +185,7 @@ def _ending(record: dict[str, Any]) -> str:
     return ""
 
 
-def _ending_html(record: dict[str, Any]) -> list[str]:
+def _ending_html(record: TurnRecord) -> list[str]:
     ending = _ending(record)
     if not ending:
         return []
@@ -192,16 +193,16 @@ def _ending_html(record: dict[str, Any]) -> list[str]:
     return [cards.notice_html(ending, state)]
 
 
-def _findings(record: dict[str, Any]) -> list[dict[str, Any]]:
+def _findings(record: TurnRecord) -> list[dict[str, object]]:
     findings = record.get("findings")
     return [f for f in findings if isinstance(f, dict)] if isinstance(findings, list) else []
 
 
-def _finding_line(finding: dict[str, Any]) -> str:
+def _finding_line(finding: Mapping[str, object]) -> str:
     return f"**{finding.get('severity', '?')}** {location(finding)}: {finding.get('title', '')}"
 
 
-def _plain_call(call: dict[str, Any]) -> str:
+def _plain_call(call: RecordCall) -> str:
     """A call as text: its line, then its code (a multi-line argument) kept line by line.
 
     The one-line summary joins lines with spaces, which reads as different code; the
@@ -216,7 +217,7 @@ def _plain_call(call: dict[str, Any]) -> str:
     return f"[{_call_line(call, summary=False)}]\n" + "\n".join(shown)
 
 
-def _code_lines(arguments: Any) -> list[str]:
+def _code_lines(arguments: object) -> list[str]:
     """The lines of the argument the summary would show, when it has more than one."""
     if not isinstance(arguments, dict):
         return []
@@ -227,9 +228,12 @@ def _code_lines(arguments: Any) -> list[str]:
     return []
 
 
-def _call_line(call: dict[str, Any], *, summary: bool = True) -> str:
-    state = call.get("state") or state_of(call)
+def _call_line(call: Mapping[str, object], *, summary: bool = True) -> str:
+    given = call.get("state")
+    state = given if isinstance(given, str) and given else state_of(call)
     symbol = STATES.get(state, ("•", state))[0]
     about = short_arguments(call.get("arguments")) if summary else ""
     about = f" `{about.replace('`', '')}`" if about else ""
-    return f"{symbol} {call.get('name', '?')}{about} ({state}, {seconds(call.get('ms'))})"
+    ms = call.get("ms")
+    took = seconds(ms if isinstance(ms, (int, float)) else None)
+    return f"{symbol} {call.get('name', '?')}{about} ({state}, {took})"

@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, Any
+from collections.abc import Mapping
+from typing import IO
 
+from elelem_kernel.agent.blocks import BlockDelta, BlockEvent, BlockStart, BlockStop, TurnEnd
 from elelem_kernel.render.footer import compaction_note, footer_line
 from elelem_kernel.text import shorten
 from elelem_kernel.visible import visible, visible_json
@@ -42,7 +44,7 @@ JSON_END_KEYS = (
 )
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def _short(value: object, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(visible(text).split())
     return shorten(text, limit)
@@ -68,7 +70,7 @@ class TerminalRenderer:
             color = self.err.isatty() and not os.environ.get("NO_COLOR")
         self.color = color
         self.kinds: dict[int, str] = {}
-        self.calls: dict[str, dict[str, Any]] = {}
+        self.calls: dict[str, BlockStart] = {}
         self.text_at_line_start = True
         self.provider: str | None = None
         self.model: str | None = None
@@ -93,27 +95,26 @@ class TerminalRenderer:
     def _reply(self, text: str) -> None:
         self._show(self.out, text)
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "status":
+    def __call__(self, event: BlockEvent) -> None:
+        if event["type"] == "status":
             self.provider, self.model = event.get("provider"), event.get("model")
-        elif kind == "block_start":
+        elif event["type"] == "block_start":
             self._start(event)
-        elif kind == "block_delta":
+        elif event["type"] == "block_delta":
             self._delta(event)
-        elif kind == "block_stop":
+        elif event["type"] == "block_stop":
             self._stop(event)
-        elif kind == "notice":
+        elif event["type"] == "notice":
             self._progress((RED, f"{event.get('text', '')}\n"))
-        elif kind == "tool_state" and event.get("state") == "declined":
+        elif event["type"] == "tool_state" and event.get("state") == "declined":
             self._progress((RED, "declined\n"))
-        elif kind == "compaction":
+        elif event["type"] == "compaction":
             note = compaction_note(event)
             self._progress((YELLOW if event.get("failed") else DIM, note + "\n"))
-        elif kind == "turn_end":
+        elif event["type"] == "turn_end":
             self._end(event)
 
-    def _start(self, event: dict[str, Any]) -> None:
+    def _start(self, event: BlockStart) -> None:
         self.kinds[event["index"]] = event["block"]
         if event["block"] == "thinking":
             self._progress((DIM, "thinking: "))
@@ -122,14 +123,12 @@ class TerminalRenderer:
             name = str(event.get("name"))
             self._progress((YELLOW, f"→ {name}({_short(event.get('arguments', {}))})\n"))
         elif event["block"] == "tool_result":
-            call = self.calls.get(str(event.get("id")), {})
+            call = self.calls.get(str(event.get("id")))
+            name = (call.get("name") if call else None) or ""
             mark = (GREEN, "✓") if event.get("ok") else (RED, "✗")
-            self._progress(
-                mark,
-                f" {call.get('name', '')}: {_short(event.get('content', ''), 100)}\n",
-            )
+            self._progress(mark, f" {name}: {_short(event.get('content', ''), 100)}\n")
 
-    def _delta(self, event: dict[str, Any]) -> None:
+    def _delta(self, event: BlockDelta) -> None:
         block = self.kinds.get(event["index"])
         if block == "thinking":
             self._progress((DIM, str(event["text"])))
@@ -137,14 +136,14 @@ class TerminalRenderer:
             self._reply(str(event["text"]))
             self.text_at_line_start = str(event["text"]).endswith("\n")
 
-    def _stop(self, event: dict[str, Any]) -> None:
+    def _stop(self, event: BlockStop) -> None:
         if self.kinds.get(event["index"]) == "thinking":
             self._progress("\n")
         elif self.kinds.get(event["index"]) == "text":
             self._reply("\n\n" if self.tty else "\n")
             self.text_at_line_start = True
 
-    def _end(self, event: dict[str, Any]) -> None:
+    def _end(self, event: TurnEnd) -> None:
         if event.get("stop") in ("budget", "context_full"):  # the line says how to go on
             self._progress((YELLOW, f"{event.get('error')}\n"))
         elif event.get("error"):
@@ -164,9 +163,12 @@ class JsonRenderer:
     def __init__(self, out: IO[str] | None = None):
         self.out = out or sys.stdout
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        if event.get("type") == "turn_end":
-            event = {key: event[key] for key in JSON_END_KEYS if key in event}
-        if event.get("type") in JSON_TYPES:
-            self.out.write(visible_json(event) + "\n")
-            self.out.flush()
+    def __call__(self, event: BlockEvent) -> None:
+        if event["type"] not in JSON_TYPES:
+            return
+        shown: Mapping[str, object] = event
+        if event["type"] == "turn_end":
+            fields = dict(event.items())
+            shown = {key: fields[key] for key in JSON_END_KEYS if key in fields}
+        self.out.write(visible_json(shown) + "\n")
+        self.out.flush()

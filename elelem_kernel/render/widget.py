@@ -21,6 +21,8 @@ import threading
 import time
 from typing import Any
 
+from elelem_kernel.agent.blocks import BlockEvent, BlockStart, TurnEnd
+from elelem_kernel.agent.record import Meter, TurnRecord
 from elelem_kernel.render import call_text, cards
 from elelem_kernel.render.block_widgets import (
     HIDDEN,
@@ -57,7 +59,7 @@ class TurnView:
         self.interval = interval
         self.provider, self.model = provider, model
         self.label = model or provider or "the model"
-        self.blocks: dict[int, Any] = {}  # index → TextBlock or ToolCard
+        self.blocks: dict[int, TextBlock | ToolCard] = {}
         self.dirty: set[int] = set()
         #: One Layout and one Style for all the view's HTML parts: two models, not two each
         #: (each model costs a comm_open and a comm_close on the way to the frontend).
@@ -67,7 +69,7 @@ class TurnView:
         self.status = ipywidgets.HTML(self._waiting_html(0), **self.shared)
         self.footer = ipywidgets.HTML("", **self.shared)
         self.compaction: Any = None  # the note of a compaction, made when one happens
-        self.context: dict[str, Any] | None = None  # the meter of the request being sent
+        self.context: Meter | None = None  # the meter of the request being sent
         #: The blocks (and notes above them) go in `body`; the box's own children never
         #: change and the status line is hidden, not removed. A box's children only grow at
         #: the end, because ipywidgets' BoxView posts a resize to every child view once a
@@ -105,15 +107,14 @@ class TurnView:
         self.handle = display(data, raw=True, display_id=True)
         self._ticker.start()
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: BlockEvent) -> None:
         """Take one block event (`block_*`, `turn_end`, `status`, `tool_state`)."""
         with self._lock:
             if self.frozen:
                 return
-            kind = event.get("type")
-            if kind == "block_start":
+            if event["type"] == "block_start":
                 self._start(event)
-            elif kind == "block_delta":
+            elif event["type"] == "block_delta":
                 block = self.blocks.get(_index(event.get("index")))
                 if isinstance(block, TextBlock):
                     first = block.empty
@@ -122,24 +123,24 @@ class TurnView:
                         block.render()
                     else:
                         self.dirty.add(event["index"])
-            elif kind == "block_stop":
+            elif event["type"] == "block_stop":
                 self._flush(event.get("index"))
-            elif kind == "status" and event.get("state") == "waiting":
+            elif event["type"] == "status" and event.get("state") == "waiting":
                 self.label = event.get("model") or event.get("provider") or self.label
                 self.context = event.get("context")
                 self._wait(True)
-            elif kind == "tool_state":
+            elif event["type"] == "tool_state":
                 card = self.blocks.get(_index(event.get("index")))
                 if isinstance(card, ToolCard):
                     card.set_state(str(event.get("state")), event.get("preview"))
-            elif kind == "notice":
+            elif event["type"] == "notice":
                 self._notice(str(event.get("text", "")))
-            elif kind == "compaction":
+            elif event["type"] == "compaction":
                 if self.compaction is None:
                     self.compaction = self.widgets.HTML("", **self.shared)
                 self.compaction.value = cards.compaction_html(event)
                 self._layout()
-            elif kind == "turn_end":
+            elif event["type"] == "turn_end":
                 self._end(event)
 
     def ask(self, index: int | None, name: str) -> concurrent.futures.Future[str]:
@@ -209,7 +210,7 @@ class TurnView:
             if isinstance(card, ToolCard):
                 card.clear_extra(only=self.widgets.HBox)
 
-    def freeze(self, record: dict[str, Any]) -> None:
+    def freeze(self, record: TurnRecord) -> None:
         """Replace the live view in place with the static output of `record`."""
         with self._lock:
             if self.frozen:
@@ -245,7 +246,7 @@ class TurnView:
 
     # -- internals -------------------------------------------------------------------
 
-    def _start(self, event: dict[str, Any]) -> None:
+    def _start(self, event: BlockStart) -> None:
         index, kind = _index(event.get("index")), event.get("block")
         self._wait(False)
         if kind in ("thinking", "text"):
@@ -260,7 +261,15 @@ class TurnView:
             card = self._card_for(str(event.get("id") or ""))
             if card is None:  # a result without its call: show it in a card of its own
                 card = ToolCard(
-                    {"id": event.get("id"), "name": "result"}, self.widgets, self.shared
+                    {
+                        "type": "block_start",
+                        "index": index,
+                        "block": "tool_use",
+                        "id": event.get("id"),
+                        "name": "result",
+                    },
+                    self.widgets,
+                    self.shared,
                 )
                 self.blocks[index] = card
             card.set_result(bool(event.get("ok")), event.get("content"), event.get("images"))
@@ -312,7 +321,7 @@ class TurnView:
                 block.render()
             self.dirty.discard(i)
 
-    def _end(self, event: dict[str, Any]) -> None:
+    def _end(self, event: TurnEnd) -> None:
         self.ended = True
         self._flush()
         self._wait(False)
@@ -361,6 +370,6 @@ class TurnView:
                 block.render_header()
 
 
-def _index(value: Any) -> int:
+def _index(value: object) -> int:
     """A block index from an event; -1 (no block) when it is missing or not a number."""
     return value if isinstance(value, int) else -1

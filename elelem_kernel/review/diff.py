@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from elelem_kernel.review import git, notebook
 from elelem_kernel.review.target import Target
@@ -29,6 +29,13 @@ STATUS = {
     "C": "copied",
     "T": "type changed",
 }
+
+
+class Skipped(TypedDict):
+    """A file the review left out, and why."""
+
+    path: str
+    reason: str
 
 
 @dataclass
@@ -55,7 +62,7 @@ class Diff:
     target: Target
     files: list[FileDiff]
     parts: list[list[FileDiff]] = field(default_factory=list)
-    skipped: list[dict[str, Any]] = field(default_factory=list)  #: [{"path", "reason"}]
+    skipped: list[Skipped] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from elelem_kernel._version import __version__
 from elelem_kernel.errors import BadInput
+from elelem_kernel.events import Usage
 from elelem_kernel.findings import FORMATS, Finding, at_least, sort
 from elelem_kernel.render.findings import findings_html, findings_markdown
 from elelem_kernel.render.markdown import escape, neutralise, to_html
+from elelem_kernel.review.diff import Skipped
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -35,10 +36,10 @@ class ReviewResult:
     findings: list[Finding] = field(default_factory=list)
     summary: str = ""
     reviewed: list[str] = field(default_factory=list)
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
     provider: str | None = None
     model: str | None = None
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
     errors: list[str] = field(default_factory=list)
     empty: bool = False
     #: `budget` when a budget stopped the review before a request (the rest not reviewed).
@@ -54,7 +55,7 @@ class ReviewResult:
     def _repr_html_(self) -> str:
         return html(self)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "target": self.target,
             "command": self.command,
@@ -145,7 +146,7 @@ def html(result: ReviewResult) -> str:
     return "\n".join(parts)
 
 
-def _message(f: Finding) -> dict[str, Any]:
+def _message(f: Finding) -> dict[str, str]:
     text = f.title + (f"\n\n{f.body}" if f.body else "")
     md = f"**{f.title}**" + (f"\n\n{f.body}" if f.body else "")
     if f.suggestion:
@@ -154,27 +155,28 @@ def _message(f: Finding) -> dict[str, Any]:
     return {"text": text, "markdown": md}
 
 
-def _result(f: Finding) -> dict[str, Any]:
-    physical: dict[str, Any] = {"artifactLocation": {"uri": f.path, "uriBaseId": "SRCROOT"}}
+def _result(f: Finding) -> dict[str, object]:
+    physical: dict[str, object] = {"artifactLocation": {"uri": f.path, "uriBaseId": "SRCROOT"}}
     if f.line and not f.cell_id:
         physical["region"] = {"startLine": f.line}
-    out: dict[str, Any] = {
+    location: dict[str, object] = {"physicalLocation": physical}
+    properties: dict[str, object] = {"severity": f.severity, "outsideDiff": f.outside_diff}
+    if f.cell_id:
+        location["logicalLocations"] = [{"name": f.cell_id, "kind": "notebookCell"}]
+        properties["cellId"] = f.cell_id
+        if f.line:
+            properties["cellLine"] = f.line
+    return {
         "ruleId": f"review/{f.severity}",
         "ruleIndex": list(LEVELS).index(f.severity) if f.severity in LEVELS else 3,
         "level": LEVELS.get(f.severity, "note"),
         "message": _message(f),
-        "locations": [{"physicalLocation": physical}],
-        "properties": {"severity": f.severity, "outsideDiff": f.outside_diff},
+        "locations": [location],
+        "properties": properties,
     }
-    if f.cell_id:
-        out["locations"][0]["logicalLocations"] = [{"name": f.cell_id, "kind": "notebookCell"}]
-        out["properties"]["cellId"] = f.cell_id
-        if f.line:
-            out["properties"]["cellLine"] = f.line
-    return out
 
 
-def sarif(result: ReviewResult) -> dict[str, Any]:
+def sarif(result: ReviewResult) -> dict[str, object]:
     """The review as a SARIF 2.1.0 log (one run, one rule per severity)."""
     rules = [
         {

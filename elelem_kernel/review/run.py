@@ -13,7 +13,7 @@ and builds a ReviewResult.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.budget import parse
 from elelem_kernel.agent.front import PlainFront, TurnSettings
+from elelem_kernel.agent.record import add_usage
 from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.findings import at_least, check_severity, sort
 from elelem_kernel.review import prompt as prompts
-from elelem_kernel.review.diff import BUDGET, Diff, collect
+from elelem_kernel.review.diff import BUDGET, Diff, Skipped, collect
 from elelem_kernel.review.report import ReviewResult
 from elelem_kernel.review.target import Target, resolve
 from elelem_kernel.review.tools import FindingLog, review_toolset
@@ -32,6 +33,7 @@ from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
+    from elelem_kernel.agent.blocks import Renderer
     from elelem_kernel.agent.session import Session
 
 NOTHING = "nothing to review"
@@ -49,7 +51,7 @@ def reviewing(session: Session, diff: Diff) -> tuple[ExitStack, FindingLog]:
     return scope, log
 
 
-def _meta(diff: Diff) -> dict[str, Any]:
+def _meta(diff: Diff) -> dict[str, object]:
     return {
         "target": diff.target.label,
         "command": diff.target.command(),
@@ -112,7 +114,7 @@ def _later_parts(diff: Diff) -> list[str]:
     return [f.path for part in diff.parts[1:] for f in part]
 
 
-def nothing(skipped: list[dict[str, Any]]) -> str:
+def nothing(skipped: list[Skipped]) -> str:
     if not skipped:
         return NOTHING
 
@@ -134,7 +136,7 @@ async def areview(
     severity: str | None = None,
     workspace: Path | str | None = None,
     budget: int = BUDGET,
-    renderer: Callable[[dict[str, Any]], None] | None = None,
+    renderer: Renderer | None = None,
     session: Session | None = None,
     options: dict[str, Any] | None = None,
     spend: str | None = None,
@@ -184,7 +186,7 @@ async def _review_parts(
     result: ReviewResult,
     focus: str | None,
     severity: str | None,
-    renderer: Callable[[dict[str, Any]], None] | None,
+    renderer: Renderer | None,
 ) -> list[str]:
     """One turn per part of `diff`, each in a new conversation; the replies.
 
@@ -200,9 +202,7 @@ async def _review_parts(
             replies.append(turn.reply.strip())
         if turn.error:
             result.errors.append(turn.error)
-        for key, value in (turn.usage or {}).items():
-            if isinstance(value, (int, float)):
-                result.usage[key] = result.usage.get(key, 0) + value
+        add_usage(result.usage, turn.usage)
         if turn.stop == "budget":
             result.stop = "budget"
             break

@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.agent.toolset import Tools
 from elelem_kernel.errors import ReviewError
@@ -23,7 +23,7 @@ from elelem_kernel.findings import SEVERITIES, Finding
 from elelem_kernel.review import diff as diffs
 from elelem_kernel.review import git, git_options, notebook
 from elelem_kernel.review.target import Target, resolve
-from elelem_kernel.tools.declaration import Tool
+from elelem_kernel.tools.declaration import Arguments, Result, Tool
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.toolbox import Toolbox
@@ -41,7 +41,7 @@ SAFE = {
 }
 MAX_OUTPUT = 40_000
 
-FINDING_PARAMS: dict[str, dict[str, Any]] = {
+FINDING_PARAMS: dict[str, dict[str, object]] = {
     "path": {"type": "string", "description": "File path relative to the repository root"},
     "line": {
         "type": "integer",
@@ -101,7 +101,7 @@ class FindingLog:
         lines = (text or "").splitlines()
         return lines[line - 1] if 0 < line <= len(lines) else None
 
-    def record(self, args: dict[str, Any]) -> tuple[Finding, list[str]]:
+    def record(self, args: Arguments) -> tuple[Finding, list[str]]:
         """Turn report_finding arguments into a Finding; notes say what was odd about them."""
         path = self.normalize(str(args["path"]))
         finding = Finding(
@@ -136,17 +136,17 @@ def review_toolset(
     so its record carries them."""
     log = FindingLog(target, set(files), Path(context.workspace))
 
-    def report_finding(args: dict[str, Any]) -> dict[str, Any]:
+    def report_finding(args: Arguments) -> Result:
         finding, notes = log.record(args)
         context.turn_extras.setdefault("findings", []).append(finding.to_dict())
-        result: dict[str, Any] = {"recorded": len(log.findings), "location": finding.location}
+        result: Result = {"recorded": len(log.findings), "location": finding.location}
         if finding.outside_diff:
             result["outside_diff"] = True
         if notes:
             result["note"] = "; ".join(notes)
         return result
 
-    def git_tool(args: dict[str, Any]) -> dict[str, Any]:
+    def git_tool(args: Arguments) -> Result:
         return run_git(str(args["args"]), log.target)
 
     tools = Tools(
@@ -189,7 +189,7 @@ def add_review_tools(
     return log
 
 
-def run_git(line: str, review: Target) -> dict[str, Any]:
+def run_git(line: str, review: Target) -> Result:
     """Run one read-only git command line; a dict with `output`, or `error` saying why not."""
     try:
         words = shlex.split(line)
@@ -258,7 +258,7 @@ def _notebook_blob(spec: str, review: Target) -> str | None:
     return head + "".join(f"## {c.label}\n{c.source}\n" for c in found)
 
 
-def _bounded(text: str) -> dict[str, Any]:
+def _bounded(text: str) -> Result:
     if len(text) <= MAX_OUTPUT:
         return {"output": text}
     lines = text[:MAX_OUTPUT].count("\n")

@@ -27,6 +27,7 @@ from typing import Any
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
 from elelem_kernel.store.notebook import Rebuilt, append_turn, restore
+from elelem_kernel.store.record_format import TurnRecord
 from elelem_kernel.text import shorten
 
 ENV = "ELELEM_ACP_SESSIONS"
@@ -115,7 +116,7 @@ def create(session_id: str, cwd: str, mode: str) -> Path:
 def save_turn(
     session_id: str,
     cwd: str,
-    record: dict[str, Any],
+    record: TurnRecord,
     data: dict[str, Any],
     metadata: dict[str, Any],
     mode: str | None = None,

@@ -14,8 +14,9 @@ back before the error goes on.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from elelem_kernel.store import notebook_json
 
@@ -38,15 +39,15 @@ class _Written(NamedTuple):
 _last: dict[str, _Written] = {}
 
 
-def remember(path: Path, notebook: Any, elelem: bool) -> None:
+def remember(path: Path, notebook: Mapping[str, object], elelem: bool) -> None:
     """Note the layout of the notebook just written in full to `path`."""
     _last.pop(str(path), None)
     data = Path(path).read_bytes()
     end = data.find(_CELLS_END)
     cells = notebook["cells"]
-    if end < 0 or not cells:  # no cells: the next one is written in full
+    if end < 0 or not isinstance(cells, list) or not cells:  # the next is written in full
         return
-    ids = frozenset(str(cell.get("id")) for cell in cells if cell.get("id"))
+    ids = frozenset(str(c.get("id")) for c in cells if isinstance(c, dict) and c.get("id"))
     _remember(path, end, data[end:], elelem, ids)
 
 
@@ -67,7 +68,7 @@ def elelem_if_unchanged(path: Path, expected_mtime_ns: int | None) -> bool | Non
     return written.elelem
 
 
-def append(path: Path, cell: Any) -> bool:
+def append(path: Path, cell: Mapping[str, object]) -> bool:
     """Write `cell` after the last cell of `path` in place; False when it cannot.
 
     Call only after `elelem_if_unchanged` said yes (and right after, with the same file).
@@ -93,9 +94,9 @@ def append(path: Path, cell: Any) -> bool:
     return True
 
 
-def cell_json(cell: Any) -> bytes:
+def cell_json(cell: Mapping[str, object]) -> bytes:
     """`cell` as `nbformat.write` lays it out inside a notebook's cells list."""
-    text = notebook_json.dumps(notebook_json.new_notebook(cells=[cell])).encode("utf-8")
+    text = notebook_json.dumps(notebook_json.new_notebook(cells=[dict(cell)])).encode("utf-8")
     start = text.index(b'"cells": [\n') + len(b'"cells": [\n')
     return text[start : text.index(_CELLS_END)]
 

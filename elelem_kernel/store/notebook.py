@@ -23,6 +23,7 @@ from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME, RECORD_KEY
 from elelem_kernel.store import in_place, notebook_json
 from elelem_kernel.store.notebook_file import NotebookCell, cells_of, read_notebook
 from elelem_kernel.store.rebuild import Rebuilt, rebuild
+from elelem_kernel.store.record_format import TurnRecord
 
 __all__ = [
     "NotebookCell",
@@ -86,7 +87,7 @@ def unwritable(path: Path) -> str | None:
 
 def append_turn(
     path: Path,
-    record: dict[str, Any],
+    record: TurnRecord,
     data: dict[str, Any],
     metadata: dict[str, Any],
     *,
@@ -125,7 +126,7 @@ def append_turn(
 
 
 def _turn_cell(
-    record: dict[str, Any], data: dict[str, Any], metadata: dict[str, Any], elelem: bool
+    record: TurnRecord, data: dict[str, Any], metadata: dict[str, Any], elelem: bool
 ) -> dict[str, Any]:
     """The turn's cell: its prompt (after `%%elelem` in Python notebooks), its frozen output."""
     prompt = str(record.get("prompt", ""))

@@ -10,9 +10,10 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Mapping
 from itertools import pairwise
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from elelem_kernel.names import RECORD_KEY
 from elelem_kernel.store import notebook_json
@@ -24,7 +25,7 @@ class NotebookCell(NamedTuple):
 
     id: str | None
     source: str | None
-    records: list[Any]
+    records: list[object]
 
 
 def read_cells(path: Path) -> tuple[list[Cell], list[str]]:
@@ -33,7 +34,7 @@ def read_cells(path: Path) -> tuple[list[Cell], list[str]]:
     return [(cell.id, cell.records) for cell in cells], warnings
 
 
-def cells_of(notebook: Any, name: str) -> tuple[list[NotebookCell], list[str]]:
+def cells_of(notebook: object, name: str) -> tuple[list[NotebookCell], list[str]]:
     """The cells of a notebook's JSON (as read from a file or sent by the frontend) and
     warnings; never raises. Each cell needs only `id` and `outputs[].metadata.elelem`."""
     cells, problem = _walk(notebook)
@@ -68,7 +69,7 @@ def read_notebook(path: Path) -> tuple[list[NotebookCell], list[str]]:
     return cells, []
 
 
-def _walk(notebook: Any) -> tuple[list[NotebookCell], str | None]:
+def _walk(notebook: object) -> tuple[list[NotebookCell], str | None]:
     if not isinstance(notebook, dict):
         return [], f"is not a notebook (its top level is a JSON {type(notebook).__name__})"
     raw_cells = _raw_cells(notebook)
@@ -79,19 +80,21 @@ def _walk(notebook: Any) -> tuple[list[NotebookCell], str | None]:
     ], None
 
 
-def _raw_cells(notebook: dict[str, Any]) -> Any:
-    if "cells" in notebook or not isinstance(notebook.get("worksheets"), list):
+def _raw_cells(notebook: Mapping[str, object]) -> object:
+    worksheets = notebook.get("worksheets")
+    if "cells" in notebook or not isinstance(worksheets, list):
         return notebook.get("cells")
-    sheets = [s for s in notebook["worksheets"] if isinstance(s, dict)]  # nbformat 3
+    sheets = [s for s in worksheets if isinstance(s, dict)]  # nbformat 3
     return [c for s in sheets if isinstance(s.get("cells"), list) for c in s["cells"]]
 
 
-def _cell(raw: dict[str, Any]) -> NotebookCell:
-    cell_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+def _cell(raw: Mapping[str, object]) -> NotebookCell:
+    found = raw.get("id")
+    cell_id = found if isinstance(found, str) else None
     source = raw.get("source") if raw.get("source") is not None else raw.get("input")
     if isinstance(source, list):
         source = "".join(part for part in source if isinstance(part, str))
-    records = []
+    records: list[object] = []
     outputs = raw.get("outputs")
     for output in outputs if isinstance(outputs, list) else []:
         metadata = output.get("metadata") if isinstance(output, dict) else None
@@ -109,7 +112,7 @@ def _salvage(text: str) -> list[NotebookCell]:
     """Cells and the records that still parse in a damaged file (nbformat's key order)."""
     starts = [match.start() for match in _CELL_START.finditer(text)]
     decoder = json.JSONDecoder()
-    found: dict[int, list[Any]] = {}
+    found: dict[int, list[object]] = {}
     position = 0
     while match := _RECORD_KEY.search(text, position):
         try:

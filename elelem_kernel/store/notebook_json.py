@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import uuid
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ NBFORMAT_MINOR = 5
 #: What restoring and appending rely on, as a JSON Schema: the parts of nbformat 4's schema
 #: that say what a notebook, a cell and an output are (the rest of it, such as the
 #: metadata's known keys, is nbformat's business and not checked here).
-SHAPE: dict[str, Any] = {
+SHAPE: dict[str, object] = {
     "type": "object",
     "required": ["cells", "metadata", "nbformat", "nbformat_minor"],
     "properties": {
@@ -75,7 +76,7 @@ def new_notebook(cells: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     }
 
 
-def new_code_cell(source: str, cell_id: str | None = None) -> dict[str, Any]:
+def new_code_cell(source: str, cell_id: str | None = None) -> dict[str, object]:
     """A code cell without outputs; its id random (8 hex digits, as nbformat's) if not given."""
     return {
         "cell_type": "code",
@@ -87,35 +88,40 @@ def new_code_cell(source: str, cell_id: str | None = None) -> dict[str, Any]:
     }
 
 
-def unique_ids(notebook: dict[str, Any]) -> None:
+def unique_ids(notebook: Mapping[str, object]) -> None:
     """Give a later cell whose id an earlier cell has a new one, as nbformat repairs it
     (a notebook's cell ids are unique from v4.5 on)."""
     seen: set[str] = set()
-    for cell in notebook.get("cells", []):
+    cells = notebook.get("cells")
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict):
+            continue
         if cell.get("id") in seen:
             cell["id"] = uuid.uuid4().hex[:8]
         if isinstance(cell.get("id"), str):
             seen.add(cell["id"])
 
 
-def display_data(data: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
+def display_data(data: Mapping[str, object], metadata: Mapping[str, object]) -> dict[str, object]:
     """A `display_data` output."""
     return {"data": data, "metadata": metadata, "output_type": "display_data"}
 
 
-def source(cell: dict[str, Any]) -> str:
+def source(cell: Mapping[str, object]) -> str:
     """A cell's source as one string (files hold it as a list of lines)."""
     text = cell.get("source", "")
     return "".join(p for p in text if isinstance(p, str)) if isinstance(text, list) else str(text)
 
 
-def dumps(notebook: dict[str, Any]) -> str:
+def dumps(notebook: Mapping[str, object]) -> str:
     """`notebook` as `nbformat.writes` lays it out: sorted keys, one-space indents,
     multi-line text as lists of lines, transient metadata dropped."""
-    nb = copy.deepcopy(notebook)
+    nb = copy.deepcopy(dict(notebook))
+    metadata, cells = nb.get("metadata"), nb.get("cells")
     for key in ("orig_nbformat", "orig_nbformat_minor", "signature"):
-        nb.get("metadata", {}).pop(key, None)
-    for cell in nb.get("cells", []):
+        if isinstance(metadata, dict):
+            metadata.pop(key, None)
+    for cell in cells if isinstance(cells, list) else []:
         cell.get("metadata", {}).pop("trusted", None)
         if isinstance(cell.get("source"), str):
             cell["source"] = cell["source"].splitlines(True)
@@ -129,13 +135,13 @@ def dumps(notebook: dict[str, Any]) -> str:
     return json.dumps(nb, sort_keys=True, indent=1, separators=(",", ": "), ensure_ascii=False)
 
 
-def _split_bundle(data: dict[str, Any]) -> None:
+def _split_bundle(data: dict[str, object]) -> None:
     for key, value in list(data.items()):
         if isinstance(value, str) and (key.startswith("text/") or key in _SPLIT_MIMES):
             data[key] = value.splitlines(True)
 
 
-def write(notebook: dict[str, Any], path: Path) -> None:
+def write(notebook: Mapping[str, object], path: Path) -> None:
     """Write `notebook` to `path` as `nbformat.write` does (with a final newline)."""
     Path(path).write_text(dumps(notebook) + "\n", encoding="utf-8")
 
@@ -150,13 +156,15 @@ def read(path: Path) -> dict[str, Any]:
         import nbformat  # an nbformat 3 notebook (rare): nbformat converts it
 
         return dict(json.loads(nbformat.writes(nbformat.reads(text, as_version=NBFORMAT))))
-    why = problem(notebook) if isinstance(notebook, dict) else "its top level is not an object"
+    if not isinstance(notebook, dict):
+        raise ValueError("not a valid notebook: its top level is not an object")
+    why = problem(notebook)
     if why:
         raise ValueError(f"not a valid notebook: {why}")
     return notebook
 
 
-def problem(notebook: dict[str, Any]) -> str | None:
+def problem(notebook: object) -> str | None:
     """Why `notebook` is not a notebook restore and append can work with, or None.
 
     `SHAPE` is checked first and imports nothing; a notebook that does not surely fit it

@@ -23,32 +23,37 @@ assistant messages, whatever they say; no field of a record becomes a system mes
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
-from elelem_kernel.schema_check import checker
+from elelem_kernel.schema_check import Check, checker
 from elelem_kernel.store.record_format import (
     MAX_RECORD_BYTES,
     NEWEST,
     VERSIONS,
+    TurnRecord,
     larger_than,
     schema,
 )
 from elelem_kernel.text import human_size, shorten
 
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
 #: Skipped records named one by one in the warning; the rest are counted.
 _NAMED = 3
 
 #: One notebook cell: its id (None in old notebooks) and the record candidates of its outputs.
-Cell = tuple[str | None, list[Any]]
+Cell = tuple[str | None, Sequence[object]]
 
 
 @dataclass
 class Rebuilt:
     """Conversations restored from a notebook, ready for `Session.load`."""
 
-    conversations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    conversations: dict[str, list[TurnRecord]] = field(default_factory=dict)
     active: str | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -58,18 +63,18 @@ class Rebuilt:
         return sum(len(turns) for turns in self.conversations.values())
 
 
-def rebuild(cells: list[Cell], *, max_bytes: int = MAX_RECORD_BYTES) -> Rebuilt:
+def rebuild(cells: Sequence[Cell], *, max_bytes: int = MAX_RECORD_BYTES) -> Rebuilt:
     """Walk `cells` (cell id, record candidates) in order and rebuild the conversations."""
     skipped: list[tuple[int, str]] = []
-    kept: list[tuple[int, dict[str, Any]]] = []
+    kept: list[tuple[int, TurnRecord]] = []
     for position, (cell_id, candidates) in enumerate(cells, start=1):
         chosen = None
         for candidate in candidates:
             problem = check(candidate, max_bytes=max_bytes)
             if problem:
                 skipped.append((position, problem))
-            else:
-                chosen = candidate
+            else:  # it fits record.schema.json (readers `.get` what a foreign one may lack)
+                chosen = cast(TurnRecord, candidate)
         if chosen is not None:
             kept.append((position, _with_cell(migrate(chosen), cell_id)))
 
@@ -85,7 +90,7 @@ def rebuild(cells: list[Cell], *, max_bytes: int = MAX_RECORD_BYTES) -> Rebuilt:
     return result
 
 
-def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
+def check(record: object, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
     """Why `record` cannot be restored, or None when it can."""
     if not isinstance(record, dict) or "v" not in record:
         return "not an elelem record"
@@ -102,22 +107,23 @@ def check(record: Any, *, max_bytes: int = MAX_RECORD_BYTES) -> str | None:
     return None
 
 
-def migrate(record: dict[str, Any]) -> dict[str, Any]:
+def migrate(record: TurnRecord) -> TurnRecord:
     """`record` as this version reads it: v1 records as they always read (no compaction)."""
     if record.get("v") == 1 and "compaction" in record:
-        return {k: v for k, v in record.items() if k != "compaction"}
+        record = record.copy()
+        del record["compaction"]
     return record
 
 
-def _with_cell(record: dict[str, Any], cell_id: str | None) -> dict[str, Any]:
+def _with_cell(record: TurnRecord, cell_id: str | None) -> TurnRecord:
     if cell_id is None or record.get("cell") == cell_id:
         return record
     return {**record, "cell": cell_id}
 
 
 def _dedupe(
-    kept: list[tuple[int, dict[str, Any]]],
-) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
+    kept: list[tuple[int, TurnRecord]],
+) -> tuple[list[TurnRecord], dict[str, list[int]]]:
     """Keep one cell per turn id, the later one; report the turns claimed more than once."""
     last: dict[str, int] = {}
     claims: dict[str, list[int]] = {}
@@ -149,18 +155,18 @@ def _duplicates_warning(duplicates: dict[str, list[int]]) -> str:
 
 
 @cache
-def _fits_schema() -> Any:
+def _fits_schema() -> Check:
     return checker(schema())
 
 
 @cache
-def _validator() -> Any:
-    import jsonschema
+def _validator() -> Draft202012Validator:
+    import jsonschema  # only for a record the quick check refuses: the error and its words
 
     return jsonschema.Draft202012Validator(schema())
 
 
-def _schema_error(record: dict[str, Any]) -> str | None:
+def _schema_error(record: object) -> str | None:
     if _fits_schema()(record):  # the usual case: a quick check, no jsonschema import
         return None
     import jsonschema

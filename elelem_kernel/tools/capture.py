@@ -54,7 +54,8 @@ class _Router:
         return sinks[self.slot] if sinks else self.real
 
     def write(self, text: str) -> int:
-        return self._target().write(text)
+        written = self._target().write(text)
+        return written if isinstance(written, int) else len(text)
 
     def flush(self) -> None:
         self._target().flush()

@@ -12,10 +12,13 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.text import HeadTail
 from elelem_kernel.tools.notebooks import IMAGE_TYPES, OUTPUT_CHARS
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 #: Characters kept from the start and the end of one stream: with the cut marker they fit
 #: the `OUTPUT_CHARS` the summary shows, so the summary keeps both ends.
@@ -60,7 +63,7 @@ def _count(n: int, what: str) -> str:
     return f"{n:,} {what}" + ("" if n == 1 else "s")
 
 
-def bounded_client(nb: Any, cuts: dict[int, CellCuts], **options: Any) -> Any:
+def bounded_client(nb: NotebookNode, cuts: dict[int, CellCuts], **options: Any) -> Any:
     """A `NotebookClient` for `nb` that bounds outputs as they come, noting cuts in `cuts`."""
     return _client_class()(nb, cuts=cuts, **options)
 
@@ -70,13 +73,17 @@ def _client_class() -> type:
     from nbclient import NotebookClient
 
     class BoundedClient(NotebookClient):
-        def __init__(self, nb: Any, cuts: dict[int, CellCuts], **options: Any):
+        def __init__(self, nb: NotebookNode, cuts: dict[int, CellCuts], **options: Any):
             super().__init__(nb, **options)
             self.cuts = cuts
-            self._ends: dict[int, tuple[Any, HeadTail[str]]] = {}
+            self._ends: dict[int, tuple[NotebookNode, HeadTail[str]]] = {}
 
         def output(
-            self, outs: list[Any], msg: dict[str, Any], display_id: str | None, cell_index: int
+            self,
+            outs: list[NotebookNode],
+            msg: dict[str, Any],
+            display_id: str | None,
+            cell_index: int,
         ) -> Any:
             if self.output_hook_stack[msg["parent_header"].get("msg_id")]:
                 return super().output(outs, msg, display_id, cell_index)
@@ -102,7 +109,9 @@ def _client_class() -> type:
             shorten(out, cuts)
             return out
 
-        def clear_output(self, outs: list[Any], msg: dict[str, Any], cell_index: int) -> None:
+        def clear_output(
+            self, outs: list[NotebookNode], msg: dict[str, Any], cell_index: int
+        ) -> None:
             super().clear_output(outs, msg, cell_index)
             if not outs:
                 self._ends.clear()
@@ -111,8 +120,10 @@ def _client_class() -> type:
 
 
 def _continued_stream(
-    streams: dict[int, tuple[Any, HeadTail[str]]], outs: list[Any], msg: dict[str, Any]
-) -> tuple[Any, HeadTail[str]] | None:
+    streams: dict[int, tuple[NotebookNode, HeadTail[str]]],
+    outs: list[NotebookNode],
+    msg: dict[str, Any],
+) -> tuple[NotebookNode, HeadTail[str]] | None:
     """The stream output that `msg` goes on with (the cell's last output, of the same
     stream) and its ends, or None."""
     if msg["msg_type"] != "stream" or not outs:
@@ -125,8 +136,8 @@ def _continued_stream(
 
 
 def _past_head(
-    streams: dict[int, tuple[Any, HeadTail[str]]],
-    outs: list[Any],
+    streams: dict[int, tuple[NotebookNode, HeadTail[str]]],
+    outs: list[NotebookNode],
     msg: dict[str, Any],
     cuts: CellCuts,
 ) -> Any:
@@ -145,7 +156,7 @@ def _past_head(
     return out
 
 
-def _stream(out: Any, ends: HeadTail[str], text: str, cuts: CellCuts) -> Any:
+def _stream(out: NotebookNode, ends: HeadTail[str], text: str, cuts: CellCuts) -> NotebookNode:
     """Feed `text` to a stream output's ends, noting what is cut."""
     was_cut = ends.cut > 0
     ends.feed(text)
@@ -157,10 +168,12 @@ def _stream(out: Any, ends: HeadTail[str], text: str, cuts: CellCuts) -> Any:
     return out
 
 
-def shorten(out: Any, cuts: CellCuts) -> None:
+def shorten(out: dict[str, object], cuts: CellCuts) -> None:
     """Cut an output's data values to `DATA_CHARS` (images to `IMAGE_CHARS`), noting their
-    full size in its metadata."""
-    data = out.get("data") or {}
+    full size in its metadata (an nbformat output node or its plain dict)."""
+    data = out.get("data")
+    if not isinstance(data, dict):
+        return
     for mime, value in list(data.items()):
         if isinstance(value, str):
             text = value
@@ -171,5 +184,7 @@ def shorten(out: Any, cuts: CellCuts) -> None:
         limit = IMAGE_CHARS if mime in IMAGE_TYPES else DATA_CHARS
         if len(text) > limit:
             data[mime] = text[:limit]
-            out.setdefault("metadata", {}).setdefault("elelem_sizes", {})[mime] = len(text)
+            metadata = out.setdefault("metadata", {})
+            if isinstance(metadata, dict):
+                metadata.setdefault("elelem_sizes", {})[mime] = len(text)
             cuts.data += 1

@@ -13,29 +13,34 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from elelem_kernel.tools.declaration import Result, ToolContext
 from elelem_kernel.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from elelem_kernel.tools.extras import Change, TurnExtras
 
 MAX_TEXT = 64_000  #: characters of one before/after text kept
 MAX_TURN = 256_000  #: characters of all the texts one turn keeps
 
 
-def remember(extras: dict[str, Any], change: dict[str, Any]) -> None:
+def remember(extras: TurnExtras, change: Change) -> None:
     """Add `change` to the turn's `changes` (in `extras`, merged into the record)."""
     kept = extras.setdefault("changes", [])
     used = sum(_texts(c) + _outputs(c) for c in kept)
-    entry = dict(change)
+    entry = change.copy()
     if entry.get("kind") == "file" and "after" in entry:  # for /redo, only where it fits
         after = entry.get("after")
         if not isinstance(after, str) or len(after) > MAX_TEXT or used + _texts(entry) > MAX_TURN:
             entry.pop("after")
     size = _texts(entry)
-    too_big = [k for k in ("before", "after") if len(entry.get(k) or "") > MAX_TEXT]
+    too_big = max(len(entry.get("before") or ""), len(entry.get("after") or "")) > MAX_TEXT
     if too_big or used + size > MAX_TURN:
-        for key in ("before", "after", "outputs", "execution_count"):
-            entry.pop(key, None)
+        entry.pop("before", None)
+        entry.pop("after", None)
+        entry.pop("outputs", None)
+        entry.pop("execution_count", None)
         entry["too_large"] = f"{size:,} characters: too large to keep for undo"
     elif "outputs" in entry and used + size + _outputs(entry) > MAX_TURN:
         entry.pop("outputs")  # the cell still goes back, its outputs cleared
@@ -43,20 +48,28 @@ def remember(extras: dict[str, Any], change: dict[str, Any]) -> None:
     kept.append(entry)
 
 
-def _texts(change: dict[str, Any]) -> int:
+def _texts(change: Change) -> int:
     return len(change.get("before") or "") + len(change.get("after") or "")
 
 
-def _outputs(change: dict[str, Any]) -> int:
+def _outputs(change: Change) -> int:
     return outputs_size(change.get("outputs"))
 
 
-def outputs_size(outputs: Any) -> int:
+def outputs_size(outputs: object) -> int:
     """How many characters a cell's `outputs` take as JSON (0 for none)."""
     return len(json.dumps(outputs, ensure_ascii=False, default=str)) if outputs else 0
 
 
-def file_before(path: Path) -> dict[str, Any]:
+class FileBefore(TypedDict, total=False):
+    """What a file held before a turn wrote it (the `file` fields of a `Change`)."""
+
+    before: str | None
+    created: bool
+    too_large: str
+
+
+def file_before(path: Path) -> FileBefore:
     """What a file holds before the turn writes it: its text, or that it did not exist."""
     if not path.exists():
         return {"before": None, "created": True}
@@ -85,7 +98,7 @@ def kept(context: ToolContext, action: str, path: str, write: Callable[[], Resul
     before = file_before(target)
     result = write()
     if "error" not in result:
-        entry = {"kind": "file", "action": action, "path": ws.relative(target), **before}
+        entry: Change = {"kind": "file", "action": action, "path": ws.relative(target), **before}
         entry["after_sha"] = digest(target)
         if "too_large" not in entry:
             entry["after"] = file_before(target).get("before")  # what /redo writes again

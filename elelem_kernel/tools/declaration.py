@@ -17,9 +17,10 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from elelem_kernel.tools.extras import TurnExtras
     from elelem_kernel.tools.notebooks_live import Link
 
 Arguments = dict[str, Any]
@@ -51,7 +52,7 @@ class ToolContext:
     #: path act on it), or None.
     live_notebook: Link | None = None
     #: Fields the turn adds to its record; the tools keep what they changed there.
-    turn_extras: dict[str, Any] = field(default_factory=dict)
+    turn_extras: TurnExtras = field(default_factory=lambda: cast("TurnExtras", {}))
     #: The running turn's id, what the tools mark their changes with.
     turn_id: str | None = None
 

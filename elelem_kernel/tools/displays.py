@@ -28,12 +28,19 @@ import io
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from html.parser import HTMLParser
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from elelem_kernel.images import TYPES
 from elelem_kernel.text import clip
+from elelem_kernel.tools.declaration import Result
+
+if TYPE_CHECKING:
+    from IPython.core.display_functions import DisplayHandle
+    from IPython.core.formatters import DisplayFormatter
+    from IPython.core.interactiveshell import InteractiveShell
+    from matplotlib.figure import Figure
 
 #: Entries of `displayed` kept (the first ones).
 MAX_DISPLAYS = 40
@@ -56,14 +63,14 @@ class Displays:
     `shown`: the display also went to the cell's output (the card need not repeat it)."""
 
     def __init__(self, publish: bool = True) -> None:
-        self.bundles: list[tuple[dict[str, Any], bool, bool]] = []
+        self.bundles: list[tuple[dict[str, object], bool, bool]] = []
         #: whether displays also go to the running cell (False: `notebook_run` keeps them
         #: for the cell it runs)
         self.publish = publish
         #: figures displayed as they were (not shown again at the end unless changed since)
         self.figures: set[int] = set()
 
-    def add(self, data: Any, update: bool = False, shown: bool = False) -> None:
+    def add(self, data: object, update: bool = False, shown: bool = False) -> None:
         if isinstance(data, dict) and data and len(self.bundles) < MAX_DISPLAYS * 2:
             self.bundles.append((data, update, shown))
 
@@ -92,7 +99,7 @@ def captured_displays(publish: bool = True) -> Iterator[Displays]:
             _local.sink = previous
 
 
-def _shell() -> Any:
+def _shell() -> InteractiveShell | None:
     if "IPython" not in sys.modules:
         return None
     from IPython import get_ipython
@@ -122,7 +129,7 @@ def _route(publisher: Any) -> None:
         publisher._elelem_routed = True
 
 
-def _has_image(data: Any) -> bool:
+def _has_image(data: object) -> bool:
     return isinstance(data, dict) and any(mime in data for mime in TYPES)
 
 
@@ -154,14 +161,14 @@ def _route_plain_display() -> None:
 
 def _display_plain(
     sink: Displays,
-    objs: tuple[Any, ...],
+    objs: tuple[object, ...],
     raw: bool = False,
-    include: Any = None,
-    exclude: Any = None,
-    display_id: Any = None,
+    include: Collection[str] | None = None,
+    exclude: Collection[str] | None = None,
+    display_id: str | bool | None = None,
     update: bool = False,
-    **_: Any,
-) -> Any:
+    **_: object,
+) -> DisplayHandle | None:
     """`display(*objs)` into `sink`, each object formatted as IPython's shell would."""
     for obj in objs:
         if raw:
@@ -180,25 +187,25 @@ def _display_plain(
 
 
 @functools.cache
-def _formatter() -> Any:
+def _formatter() -> DisplayFormatter:
     """IPython's display formatter, without a shell (made once)."""
     from IPython.core.formatters import DisplayFormatter
 
     return DisplayFormatter()
 
 
-def _is_figure(value: Any) -> bool:
+def _is_figure(value: object) -> TypeGuard[Figure]:
     return type(value).__module__.startswith("matplotlib") and hasattr(value, "savefig")
 
 
-def _figure_png(figure: Any) -> str:
+def _figure_png(figure: Figure) -> str:
     """A matplotlib figure as base64 PNG, as the inline backend draws it."""
     out = io.BytesIO()
     figure.savefig(out, format="png", bbox_inches="tight")
     return base64.b64encode(out.getvalue()).decode("ascii")
 
 
-def _open_figures() -> dict[Any, Any]:
+def _open_figures() -> dict[int | str, Figure]:
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
         return {}
@@ -207,7 +214,9 @@ def _open_figures() -> dict[Any, Any]:
     return {m.num: m.canvas.figure for m in Gcf.get_all_fig_managers()}
 
 
-def _flush_figures(sink: Displays, shell: Any, before: dict[Any, Any]) -> None:
+def _flush_figures(
+    sink: Displays, shell: InteractiveShell | None, before: dict[int | str, Figure]
+) -> None:
     """Show the figures the code made or changed and left open, then close them."""
     if "matplotlib.pyplot" not in sys.modules:
         return
@@ -238,7 +247,7 @@ def _flush_figures(sink: Displays, shell: Any, before: dict[Any, Any]) -> None:
             plt.close(figure)
 
 
-def rich_value(value: Any, sink: Displays) -> None:
+def rich_value(value: object, sink: Displays) -> None:
     """Add the images of a last expression's rich repr (`_repr_png_` and the like), or its
     HTML as text when its plain repr says nothing (`<Styler object at 0x...>`)."""
     if type(value).__module__.startswith("matplotlib"):
@@ -246,6 +255,8 @@ def rich_value(value: Any, sink: Displays) -> None:
     shell = _shell()
     try:
         if shell is not None:
+            if shell.display_formatter is None:
+                return
             data, _ = shell.display_formatter.format(value)
         else:
             data = {"text/plain": repr(value)}
@@ -267,7 +278,7 @@ def rich_value(value: Any, sink: Displays) -> None:
         sink.add({"text/html": data["text/html"]})  # its repr says nothing: its HTML as text
 
 
-def to_result(sink: Displays) -> dict[str, Any]:
+def to_result(sink: Displays) -> Result:
     """`displayed` (text in order) and `_images` for the tool result; {} when none."""
     shown: list[str] = []
     images: list[dict[str, str]] = []
@@ -278,7 +289,7 @@ def to_result(sink: Displays) -> dict[str, Any]:
             images[-1]["shown"] = "cell"
         if text is not None and len(shown) < MAX_DISPLAYS:
             shown.append(("[update] " if update else "") + text)
-    result: dict[str, Any] = {}
+    result: Result = {}
     if shown:
         result["displayed"] = shown
     if len(sink.bundles) > MAX_DISPLAYS:
@@ -288,7 +299,7 @@ def to_result(sink: Displays) -> dict[str, Any]:
     return result
 
 
-def _one(data: dict[str, Any], images: list[dict[str, str]]) -> str | None:
+def _one(data: Mapping[str, object], images: list[dict[str, str]]) -> str | None:
     """One display as text; its image (if any) appended to `images`."""
     for mime in TYPES:
         value = data.get(mime)
@@ -307,13 +318,15 @@ def _one(data: dict[str, Any], images: list[dict[str, str]]) -> str | None:
             return f"[image {len(images)}, from SVG]"
         return f"[SVG image, {len(svg):,} characters, not sent: no SVG rasteriser installed]"
     plain = data.get("text/plain")
-    if isinstance(data.get("text/html"), str):
+    page = data.get("text/html")
+    if isinstance(page, str):
         if isinstance(plain, str) and plain.strip() and not DEFAULT_REPR.match(plain.strip()):
             return clip(plain, DISPLAY_CHARS)  # a DataFrame's plain repr reads as a table
-        return clip(html_text(data["text/html"]), DISPLAY_CHARS)
+        return clip(html_text(page), DISPLAY_CHARS)
     for mime in ("text/markdown", "text/latex"):
-        if isinstance(data.get(mime), str):
-            return clip(data[mime], DISPLAY_CHARS)
+        text = data.get(mime)
+        if isinstance(text, str):
+            return clip(text, DISPLAY_CHARS)
     if isinstance(plain, str):
         return clip(plain, DISPLAY_CHARS)
     if data:
@@ -346,7 +359,7 @@ class _Text(HTMLParser):
         self.limit = limit
         self.skip = 0
 
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style"):
             self.skip += 1
         elif tag in ("td", "th"):

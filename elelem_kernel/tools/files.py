@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, BinaryIO
 
 from elelem_kernel import images
 from elelem_kernel.errors import ToolError
@@ -38,7 +38,7 @@ LINE_BYTES = LINE_CHARS * 4
 _CHUNK = 1 << 16
 
 
-def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> dict[str, Any]:
+def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> Result:
     """Numbered lines `offset`..`offset+limit-1` of a text file, and its total line count;
     a PNG, JPEG, GIF or WebP file as an image (`_images`)."""
     target = _existing_file(ws, path, hint="read")
@@ -73,11 +73,11 @@ def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> d
     return result
 
 
-def lines_result(rel: str, shown: list[str], offset: int, total: int) -> dict[str, Any]:
+def lines_result(rel: str, shown: list[str], offset: int, total: int) -> Result:
     """`read`'s answer for numbered lines `shown` from `offset` of `total`: which lines,
     and how to ask for the rest (the editor's buffer is read the same way, acp/files.py)."""
     last = offset + len(shown) - 1
-    result: dict[str, Any] = {"path": rel, "content": "\n".join(shown), "total_lines": total}
+    result: Result = {"path": rel, "content": "\n".join(shown), "total_lines": total}
     if shown:
         result["lines"] = f"{offset}-{last}"
     else:
@@ -89,7 +89,7 @@ def lines_result(rel: str, shown: list[str], offset: int, total: int) -> dict[st
     return result
 
 
-def read_image(target: Path, rel: str) -> dict[str, Any]:
+def read_image(target: Path, rel: str) -> Result:
     """An image file for the model: its size and type, the image itself as `_images`."""
     size = target.stat().st_size
     if size > images.MAX_INPUT_BYTES:
@@ -118,9 +118,7 @@ def _image_type(target: Path) -> str | None:
         return None
 
 
-def list_files(
-    ws: Workspace, path: str | None = None, pattern: str | None = None
-) -> dict[str, Any]:
+def list_files(ws: Workspace, path: str | None = None, pattern: str | None = None) -> Result:
     """Files under `path` (relative to the root), glob-filtered, .gitignore respected in git."""
     base = ws.resolve(path)
     rel = ws.relative(base)
@@ -138,7 +136,7 @@ def list_files(
             break
         names.append(name)
         size += len(name) + 4
-    result: dict[str, Any] = {"path": rel, "files": names, "count": len(files)}
+    result: Result = {"path": rel, "files": names, "count": len(files)}
     if len(names) < len(files):
         result["truncated"] = showing(
             len(names),
@@ -158,7 +156,7 @@ def matching(names: list[str], pattern: str, folder: str) -> list[str]:
     return [n for n in names if match(n[cut:])]
 
 
-def write(ws: Workspace, path: str, content: str, protected: Path | None = None) -> dict[str, Any]:
+def write(ws: Workspace, path: str, content: str, protected: Path | None = None) -> Result:
     """Write `content` to `path` atomically, creating folders; say if it created or replaced."""
     target = _writable(ws, path, protected)
     existed = target.exists()
@@ -200,7 +198,7 @@ def edit(
     new: str,
     replace_all: bool = False,
     protected: Path | None = None,
-) -> dict[str, Any]:
+) -> Result:
     """Replace the exact text `old` with `new` (once, or every time); return the diff."""
     target, before, after, count = plan_edit(ws, path, old, new, replace_all, protected)
     atomic_write(target, after.encode("utf-8"))

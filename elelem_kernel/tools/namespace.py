@@ -17,7 +17,6 @@ import linecache
 import threading
 import traceback
 import types
-from typing import Any
 
 from elelem_kernel.sync import call_soon
 from elelem_kernel.text import clip, showing
@@ -35,7 +34,7 @@ HIDDEN = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 _counter = itertools.count(1)
 
 
-def run_python(namespace: dict[str, Any], code: str, publish: bool = True) -> dict[str, Any]:
+def run_python(namespace: dict[str, object], code: str, publish: bool = True) -> Result:
     """Execute `code` in `namespace`: stdout, stderr, the last expression's value, or a
     traceback; and what it displayed (`displayed`, its images as `_images`). With
     `publish` false the displays are not shown in the running cell: their bundles are
@@ -54,7 +53,7 @@ def run_python(namespace: dict[str, Any], code: str, publish: bool = True) -> di
     # what code displays, only once the python tool runs (html.parser): not on every turn
     from elelem_kernel.tools.displays import Displays, captured_displays, rich_value, to_result
 
-    result: dict[str, Any] = {}
+    result: Result = {}
     shown = Displays()
     try:
         with captured() as (out, err), captured_displays(publish) as shown:
@@ -72,16 +71,14 @@ def run_python(namespace: dict[str, Any], code: str, publish: bool = True) -> di
     return {"stdout": out.text(), "stderr": err.text(), **result, **to_result(shown)}
 
 
-async def run_python_async(
-    namespace: dict[str, Any], code: str, publish: bool = True
-) -> dict[str, Any]:
+async def run_python_async(namespace: dict[str, object], code: str, publish: bool = True) -> Result:
     """`run_python` on a worker thread, so the loop keeps going; cancelling interrupts it.
 
     Cancellation raises KeyboardInterrupt inside the running code (as the stop button does
     for a cell), then waits a little for it to unwind.
     """
     loop = asyncio.get_running_loop()
-    done: asyncio.Future[dict[str, Any]] = loop.create_future()
+    done: asyncio.Future[Result] = loop.create_future()
     lock = threading.Lock()
     running = [True]
 
@@ -112,12 +109,12 @@ async def run_python_async(
         raise
 
 
-def _settle(done: asyncio.Future[dict[str, Any]], result: dict[str, Any]) -> None:
+def _settle(done: asyncio.Future[Result], result: Result) -> None:
     if not done.done():
         done.set_result(result)
 
 
-def list_variables(namespace: dict[str, Any], pattern: str | None = None) -> dict[str, Any]:
+def list_variables(namespace: dict[str, object], pattern: str | None = None) -> Result:
     """The namespace's names (glob-filtered) with type and a short summary."""
     names = sorted(
         n
@@ -138,9 +135,9 @@ def list_variables(namespace: dict[str, Any], pattern: str | None = None) -> dic
         and not n.startswith("_")
         and (not pattern or fnmatch.fnmatchcase(n, pattern))
     )
-    result: dict[str, Any] = {"variables": shown, "count": len(names)}
+    result: Result = {"variables": shown, "count": len(names)}
     if modules:
-        result["modules"] = [f"{n} ({namespace[n].__name__})" for n in modules]
+        result["modules"] = [f"{n} ({getattr(namespace[n], '__name__', n)})" for n in modules]
     if len(shown) < len(names):
         result["truncated"] = showing(
             len(shown), len(names), "names", "pass pattern= (e.g. 'df*') to narrow"

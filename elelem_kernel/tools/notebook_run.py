@@ -14,14 +14,19 @@ is left as it was; the outputs come back as text summaries.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.images import ImageEntry
 from elelem_kernel.sync import on_own_loop
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.cell_outputs import CellCuts, bounded_client
+from elelem_kernel.tools.declaration import Result
 from elelem_kernel.tools.notebooks import describe_cell, find_cell, load
 from elelem_kernel.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 DEFAULT_TIMEOUT = 120
 IOPUB_TIMEOUT = 30
@@ -33,7 +38,7 @@ async def run_notebook(
     cells: list[int | str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     kernel: str | None = None,
-) -> dict[str, Any]:
+) -> Result:
     """Run the code cells (all, or those given, in notebook order); stop at the first error."""
     target, nb = load(ws, path)
     rel = ws.relative(target)
@@ -50,7 +55,7 @@ async def run_notebook(
     )
     ran, failed, problem = outcome
     results, size = [], 0
-    pictures: list[dict[str, Any]] = []
+    pictures: list[ImageEntry] = []
     for i in ran:
         entry = describe_cell(nb.cells[i], i, images=pictures)
         entry.pop("source", None)
@@ -61,7 +66,7 @@ async def run_notebook(
         results.append(
             entry if size <= MAX_BYTES else {"index": i, "outputs": ["[cut: output budget spent]"]}
         )
-    result: dict[str, Any] = {"path": rel, "kernel": name, "ran": len(ran), "cells": results}
+    result: Result = {"path": rel, "kernel": name, "ran": len(ran), "cells": results}
     if pictures:
         result["_images"] = pictures
     not_run = indexes[len(ran) :]
@@ -80,7 +85,7 @@ async def run_notebook(
 
 
 async def _execute(
-    nb: Any,
+    nb: NotebookNode,
     indexes: list[int],
     folder: Path,
     timeout: float,

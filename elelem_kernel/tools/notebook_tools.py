@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools import changes, notebook_run, notebooks, protected
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 #: The `path` argument of the notebook tools.
 NOTEBOOK = {**PATH, "description": "a notebook file; omit for the open notebook"}
 
-EDIT_PARAMS: dict[str, dict[str, Any]] = {
+EDIT_PARAMS: dict[str, dict[str, object]] = {
     "path": NOTEBOOK,
     "cell": {**CELL, "description": "the cell's id, or its 0-based index"},
     "old": {"type": "string", "description": "exact text in the cell to replace"},

@@ -13,15 +13,19 @@ import re
 import uuid
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.images import TYPES
+from elelem_kernel.images import TYPES, ImageEntry
 from elelem_kernel.text import clip, human_size, showing
 from elelem_kernel.tools.bounds import MAX_BYTES, unified_diff
+from elelem_kernel.tools.declaration import Result
 from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.regular_files import check_regular, open_regular
 from elelem_kernel.tools.workspace import Workspace, atomic_write
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 #: Longest text kept from one output (a stream, a result, a traceback).
 OUTPUT_CHARS = 2_000
@@ -32,7 +36,7 @@ CELL_TYPES = ("code", "markdown", "raw")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
-def load(ws: Workspace, path: str) -> tuple[Path, Any]:
+def load(ws: Workspace, path: str) -> tuple[Path, NotebookNode]:
     """The notebook at `path` as an nbformat v4 node, with errors that say how to recover."""
     import nbformat
 
@@ -64,7 +68,7 @@ def load(ws: Workspace, path: str) -> tuple[Path, Any]:
     return target, nb
 
 
-def find_cell(nb: Any, cell: int | str, rel: str) -> int:
+def find_cell(nb: NotebookNode, cell: int | str, rel: str) -> int:
     """The index of the cell given by id or index; `ToolError` listing what exists."""
     count = len(nb.cells)
     if isinstance(cell, str):
@@ -92,7 +96,7 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def cell_label(cell: Any, index: int) -> str:
+def cell_label(cell: NotebookNode, index: int) -> str:
     """A cell as the person sees it: `cell [5]` (the count in its prompt), else `the 6th
     cell`; never its id or a 0-based index, which nobody sees on the page."""
     count = cell.get("execution_count") if cell.get("cell_type") == "code" else None
@@ -103,7 +107,7 @@ def cell_label(cell: Any, index: int) -> str:
 
 def read_notebook(
     ws: Workspace, path: str, cells: list[int | str] | None = None, outputs: bool = True
-) -> dict[str, Any]:
+) -> Result:
     """Cells with index, id, type, source and short output summaries; bounded."""
     target, nb = load(ws, path)
     rel = ws.relative(target)
@@ -111,14 +115,14 @@ def read_notebook(
     return {"path": rel, **read_cells(nb, rel, cells, outputs), "kernel": kernel}
 
 
-def read_cells(nb: Any, rel: str, cells: list[int | str] | None, outputs: bool) -> dict[str, Any]:
+def read_cells(nb: NotebookNode, rel: str, cells: list[int | str] | None, outputs: bool) -> Result:
     """The chosen cells of `nb` as the model sees them, within `MAX_BYTES`."""
     indexes = [find_cell(nb, c, rel) for c in cells] if cells else range(len(nb.cells))
-    shown: list[dict[str, Any]] = []
+    shown: list[Result] = []
     size = 0
-    pictures: list[dict[str, Any]] = []
+    pictures: list[ImageEntry] = []
     for i in indexes:
-        mine: list[dict[str, Any]] = list(pictures)
+        mine: list[ImageEntry] = list(pictures)
         entry = describe_cell(nb.cells[i], i, outputs, mine)
         cost = len(json.dumps(entry))
         if shown and size + cost > MAX_BYTES:
@@ -126,7 +130,7 @@ def read_cells(nb: Any, rel: str, cells: list[int | str] | None, outputs: bool) 
         shown.append(entry)
         pictures = mine
         size += cost
-    result: dict[str, Any] = {"cells": shown, "count": len(nb.cells)}
+    result: Result = {"cells": shown, "count": len(nb.cells)}
     if pictures:
         result["_images"] = pictures
     if len(shown) < len(indexes):
@@ -142,10 +146,10 @@ def read_cells(nb: Any, rel: str, cells: list[int | str] | None, outputs: bool) 
 
 
 def describe_cell(
-    cell: Any, index: int, outputs: bool = True, images: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
+    cell: NotebookNode, index: int, outputs: bool = True, images: list[ImageEntry] | None = None
+) -> Result:
     """One cell as the model sees it; its output images added to `images` when given."""
-    entry: dict[str, Any] = {"index": index, "id": cell.get("id"), "type": cell.cell_type}
+    entry: Result = {"index": index, "id": cell.get("id"), "type": cell.cell_type}
     entry["shown_as"] = cell_label(cell, index)
     entry["source"] = _text(cell.source)
     if cell.cell_type == "code":
@@ -155,7 +159,7 @@ def describe_cell(
     return entry
 
 
-def summarize_outputs(outputs: list[Any], images: list[dict[str, Any]] | None = None) -> list[str]:
+def summarize_outputs(outputs: list[Any], images: list[ImageEntry] | None = None) -> list[str]:
     """Outputs as short text: streams, text/plain results, errors; blobs only named.
 
     With `images` (a list to fill): each PNG, JPEG, GIF or WebP output, whole, is added to
@@ -201,7 +205,7 @@ def edit_notebook(
     path: str,
     protected: Path | None = None,
     **change: Any,
-) -> dict[str, Any]:
+) -> Result:
     """Apply one change (see `plan_notebook_edit`) and write the notebook atomically."""
     import nbformat
 
@@ -232,7 +236,7 @@ def plan_notebook_edit(
     path: str,
     protected: Path | None = None,
     **change: Any,
-) -> tuple[Path, Any, str, str, dict[str, Any]]:
+) -> tuple[Path, NotebookNode, str, str, Result]:
     """Check and compute one edit: (file, new notebook, text before, text after, summary).
 
     One action per call: `old`+`new` (exact replace inside the cell), `source` (whole
@@ -256,7 +260,7 @@ def plan_notebook_edit(
 
 
 def change_cells(
-    nb: Any,
+    nb: NotebookNode,
     rel: str,
     cell: int | str | None = None,
     old: str | None = None,
@@ -266,7 +270,7 @@ def change_cells(
     cell_type: str | None = None,
     delete: bool = False,
     move_to: int | None = None,
-) -> dict[str, Any]:
+) -> Result:
     """Make one change to `nb` in memory (checked, valid); a summary of what it did."""
     action = _one_action(old, new, source, insert, cell_type, delete, move_to)
     deleted = None
@@ -318,7 +322,7 @@ def _one_action(
 
 
 def _insert_cell(
-    nb: Any,
+    nb: NotebookNode,
     rel: str,
     cell: int | str | None,
     insert: str | None,
@@ -339,7 +343,7 @@ def _insert_cell(
 
 
 def _change_cell(
-    nb: Any,
+    nb: NotebookNode,
     rel: str,
     index: int,
     action: str,
@@ -371,7 +375,7 @@ def _change_cell(
     return index
 
 
-def _check_valid(nb: Any, rel: str) -> None:
+def _check_valid(nb: NotebookNode, rel: str) -> None:
     """ToolError unless `nb` is a valid notebook (so nothing invalid is written)."""
     import nbformat
 
@@ -383,7 +387,7 @@ def _check_valid(nb: Any, rel: str) -> None:
         ) from None
 
 
-def as_text(nb: Any) -> str:
+def as_text(nb: NotebookNode) -> str:
     """The notebook as percent-format text, what edit diffs are made from."""
     parts = []
     for c in nb.cells:
@@ -408,7 +412,7 @@ def _replace(text: str, old: str | None, new: str | None, index: int, rel: str) 
     return text.replace(old, new)
 
 
-def _new_cell(kind: str, source: str, cell_id: str | None) -> Any:
+def _new_cell(kind: str, source: str, cell_id: str | None) -> NotebookNode:
     import nbformat
 
     make = {
@@ -416,10 +420,11 @@ def _new_cell(kind: str, source: str, cell_id: str | None) -> Any:
         "markdown": nbformat.v4.new_markdown_cell,
         "raw": nbformat.v4.new_raw_cell,
     }[kind]
-    return make(source, id=cell_id) if cell_id else make(source)
+    cell: NotebookNode = make(source, id=cell_id) if cell_id else make(source)
+    return cell
 
 
-def _ensure_ids(nb: Any) -> None:
+def _ensure_ids(nb: NotebookNode) -> None:
     """Cell ids need nbformat 4.5; older notebooks are upgraded when they are edited."""
     if (nb.nbformat, nb.nbformat_minor) < (4, 5):
         nb.nbformat_minor = 5
@@ -428,14 +433,14 @@ def _ensure_ids(nb: Any) -> None:
             c["id"] = _fresh_id(nb)
 
 
-def _fresh_id(nb: Any) -> str:
+def _fresh_id(nb: NotebookNode) -> str:
     taken = {c.get("id") for c in nb.cells}
     while (new := uuid.uuid4().hex[:8]) in taken:
         pass
     return new
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if isinstance(value, list):
         return "".join(str(v) for v in value)
     return value if isinstance(value, str) else json.dumps(value)

@@ -14,14 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
+
+    from elelem_kernel.tools.extras import Change
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.images import ImageEntry
 from elelem_kernel.names import KERNEL_NAME
 from elelem_kernel.tools.bounds import unified_diff
 from elelem_kernel.tools.cell_outputs import HEAD_OUTPUTS, CellCuts, shorten
 from elelem_kernel.tools.changes import MAX_TEXT, outputs_size
+from elelem_kernel.tools.declaration import Result
 from elelem_kernel.tools.namespace import run_python_async
 from elelem_kernel.tools.notebooks import (
     CELL_TYPES,
@@ -51,7 +59,7 @@ class Link(Protocol):
     async def request(self, op: str, timeout: float | None = ..., **arguments: Any) -> Any: ...
 
 
-async def snapshot(link: Link, outputs: bool = True) -> tuple[Any, dict[str, Any]]:
+async def snapshot(link: Link, outputs: bool = True) -> tuple[NotebookNode, dict[str, object]]:
     """The open notebook as an nbformat node, and what the frontend said about it."""
     import nbformat
 
@@ -63,9 +71,7 @@ async def snapshot(link: Link, outputs: bool = True) -> tuple[Any, dict[str, Any
     return nb, answer
 
 
-async def read_open(
-    link: Link, cells: list[int | str] | None, outputs: bool = True
-) -> dict[str, Any]:
+async def read_open(link: Link, cells: list[int | str] | None, outputs: bool = True) -> Result:
     """`notebook_read` on the open notebook: its cells now, the turn's own cell marked."""
     nb, answer = await snapshot(link, outputs)
     rel = str(answer.get("path") or "the open notebook")
@@ -75,7 +81,7 @@ async def read_open(
             entry["this_turn"] = True
         if nb.cells[entry["index"]].metadata.get("clipped"):
             entry["clipped"] = "the source is longer than shown"
-    result: dict[str, Any] = {
+    result: Result = {
         "path": rel,
         "open": True,
         "unsaved_changes": bool(answer.get("dirty")),
@@ -91,9 +97,7 @@ async def read_open(
     return result
 
 
-async def edit_open(
-    link: Link, ask: bool, turn: str | None = None, **change: Any
-) -> dict[str, Any]:
+async def edit_open(link: Link, ask: bool, turn: str | None = None, **change: Any) -> Result:
     """`notebook_edit` on the open notebook: one change, asked as a diff unless `ask` is
     false; the person's decision (and any reason) decides the result."""
     nb, answer = await snapshot(link, outputs=False)
@@ -107,10 +111,15 @@ async def edit_open(
     summary = change_cells(nb, rel, **change)
     action, index = summary["action"], summary["cell"]["index"]
     target_id = summary["cell"]["id"]
-    request: dict[str, Any] = {"action": action, "ask": ask, "turn": turn}
     label = labels.get(target_id) or f"a new cell, the {ordinal(index + 1)}"
     where = "above" if turn_at is None or index <= turn_at else "below"
-    request.update(label=label, where=where)
+    request: EditRequest = {
+        "action": action,
+        "ask": ask,
+        "turn": turn,
+        "label": label,
+        "where": where,
+    }
     summary["cell"]["shown_as"] = label
     if action == "insert":
         diff = _insert_request(request, nb, index, before)
@@ -144,11 +153,29 @@ async def edit_open(
     }
 
 
+class EditRequest(TypedDict, total=False):
+    """What `notebook_edit` asks the open notebook to do (shown to the person as a diff)."""
+
+    action: str
+    ask: bool
+    turn: str | None
+    label: str
+    where: str
+    index: int
+    after: str | None
+    new_id: str | None
+    cell_type: str
+    source: str
+    cell: str | None
+    before: str
+    to: int
+
+
 #: A cell of the open notebook before the edit: id, type, source, whether it was clipped.
-Before = tuple[Any, str, str, bool]
+Before = tuple[str | None, str, str, bool]
 
 
-def _editable(before: list[Before], target_id: Any, link: Link, label: str) -> Before:
+def _editable(before: list[Before], target_id: str | None, link: Link, label: str) -> Before:
     """The cell to change as it was; ToolError when it cannot be changed from here."""
     old = next(b for b in before if b[0] == target_id)
     if old[3]:
@@ -161,28 +188,25 @@ def _editable(before: list[Before], target_id: Any, link: Link, label: str) -> B
     return old
 
 
-def _insert_request(request: dict[str, Any], nb: Any, index: int, before: list[Before]) -> str:
+def _insert_request(
+    request: EditRequest, nb: NotebookNode, index: int, before: list[Before]
+) -> str:
     """Complete the frontend's request for an inserted cell; the diff shown for it."""
     made = nb.cells[index]
     anchor = before[index - 1][0] if index > 0 else None
-    request.update(
-        index=index,
-        after=anchor,
-        new_id=made.get("id"),
-        cell_type=made.cell_type,
-        source=_text(made.source),
-    )
+    request["index"], request["after"], request["new_id"] = index, anchor, made.get("id")
+    request["cell_type"], request["source"] = made.cell_type, _text(made.source)
     label = f"new {made.cell_type} cell, the {ordinal(index + 1)}"
     return unified_diff("", _text(made.source), label)
 
 
 def _change_request(
-    request: dict[str, Any], nb: Any, index: int, target_id: Any, old: Before
+    request: EditRequest, nb: NotebookNode, index: int, target_id: str | None, old: Before
 ) -> str:
     """Complete the frontend's request for a deleted, moved or changed cell; the diff
     shown for it."""
     _, old_type, old_source, _ = old
-    request.update(cell=target_id, before=old_source)
+    request["cell"], request["before"] = target_id, old_source
     label = request["label"]
     if request["action"] == "delete":
         return unified_diff(old_source, "", f"{label} (deleted)")
@@ -190,7 +214,7 @@ def _change_request(
         request["to"] = index
         return f"move {label} to be the {ordinal(index + 1)} cell"
     changed = nb.cells[index]
-    request.update(source=_text(changed.source), cell_type=changed.cell_type)
+    request["source"], request["cell_type"] = _text(changed.source), changed.cell_type
     diff = unified_diff(old_source, _text(changed.source), label)
     if changed.cell_type != old_type:
         diff = f"cell type {old_type} -> {changed.cell_type}\n" + diff
@@ -198,11 +222,11 @@ def _change_request(
 
 
 def _undo_entry(
-    request: dict[str, Any], target_id: Any, index: int, before: list[Before]
-) -> dict[str, Any]:
+    request: EditRequest, target_id: str | None, index: int, before: list[Before]
+) -> Change:
     """What `/undo` needs to put the cell back as it was."""
     action = request["action"]
-    undo: dict[str, Any] = {"kind": "cell", "action": action, "cell": target_id, "index": index}
+    undo: Change = {"kind": "cell", "action": action, "cell": target_id, "index": index}
     undo["label"] = request["label"]
     if action != "insert":
         from_index = next(i for i, b in enumerate(before) if b[0] == target_id)
@@ -213,7 +237,7 @@ def _undo_entry(
     return undo
 
 
-def _keep_outputs(undo: dict[str, Any], decision: dict[str, Any]) -> None:
+def _keep_outputs(undo: Change, decision: Mapping[str, object]) -> None:
     """Keep the changed code cell's outputs from before the edit, as the frontend sent
     them, so `/undo` puts them back with the source (bounded: too large, none kept)."""
     outputs = decision.get("outputs_before")
@@ -223,10 +247,10 @@ def _keep_outputs(undo: dict[str, Any], decision: dict[str, Any]) -> None:
         undo["execution_count"] = count if isinstance(count, int) else None
 
 
-def _cell(raw: dict[str, Any], outputs: bool) -> dict[str, Any]:
+def _cell(raw: Mapping[str, object], outputs: bool) -> dict[str, object]:
     """A frontend cell as a valid nbformat cell (only the fields the tools read)."""
     kind = raw.get("cell_type") if raw.get("cell_type") in CELL_TYPES else "raw"
-    cell: dict[str, Any] = {
+    cell: dict[str, object] = {
         "cell_type": kind,
         "id": str(raw.get("id") or ""),
         "source": raw.get("source") if isinstance(raw.get("source"), str) else "",
@@ -308,23 +332,23 @@ def describe_plan(plan: RunPlan, timeout: float) -> str:
 
 async def run_open(
     link: Link,
-    namespace: dict[str, Any],
+    namespace: dict[str, object],
     cells: list[int | str] | None,
     timeout: float,
-) -> dict[str, Any]:
+) -> Result:
     """`notebook_run` on the open notebook, read and run at once (`plan_open`, `run_plan`)."""
     return await run_plan(await plan_open(link, cells), link, namespace, timeout)
 
 
 async def run_plan(
-    plan: RunPlan, link: Link, namespace: dict[str, Any], timeout: float
-) -> dict[str, Any]:
+    plan: RunPlan, link: Link, namespace: dict[str, object], timeout: float
+) -> Result:
     """Run the cells of `plan` (their code as read, never read again) in the person's
     namespace, in notebook order, stopping at the first error; their outputs go back to
     the model and into the cells (with an execution count, as if the person ran them)."""
-    ran: list[dict[str, Any]] = []
-    result: dict[str, Any] = {"path": plan.path, "open": True, "cells": ran}
-    pictures: list[dict[str, Any]] = []
+    ran: list[Result] = []
+    result: Result = {"path": plan.path, "open": True, "cells": ran}
+    pictures: list[ImageEntry] = []
     for index, cell_id, _, code in plan.cells:
         try:
             running = run_python_async(namespace, _python(code), publish=False)
@@ -354,10 +378,10 @@ async def run_plan(
     return result
 
 
-def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
+def _jsonable(data: Mapping[str, object]) -> dict[str, object]:
     """A display's mime bundle as JSON: bytes (a PNG from a formatter) as base64, text as
     text, anything else by its repr."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for mime, value in data.items():
         if isinstance(value, bytes):
             text = mime.startswith("text/") or mime.endswith(("+xml", "json"))
@@ -387,7 +411,7 @@ def _python(code: str) -> str:
     return TransformerManager().transform_cell(code)
 
 
-def _next_count(namespace: dict[str, Any]) -> int | None:
+def _next_count(namespace: dict[str, object]) -> int | None:
     """An execution count for a cell the agent ran: the one after the running prompt
     cell's, which the shell then skips (so the person's next cell gets the one after)."""
     shell = namespace.get("get_ipython")
@@ -399,15 +423,19 @@ def _next_count(namespace: dict[str, Any]) -> int | None:
     return count + 1
 
 
-def _outputs(outcome: dict[str, Any], count: int | None) -> list[dict[str, Any]]:
+def _outputs(outcome: Result, count: int | None) -> list[dict[str, object]]:
     """What the python run printed, displayed and returned, as nbformat outputs."""
-    outputs: list[dict[str, Any]] = []
+    outputs: list[dict[str, object]] = []
     for name in ("stdout", "stderr"):
         if outcome.get(name):
             outputs.append({"output_type": "stream", "name": name, "text": outcome[name]})
     cuts = CellCuts()
     for data in (outcome.get("_displays") or [])[:HEAD_OUTPUTS]:
-        shown = {"output_type": "display_data", "data": _jsonable(data), "metadata": {}}
+        shown: dict[str, object] = {
+            "output_type": "display_data",
+            "data": _jsonable(data),
+            "metadata": {},
+        }
         shorten(shown, cuts)
         outputs.append(shown)
     if "value" in outcome:

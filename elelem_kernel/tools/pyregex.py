@@ -17,10 +17,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from elelem_kernel.errors import GroupStopped
 from elelem_kernel.tools.children import Children
+from elelem_kernel.tools.declaration import Result
 
 #: Where the `elelem_kernel` package is, put first on the child's path.
 _HOME = str(Path(__file__).resolve().parents[2])
@@ -32,7 +32,7 @@ _CODE = (
 
 def search(
     root: Path, pattern: str, flags: int, names: list[str], children: Children
-) -> dict[str, Any] | str:
+) -> Result | str:
     """The child's result for `pattern` over `names`, or why there is none."""
     job = json.dumps({"root": str(root), "pattern": pattern, "flags": flags, "names": names})
     try:
@@ -56,4 +56,5 @@ def search(
     if proc.returncode != 0:
         lines = err.decode("utf-8", "replace").strip().splitlines()
         return lines[-1][-500:] if lines else f"exit status {proc.returncode}"
-    return json.loads(out)
+    answer = json.loads(out)
+    return answer if isinstance(answer, dict) else f"unexpected answer: {str(answer)[:500]}"

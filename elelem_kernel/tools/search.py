@@ -22,7 +22,7 @@ import subprocess
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from elelem_kernel.errors import GroupStopped, ToolError
 from elelem_kernel.text import clip, showing
@@ -66,7 +66,7 @@ def grep(
     engine: str = "auto",
     timeout: float = TIMEOUT,
     children: Children | None = None,
-) -> dict[str, Any]:
+) -> Result:
     """Lines matching `pattern` under `path` as `path:line:text`, capped, with counts.
 
     `engine` is "auto" (ripgrep when installed), "rg" or "python". The search's processes
@@ -113,7 +113,7 @@ async def agrep(
     glob: str | None = None,
     ignore_case: bool = False,
     timeout: float = TIMEOUT,
-) -> dict[str, Any]:
+) -> Result:
     """`grep` on a worker thread; cancelling this kills its processes, so it ends at once."""
     group = Children(timeout)
     work = asyncio.ensure_future(
@@ -148,7 +148,7 @@ def _stopped(group: Children, python: bool, problem: str = "") -> str:
     return f"grep stopped after {group.timeout:g} s without finishing: {why}"
 
 
-def _from_child(result: dict[str, Any]) -> _Matches:
+def _from_child(result: Result) -> _Matches:
     found = _Matches()
     found.lines, found.count, found.files = result["lines"], result["count"], set(result["files"])
     return found
@@ -184,8 +184,8 @@ class _Matches:
         self.count += later.count
         self.files |= later.files
 
-    def result(self, rel: str, pattern: str) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def result(self, rel: str, pattern: str) -> Result:
+        out: Result = {
             "path": rel,
             "matches": "\n".join(self.lines),
             "count": self.count,

@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from elelem_kernel.text import HeadTail, human_size
 from elelem_kernel.tools import git_command
@@ -40,7 +40,7 @@ def _environment(root: Path) -> dict[str, str]:
     return env
 
 
-async def bash(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+async def bash(root: Path, command: str, timeout: float = DEFAULT_TIMEOUT) -> Result:
     """Run `command` with `bash -c` in `root`: exit code, stdout, stderr (head and tail).
 
     The process is watched by polling rather than through asyncio's child watcher, whose
@@ -151,8 +151,8 @@ def _result(
     err: HeadTail[bytes],
     timed_out: float | None,
     lingering: bool,
-) -> dict[str, Any]:
-    result: dict[str, Any] = {"exit_code": code, "stdout": out.text(), "stderr": err.text()}
+) -> Result:
+    result: Result = {"exit_code": code, "stdout": out.text(), "stderr": err.text()}
     if code is not None and code < 0:
         with contextlib.suppress(ValueError):
             result["signal"] = signal.Signals(-code).name

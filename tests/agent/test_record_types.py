@@ -10,9 +10,10 @@ from typing import Any, ForwardRef, get_args
 
 import pytest
 
-from elelem_kernel import events
+from elelem_kernel import events, images
 from elelem_kernel.agent import blocks, record
 from elelem_kernel.providers.stub import StubProvider
+from elelem_kernel.tools import extras
 
 SCHEMA = json.loads(
     resources.files("elelem_kernel.store").joinpath("record.schema.json").read_text("utf-8")
@@ -38,8 +39,13 @@ def keys(typed: Any) -> tuple[set[str], set[str]]:
         (record.RecordRound, SCHEMA["$defs"]["round"]),
         (record.RecordCall, SCHEMA["$defs"]["call"]),
         (events.Usage, SCHEMA["$defs"]["usage"]),
+        (record.Meter, SCHEMA["$defs"]["context"]),
+        (record.BudgetEntry, SCHEMA["$defs"]["budget"]),
+        (record.CompactionEntry, SCHEMA["$defs"]["compaction"]),
+        (extras.Change, SCHEMA["properties"]["changes"]["items"]),
+        (images.ImageEntry, SCHEMA["$defs"]["image"]),
     ],
-    ids=["record", "round", "call", "usage"],
+    ids=["record", "round", "call", "usage", "context", "budget", "compaction", "change", "image"],
 )
 def test_record_types_name_the_schema_properties(typed: Any, part: dict[str, Any]) -> None:
     every, required = keys(typed)

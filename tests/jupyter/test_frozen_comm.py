@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from elelem_kernel.agent.conversation import Conversation
+from elelem_kernel.agent.conversation import Conversations
 from elelem_kernel.jupyter import frozen_comm
 
 
@@ -33,9 +33,9 @@ class Comm:
 
 
 def test_the_cells_whose_turns_the_session_holds_get_their_frozen_output():
-    session = SimpleNamespace(
-        conversations={"c": Conversation("c", [record("a", "first reply"), record("b", "two")])}
-    )
+    conversations = Conversations("replies")
+    conversations.load({"c": [record("a", "first reply"), record("b", "two")]}, "c")
+    session = SimpleNamespace(conversations=conversations)  # what the comm reads of one
     comm = Comm()
     message = {"content": {"data": {"v": 1, "cells": ["a", "z", 3]}}}
     frozen_comm._opened(session, comm, message)
@@ -49,7 +49,9 @@ def test_the_cells_whose_turns_the_session_holds_get_their_frozen_output():
 
 def test_before_any_turn_or_with_nonsense_nothing_is_sent_but_an_empty_answer():
     assert frozen_comm.outputs(None, ["a"]) == {}
-    session = SimpleNamespace(conversations={"c": Conversation("c", [record("a", "x")])})
+    conversations = Conversations("replies")
+    conversations.load({"c": [record("a", "x")]}, "c")
+    session = SimpleNamespace(conversations=conversations)
     assert frozen_comm.outputs(session, "a") == {}
     comm = Comm()
     frozen_comm._opened(session, comm, {"content": {}})
