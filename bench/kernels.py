@@ -21,7 +21,7 @@ class Kernels:
         self.specs = self.root / "kernels"
         self.specs.mkdir(parents=True, exist_ok=True)
         self.add_python("python3", sys.executable)
-        from elelem_kernel.jupyter.install import kernel_json
+        from elelem_kernel.jupyter.kernelspec import kernel_json
 
         (self.specs / "elelem").mkdir(exist_ok=True)
         (self.specs / "elelem" / "kernel.json").write_text(json.dumps(kernel_json()))

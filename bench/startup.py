@@ -85,7 +85,7 @@ def cli_rows(tmp: Path, reps: int, data: dict, warm_up: bool = True) -> list[tup
 def restore_rows(tmp: Path, reps: int, turns: int, data: dict) -> list[tuple]:
     """First turn in a fresh Elelem kernel whose notebook has `turns` turns, and none."""
     from bench.notebook_memory import scale_up, write_turns
-    from elelem_kernel.store import notebook_json
+    from elelem_kernel.store import ipynb_json
     from elelem_kernel.store.notebook import new_notebook
 
     ws = tmp / "restore"
@@ -93,7 +93,7 @@ def restore_rows(tmp: Path, reps: int, turns: int, data: dict) -> list[tuple]:
     (ws / "README.md").write_text("# Project\n\nTwo modules, a few functions each.\n")
     write_turns(ws / "few.ipynb", ws, 3)
     scale_up(ws / "few.ipynb", ws / "full.ipynb", turns)
-    notebook_json.write(new_notebook(), ws / "empty.ipynb")
+    ipynb_json.write(new_notebook(), ws / "empty.ipynb")
     kernels = Kernels(tmp / "k")
     first: dict[str, list[float]] = {"full": [], "empty": []}
 

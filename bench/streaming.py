@@ -131,7 +131,7 @@ class WarmSession:
 
     def __init__(self, base: str, workspace: Path):
         from elelem_kernel.assembly.sessions import new_session
-        from elelem_kernel.render.terminal import TerminalRenderer
+        from elelem_kernel.render.terminal_view import TerminalRenderer
 
         self.session = new_session(
             provider="openai", base_url=base, api_key="k", workspace=workspace, mode="plan"

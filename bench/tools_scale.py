@@ -24,7 +24,7 @@ NEEDLE = "needle_7"
 CACHE = Path.home() / ".cache" / "elelem-bench"
 READ_PROBE = """
 import sys, time
-from elelem_kernel.tools.files import read
+from elelem_kernel.tools.file_tools import read
 from elelem_kernel.tools.workspace import Workspace
 
 def hwm():
@@ -71,7 +71,7 @@ def make_tree(root: Path, files: int) -> Path:
 
 
 def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
-    from elelem_kernel.tools.files import list_files
+    from elelem_kernel.tools.file_tools import list_files
     from elelem_kernel.tools.search import grep
     from elelem_kernel.tools.workspace import Workspace
 

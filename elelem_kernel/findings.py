@@ -1,7 +1,7 @@
 """Review findings: one structured item per problem, their severities, order and location.
 
 A leaf like `events.py`: the review (which produces findings, review/) and the views that
-show the findings a turn record carries (render/findings.py) both read them here.
+show the findings a turn record carries (render/findings_view.py) both read them here.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import select
 import pytest
 
 from elelem_kernel.agent.approval import ApprovalRequest
-from elelem_kernel.cli.approval import QUESTION, TerminalApprover
+from elelem_kernel.cli.terminal_approver import QUESTION, TerminalApprover
 
 REQUEST = ApprovalRequest(
     id="c1",
@@ -133,7 +133,7 @@ def test_waiting_for_an_answer_can_be_cancelled_and_leaves_no_reader_behind() ->
 
 def test_the_terminal_takes_the_same_words_as_the_notebook() -> None:
     from elelem_kernel.agent.approval import ANSWERS
-    from elelem_kernel.jupyter.approvals import parse_answer
+    from elelem_kernel.jupyter.approval_channels import parse_answer
 
     for word, decision in ANSWERS.items():
         assert ask(f"{word.upper()}\n")[0] == decision == parse_answer(f" {word} ")

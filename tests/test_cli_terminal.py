@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem_kernel.cli.approval import QUESTION
+from elelem_kernel.cli.terminal_approver import QUESTION
 
 HERE = Path(__file__).parent
 ESCAPED_SPOOF = "\\x1b[2K\\r$ ls -la; touch marker"

@@ -54,14 +54,14 @@ def test_a_result_cut_short_says_so_in_one_sentence():
 
 
 def test_every_cut_tool_result_uses_the_one_sentence(tmp_path):
-    from elelem_kernel.tools import files
+    from elelem_kernel.tools import file_tools
     from elelem_kernel.tools.namespace import list_variables
     from elelem_kernel.tools.workspace import Workspace
 
     for i in range(5):
         (tmp_path / f"f{i}.txt").write_text("x\n" * 50)
     ws = Workspace(tmp_path)
-    read = files.read(ws, "f0.txt", offset=1, limit=10)
+    read = file_tools.read(ws, "f0.txt", offset=1, limit=10)
     assert read["truncated"] == showing("lines 1-10", 50, "", "call read with offset=11 for more")
     names = list_variables({f"v{i}": i for i in range(400)})
     assert names["truncated"].startswith("showing 300 of 400 names; ")

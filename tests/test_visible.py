@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from elelem_kernel.render.terminal import JsonRenderer, TerminalRenderer
+from elelem_kernel.render.terminal_view import JsonRenderer, TerminalRenderer
 from elelem_kernel.visible import json_visible, visible, visible_json
 
 

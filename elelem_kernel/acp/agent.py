@@ -51,11 +51,11 @@ from acp.schema import (
     Usage,
 )
 
-from elelem_kernel.acp.approval import AcpApprover
-from elelem_kernel.acp.files import ClientFiles
+from elelem_kernel.acp.editor_files import ClientFiles
+from elelem_kernel.acp.editor_terminal import ClientTerminal
 from elelem_kernel.acp.hello import initialize_result
+from elelem_kernel.acp.permission_request import AcpApprover
 from elelem_kernel.acp.prompt_content import PromptError, read_prompt, refusal
-from elelem_kernel.acp.terminal import ClientTerminal
 from elelem_kernel.acp.updates import Updates, fenced
 from elelem_kernel.agent.front import TurnSettings
 from elelem_kernel.agent.record import new_id

@@ -164,7 +164,7 @@ def _cut(result: dict[str, Any], key: str, keep: int) -> dict[str, Any]:
 def _fewer_lines(result: dict[str, Any], keep: int) -> dict[str, Any]:
     """A `read` result with only the lines that fit `keep` characters, and `read`'s own
     line saying which lines it shows and how to ask for the next."""
-    from elelem_kernel.tools.files import lines_result  # read's shape; only when a read is cut
+    from elelem_kernel.tools.file_tools import lines_result  # read's shape; only when a read is cut
 
     first = int(str(result["lines"]).split("-")[0])
     shown: list[str] = []

@@ -19,7 +19,7 @@ from elelem_kernel.agent.budget import DEFAULT_HINT
 from elelem_kernel.visible import visible
 
 if TYPE_CHECKING:
-    from elelem_kernel.tools.notebooks_live import Link
+    from elelem_kernel.tools.notebook_live import Link
 
 
 @dataclass(frozen=True)

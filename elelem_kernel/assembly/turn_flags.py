@@ -28,7 +28,7 @@ from elelem_kernel.findings import SEVERITIES
 
 class OptionAction(argparse._AppendAction):
     """`-o/--option NAME=VALUE`, appended. The long form always needs the `=`: only the
-    short `-o FILE` of old reviews may stand without one (`cli/review.py` reads it)."""
+    short `-o FILE` of old reviews may stand without one (`cli/review_command.py` reads it)."""
 
     def __call__(
         self,

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from elelem_kernel.agent.toolbox import Toolbox
-from elelem_kernel.tools import files, namespace, notebook_tools, search, shell
+from elelem_kernel.tools import file_tools, namespace, notebook_tools, search, shell
 from elelem_kernel.tools.declaration import Tool, ToolContext
 
 #: What declares the workspace tools, in the order the model is offered them.
 DECLARED: tuple[Callable[[ToolContext], tuple[Tool, ...]], ...] = (
-    files.reading,
+    file_tools.reading,
     search.definitions,
-    files.writing,
+    file_tools.writing,
     shell.definitions,
     namespace.definitions,
     notebook_tools.definitions,

@@ -59,47 +59,49 @@ def main(argv: list[str] | None = None) -> int:
 def _command(args: argparse.Namespace, signals: Signals) -> int:
     """Run the subcommand; each module is imported only when its command runs."""
     if args.command == "ask":
-        from elelem_kernel.cli import ask  # lazy: each command loads only what it needs
+        from elelem_kernel.cli import ask_command  # lazy: each command loads only what it needs
 
-        return ask.run(args)
+        return ask_command.run(args)
     if args.command == "chat":
-        from elelem_kernel.cli import chat  # lazy: each command loads only what it needs
+        from elelem_kernel.cli import chat_command  # lazy: each command loads only what it needs
 
-        return chat.run(args, signals)
+        return chat_command.run(args, signals)
     if args.command == "review":
-        from elelem_kernel.cli import review  # lazy: each command loads only what it needs
+        from elelem_kernel.cli import review_command  # lazy: each command loads only what it needs
 
-        return review.run(args)
+        return review_command.run(args)
     if args.command == "acp":
         from elelem_kernel import acp  # lazy: each command loads only what it needs
 
         return acp.main(args)
     if args.command == "install":
-        from elelem_kernel.cli import install  # lazy: each command loads only what it needs
+        from elelem_kernel.cli import install_command  # lazy: each command loads only what it needs
 
-        return install.run(args)
+        return install_command.run(args)
     return _listing(args)
 
 
 def _listing(args: argparse.Namespace) -> int:
     """The commands that run no turn: providers, mcp, files, policy, trust."""
     if args.command == "providers":
-        from elelem_kernel.cli import providers  # lazy: each command loads only what it needs
+        from elelem_kernel.cli import (
+            providers_command,  # lazy: each command loads only what it needs
+        )
 
-        return providers.run()
+        return providers_command.run()
     if args.command == "mcp":
-        from elelem_kernel.cli import mcp  # lazy: each command loads only what it needs
+        from elelem_kernel.cli import mcp_command  # lazy: each command loads only what it needs
 
-        return mcp.run(args.workspace, start=not args.no_start)
+        return mcp_command.run(args.workspace, start=not args.no_start)
     if args.command == "files":
-        from elelem_kernel.cli import files  # lazy: each command loads only what it needs
+        from elelem_kernel.cli import files_command  # lazy: each command loads only what it needs
 
-        return files.run(args.paths)
+        return files_command.run(args.paths)
     if args.command == "policy":
         from elelem_kernel.agent import policy  # lazy: each command loads only what it needs
 
         print(visible(policy.load().describe()))
         return 0
-    from elelem_kernel.cli import trust  # lazy: each command loads only what it needs
+    from elelem_kernel.cli import trust_command  # lazy: each command loads only what it needs
 
-    return trust.run(args)
+    return trust_command.run(args)

@@ -158,7 +158,7 @@ class ElelemKernel(IPythonKernel):
         return {"status": "complete" if not lines[-1].strip() else "incomplete", "indent": ""}
 
     def _complete_command(self, code: str, cursor_pos: int) -> CompleteReply:
-        from elelem_kernel.jupyter.front import (
+        from elelem_kernel.jupyter.shell_front import (
             front_for,  # lazy: the agent loads only when a prompt needs it
         )
 

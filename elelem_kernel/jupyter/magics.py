@@ -36,8 +36,8 @@ from elelem_kernel.agent.commands import TURN_COMMANDS
 from elelem_kernel.assembly.turn_flags import CELL, add_flags
 from elelem_kernel.errors import BadInput, ElelemError
 from elelem_kernel.jupyter import frozen_comm, undoable_comm
-from elelem_kernel.jupyter.front import front_for
 from elelem_kernel.jupyter.restore_comm import register
+from elelem_kernel.jupyter.shell_front import front_for
 from elelem_kernel.options import parse_pairs
 
 SUBCOMMANDS = tuple(TURN_COMMANDS)

@@ -28,7 +28,7 @@ from elelem_kernel.errors import ToolError
 from elelem_kernel.store import signature
 from elelem_kernel.text import shorten
 from elelem_kernel.tools.changes import digest
-from elelem_kernel.tools.notebooks import ordinal
+from elelem_kernel.tools.notebook_disk import ordinal
 from elelem_kernel.tools.protected import check_writable, startup_code
 from elelem_kernel.tools.workspace import Workspace, atomic_write
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from elelem_kernel.agent.record import TurnRecord
     from elelem_kernel.agent.session import Session
     from elelem_kernel.tools.extras import Change
-    from elelem_kernel.tools.notebooks_live import Link
+    from elelem_kernel.tools.notebook_live import Link
 
 VARIABLES = "Python variables the turn changed cannot be restored."
 

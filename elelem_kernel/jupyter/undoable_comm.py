@@ -62,7 +62,7 @@ def _opened(ip: Any, comm: Any, msg: dict[str, Any]) -> None:
 
 
 def _undo(ip: Any, data: dict[str, Any]) -> str:
-    from elelem_kernel.jupyter.front import front_for  # lazy: the agent, only to undo
+    from elelem_kernel.jupyter.shell_front import front_for  # lazy: the agent, only to undo
 
     turn, cell = data.get("turn"), data.get("cell")
     if not isinstance(turn, str):

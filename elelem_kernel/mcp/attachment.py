@@ -19,7 +19,7 @@ from elelem_kernel.agent.toolbox import Tool
 from elelem_kernel.errors import BadInput
 from elelem_kernel.mcp import config as mcp_config
 from elelem_kernel.mcp.config import ServerConfig
-from elelem_kernel.mcp.tools import PREFIX, convert, make_tool
+from elelem_kernel.mcp.server_tools import PREFIX, convert, make_tool
 from elelem_kernel.redaction import forms_of, redact
 
 if TYPE_CHECKING:

@@ -48,7 +48,7 @@ HOW_TO = (
     "tools really returned. For a real model set `ANTHROPIC_API_KEY` or `OPENAI_API_KEY` "
     "(or `OPENAI_BASE_URL` for any OpenAI-compatible server), or run Ollama, {pick}."
 )
-#: The fronts by the fact the system prompt carries (jupyter/front.py: WHERE).
+#: The fronts by the fact the system prompt carries (jupyter/shell_front.py: WHERE).
 FRONTS = {"types in the Elelem kernel": "kernel", "types in a Python notebook": "magic"}
 #: How to pick a real model, in the words of each front.
 PICK = {

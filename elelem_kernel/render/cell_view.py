@@ -59,7 +59,7 @@ class TextView(EndView):
 
     def __init__(self) -> None:
         from elelem_kernel.render.markdown_text import MarkdownStream  # lazy: text clients only
-        from elelem_kernel.render.terminal import TerminalRenderer  # lazy: text clients only
+        from elelem_kernel.render.terminal_view import TerminalRenderer  # lazy: text clients only
 
         out = sys.stdout  # the kernel's stream for this cell, also from the loop thread
         self.text = MarkdownStream(out)

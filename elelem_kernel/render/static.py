@@ -16,7 +16,7 @@ from elelem_kernel.agent.record import RecordCall, RecordRound, TurnRecord
 from elelem_kernel.names import RECORD_KEY
 from elelem_kernel.render import cards
 from elelem_kernel.render.call_text import STATES, seconds, short_arguments, state_of
-from elelem_kernel.render.findings import findings_html, findings_markdown, location
+from elelem_kernel.render.findings_view import findings_html, findings_markdown, location
 from elelem_kernel.render.footer import compaction_note, footer_line
 from elelem_kernel.render.markdown import closed, neutralise, no_blank_lines, to_html
 from elelem_kernel.render.markdown_text import to_text

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from elelem_kernel.review import git, notebook
+from elelem_kernel.review import cell_sources, git
 from elelem_kernel.review.target import Target
 
 #: Characters of diff per review part (about 15k tokens).
@@ -175,7 +175,7 @@ def _notebook(target: Target, letter: str, old_path: str, path: str) -> str | No
     old = None if letter == "A" else git.blob(target.root, target.base, old_path)
     new = new_bytes(target, path)
     try:
-        body, _ = notebook.diff(old, new)
+        body, _ = cell_sources.diff(old, new)
     except ValueError:
         return None  # not notebook JSON: git's text diff is the honest view
     header = (
@@ -207,7 +207,7 @@ def _untracked(target: Target, path: str) -> FileDiff:
         )
     if path.endswith(".ipynb"):
         try:
-            body, _ = notebook.diff(None, data)
+            body, _ = cell_sources.diff(None, data)
         except ValueError:
             pass
         else:

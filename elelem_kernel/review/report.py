@@ -10,7 +10,7 @@ from elelem_kernel._version import __version__
 from elelem_kernel.errors import BadInput
 from elelem_kernel.events import Usage
 from elelem_kernel.findings import FORMATS, Finding, at_least, sort
-from elelem_kernel.render.findings import findings_html, findings_markdown
+from elelem_kernel.render.findings_view import findings_html, findings_markdown
 from elelem_kernel.render.markdown import escape, neutralise, to_html
 from elelem_kernel.review.diff import Skipped
 

@@ -7,7 +7,7 @@ Fronts (the `%%elelem review` magic, the kernel's `/review`, the chat) run one t
         with review:  # plan mode and the review tools until the block ends
             result = await session.turn(review.prompt, renderer=view, extras=review.extras)
 
-`review()` (and `elelem-kernel review`, cli/review.py) runs one turn per part of a large diff
+`review()` (and `elelem-kernel review`, cli/review_command.py) runs one turn per part of a large diff
 and builds a ReviewResult.
 """
 
@@ -27,8 +27,8 @@ from elelem_kernel.findings import at_least, check_severity, sort
 from elelem_kernel.review import prompt as prompts
 from elelem_kernel.review.diff import BUDGET, Diff, Skipped, collect
 from elelem_kernel.review.report import ReviewResult
+from elelem_kernel.review.review_tools import FindingLog, review_toolset
 from elelem_kernel.review.target import Target, resolve
-from elelem_kernel.review.tools import FindingLog, review_toolset
 from elelem_kernel.sync import run_sync
 from elelem_kernel.visible import visible
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from elelem_kernel.store import notebook_json
+from elelem_kernel.store import ipynb_json
 
 #: Where the cells of an nbformat-written notebook end, and the separator between cells.
 _CELLS_END = b"\n ],\n"
@@ -96,7 +96,7 @@ def append(path: Path, cell: Mapping[str, object]) -> bool:
 
 def cell_json(cell: Mapping[str, object]) -> bytes:
     """`cell` as `nbformat.write` lays it out inside a notebook's cells list."""
-    text = notebook_json.dumps(notebook_json.new_notebook(cells=[dict(cell)])).encode("utf-8")
+    text = ipynb_json.dumps(ipynb_json.new_notebook(cells=[dict(cell)])).encode("utf-8")
     start = text.index(b'"cells": [\n') + len(b'"cells": [\n')
     return text[start : text.index(_CELLS_END)]
 

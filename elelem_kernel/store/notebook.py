@@ -1,13 +1,13 @@
 """The notebook as the store, the one interface the fronts use: restore the conversations a
 notebook holds, and append a turn to it as a cell with its frozen output.
 
-`ask --notebook` (cli/notebook.py), the ACP sessions (store/acp_sessions.py) and the
+`ask --notebook` (cli/ask_notebook.py), the ACP sessions (store/acp_sessions.py) and the
 Jupyter restore (jupyter/restore.py, from the file or from the cells the open notebook
 sent) all go through here, so a notebook any of them wrote restores in the others. Reading
-never raises and never runs anything (store/notebook_file.py); which records count is
+never raises and never runs anything (store/ipynb_records.py); which records count is
 store/rebuild.py's rule. Appending writes the cell in place when it can
 (store/in_place.py), never over a change made meanwhile, and never imports nbformat
-(store/notebook_json.py).
+(store/ipynb_json.py).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME, RECORD_KEY
-from elelem_kernel.store import in_place, notebook_json
-from elelem_kernel.store.notebook_file import NotebookCell, cells_of, read_notebook
+from elelem_kernel.store import in_place, ipynb_json
+from elelem_kernel.store.ipynb_records import NotebookCell, cells_of, read_notebook
 from elelem_kernel.store.rebuild import Rebuilt, rebuild
 from elelem_kernel.store.record_format import TurnRecord
 
@@ -74,7 +74,7 @@ def modified_ns(path: Path) -> int | None:
 def unwritable(path: Path) -> str | None:
     """Why a turn could not be appended to the existing file at `path`, before running it."""
     try:
-        notebook_json.read(path)
+        ipynb_json.read(path)
     except Exception as error:
         return (
             f"cannot continue {path}: it is not a notebook nbformat can read "
@@ -109,7 +109,7 @@ def append_turn(
         notebook = new_notebook()
     else:
         try:
-            notebook = notebook_json.read(path)
+            notebook = ipynb_json.read(path)
         except Exception as error:
             raise ElelemError(
                 f"cannot add the turn to {path}: it is not a notebook nbformat can read "
@@ -117,10 +117,10 @@ def append_turn(
             ) from error
     elelem = _is_elelem(notebook)
     cells = notebook["cells"]
-    if not elelem and not any("load_ext elelem_kernel" in notebook_json.source(c) for c in cells):
-        cells.append(notebook_json.new_code_cell("%load_ext elelem_kernel"))
+    if not elelem and not any("load_ext elelem_kernel" in ipynb_json.source(c) for c in cells):
+        cells.append(ipynb_json.new_code_cell("%load_ext elelem_kernel"))
     cells.append(_turn_cell(record, data, metadata, elelem))
-    notebook_json.unique_ids(notebook)  # a cell id taken already: the new cell gets another
+    ipynb_json.unique_ids(notebook)  # a cell id taken already: the new cell gets another
     _write(path, notebook, expected_mtime_ns)
     in_place.remember(path, notebook, elelem)
 
@@ -131,12 +131,12 @@ def _turn_cell(
     """The turn's cell: its prompt (after `%%elelem` in Python notebooks), its frozen output."""
     prompt = str(record.get("prompt", ""))
     cell_id = record.get("cell")
-    cell = notebook_json.new_code_cell(
+    cell = ipynb_json.new_code_cell(
         prompt if elelem else f"%%elelem\n{prompt}",
         cell_id if isinstance(cell_id, str) and _CELL_ID.fullmatch(cell_id) else None,
     )
     output_metadata = {**metadata, RECORD_KEY: metadata.get(RECORD_KEY, record)}
-    cell["outputs"] = [notebook_json.display_data(data, output_metadata)]
+    cell["outputs"] = [ipynb_json.display_data(data, output_metadata)]
     return cell
 
 
@@ -145,7 +145,7 @@ _CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 def new_notebook() -> dict[str, Any]:
     """An empty notebook of the Elelem kernel."""
-    notebook = notebook_json.new_notebook()
+    notebook = ipynb_json.new_notebook()
     notebook["metadata"]["kernelspec"] = {
         "name": KERNEL_NAME,
         "display_name": KERNEL_DISPLAY_NAME,
@@ -173,7 +173,7 @@ def _check_unchanged(path: Path, expected_mtime_ns: int | None) -> None:
 def _write(path: Path, notebook: dict[str, Any], expected_mtime_ns: int | None) -> None:
     temporary = path.with_name(f".{path.name}.elelem-{os.getpid()}.tmp")
     try:
-        notebook_json.write(notebook, temporary)
+        ipynb_json.write(notebook, temporary)
         if path.exists():
             os.chmod(temporary, path.stat().st_mode & 0o7777)
         _check_unchanged(path, expected_mtime_ns)

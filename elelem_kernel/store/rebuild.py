@@ -1,6 +1,6 @@
 """Rebuild conversations from the turn records found in a notebook's cells.
 
-Pure data in, data out: no Jupyter, no files, nothing executed. store/notebook_file.py reads
+Pure data in, data out: no Jupyter, no files, nothing executed. store/ipynb_records.py reads
 the cells; this module decides which records count.
 
 Rules:

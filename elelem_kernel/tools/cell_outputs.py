@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.text import HeadTail
-from elelem_kernel.tools.notebooks import IMAGE_TYPES, OUTPUT_CHARS
+from elelem_kernel.tools.notebook_disk import IMAGE_TYPES, OUTPUT_CHARS
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from elelem_kernel.tools.extras import TurnExtras
-    from elelem_kernel.tools.notebooks_live import Link
+    from elelem_kernel.tools.notebook_live import Link
 
 Arguments = dict[str, Any]
 Result = dict[str, Any]
@@ -42,7 +42,7 @@ class ToolContext:
 
     workspace: Path
     namespace: dict[str, Any] = field(default_factory=dict)
-    #: The notebook open in the front (its file is written only through the front), or None.
+    #: The notebook open in the frontend (its file is written only through the frontend), or None.
     open_notebook: Path | None = None
     #: How the front offers a new cell (None: there is no frontend to offer one to).
     propose_cell: Callable[[str], None] | None = None

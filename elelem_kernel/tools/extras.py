@@ -37,5 +37,5 @@ class TurnExtras(TypedDict, total=False):
     """Fields the tools add to the turn's record."""
 
     changes: list[Change]
-    findings: list[dict[str, object]]  #: review findings (`review/tools.py`)
+    findings: list[dict[str, object]]  #: review findings (`review/review_tools.py`)
     review: dict[str, object]  #: what a review looked at (`review/run.py`)

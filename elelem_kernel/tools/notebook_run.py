@@ -22,7 +22,7 @@ from elelem_kernel.sync import on_own_loop
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.cell_outputs import CellCuts, bounded_client
 from elelem_kernel.tools.declaration import Result
-from elelem_kernel.tools.notebooks import describe_cell, find_cell, load
+from elelem_kernel.tools.notebook_disk import describe_cell, find_cell, load
 from elelem_kernel.tools.workspace import Workspace
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The notebook tools: notebook_read, notebook_edit, notebook_run and propose_cell.
 
-Each acts on the notebook open in the front through its live link (`notebooks_live`) when
+Each acts on the notebook open in the frontend through its live link (`notebooks_live`) when
 no path is given or the path names that notebook, and on a notebook file otherwise
 (`notebooks`, `notebook_run`): one declaration, two implementations.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools import changes, notebook_run, notebooks, protected
+from elelem_kernel.tools import changes, notebook_disk, notebook_run, protected
 from elelem_kernel.tools.declaration import (
     CELL,
     PATH,
@@ -26,7 +26,7 @@ from elelem_kernel.tools.declaration import (
 from elelem_kernel.tools.workspace import Workspace
 
 if TYPE_CHECKING:
-    from elelem_kernel.tools.notebooks_live import Link
+    from elelem_kernel.tools.notebook_live import Link
 
 #: The `path` argument of the notebook tools.
 NOTEBOOK = {**PATH, "description": "a notebook file; omit for the open notebook"}
@@ -38,7 +38,7 @@ EDIT_PARAMS: dict[str, dict[str, object]] = {
     "new": {"type": "string", "description": "replacement for old"},
     "source": {"type": "string", "description": "whole new source (or the inserted cell's)"},
     "insert": {"enum": ["before", "after"], "description": "insert a new cell near cell"},
-    "cell_type": {"enum": list(notebooks.CELL_TYPES)},
+    "cell_type": {"enum": list(notebook_disk.CELL_TYPES)},
     "delete": {"type": "boolean"},
     "move_to": {"type": "integer", "description": "new index for the cell"},
 }
@@ -50,7 +50,7 @@ def live(context: ToolContext, path: str | None) -> Link | None:
     link = context.live_notebook
     if not path:
         if link is None:
-            from elelem_kernel.tools.notebooks_live import NOT_REACHABLE  # only in a front
+            from elelem_kernel.tools.notebook_live import NOT_REACHABLE  # only in a front
 
             raise ToolError(NOT_REACHABLE)
         return link
@@ -60,7 +60,7 @@ def live(context: ToolContext, path: str | None) -> Link | None:
 
 
 def _is_open(context: ToolContext, path: str) -> bool:
-    """Whether `path` is the notebook open in the front."""
+    """Whether `path` is the notebook open in the frontend."""
     opened = context.open_notebook
     if opened is None:
         return False
@@ -91,13 +91,11 @@ def _read(context: ToolContext) -> Tool:
     async def notebook_read(args: Arguments) -> Result:
         link = live(context, args.get("path"))
         if link is not None:
-            from elelem_kernel.tools import notebooks_live  # only with an open notebook
+            from elelem_kernel.tools import notebook_live  # only with an open notebook
 
-            return await notebooks_live.read_open(
-                link, args.get("cells"), args.get("outputs", True)
-            )
+            return await notebook_live.read_open(link, args.get("cells"), args.get("outputs", True))
         ws = Workspace(context.workspace)
-        result = notebooks.read_notebook(
+        result = notebook_disk.read_notebook(
             ws, args["path"], args.get("cells"), args.get("outputs", True)
         )
         if _is_open(context, args["path"]):
@@ -130,10 +128,10 @@ def _edit(context: ToolContext) -> Tool:
         change = {k: v for k, v in args.items() if k != "path"}
         link = live(context, args.get("path"))
         if link is not None:
-            from elelem_kernel.tools import notebooks_live  # only with an open notebook
+            from elelem_kernel.tools import notebook_live  # only with an open notebook
 
             asked = _edits_asked(context)
-            result = await notebooks_live.edit_open(link, asked, context.turn_id, **change)
+            result = await notebook_live.edit_open(link, asked, context.turn_id, **change)
             undo = result.pop("_undo", None)
             if undo is not None:
                 changes.remember(context.turn_extras, undo)
@@ -142,7 +140,9 @@ def _edit(context: ToolContext) -> Tool:
             context,
             "notebook_edit",
             args["path"],
-            lambda: notebooks.edit_notebook(ws(), args["path"], context.open_notebook, **change),
+            lambda: notebook_disk.edit_notebook(
+                ws(), args["path"], context.open_notebook, **change
+            ),
         )
 
     return Tool(
@@ -154,7 +154,7 @@ def _edit(context: ToolContext) -> Tool:
         EDIT_PARAMS,
         notebook_edit,
         kind="write",
-        preview=lambda a: notebooks.edit_preview(ws(), protected=context.open_notebook, **a),
+        preview=lambda a: notebook_disk.edit_preview(ws(), protected=context.open_notebook, **a),
         sensitive=lambda a: protected.startup_code(ws(), a["path"]) if a.get("path") else None,
         asks_itself=lambda a: not a.get("path") or live(context, a["path"]) is not None,
     )
@@ -165,11 +165,9 @@ def _run(context: ToolContext) -> Tool:
         timeout = args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
         link = live(context, args.get("path"))
         if link is not None:
-            from elelem_kernel.tools import notebooks_live  # only with an open notebook
+            from elelem_kernel.tools import notebook_live  # only with an open notebook
 
-            return await notebooks_live.run_open(
-                link, context.namespace, args.get("cells"), timeout
-            )
+            return await notebook_live.run_open(link, context.namespace, args.get("cells"), timeout)
         ws = Workspace(context.workspace)
         return await notebook_run.run_notebook(ws, args["path"], args.get("cells"), timeout)
 
@@ -179,15 +177,15 @@ def _run(context: ToolContext) -> Tool:
         link = live(context, args.get("path"))
         if link is None:
             return None
-        from elelem_kernel.tools import notebooks_live  # only with an open notebook
+        from elelem_kernel.tools import notebook_live  # only with an open notebook
 
         timeout = args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
-        plan = await notebooks_live.plan_open(link, args.get("cells"))
+        plan = await notebook_live.plan_open(link, args.get("cells"))
 
         async def run_planned() -> Result:
-            return await notebooks_live.run_plan(plan, link, context.namespace, timeout)
+            return await notebook_live.run_plan(plan, link, context.namespace, timeout)
 
-        return notebooks_live.describe_plan(plan, timeout), run_planned
+        return notebook_live.describe_plan(plan, timeout), run_planned
 
     return Tool(
         "notebook_run",

@@ -30,7 +30,7 @@ from elelem_kernel.tools import pyregex
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES
 from elelem_kernel.tools.children import Children
 from elelem_kernel.tools.declaration import PATH, Arguments, Result, Tool, ToolContext
-from elelem_kernel.tools.files import (
+from elelem_kernel.tools.file_tools import (
     LINE_BYTES,
     LINE_CHARS,
     decode_line,

@@ -15,8 +15,8 @@
  *
  * Only a live view is replaced (a widget output whose plain text is the view's), or an
  * empty cell filled; other outputs are left as they are. In a shared document (real-time
- * collaboration) the page that ran the cell writes its frozen output for everyone, so a
- * broadcast is not adopted here too: it would add a second copy.
+ * collaboration) the page that ran the cell writes its frozen output for everyone, so
+ * nothing is adopted here: a second writer would add a second copy.
  */
 
 import { ICodeCellModel } from '@jupyterlab/cells';
@@ -65,7 +65,7 @@ export function showFrozenElsewhere(panel: NotebookPanel): void {
   panel.sessionContext.kernelChanged.connect(watch);
   watch();
   panel.sessionContext.statusChanged.connect((_, status) => {
-    if (status === 'idle') {
+    if (status === 'idle' && !panel.context.model.collaborative) {
       askForFrozen(panel, asked);
     }
   });

@@ -17,7 +17,7 @@ from acp import (  # noqa: E402  # noqa: E402
 )
 
 from elelem_kernel.acp.agent import stop_reason, usage  # noqa: E402
-from elelem_kernel.acp.files import numbered  # noqa: E402
+from elelem_kernel.acp.editor_files import numbered  # noqa: E402
 from elelem_kernel.acp.prompt_content import PromptError, read_prompt  # noqa: E402
 from elelem_kernel.acp.updates import acp_kind, checklist, fenced, notebook_text  # noqa: E402
 from elelem_kernel.errors import ToolError  # noqa: E402

@@ -17,7 +17,7 @@ from elelem_kernel.errors import ConfigError
 from elelem_kernel.providers.anthropic import AnthropicProvider
 from elelem_kernel.providers.openai import OpenAIProvider
 from elelem_kernel.render.footer import footer_line
-from elelem_kernel.render.terminal import JsonRenderer, TerminalRenderer
+from elelem_kernel.render.terminal_view import JsonRenderer, TerminalRenderer
 from tests.ports import free_port
 from tests.wire_servers import Round, WireServer
 from tests.wire_servers.local_servers import llama_cpp_info

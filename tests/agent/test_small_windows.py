@@ -17,7 +17,7 @@ from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.assembly.workspace_tools import add_workspace_tools
 from elelem_kernel.providers.openai import OpenAIProvider
-from elelem_kernel.render.terminal import TerminalRenderer
+from elelem_kernel.render.terminal_view import TerminalRenderer
 from tests.agent.test_local_models import LONG, local, turn
 from tests.wire_servers import Round, WireServer
 from tests.wire_servers.local_servers import llama_cpp_info, overflow_reply, vllm_info

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import elelem_kernel
-from elelem_kernel.acp.files import ClientFiles
-from elelem_kernel.acp.terminal import ClientTerminal
+from elelem_kernel.acp.editor_files import ClientFiles
+from elelem_kernel.acp.editor_terminal import ClientTerminal
 from elelem_kernel.agent import toolbox as toolbox_module
 from elelem_kernel.agent.toolbox import Call, Toolbox
 from elelem_kernel.agent.toolset import Rerouted, Tools

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from elelem_kernel.cli import install
+from elelem_kernel.cli import install_command
 from tests.e2e.kernels import frozen, isolated_env, run, texts, trusted, workspace
 from tests.wire_servers import Round, WireServer
 
@@ -77,7 +77,7 @@ def test_the_magic_takes_a_budget_per_cell_and_per_session(tmp_path, wire):
 
 def test_the_elelem_kernel_says_slash_budget(tmp_path, wire):
     prefix = tmp_path / "prefix"
-    assert install.main(["--prefix", str(prefix)]) == 0
+    assert install_command.main(["--prefix", str(prefix)]) == 0
     folder = workspace(tmp_path / "elelem")
     jupyter_path = str(prefix / "share" / "jupyter")
     with pytest.MonkeyPatch.context() as mp:

@@ -17,7 +17,7 @@ import nbformat
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from elelem_kernel.cli import install
+from elelem_kernel.cli import install_command
 from tests.e2e.kernels import (
     collect,
     idle,
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.kernel
 
 NAMES = (
     "import json\n"
-    "from elelem_kernel.jupyter.front import front_for\n"
+    "from elelem_kernel.jupyter.shell_front import front_for\n"
     "print(json.dumps(front_for(get_ipython()).get_session().commands.names()))"
 )
 
@@ -44,7 +44,7 @@ NAMES = (
 @pytest.fixture(scope="module")
 def prefix(tmp_path_factory):
     root = tmp_path_factory.mktemp("prefix")
-    assert install.main(["--prefix", str(root)]) == 0
+    assert install_command.main(["--prefix", str(root)]) == 0
     return root
 
 
@@ -237,7 +237,7 @@ def test_a_vscode_cell_id_names_the_notebook_to_restore(prefix, tmp_path):
 
 
 def test_a_card_says_where_to_answer_before_the_input_box_opens(elelem, tmp_path):
-    from elelem_kernel.jupyter.approvals import EITHER, IN_THE_BOX
+    from elelem_kernel.jupyter.approval_channels import EITHER, IN_THE_BOX
 
     run_in_cell(elelem, "/provider toucher", "cell-1")
     # a cell id and stdin, as JupyterLab 4.2 sends: it opens no subshell for comms

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from elelem_kernel.cli import install
+from elelem_kernel.cli import install_command
 from tests.e2e.kernels import isolated_env
 
 pexpect = pytest.importorskip("pexpect")
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.kernel
 @pytest.fixture(scope="module")
 def prefix(tmp_path_factory):
     root = tmp_path_factory.mktemp("prefix")
-    assert install.main(["--prefix", str(root)]) == 0
+    assert install_command.main(["--prefix", str(root)]) == 0
     return root
 
 

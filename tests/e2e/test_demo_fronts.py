@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from elelem_kernel.cli import install
+from elelem_kernel.cli import install_command
 from tests.e2e.kernels import isolated_env, run, texts
 
 pytestmark = pytest.mark.kernel
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.kernel
 @pytest.fixture
 def start(tmp_path, monkeypatch):
     prefix = tmp_path / "prefix"
-    assert install.main(["--prefix", str(prefix)]) == 0
+    assert install_command.main(["--prefix", str(prefix)]) == 0
     folder = tmp_path / "work"
     folder.mkdir()
     env = isolated_env(

@@ -12,7 +12,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import start_new_kernel
 
-from elelem_kernel.cli import install
+from elelem_kernel.cli import install_command
 from tests.e2e.kernels import (
     collect,
     frozen,
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.kernel
 @pytest.fixture(scope="module")
 def prefix(tmp_path_factory):
     root = tmp_path_factory.mktemp("prefix")
-    assert install.main(["--prefix", str(root)]) == 0
+    assert install_command.main(["--prefix", str(root)]) == 0
     return root
 
 
@@ -66,7 +66,7 @@ def test_install_writes_a_kernelspec_with_this_python(prefix, monkeypatch):
 
 def test_install_help_explains_the_choices(capsys):
     with pytest.raises(SystemExit):
-        install.main(["--help"])
+        install_command.main(["--help"])
     out = capsys.readouterr().out
     assert "--user" in out and "--sys-prefix" in out and "--prefix" in out
 
@@ -74,7 +74,7 @@ def test_install_help_explains_the_choices(capsys):
 def test_shipped_kernel_json_is_valid():
     from pathlib import Path
 
-    shipped = Path(install.__file__).parents[2] / "kernelspec" / "elelem" / "kernel.json"
+    shipped = Path(install_command.__file__).parents[2] / "kernelspec" / "elelem" / "kernel.json"
     spec = json.loads(shipped.read_text())
     assert spec["argv"][0] == "python"  # jupyter_client swaps in its own interpreter
     assert spec["language"] == "elelem" and "{connection_file}" in spec["argv"]
@@ -130,7 +130,7 @@ def test_silent_requests_go_straight_to_python(kc):
 def test_the_agent_python_namespace_is_the_users(kc):
     reply, msgs = run(
         kc,
-        "%%py\nimport elelem_kernel.jupyter.front as f\n"
+        "%%py\nimport elelem_kernel.jupyter.shell_front as f\n"
         "print(f.front_for(get_ipython()).get_session().tool_context.namespace is globals())",
     )
     assert "True" in texts(msgs)

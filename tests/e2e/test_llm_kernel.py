@@ -8,7 +8,7 @@ import json
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from elelem_kernel.cli import install
+from elelem_kernel.cli import install_command
 from tests.e2e.kernels import frozen, isolated_env, run, texts, workspace
 
 pytestmark = pytest.mark.kernel
@@ -18,7 +18,7 @@ pytest.importorskip("llm_echo")
 @pytest.fixture(scope="module")
 def kc(tmp_path_factory):
     prefix = tmp_path_factory.mktemp("prefix")
-    assert install.main(["--prefix", str(prefix)]) == 0
+    assert install_command.main(["--prefix", str(prefix)]) == 0
     folder = workspace(tmp_path_factory.mktemp("llm"))
     (folder / "notes.txt").write_text("the answer is 42\n")
     env = isolated_env(

@@ -93,7 +93,7 @@ def test_headless_runs_show_the_static_output_only(kc):
 
 def test_deleted_cells_leave_the_conversation(kc):
     run_in_cell(kc, "%%elelem -p echo\nto be deleted", "cell-doomed")
-    show = "import elelem_kernel.jupyter.front as f\nprint([t['cell'] for t in f.front_for(get_ipython()).session.conversation.turns])"
+    show = "import elelem_kernel.jupyter.shell_front as f\nprint([t['cell'] for t in f.front_for(get_ipython()).session.conversation.turns])"
     assert "cell-doomed" in texts(run(kc, show)[1])
     run_in_cell(kc, "%%elelem -p echo\nnext", "cell-next", deletedCells=["cell-doomed"])
     out = texts(run(kc, show)[1])

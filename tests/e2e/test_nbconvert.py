@@ -18,8 +18,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from elelem_kernel.agent.session import Session
-from elelem_kernel.jupyter.front import say_bundle
 from elelem_kernel.jupyter.kernel import ElelemKernel
+from elelem_kernel.jupyter.shell_front import say_bundle
 from elelem_kernel.render.static import bundle
 from tests.scripted import Scripted
 

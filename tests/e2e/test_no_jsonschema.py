@@ -2,7 +2,7 @@
 
 `import nbformat` imports jsonschema, and in a JupyterLab environment jsonschema compiles
 rfc3987-syntax's grammars at import (2-7 s). These paths read and write notebook JSON
-themselves (store/notebook_json.py), so each is checked in a real process here: the
+themselves (store/ipynb_json.py), so each is checked in a real process here: the
 CLI's `ask --notebook`, the Elelem kernel restoring from its notebook, and the store.
 """
 

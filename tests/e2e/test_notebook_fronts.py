@@ -7,7 +7,7 @@ import pytest
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
-from elelem_kernel.cli import install
+from elelem_kernel.cli import install_command
 from tests.e2e.kernels import isolated_env, trusted, workspace
 
 pytestmark = pytest.mark.kernel
@@ -60,7 +60,7 @@ def test_python_notebook_with_magic_cells(tmp_path):
 
 def test_elelem_kernel_notebook(tmp_path, monkeypatch):
     prefix = tmp_path / "prefix"
-    assert install.main(["--prefix", str(prefix)]) == 0
+    assert install_command.main(["--prefix", str(prefix)]) == 0
     monkeypatch.setenv("JUPYTER_PATH", str(prefix / "share" / "jupyter"))
     folder = workspace(tmp_path / "work")
     nb = nbformat.v4.new_notebook()

@@ -9,7 +9,7 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 
 from elelem_kernel import cli
-from elelem_kernel.cli import install
+from elelem_kernel.cli import install_command
 from tests.e2e.kernels import isolated_env, run, texts
 
 pytestmark = pytest.mark.kernel
@@ -25,7 +25,7 @@ def test_a_relative_notebook_path_survives_a_chdir(tmp_path, monkeypatch):
     assert cli.main(["ask", "-p", "echo", "--notebook", "nb.ipynb", "remember PELICAN"]) == 0
 
     prefix = tmp_path / "prefix"
-    assert install.main(["--prefix", str(prefix)]) == 0
+    assert install_command.main(["--prefix", str(prefix)]) == 0
     env = isolated_env(
         folder, JUPYTER_PATH=str(prefix / "share" / "jupyter"), ELELEM_NOTEBOOK="nb.ipynb"
     )
@@ -52,7 +52,7 @@ def test_a_gateway_working_dir_is_where_the_kernel_works_and_the_turn_says_so(
     elsewhere = tmp_path / "gateway"
     elsewhere.mkdir()
     prefix = tmp_path / "prefix"
-    assert install.main(["--prefix", str(prefix)]) == 0
+    assert install_command.main(["--prefix", str(prefix)]) == 0
     env = isolated_env(
         folder, JUPYTER_PATH=str(prefix / "share" / "jupyter"), KERNEL_WORKING_DIR=str(folder)
     )

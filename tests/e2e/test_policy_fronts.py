@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from elelem_kernel.cli import install
+from elelem_kernel.cli import install_command
 from tests.e2e.kernels import frozen, isolated_env, run, texts, trusted, workspace
 from tests.wire_servers import Round, WireServer
 
@@ -137,7 +137,7 @@ def test_the_magic_keeps_the_site_policy(tmp_path, wire):
 
 def test_the_elelem_kernel_keeps_the_site_policy(tmp_path, wire):
     prefix = tmp_path / "prefix"
-    assert install.main(["--prefix", str(prefix)]) == 0
+    assert install_command.main(["--prefix", str(prefix)]) == 0
     folder = workspace(tmp_path / "elelem")
     site = tmp_path / "elelem_policy.json"
     site.write_text(json.dumps(site_policy(wire)))
@@ -150,7 +150,7 @@ def test_the_elelem_kernel_keeps_the_site_policy(tmp_path, wire):
 
 def test_a_malformed_policy_stops_both_fronts_naming_the_file(tmp_path, wire):
     prefix = tmp_path / "prefix"
-    assert install.main(["--prefix", str(prefix)]) == 0
+    assert install_command.main(["--prefix", str(prefix)]) == 0
     site = tmp_path / "elelem_policy.json"
     site.write_text('{"tools": {"deny": "bash"}}')
     problem = f"site policy {site}: tools.deny must be a list of strings"

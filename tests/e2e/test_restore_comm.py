@@ -152,7 +152,7 @@ def test_the_frontend_folder_is_the_workspace_when_the_kernel_starts_elsewhere(
 
 
 WORKSPACE = (
-    "%%py\nfrom elelem_kernel.jupyter.front import front_for\n"
+    "%%py\nfrom elelem_kernel.jupyter.shell_front import front_for\n"
     "print(front_for(get_ipython()).session.workspace)"
 )
 

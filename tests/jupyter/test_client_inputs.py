@@ -9,7 +9,7 @@ import concurrent.futures
 import pytest
 
 from elelem_kernel.agent.approval import ApprovalRequest
-from elelem_kernel.jupyter.approvals import IN_THE_BOX, StdinApprover
+from elelem_kernel.jupyter.approval_channels import IN_THE_BOX, StdinApprover
 from elelem_kernel.jupyter.execute_request import ExecuteRequest
 from elelem_kernel.jupyter.kernel import unwrap
 

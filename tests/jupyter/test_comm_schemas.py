@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from elelem_kernel.jupyter import notebook_comm, restore, restore_comm, undo, undoable_comm
-from elelem_kernel.tools import notebooks_live
+from elelem_kernel.tools import notebook_live
 from tests import comm_schemas
 from tests.comm_schemas import PARTS, TARGETS, check, members, schema
 
@@ -135,7 +135,7 @@ def test_undoable_answers_a_query_with_the_turns_it_signed(secret_home):
 
 
 def test_undoable_undoes_a_turn_and_says_what_undo_said(monkeypatch):
-    from elelem_kernel.jupyter import front
+    from elelem_kernel.jupyter import shell_front
 
     asked: list[dict] = []
 
@@ -144,7 +144,7 @@ def test_undoable_undoes_a_turn_and_says_what_undo_said(monkeypatch):
             asked.append(kwargs)
             return "Undid the turn “fix it”."
 
-    monkeypatch.setattr(front, "front_for", lambda ip: Front())
+    monkeypatch.setattr(shell_front, "front_for", lambda ip: Front())
     [data] = schema("elelem.undoable")["$defs"]["UndoRequest"]["examples"]
     ip = SimpleNamespace(user_ns={})
     comm = FakeComm("elelem.undoable")
@@ -251,10 +251,10 @@ def test_every_request_of_the_kernel_is_a_message_of_the_schema(monkeypatch):
     link = notebook.link
 
     async def turn() -> dict[str, Any]:
-        shown = await notebooks_live.read_open(link, None)
-        edits = [await notebooks_live.edit_open(link, True, "t-1", **e) for e in EDITS]
-        plan = notebooks_live.RunPlan("nb.ipynb", ((2, "ccc", "print(1)", "print(1)"),))
-        ran = await notebooks_live.run_plan(plan, link, {}, 10)
+        shown = await notebook_live.read_open(link, None)
+        edits = [await notebook_live.edit_open(link, True, "t-1", **e) for e in EDITS]
+        plan = notebook_live.RunPlan("nb.ipynb", ((2, "ccc", "print(1)", "print(1)"),))
+        ran = await notebook_live.run_plan(plan, link, {}, 10)
         done: list[str] = []
         left: list[str] = []
         for entry in [e["_undo"] for e in edits if "_undo" in e]:
@@ -290,5 +290,5 @@ def test_a_refused_request_is_the_frontends_error(monkeypatch):
     notebook = Notebook(monkeypatch)
     notebook.refuse.add("read")
     with pytest.raises(Exception, match="read refused"):
-        asyncio.run(notebooks_live.read_open(notebook.link, None))
+        asyncio.run(notebook_live.read_open(notebook.link, None))
     notebook.link.close()

@@ -155,42 +155,42 @@ CONSOLE = {"header": header(), "metadata": {}, "content": content()}
 def test_the_front_reads_who_watches_from_the_request(message, watcher):
     from types import SimpleNamespace
 
-    from elelem_kernel.jupyter.front import NotebookFront
+    from elelem_kernel.jupyter.shell_front import ShellFront
 
     ip = SimpleNamespace(kernel=object(), user_ns={}, get_parent=lambda: message)
-    front = NotebookFront(ip)
-    assert front.watcher(front.request()) == watcher
+    shell_front = ShellFront(ip)
+    assert shell_front.watcher(shell_front.request()) == watcher
 
 
 def test_a_failing_get_parent_is_no_request():
     from types import SimpleNamespace
 
-    from elelem_kernel.jupyter.front import NotebookFront
+    from elelem_kernel.jupyter.shell_front import ShellFront
 
     def broken():
         raise RuntimeError("no parent")
 
-    front = NotebookFront(SimpleNamespace(kernel=object(), user_ns={}, get_parent=broken))
-    assert front.request() == ExecuteRequest()
+    shell_front = ShellFront(SimpleNamespace(kernel=object(), user_ns={}, get_parent=broken))
+    assert shell_front.request() == ExecuteRequest()
 
 
 def test_a_vscode_request_tells_the_session_which_notebook_is_open(tmp_path, monkeypatch):
     """What VS Code sets only in Python kernels, the front sets from the cell id."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    from elelem_kernel.jupyter import front
+    from elelem_kernel.jupyter import shell_front
     from elelem_kernel.jupyter.restore import VSCODE_FILE
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("ELELEM_PROVIDER", "echo")
     shell = InteractiveShell.instance()
-    front._FRONTS.pop(shell, None)
+    shell_front._FRONTS.pop(shell, None)
     monkeypatch.setattr(shell, "get_parent", lambda: VSCODE, raising=False)
     shell.user_ns.pop(VSCODE_FILE, None)
     try:
-        front.front_for(shell).get_session()
+        shell_front.front_for(shell).get_session()
         assert shell.user_ns[VSCODE_FILE] == "/home/me/my nb.ipynb"
     finally:  # the shell is the process's one: the next test gets it clean
-        front._FRONTS.pop(shell, None)
+        shell_front._FRONTS.pop(shell, None)
         shell.user_ns.pop(VSCODE_FILE, None)

@@ -46,14 +46,14 @@ def test_load_ext_imports_nothing_heavy(tmp_path):
 def ip(tmp_path, monkeypatch):
     from IPython.core.interactiveshell import InteractiveShell
 
-    from elelem_kernel.jupyter import front
+    from elelem_kernel.jupyter import shell_front
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("ELELEM_PROVIDER", "echo")
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "elelem_kernel")
-    front._FRONTS.pop(shell, None)  # a fresh session for each test
+    shell_front._FRONTS.pop(shell, None)  # a fresh session for each test
     return shell
 
 
@@ -80,7 +80,7 @@ def test_options_apply_to_one_turn(ip, capsys):
 
 
 def test_new_starts_a_fresh_conversation(ip, capsys):
-    from elelem_kernel.jupyter.front import front_for
+    from elelem_kernel.jupyter.shell_front import front_for
 
     ip.run_cell_magic("elelem", "", "one")
     ip.run_cell_magic("elelem", "", "two")

@@ -11,9 +11,9 @@ import pytest
 
 from elelem_kernel.agent.approval import ApprovalRequest, Declined
 from elelem_kernel.jupyter import page_alive
-from elelem_kernel.jupyter.approvals import ButtonApprover
+from elelem_kernel.jupyter.approval_channels import ButtonApprover
 from elelem_kernel.jupyter.notebook_comm import FrontendGone, NotebookLink
-from tests.jupyter.test_approvals import kernel
+from tests.jupyter.test_approval_channels import kernel
 
 
 @pytest.fixture(autouse=True)

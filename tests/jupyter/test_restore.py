@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from elelem_kernel.agent.session import Session
-from elelem_kernel.cli.notebook import ask_in_notebook
+from elelem_kernel.cli.ask_notebook import ask_in_notebook
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.events import Provider
 from elelem_kernel.jupyter.restore import (
@@ -21,8 +21,8 @@ from elelem_kernel.jupyter.restore import (
     restore_into,
 )
 from elelem_kernel.render.static import bundle
+from elelem_kernel.store.ipynb_records import read_cells
 from elelem_kernel.store.notebook import append_turn
-from elelem_kernel.store.notebook_file import read_cells
 from tests.records import record
 
 SMUGGLED = (

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from elelem_kernel.jupyter.front import quiet_subshell_teardown
+from elelem_kernel.jupyter.shell_front import quiet_subshell_teardown
 
 
 def abandoned(coro_factory) -> None:

@@ -136,10 +136,10 @@ def test_mcp_restart_stops_the_old_process(home, ws):
 def test_a_kernel_turn_records_the_mcp_call_and_shutdown_stops_the_servers(tmp_path):
     from jupyter_client.manager import start_new_kernel
 
-    from elelem_kernel.cli import install
+    from elelem_kernel.cli import install_command
 
     prefix = tmp_path / "prefix"
-    assert install.main(["--prefix", str(prefix)]) == 0
+    assert install_command.main(["--prefix", str(prefix)]) == 0
     folder = tmp_path / "nb"
     folder.mkdir()
     env = isolated_env(

@@ -11,7 +11,7 @@ import pytest
 from elelem_kernel.agent.session import Session
 from elelem_kernel.render.footer import footer_line
 from elelem_kernel.render.static import bundle
-from elelem_kernel.render.terminal import JsonRenderer, TerminalRenderer
+from elelem_kernel.render.terminal_view import JsonRenderer, TerminalRenderer
 from tests.agent.test_budget import Official
 from tests.render.test_widget import view  # noqa: F401  (the widget fixture)
 from tests.wire_servers import Round, WireServer

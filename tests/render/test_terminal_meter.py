@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from elelem_kernel.render.terminal import RESET, YELLOW, TerminalRenderer
+from elelem_kernel.render.terminal_view import RESET, YELLOW, TerminalRenderer
 
 
 def test_compaction_lines_and_the_meter_on_a_terminal():

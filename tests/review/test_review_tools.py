@@ -8,9 +8,9 @@ import pytest
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Call, Toolbox
 from elelem_kernel.review.diff import collect
+from elelem_kernel.review.review_tools import add_review_tools, run_git
 from elelem_kernel.review.run import prepare
 from elelem_kernel.review.target import resolve
-from elelem_kernel.review.tools import add_review_tools, run_git
 from tests.scripted import Scripted
 
 

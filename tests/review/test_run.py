@@ -9,7 +9,7 @@ import pytest
 
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
-from elelem_kernel.cli.review import main
+from elelem_kernel.cli.review_command import main
 from elelem_kernel.review.report import render
 from elelem_kernel.review.run import review
 from tests.review.test_report import SCHEMA

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from elelem_kernel.cli.review import main
+from elelem_kernel.cli.review_command import main
 from tests.review.test_run import demo, planted  # noqa: F401  (fixtures)
 
 

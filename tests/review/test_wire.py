@@ -10,7 +10,7 @@ import sys
 import jsonschema
 import pytest
 
-from elelem_kernel.cli.review import main
+from elelem_kernel.cli.review_command import main
 from tests.review.test_report import SCHEMA
 from tests.wire_servers import FORMATS, Round, WireServer
 

@@ -7,7 +7,7 @@ import pytest
 
 from elelem_kernel.render.static import bundle
 from elelem_kernel.store import in_place as append
-from elelem_kernel.store import notebook_json
+from elelem_kernel.store import ipynb_json
 from elelem_kernel.store.notebook import append_turn
 from tests import records
 
@@ -58,8 +58,8 @@ def test_the_second_append_neither_reads_nor_rewrites_the_notebook(tmp_path, mon
 
     monkeypatch.setattr(nbformat, "read", no)
     monkeypatch.setattr(nbformat, "write", no)
-    monkeypatch.setattr(notebook_json, "read", no)
-    monkeypatch.setattr(notebook_json, "write", no)
+    monkeypatch.setattr(ipynb_json, "read", no)
+    monkeypatch.setattr(ipynb_json, "write", no)
     add(path, "t2", full=False)
     assert [c.id for c in nbformat.reads(path.read_text(), 4).cells] == [
         "cell-t0",
@@ -87,8 +87,8 @@ def test_a_taken_cell_id_goes_through_the_full_rewrite(tmp_path, monkeypatch):
     add(path, "t0", full=False)
     add(path, "t1", full=False)
     writes = []
-    real = notebook_json.write
-    monkeypatch.setattr(notebook_json, "write", lambda *a, **k: writes.append(1) or real(*a, **k))
+    real = ipynb_json.write
+    monkeypatch.setattr(ipynb_json, "write", lambda *a, **k: writes.append(1) or real(*a, **k))
     add(path, "t0", full=False)  # the same cell id again: the new cell gets another
     assert writes == [1]
     ids = [c.id for c in nbformat.read(path, 4).cells]

@@ -13,9 +13,9 @@ import pytest
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import Toolbox
 from elelem_kernel.assembly.workspace_tools import add_workspace_tools
+from elelem_kernel.review.review_tools import run_git
 from elelem_kernel.review.run import review
 from elelem_kernel.review.target import resolve
-from elelem_kernel.review.tools import run_git
 from elelem_kernel.tools import git_command
 from tests.git import git
 from tests.scripted import Scripted, call, say

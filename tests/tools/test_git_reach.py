@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from elelem_kernel.errors import ReviewError, ToolError
+from elelem_kernel.review.review_tools import run_git
 from elelem_kernel.review.target import resolve
-from elelem_kernel.review.tools import run_git
 from elelem_kernel.tools import git_command
 from elelem_kernel.tools.listing import files_under
 from tests.git import git

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from elelem_kernel.tools.files import list_files
+from elelem_kernel.tools.file_tools import list_files
 from elelem_kernel.tools.globs import Glob
 from elelem_kernel.tools.search import grep
 from elelem_kernel.tools.workspace import Workspace

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools import files, notebooks
+from elelem_kernel.tools import file_tools, notebook_disk
 from elelem_kernel.tools.notebook_run import run_notebook
 from elelem_kernel.tools.regular_files import open_regular
 from elelem_kernel.tools.search import grep
@@ -29,21 +29,21 @@ def pipe(root: Path) -> Path:
 @pytest.mark.timeout(60)
 def test_read_write_and_edit_refuse_a_fifo(ws: Workspace, pipe: Path) -> None:
     with pytest.raises(ToolError, match=FIFO):
-        files.read(ws, "pipe")
+        file_tools.read(ws, "pipe")
     with pytest.raises(ToolError, match=FIFO):
-        files.edit(ws, "pipe", "a", "b")
+        file_tools.edit(ws, "pipe", "a", "b")
     with pytest.raises(ToolError, match=FIFO):
-        files.write(ws, "pipe", "text")
-    assert "would fail" in files.edit_preview(ws, "pipe", "a", "b")
+        file_tools.write(ws, "pipe", "text")
+    assert "would fail" in file_tools.edit_preview(ws, "pipe", "a", "b")
     assert pipe.exists() and not pipe.is_file()
 
 
 @pytest.mark.timeout(60)
 def test_notebook_tools_refuse_a_fifo(ws: Workspace, pipe: Path) -> None:
     with pytest.raises(ToolError, match=FIFO):
-        notebooks.read_notebook(ws, "pipe.ipynb")
+        notebook_disk.read_notebook(ws, "pipe.ipynb")
     with pytest.raises(ToolError, match=FIFO):
-        notebooks.edit_notebook(ws, "pipe.ipynb", cell=0, source="x")
+        notebook_disk.edit_notebook(ws, "pipe.ipynb", cell=0, source="x")
     with pytest.raises(ToolError, match=FIFO):
         asyncio.run(run_notebook(ws, "pipe.ipynb"))
 
@@ -54,7 +54,7 @@ def test_grep_and_list_pass_a_fifo_by(ws: Workspace, pipe: Path, engine: str) ->
     assert grep(ws, "hello", engine=engine)["matches"] == "a.txt:1:hello"
     with pytest.raises(ToolError, match=FIFO):
         grep(ws, "hello", path="pipe", engine=engine)
-    assert files.list_files(ws)["files"] == ["a.txt"]
+    assert file_tools.list_files(ws)["files"] == ["a.txt"]
 
 
 @pytest.mark.timeout(60)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools.files import decode_line, iter_lines
+from elelem_kernel.tools.file_tools import decode_line, iter_lines
 from elelem_kernel.tools.search import grep, split_lines
 from elelem_kernel.tools.workspace import Workspace
 from tests.git import git

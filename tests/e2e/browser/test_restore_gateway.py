@@ -24,7 +24,7 @@ from tests.e2e.gateway import Gateway, GatewayServer
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 WORKSPACE = (
-    "from elelem_kernel.jupyter.front import front_for\n"
+    "from elelem_kernel.jupyter.shell_front import front_for\n"
     "print('workspace:', front_for(get_ipython()).session.workspace)"
 )
 

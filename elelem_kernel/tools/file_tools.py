@@ -75,7 +75,7 @@ def read(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_LINES) -> R
 
 def lines_result(rel: str, shown: list[str], offset: int, total: int) -> Result:
     """`read`'s answer for numbered lines `shown` from `offset` of `total`: which lines,
-    and how to ask for the rest (the editor's buffer is read the same way, acp/files.py)."""
+    and how to ask for the rest (the editor's buffer is read the same way, acp/editor_files.py)."""
     last = offset + len(shown) - 1
     result: Result = {"path": rel, "content": "\n".join(shown), "total_lines": total}
     if shown:

@@ -5,7 +5,7 @@ import concurrent.futures
 from types import SimpleNamespace
 
 from elelem_kernel.agent.approval import ApprovalRequest
-from elelem_kernel.jupyter.approvals import (
+from elelem_kernel.jupyter.approval_channels import (
     ButtonApprover,
     StdinApprover,
     approver_for,

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from elelem_kernel.agent.toolset import Tools
 from elelem_kernel.errors import ReviewError
 from elelem_kernel.findings import SEVERITIES, Finding
+from elelem_kernel.review import cell_sources, git, git_options
 from elelem_kernel.review import diff as diffs
-from elelem_kernel.review import git, git_options, notebook
 from elelem_kernel.review.target import Target, resolve
 from elelem_kernel.tools.declaration import Arguments, Result, Tool
 
@@ -96,7 +96,9 @@ class FindingLog:
         if raw is None:
             return None
         text = (
-            notebook.cell_source(raw, cell_id) if cell_id else raw.decode("utf-8", errors="replace")
+            cell_sources.cell_source(raw, cell_id)
+            if cell_id
+            else raw.decode("utf-8", errors="replace")
         )
         lines = (text or "").splitlines()
         return lines[line - 1] if 0 < line <= len(lines) else None
@@ -249,7 +251,7 @@ def _notebook_blob(spec: str, review: Target) -> str | None:
     rev, _, path = spec.partition(":")
     raw = git.blob(review.root, rev or "HEAD", path)
     try:
-        found = notebook.cells(raw) if raw is not None else None
+        found = cell_sources.cells(raw) if raw is not None else None
     except ValueError:
         return None
     if found is None:

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools.notebooks import edit_notebook, edit_preview, read_notebook
+from elelem_kernel.tools.notebook_disk import edit_notebook, edit_preview, read_notebook
 from elelem_kernel.tools.workspace import Workspace
 from tests.pictures import png64
 

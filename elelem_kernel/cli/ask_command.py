@@ -6,21 +6,23 @@ import argparse
 import sys
 from pathlib import Path
 
-from elelem_kernel.cli.session import new_session
+from elelem_kernel.cli.session_from_flags import new_session
 from elelem_kernel.cli.signals import EXIT_READER_GONE, ReaderGone
 from elelem_kernel.events import EXIT_CODES
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the turn (in `--notebook` NB, continuing it); the exit code."""
-    from elelem_kernel.render.terminal import (  # lazy: only a turn needs it
+    from elelem_kernel.render.terminal_view import (  # lazy: only a turn needs it
         JsonRenderer,
         TerminalRenderer,
     )
 
     prompt = _prompt(args.prompt)
     if args.notebook:
-        from elelem_kernel.cli.notebook import ask_in_notebook  # lazy: only this option needs it
+        from elelem_kernel.cli.ask_notebook import (
+            ask_in_notebook,  # lazy: only this option needs it
+        )
 
         args.workspace = args.workspace or str(Path(args.notebook).resolve().parent)
         reader = ReaderGone(JsonRenderer() if args.json else TerminalRenderer())

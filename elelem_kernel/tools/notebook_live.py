@@ -31,7 +31,7 @@ from elelem_kernel.tools.cell_outputs import HEAD_OUTPUTS, CellCuts, shorten
 from elelem_kernel.tools.changes import MAX_TEXT, outputs_size
 from elelem_kernel.tools.declaration import Result
 from elelem_kernel.tools.namespace import run_python_async
-from elelem_kernel.tools.notebooks import (
+from elelem_kernel.tools.notebook_disk import (
     CELL_TYPES,
     _text,
     cell_label,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from elelem_kernel.names import RECORD_KEY
-from elelem_kernel.store import notebook_json
+from elelem_kernel.store import ipynb_json
 from elelem_kernel.store.rebuild import Cell
 
 
@@ -61,7 +61,7 @@ def read_notebook(path: Path) -> tuple[list[NotebookCell], list[str]]:
     cells, problem = _walk(notebook)
     if problem:
         return cells, [f"{path.name} {problem}; nothing restored"]
-    problem = notebook_json.problem(notebook)
+    problem = ipynb_json.problem(notebook)
     if problem:
         return cells, [
             f"{path.name} is not a valid notebook ({problem}); restored what could be read"

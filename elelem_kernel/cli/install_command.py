@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from elelem_kernel.cli.parser import build_parser
-from elelem_kernel.jupyter.install import install
+from elelem_kernel.jupyter.kernelspec import install
 from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
 
 

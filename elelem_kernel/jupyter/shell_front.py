@@ -25,7 +25,7 @@ from elelem_kernel.agent.commands import check_tools
 from elelem_kernel.agent.front import TurnSettings
 from elelem_kernel.agent.record import unfinished
 from elelem_kernel.errors import BadInput, BudgetStopped, ConfigError, TurnInterrupted
-from elelem_kernel.jupyter.approvals import approver_for, choose_channel
+from elelem_kernel.jupyter.approval_channels import approver_for, choose_channel
 from elelem_kernel.jupyter.execute_request import ExecuteRequest
 from elelem_kernel.names import KERNEL_NAME
 from elelem_kernel.render.cell_view import new_view
@@ -51,18 +51,18 @@ MAGIC_MULTI_LINE = (
     "`%%elelem`, Enter, the prompt's lines, then an empty line to run it."
 )
 
-_FRONTS: weakref.WeakKeyDictionary[Any, NotebookFront] = weakref.WeakKeyDictionary()
+_FRONTS: weakref.WeakKeyDictionary[Any, ShellFront] = weakref.WeakKeyDictionary()
 
 
-def front_for(ip: Any) -> NotebookFront:
+def front_for(ip: Any) -> ShellFront:
     """The front of shell `ip` (made on first use)."""
     front = _FRONTS.get(ip)
     if front is None:
-        front = _FRONTS[ip] = NotebookFront(ip)
+        front = _FRONTS[ip] = ShellFront(ip)
     return front
 
 
-class NotebookFront:
+class ShellFront:
     """Session, private loop and turn runner for one IPython shell."""
 
     def __init__(self, ip: Any):

@@ -6,7 +6,7 @@ agent's writes.
 
 Only where the text comes from and goes to changes: paths are resolved and confined to
 the workspace, `.git` and special files are refused, and results have the same shape and
-bounds as the disk tools' (`tools/files.py`). What the client cannot read (a binary file,
+bounds as the disk tools' (`tools/file_tools.py`). What the client cannot read (a binary file,
 a path it refuses) is read from disk by the ordinary tool, which says clearly what is
 wrong.
 """
@@ -23,7 +23,7 @@ from elelem_kernel.agent.toolset import Reroute, Rerouted
 from elelem_kernel.errors import ToolError
 from elelem_kernel.text import line_cut
 from elelem_kernel.tools.bounds import MAX_BYTES, MAX_LINES, unified_diff
-from elelem_kernel.tools.files import LINE_CHARS, apply_edit, lines_result
+from elelem_kernel.tools.file_tools import LINE_CHARS, apply_edit, lines_result
 from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.regular_files import check_regular
 from elelem_kernel.tools.workspace import Workspace

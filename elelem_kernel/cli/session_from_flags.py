@@ -31,7 +31,7 @@ def new_session(args: argparse.Namespace) -> Session:
     if args.yes:
         approver = Policy(yes=True)
     elif sys.stdin.isatty() and sys.stderr.isatty():
-        from elelem_kernel.cli.approval import (
+        from elelem_kernel.cli.terminal_approver import (
             TerminalApprover,  # lazy: only a terminal needs it
         )
 

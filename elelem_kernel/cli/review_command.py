@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the review `args` describe, print or write its report; the exit code."""
     from elelem_kernel.agent.budget import EXIT_CODE  # lazy: only a review needs them
     from elelem_kernel.options import parse_pairs
-    from elelem_kernel.render.terminal import TerminalRenderer
+    from elelem_kernel.render.terminal_view import TerminalRenderer
     from elelem_kernel.review.diff import BUDGET
     from elelem_kernel.review.report import render
     from elelem_kernel.review.run import nothing, review

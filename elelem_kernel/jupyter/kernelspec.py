@@ -1,4 +1,4 @@
-"""Making the Elelem kernel known to Jupyter (`elelem-kernel install`, cli/install.py).
+"""Making the Elelem kernel known to Jupyter (`elelem-kernel install`, cli/install_command.py).
 
 Writes a kernelspec (kernel.json and the logos) whose `argv` starts with the current
 interpreter, so the kernel runs with the Python this package is installed in, whatever

@@ -6,7 +6,7 @@ import io
 import json
 
 from elelem_kernel.render.static import bundle
-from elelem_kernel.render.terminal import JsonRenderer, TerminalRenderer
+from elelem_kernel.render.terminal_view import JsonRenderer, TerminalRenderer
 
 END = {
     "type": "turn_end",

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from elelem_kernel.render.findings import counts, findings_html, findings_markdown
+from elelem_kernel.render.findings_view import counts, findings_html, findings_markdown
 
 EVIL = {
     "path": "app.py",
@@ -54,7 +54,7 @@ def test_suggestion_diff_lines_are_coloured_and_titles_show_code():
 
 def test_the_review_and_every_view_place_a_finding_the_same_way():
     from elelem_kernel.findings import Finding
-    from elelem_kernel.render import findings as views
+    from elelem_kernel.render import findings_view as views
     from elelem_kernel.render.static import bundle
 
     for made in (

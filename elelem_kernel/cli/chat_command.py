@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from elelem_kernel.cli.session import new_session
+from elelem_kernel.cli.session_from_flags import new_session
 from elelem_kernel.cli.signals import Signals
 from elelem_kernel.errors import BadInput, ElelemError
 from elelem_kernel.visible import visible
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def run(args: argparse.Namespace, signals: Signals) -> int:
     """Read lines and run them as turns or commands until end of input (or a signal)."""
     session = new_session(args)
-    from elelem_kernel.render.terminal import TerminalRenderer  # lazy: only a turn needs it
+    from elelem_kernel.render.terminal_view import TerminalRenderer  # lazy: only a turn needs it
 
     renderer = TerminalRenderer()
     print(

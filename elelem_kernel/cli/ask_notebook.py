@@ -17,7 +17,7 @@ from elelem_kernel.assembly.sessions import new_session
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.events import EXIT_CODES
 from elelem_kernel.render.static import bundle
-from elelem_kernel.render.terminal import TerminalRenderer
+from elelem_kernel.render.terminal_view import TerminalRenderer
 from elelem_kernel.store import notebook
 from elelem_kernel.visible import visible
 

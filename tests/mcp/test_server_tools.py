@@ -6,7 +6,7 @@ import json
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from elelem_kernel.mcp.tools import RESULT_CHARS, convert, kind_of, tool_name
+from elelem_kernel.mcp.server_tools import RESULT_CHARS, convert, kind_of, tool_name
 
 
 def text(value: str) -> TextContent:
