@@ -1,10 +1,10 @@
 """Append a cell to a notebook this process wrote, without rewriting the whole file.
 
-`notebook_json.write` lays a notebook out as `nbformat.write` does, sorted-key JSON with
+`ipynb_json.write` lays a notebook out as `nbformat.write` does, sorted-key JSON with
 one-space indents, so its cells end at the first line that is exactly ` ],` and only the
 notebook's metadata follows. After a full write, `remember` notes where that is and what
 follows; while the file still has that size, mtime and ending, `append` writes the new
-cell's JSON (cut from `notebook_json.dumps` of a one-cell notebook, so it is the same
+cell's JSON (cut from `ipynb_json.dumps` of a one-cell notebook, so it is the same
 bytes) and the old ending from there. The file is then byte for byte what a full rewrite
 would give. Anything else (the file changed, the cell id is taken, nothing remembered)
 means the caller rewrites in full. A write that fails (a full disk) puts the old ending

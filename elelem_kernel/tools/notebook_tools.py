@@ -1,6 +1,6 @@
 """The notebook tools: notebook_read, notebook_edit, notebook_run and propose_cell.
 
-Each acts on the notebook open in the frontend through its live link (`notebooks_live`) when
+Each acts on the notebook open in the frontend through its live link (`notebook_live`) when
 no path is given or the path names that notebook, and on a notebook file otherwise
 (`notebooks`, `notebook_run`): one declaration, two implementations.
 """
