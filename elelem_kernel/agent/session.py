@@ -98,20 +98,32 @@ class Session:
         self._front: Front = front if front is not None else PlainFront(TurnSettings(approver))
         #: What the workspace tools read: the workspace, the namespace, the open notebook
         #: and the running turn's fields (`tools/declaration.py`).
-        self.tool_context = ToolContext(
+        self.tool_context = self._new_tool_context(workspace, namespace)
+        self.max_rounds = max_rounds
+        #: What the session spent, and the budgets in force (`agent/budget.py`).
+        self.accounts = self._new_accounts()
+        self.toolbox.brief = self.facts.small_window  # tools described briefly in a small window
+
+    def _new_tool_context(
+        self, workspace: Path | str | None, namespace: dict[str, object] | None
+    ) -> ToolContext:
+        """The tools' view of this session: the workspace (default: here), the namespace,
+        and what the front says of the open notebook and of proposing a cell."""
+        return ToolContext(
             Path(workspace or Path.cwd()).resolve(),
             namespace if namespace is not None else {},
             open_notebook=self._front.open_notebook(),
             propose_cell=self._front.propose_cell,
             unasked=self._unasked,
         )
-        self.max_rounds = max_rounds
-        #: What the session spent, and the budgets in force (`agent/budget.py`).
-        self.accounts = Accounts(Ledger.from_env())
-        self.accounts.ledger.imposed = self.policy.budgets
-        self.accounts.ledger.imposed_by = self.policy.source
-        self.accounts.ledger.hint = self._front.turn_settings().budget_hint  # each turn's too
-        self.toolbox.brief = self.facts.small_window  # tools described briefly in a small window
+
+    def _new_accounts(self) -> Accounts:
+        """Nothing spent; the budgets of ELELEM_BUDGET and the site policy, raised as the
+        front says (each turn's settings may say so again)."""
+        ledger = Ledger.from_env()
+        ledger.imposed, ledger.imposed_by = self.policy.budgets, self.policy.source
+        ledger.hint = self._front.turn_settings().budget_hint
+        return Accounts(ledger)
 
     @property
     def mode(self) -> str:
