@@ -21,7 +21,10 @@
 
 import { ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
+import type { IDisplayData } from '@jupyterlab/nbformat';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
+
+import { asObject } from './protocol';
 
 /** The comm target of the kernel's frozen outputs. */
 const FROZEN_TARGET = 'elelem.frozen';
@@ -42,16 +45,15 @@ export function showFrozenElsewhere(panel: NotebookPanel): void {
     if (type !== 'update_display_data' && type !== 'display_data') {
       return;
     }
-    if ((msg.parent_header as any)?.session === kernel.clientId) {
+    if (asObject(msg.parent_header)?.session === kernel.clientId) {
       return; // this page's own turn: its output area takes it
     }
     if (panel.context.model.collaborative) {
       return; // a shared document (jupyter-collaboration) brings the other page's output
     }
-    const content: any = msg.content;
-    const record = content?.metadata?.elelem;
-    if (record && typeof record.cell === 'string' && content.data?.['text/html']) {
-      adopt(panel, record.cell, content.data, content.metadata, true);
+    const frozen = frozenOutput(msg.content);
+    if (frozen) {
+      adopt(panel, frozen.cell, frozen.output, true);
     }
   };
   // From the moment the page has a kernel connection, not once it is ready: a reloaded
@@ -84,10 +86,11 @@ function askForFrozen(panel: NotebookPanel, asked: Set<string>): void {
   try {
     const comm = kernel.createComm(FROZEN_TARGET);
     comm.onMsg = msg => {
-      const found: any = (msg.content.data as any)?.outputs ?? {};
-      for (const [cell, output] of Object.entries<any>(found)) {
-        if (output && typeof output === 'object' && output.data?.['text/html']) {
-          adopt(panel, cell, output.data, output.metadata ?? {}, false);
+      const found = asObject(asObject(msg.content.data)?.outputs) ?? {};
+      for (const [cell, output] of Object.entries(found)) {
+        const frozen = frozenOutput(output);
+        if (frozen) {
+          adopt(panel, cell, frozen.output, false);
         }
       }
     };
@@ -120,13 +123,30 @@ function liveViewAt(outputs: ICodeCellModel['outputs']): number {
   return -1;
 }
 
+/** A turn's frozen output in `value` (an output's content: HTML data, the record in its
+ * metadata), as a display_data output and the cell its record names; else null. */
+function frozenOutput(value: unknown): { cell: string; output: IDisplayData } | null {
+  const content = asObject(value);
+  const data = asObject(content?.data);
+  const metadata = asObject(content?.metadata);
+  const record = asObject(metadata?.elelem);
+  if (!data || !metadata || typeof data['text/html'] !== 'string') {
+    return null;
+  }
+  const output = {
+    output_type: 'display_data',
+    data,
+    metadata
+  } as IDisplayData; // JSON from the kernel, its shape checked above
+  return { cell: typeof record?.cell === 'string' ? record.cell : '', output };
+}
+
 /** Put the frozen output in the cell `cellId` in place of its live view, or (`orEmpty`)
  * as its only output when it shows none. */
 function adopt(
   panel: NotebookPanel,
   cellId: string,
-  data: any,
-  metadata: any,
+  output: IDisplayData,
   orEmpty: boolean
 ): void {
   for (const cell of panel.content.model?.cells ?? []) {
@@ -134,7 +154,6 @@ function adopt(
       continue;
     }
     const outputs = (cell as ICodeCellModel).outputs;
-    const output: any = { output_type: 'display_data', data, metadata };
     const at = liveViewAt(outputs);
     if (at >= 0) {
       outputs.set(at, output);
