@@ -23,7 +23,6 @@ import asyncio
 import logging
 import re
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +56,7 @@ from elelem_kernel.acp.hello import initialize_result
 from elelem_kernel.acp.permission_request import AcpApprover
 from elelem_kernel.acp.prompt_content import PromptError, read_prompt, refusal
 from elelem_kernel.acp.updates import Updates, fenced
-from elelem_kernel.agent.front import TurnSettings
+from elelem_kernel.agent.front import PlainFront, TurnSettings
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import MODES
@@ -214,7 +213,11 @@ class ElelemAgent:
         options = dict(self.defaults)
         try:
             approver = AcpApprover(self.client, session_id, lambda: live.updates)
-            front = _ClientFront(TurnSettings(approver), lambda s: self._propose(live, s))
+            front = PlainFront(  # a cell goes to the client as a message, a notice to the log
+                TurnSettings(approver),
+                propose=lambda source: self._propose(live, source),
+                tell=lambda text: log.info("%s", text),
+            )
             session = new_session(workspace=folder, front=front, **options)
         except ElelemError as e:
             raise invalid(str(e)) from None
@@ -494,27 +497,6 @@ class ElelemAgent:
             turn.cancel()
         if turns:
             await asyncio.wait(turns, timeout=grace)
-
-
-@dataclass
-class _ClientFront:
-    """The ACP client as the session's front: a proposed cell goes to it as a message,
-    a notice to the log; every turn is approved through it (`settings`)."""
-
-    settings: TurnSettings
-    propose: Callable[[str], None]
-
-    def propose_cell(self, source: str) -> None:
-        self.propose(source)
-
-    def open_notebook(self) -> Path | None:
-        return None
-
-    def notice(self, text: str) -> None:
-        log.info("%s", text)
-
-    def turn_settings(self) -> TurnSettings:
-        return self.settings
 
 
 def _set_mode(session: Session, mode: str) -> None:

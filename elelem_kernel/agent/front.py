@@ -10,6 +10,7 @@ budget, the facts of its environment, the link to the open notebook) is a turn's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -56,20 +57,29 @@ class Front(Protocol):
 
 @dataclass
 class PlainFront:
-    """A front without cells or notebooks: a script, a test. Proposed cells are printed
-    (control characters shown), notices kept in `notices`, every turn gets `settings`."""
+    """A front without cells or notebooks: a script, a test, the terminal, an ACP client.
+    Every turn gets `settings`; a proposed cell goes to `propose` (default: printed,
+    control characters shown), a notice to `tell` (default: kept in `notices`)."""
 
     settings: TurnSettings = TurnSettings()
     notices: list[str] = field(default_factory=list)
+    propose: Callable[[str], None] | None = None
+    tell: Callable[[str], None] | None = None
 
     def propose_cell(self, source: str) -> None:
-        print(visible(source))
+        if self.propose is not None:
+            self.propose(source)
+        else:
+            print(visible(source))
 
     def open_notebook(self) -> Path | None:
         return None
 
     def notice(self, text: str) -> None:
-        self.notices.append(text)
+        if self.tell is not None:
+            self.tell(text)
+        else:
+            self.notices.append(text)
 
     def turn_settings(self) -> TurnSettings:
         return self.settings

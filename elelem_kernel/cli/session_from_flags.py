@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elelem_kernel.agent.approval import Policy
 from elelem_kernel.agent.budget import parse
-from elelem_kernel.agent.front import TurnSettings
+from elelem_kernel.agent.front import PlainFront, TurnSettings
 from elelem_kernel.options import parse_pairs
 from elelem_kernel.visible import visible
 
@@ -37,9 +35,10 @@ def new_session(args: argparse.Namespace) -> Session:
 
         approver = TerminalApprover()
     hint = "/budget {amount}" if args.command == "chat" else "--budget {quoted}"
-    front = TerminalFront(
+    front = PlainFront(
         TurnSettings(approver, budget_hint=hint),
-        _proposer(to_stderr=getattr(args, "json", False)),
+        propose=_proposer(to_stderr=getattr(args, "json", False)),
+        tell=_tell,
     )
     session = sessions.new_session(
         provider=args.provider,
@@ -62,25 +61,9 @@ def set_budget(session: Session, text: str | None) -> None:
         session.accounts.ledger.set(parse(text), session.facts)
 
 
-@dataclass
-class TerminalFront:
-    """The terminal as the session's front: cells printed (`propose`), notices on stderr,
-    every turn approved as `settings` say."""
-
-    settings: TurnSettings
-    propose: Callable[[str], None]
-
-    def propose_cell(self, source: str) -> None:
-        self.propose(source)
-
-    def open_notebook(self) -> Path | None:
-        return None
-
-    def notice(self, text: str) -> None:
-        print(f"elelem: {visible(text)}", file=sys.stderr)
-
-    def turn_settings(self) -> TurnSettings:
-        return self.settings
+def _tell(text: str) -> None:
+    """A notice (which provider answers, and why) on stderr, control characters shown."""
+    print(f"elelem: {visible(text)}", file=sys.stderr)
 
 
 def _proposer(to_stderr: bool) -> Callable[[str], None]:
