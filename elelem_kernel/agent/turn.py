@@ -13,7 +13,7 @@ import inspect
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -24,7 +24,14 @@ from elelem_kernel.agent.blocks import BlockEvent, BlockLayout, CallState, Rende
 from elelem_kernel.agent.budget import OverBudget, capped
 from elelem_kernel.agent.compaction import Compaction, compact
 from elelem_kernel.agent.context import THRESHOLD
-from elelem_kernel.agent.fitting import bound_result, check_fixed, context_full, fits, result_room
+from elelem_kernel.agent.fitting import (
+    Sizing,
+    bound_result,
+    check_fixed,
+    context_full,
+    fits,
+    result_room,
+)
 from elelem_kernel.agent.pricing import turn_cost
 from elelem_kernel.agent.record import (
     DEPTH_LIMIT,
@@ -52,36 +59,20 @@ if TYPE_CHECKING:
     from elelem_kernel.agent.front import TurnSettings
     from elelem_kernel.agent.model_facts import ModelFacts
     from elelem_kernel.agent.policy import Policy
-    from elelem_kernel.agent.toolbox import Toolbox
     from elelem_kernel.tools.declaration import ToolContext
     from elelem_kernel.tools.extras import TurnExtras
 
 
-class TurnSession(Protocol):
-    """What a turn reads and settles into of its session (a `Session` is one)."""
+class TurnSession(Sizing, Protocol):
+    """What a turn reads and settles into of its session (a `Session` is one): what
+    sizes its requests (`fitting.Sizing`: model, toolbox, mode, messages), and more."""
 
     policy: Policy
-    facts: ModelFacts
-    toolbox: Toolbox
     grants: Grants
     accounts: Accounts
     conversations: Conversations
     tool_context: ToolContext
     max_rounds: int
-
-    @property
-    def mode(self) -> str:
-        """Which kinds of tool are offered."""
-
-    def messages(
-        self,
-        prompt: str,
-        cell: str | None = None,
-        pending: CompactionEntry | None = None,
-        images: list[ImageEntry] | None = None,
-        environment: Iterable[str] = (),
-    ) -> list[dict[str, Any]]:
-        """What a request for `prompt` sends."""
 
 
 @dataclass
