@@ -7,6 +7,10 @@ from typing import Any
 
 import pytest
 
+from tests.kernel_transport import use_ipc
+
+use_ipc()
+
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
