@@ -17,6 +17,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -51,7 +52,9 @@ def jupyter_env(base: Path, **extra: str) -> dict[str, str]:
         "HOME": base / "home",
         "JUPYTER_CONFIG_DIR": base / "config",
         "JUPYTER_DATA_DIR": base / "data",
-        "JUPYTER_RUNTIME_DIR": base / "runtime",
+        # short: the kernels' IPC sockets are named after their connection files here,
+        # and a Unix socket's path must stay under 108 bytes (tests/kernel_transport.py)
+        "JUPYTER_RUNTIME_DIR": Path(tempfile.mkdtemp(prefix="jrt-")),
         "IPYTHONDIR": base / "ipython",
         "JUPYTERLAB_SETTINGS_DIR": base / "settings",
         "JUPYTERLAB_WORKSPACES_DIR": base / "workspaces",
@@ -203,6 +206,9 @@ class LabServer:
             f"--ServerApp.root_dir={self.root}",
             "--LabApp.expose_app_in_browser=True",
             "--ServerApp.open_browser=False",
+            # kernels over IPC sockets: no TCP port another test can take between
+            # jupyter_client choosing it and the kernel binding it (tests/kernel_transport.py)
+            "--KernelManager.transport=ipc",
             # jupyter-lsp looks for language servers with `npm prefix -g` at start: a
             # second of CPU a server, and there are none to find here
             "--LanguageServerManager.autodetect=False",
