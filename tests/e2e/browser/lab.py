@@ -201,7 +201,9 @@ class LabServer:
             "127.0.0.1",
             "--port",
             str(self.port),
-            "--ServerApp.port_retries=0",
+            # another process may take the port first: the server tries the next ones and
+            # says which it bound in its jpserver-PID.json (`start` reads it)
+            "--ServerApp.port_retries=50",
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root}",
             "--LabApp.expose_app_in_browser=True",
@@ -229,13 +231,27 @@ class LabServer:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"jupyter lab exited: see {self.log}")
+            port = self.bound_port()
             try:
+                if port is None:
+                    raise OSError("not bound yet")
+                self.port = port
                 self.api("GET", "/api/status")
                 return self
             except OSError:
                 time.sleep(0.2)  # polling a starting server, not waiting on a page
         self.stop()
         raise RuntimeError(f"jupyter lab did not answer within {timeout} s: see {self.log}")
+
+    def bound_port(self) -> int | None:
+        """The port the running server bound, from the jpserver-PID.json it writes in its
+        runtime dir once it listens; None before then."""
+        assert self.process is not None
+        info = Path(self.env["JUPYTER_RUNTIME_DIR"]) / f"jpserver-{self.process.pid}.json"
+        try:
+            return int(json.loads(info.read_text())["port"])
+        except (OSError, ValueError, KeyError):
+            return None
 
     def stop(self) -> None:
         stop_process(self.process)
