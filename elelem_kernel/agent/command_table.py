@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from elelem_kernel.agent.model_facts import ModelFacts
     from elelem_kernel.agent.policy import Policy
     from elelem_kernel.agent.toolbox import Toolbox
-    from elelem_kernel.events import Provider
+    from elelem_kernel.events import Message, Provider
     from elelem_kernel.mcp.attachment import McpTools
 
 
@@ -70,7 +70,7 @@ class CommandSession(Protocol):
     ) -> None:
         """Switch provider (and model)."""
 
-    def messages(self, prompt: str) -> list[dict[str, Any]]:
+    def messages(self, prompt: str) -> list[Message]:
         """What a request for `prompt` would send."""
 
 

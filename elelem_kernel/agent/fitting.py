@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from elelem_kernel.agent.context import estimate, known, short
 from elelem_kernel.agent.toolbox import MODES, Toolbox
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.events import Message, Usage
 from elelem_kernel.text import showing
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class Sizing(Protocol):
         pending: CompactionEntry | None = None,
         images: list[ImageEntry] | None = None,
         environment: Iterable[str] = (),
-    ) -> list[dict[str, Any]]:
+    ) -> list[Message]:
         """The request for `prompt`: the system prompt first."""
 
 
@@ -106,7 +107,9 @@ def check_fixed(session: Sizing, environment: Iterable[str] = ()) -> None:
     )
 
 
-def result_room(facts: ModelFacts, own: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+def result_room(
+    facts: ModelFacts, own: Sequence[Message], tools: Sequence[Mapping[str, object]]
+) -> int:
     """Tokens (uncalibrated estimate) a tool result may take: what is left of the window
     after the fixed part, `own` (this turn's messages so far), the reply's room and a
     summary's. The older turns do not count: they are compacted to make room."""
@@ -182,7 +185,7 @@ def _fewer_lines(result: dict[str, Any], keep: int) -> dict[str, Any]:
 
 
 def context_full(
-    ending: dict[str, Any], usage: dict[str, Any], window: int | None, stop: str
+    ending: Mapping[str, object], usage: Usage, window: int | None, stop: str
 ) -> str | None:
     """Why a reply that ended at a limit (`stop` "max_tokens") ended at the window, not the
     output limit: the provider says so, or its prompt and output filled the `window`

@@ -10,7 +10,7 @@ count of a request's input tokens calibrates the estimates of that conversation
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import media, pricing
@@ -25,7 +25,7 @@ from elelem_kernel.agent.context import (
     resolve_window,
 )
 from elelem_kernel.errors import ConfigError, ContextOverflow
-from elelem_kernel.events import Provider, Usage, as_provider
+from elelem_kernel.events import Message, Provider, Usage, as_provider
 from elelem_kernel.options import from_env
 from elelem_kernel.sync import resolve
 
@@ -174,14 +174,14 @@ class ModelFacts:
         return None if row is None else pricing.cost_at(row, usage)
 
     def estimate(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, object]] | None = None
     ) -> int:
         """The estimated tokens of a request, scaled by what the server counted for this
         conversation's earlier requests."""
         factor = self.calibration.get(self.conversation.id, 1.0)
         return int(estimate(messages, tools) * factor + 0.5)
 
-    def measure(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Meter:
+    def measure(self, messages: Sequence[Message], tools: Sequence[Mapping[str, object]]) -> Meter:
         """The context meter of a request about to be sent: its estimated tokens and the
         window (`assumed` when no source names it)."""
         self._raw = estimate(messages, tools)

@@ -30,7 +30,7 @@ from elelem_kernel.agent.record import CompactionEntry, TurnRecord
 from elelem_kernel.agent.toolbox import Tool, Toolbox, check_mode
 from elelem_kernel.agent.toolset import Tools
 from elelem_kernel.agent.turn import Turn, TurnResult
-from elelem_kernel.events import Provider
+from elelem_kernel.events import Message, Provider, UserMessage
 from elelem_kernel.sync import run_sync
 from elelem_kernel.tools.declaration import ToolContext
 
@@ -192,7 +192,7 @@ class Session:
         pending: CompactionEntry | None = None,
         images: list[ImageEntry] | None = None,
         environment: Iterable[str] = (),
-    ) -> list[dict[str, Any]]:
+    ) -> list[Message]:
         """What a request for `prompt` (from `cell`) sends: system prompt, history, prompt.
 
         `pending`: a compaction being made for this request, applied to the history;
@@ -205,9 +205,9 @@ class Session:
             system += "\n" + "\n".join(lines)
         budget = self.facts.window()[0] * CHARS_PER_TOKEN  # compaction comes well before this
         history = self.conversation.messages(self.conversations.history, budget, cell, pending)
-        asked: dict[str, Any] = {"role": "user", "content": prompt}
+        asked: UserMessage = {"role": "user", "content": prompt}
         if images:
-            asked["images"] = list(images)
+            asked["images"] = [dict(image) for image in images]
         return [{"role": "system", "content": system}, *history, asked]
 
     # -- for a while, and commands -------------------------------------------------
