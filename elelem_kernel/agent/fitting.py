@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from elelem_kernel.agent.context import estimate, known, short
 from elelem_kernel.agent.toolbox import MODES, Toolbox
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import Message, Usage
 from elelem_kernel.text import showing
+from elelem_kernel.tools.declaration import Result
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.model_facts import ModelFacts
@@ -120,7 +121,7 @@ def result_room(
     return max(int(left / factor), MIN_RESULT_TOKENS)
 
 
-def bound_result(result: dict[str, Any], tokens: int) -> dict[str, Any]:
+def bound_result(result: Result, tokens: int) -> Result:
     """`result` cut to about `tokens` (estimated, as the model is sent it), saying what
     it shows of what and how to ask for less; unchanged when it fits."""
     size = _tokens(result)
@@ -141,12 +142,12 @@ def bound_result(result: dict[str, Any], tokens: int) -> dict[str, Any]:
     return out
 
 
-def _tokens(result: dict[str, Any]) -> int:
+def _tokens(result: Result) -> int:
     """The estimated tokens of `result` as a tool message's JSON content."""
     return estimate([{"content": json.dumps(result, ensure_ascii=False, default=str)}])
 
 
-def _cut(result: dict[str, Any], key: str, keep: int) -> dict[str, Any]:
+def _cut(result: Result, key: str, keep: int) -> Result:
     """`result` with its text `key` cut to `keep` characters, and the line that says so."""
     lines = result.get("lines")
     if key == "content" and isinstance(lines, str) and re.fullmatch(r"\d+-\d+", lines):
@@ -164,7 +165,7 @@ def _cut(result: dict[str, Any], key: str, keep: int) -> dict[str, Any]:
     return out
 
 
-def _fewer_lines(result: dict[str, Any], keep: int) -> dict[str, Any]:
+def _fewer_lines(result: Result, keep: int) -> Result:
     """A `read` result with only the lines that fit `keep` characters, and `read`'s own
     line saying which lines it shows and how to ask for the next."""
     from elelem_kernel.tools.file_tools import lines_result  # read's shape; only when a read is cut

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from elelem_kernel.agent.front import TurnSettings
     from elelem_kernel.agent.model_facts import ModelFacts
     from elelem_kernel.agent.policy import Policy
-    from elelem_kernel.tools.declaration import ToolContext
+    from elelem_kernel.tools.declaration import Arguments, ToolContext
     from elelem_kernel.tools.extras import TurnExtras
 
 
@@ -671,7 +671,7 @@ async def _call_fetch(
         await result
 
 
-def _arguments(value: Any) -> dict[str, Any]:
+def _arguments(value: object) -> Arguments:
     """Tool arguments as a dict: JSON text is parsed, empty or missing means `{}`.
 
     Containers nested past `DEPTH_LIMIT` become a marker string (the schema check then
