@@ -8,7 +8,7 @@ its table without a cycle of imports.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -66,7 +66,7 @@ class CommandSession(Protocol):
         """Offer the tools of `mode` (checked against the site policy)."""
 
     def set_provider(
-        self, name: str, model: str | None = None, options: dict[str, Any] | None = None
+        self, name: str, model: str | None = None, options: Mapping[str, object] | None = None
     ) -> None:
         """Switch provider (and model)."""
 

@@ -57,7 +57,7 @@ class ModelFacts:
         self.provider_name = provider_name
         self.model = model if model is not None else self.provider.model
         #: The options the person gave each provider (-o, /option), by provider name.
-        self.provider_options: dict[str, dict[str, Any]] = {}
+        self.provider_options: dict[str, dict[str, object]] = {}
         self._policy = policy
         self._conversations = conversations
         #: The window set with `/context-window` (tokens); None: see `agent/context.py`.
@@ -78,12 +78,12 @@ class ModelFacts:
         return self._conversations.active
 
     @property
-    def options(self) -> dict[str, Any]:
+    def options(self) -> dict[str, object]:
         """The options the person gave the current provider (ELELEM_OPTIONS not included)."""
         return self.provider_options.get(self.provider_name, {})
 
     def set_provider(
-        self, name: str, model: str | None = None, options: dict[str, Any] | None = None
+        self, name: str, model: str | None = None, options: Mapping[str, object] | None = None
     ) -> None:
         """Switch provider (and model); the conversation is kept.
 
@@ -254,7 +254,7 @@ class ModelFacts:
         self._vision = (self.provider, answer)
         return answer
 
-    def _options(self) -> dict[str, Any]:
+    def _options(self) -> dict[str, object]:
         """ELELEM_OPTIONS under the options the person gave the current provider."""
         return {**from_env(), **self.provider_options.get(self.provider_name, {})}
 

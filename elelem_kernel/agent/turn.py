@@ -175,7 +175,7 @@ class Turn:
         renderer: Renderer | None,
         cell: str | None,
         settings: TurnSettings,
-        extras: Mapping[str, Any] | None = None,
+        extras: Mapping[str, object] | None = None,
         images: list[ImageEntry] | None = None,
     ) -> None:
         self.session = session
