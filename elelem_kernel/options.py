@@ -17,7 +17,6 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.redaction import SECRET_NAME
@@ -28,7 +27,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _SPLIT = re.compile(r",\s*(?=[A-Za-z_][A-Za-z0-9_.-]*\s*=)")
 
 
-def parse_value(text: str) -> Any:
+def parse_value(text: str) -> object:
     """`text` as JSON when it parses, else the string itself (stripped)."""
     text = text.strip()
     try:
@@ -45,7 +44,7 @@ def check_name(name: str) -> str:
     return name
 
 
-def parse_pair(text: str) -> tuple[str, Any]:
+def parse_pair(text: str) -> tuple[str, object]:
     """`NAME=VALUE` as `(name, parsed value)`."""
     name, equals, value = text.partition("=")
     if not equals:
@@ -53,12 +52,12 @@ def parse_pair(text: str) -> tuple[str, Any]:
     return check_name(name), parse_value(value)
 
 
-def parse_pairs(items: Iterable[str] | None) -> dict[str, Any]:
+def parse_pairs(items: Iterable[str] | None) -> dict[str, object]:
     """Repeated `-o NAME=VALUE` arguments as a dict (a later one wins)."""
     return dict(parse_pair(item) for item in items or ())
 
 
-def from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def from_env(environ: Mapping[str, str] | None = None) -> dict[str, object]:
     """The options in ELELEM_OPTIONS (`name=value,name=value`)."""
     text = (os.environ if environ is None else environ).get(ENV, "").strip()
     if not text:
@@ -69,7 +68,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         raise ConfigError(f"{ENV}: {error}") from None
 
 
-def describe(options: Mapping[str, Any]) -> str:
+def describe(options: Mapping[str, object]) -> str:
     """`name=value` pairs for messages, values as JSON; keys and passwords are hidden."""
     return ", ".join(
         f"{k}={'***' if SECRET_NAME.search(k) else json.dumps(v, ensure_ascii=False)}"

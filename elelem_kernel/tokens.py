@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from elelem_kernel.images import entry_tokens
 
@@ -22,14 +21,16 @@ TEXT_CHARS, DIGIT_CHARS = 3.5, 1.5
 
 
 def estimate(
-    messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]] | None = None
+    messages: Sequence[Mapping[str, object]], tools: Sequence[Mapping[str, object]] | None = None
 ) -> int:
     """Estimated tokens of a request: its messages' and tools' JSON, counted conservatively,
     and each image a message carries by its pixels, not its base64."""
     texts, pictures = [], 0
     for m in messages:
-        if m.get("images"):
-            pictures += sum(entry_tokens(e) for e in m["images"] or [] if isinstance(e, dict))
+        images = m.get("images")
+        if images:
+            found = images if isinstance(images, (list, tuple)) else []
+            pictures += sum(entry_tokens(e) for e in found if isinstance(e, dict))
             m = {k: v for k, v in m.items() if k != "images"}
         texts.append(json.dumps(m, ensure_ascii=False, default=str))
     if tools:

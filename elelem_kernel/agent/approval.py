@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from elelem_kernel.agent.blocks import CallState, Renderer
 from elelem_kernel.agent.toolbox import Call, Tool
@@ -21,6 +21,7 @@ from elelem_kernel.sync import call_off_loop
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.policy import Policy as SitePolicy
+    from elelem_kernel.tools.declaration import Arguments
 
 Decision = Literal["allow", "deny", "always"]
 DECISIONS = ("allow", "deny", "always")
@@ -76,7 +77,7 @@ class ApprovalRequest:
     id: str
     name: str
     kind: str
-    arguments: dict[str, Any]
+    arguments: Arguments
     preview: str
     index: int | None = None  #: block index of the call's tool_use card, for live views
     #: why this call is asked every time (a write that can run code), or None

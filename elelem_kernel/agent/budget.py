@@ -34,14 +34,14 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from elelem_kernel.agent.context import known, short
 from elelem_kernel.agent.pricing import cost, dollars
 from elelem_kernel.agent.record import BudgetEntry, TurnRecord, TurnRecorder, add_usage
 from elelem_kernel.agent.usage import count
 from elelem_kernel.errors import ConfigError, ElelemError, OverBudget
-from elelem_kernel.events import EXIT_CODES, Provider, Usage
+from elelem_kernel.events import EXIT_CODES, Message, Provider, Usage
 from elelem_kernel.store import day_spend
 
 
@@ -69,7 +69,7 @@ class PricedModel(Protocol):
         """Dollars for `usage`, or None when the price is unknown."""
 
     def estimate(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, object]] | None = None
     ) -> int:
         """The estimated input tokens of a request."""
 
@@ -213,7 +213,7 @@ def priced(facts: PricedModel, usage: Usage) -> float | None:
 
 
 def request_tokens(
-    facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    facts: PricedModel, messages: Sequence[Message], tools: Sequence[Mapping[str, object]]
 ) -> int:
     """The estimated input tokens of a request: the session's own (calibrated) estimate."""
     return facts.estimate(messages, tools)
@@ -385,7 +385,7 @@ class Ledger:
         return usage
 
     def check(
-        self, facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, facts: PricedModel, messages: Sequence[Message], tools: Sequence[Mapping[str, object]]
     ) -> int | None:
         """Raise OverBudget when a request of `messages` could pass a budget in force; else
         the output cap the request must carry (`capped`), None when no budget is in force."""
@@ -397,7 +397,7 @@ class Ledger:
         return most_output(facts, request_tokens(facts, messages, tools))
 
     def over(
-        self, facts: PricedModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, facts: PricedModel, messages: Sequence[Message], tools: Sequence[Mapping[str, object]]
     ) -> str | None:
         """Why a request of `messages` (at least) could pass a budget, or None if it fits."""
         if not self.budgets and not self.imposed:

@@ -17,7 +17,9 @@ class ProviderCatalog(Protocol):
     """What a session and a front ask of the registry (this module is one, once the
     composition root loaded the built-ins into it: `assembly.bundled.catalog()`)."""
 
-    def create_with_env(self, name: str, model: str | None, chosen: Mapping[str, Any]) -> Provider:
+    def create_with_env(
+        self, name: str, model: str | None, chosen: Mapping[str, object]
+    ) -> Provider:
         """Provider `name` made with ELELEM_OPTIONS under `chosen`."""
 
     def create_provider(self, name: str, model: str | None = None, **options: Any) -> Provider:

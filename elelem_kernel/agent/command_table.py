@@ -8,7 +8,7 @@ its table without a cycle of imports.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from elelem_kernel.agent.model_facts import ModelFacts
     from elelem_kernel.agent.policy import Policy
     from elelem_kernel.agent.toolbox import Toolbox
-    from elelem_kernel.events import Provider
+    from elelem_kernel.events import Message, Provider
     from elelem_kernel.mcp.attachment import McpTools
 
 
@@ -66,11 +66,11 @@ class CommandSession(Protocol):
         """Offer the tools of `mode` (checked against the site policy)."""
 
     def set_provider(
-        self, name: str, model: str | None = None, options: dict[str, Any] | None = None
+        self, name: str, model: str | None = None, options: Mapping[str, object] | None = None
     ) -> None:
         """Switch provider (and model)."""
 
-    def messages(self, prompt: str) -> list[dict[str, Any]]:
+    def messages(self, prompt: str) -> list[Message]:
         """What a request for `prompt` would send."""
 
 

@@ -22,14 +22,14 @@ summary as `conversation.summary_messages`.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from elelem_kernel.agent.context import CHARS_PER_TOKEN, THRESHOLD, estimate, short
 from elelem_kernel.agent.conversation import summary_messages, turn_messages
 from elelem_kernel.agent.record import CompactionEntry, TurnRecord
-from elelem_kernel.events import Usage
+from elelem_kernel.events import Message, Usage
 from elelem_kernel.text import clip_middle, shorten
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ class Compacting(Protocol):
     out: Renderer
     recorder: TurnRecorder
     #: The next request, rebuilt with the summary.
-    messages: list[dict[str, Any]]
+    messages: list[Message]
 
     @property
     def facts(self) -> ModelFacts:
@@ -120,18 +120,18 @@ class Compacting(Protocol):
     def conversations(self) -> Conversations:
         """The session's conversations (the active one is compacted)."""
 
-    def tools(self) -> list[dict[str, Any]]:
+    def tools(self) -> Sequence[Mapping[str, object]]:
         """The tool specs the turn's requests send."""
 
-    def request_messages(self, pending: CompactionEntry | None) -> list[dict[str, Any]]:
+    def request_messages(self, pending: CompactionEntry | None) -> list[Message]:
         """The turn's request with the compaction `pending` applied."""
 
-    async def ask(self, messages: list[dict[str, Any]], usage: Usage, limit: int) -> str:
+    async def ask(self, messages: list[Message], usage: Usage, limit: int) -> str:
         """One request without tools (the summary), its tokens added to `usage`."""
 
 
 async def compact(
-    turn: Compacting, before: int, window: int, focus: str | None, tail: list[dict[str, Any]]
+    turn: Compacting, before: int, window: int, focus: str | None, tail: list[Message]
 ) -> Compaction | None:
     """The compaction step of a turn whose next request is `before` tokens: summarise the
     oldest active turns and rebuild `turn.messages` with the summary and `tail` (the turn's
@@ -193,9 +193,7 @@ def no_room(kept: int, window: int) -> str | None:
     return f"no room for a summary beside ~{short(kept)} tokens in a {short(window)} window"
 
 
-def _request(
-    turn: Compacting, entry: Compaction, tail: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _request(turn: Compacting, entry: Compaction, tail: list[Message]) -> list[Message]:
     """The turn's next request with `entry` applied; its size goes to `entry.after`."""
     messages = turn.request_messages(entry.as_record()) + tail
     entry.after = turn.facts.estimate(messages, turn.tools())
@@ -264,7 +262,7 @@ def summary_limit(window: int) -> int:
 
 
 async def summarise(
-    ask: Callable[[list[dict[str, Any]]], Awaitable[str]],
+    ask: Callable[[list[Message]], Awaitable[str]],
     turns: list[TurnRecord],
     previous: str,
     window: int,
@@ -302,7 +300,7 @@ async def summarise(
 
 async def _write_summary(
     entry: Compaction,
-    ask: Callable[[list[dict[str, Any]]], Awaitable[str]],
+    ask: Callable[[list[Message]], Awaitable[str]],
     turns: list[TurnRecord],
     window: int,
     focus: str | None,

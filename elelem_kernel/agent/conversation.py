@@ -18,11 +18,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 from elelem_kernel.agent.media import annotate
-from elelem_kernel.agent.record import CompactionEntry, RecordRound, TurnRecord, new_id
+from elelem_kernel.agent.record import (
+    CompactionEntry,
+    RecordCall,
+    RecordRound,
+    TurnRecord,
+    new_id,
+)
 from elelem_kernel.errors import BadInput, ConfigError
+from elelem_kernel.events import AssistantMessage, Message, ToolCallEntry
 from elelem_kernel.images import placeholder
 from elelem_kernel.text import clip
 
@@ -105,7 +111,7 @@ class Conversation:
         budget: int = 400_000,
         cell: str | None = None,
         pending: CompactionEntry | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Message]:
         """The history as provider messages: the summary of compacted turns, then the newest
         turns that fill `budget` characters."""
         summary, turns = self.compacted(self.active(cell), pending)
@@ -119,7 +125,7 @@ class Conversation:
         return len(turns) - len(_fit(turns, policy, budget))
 
 
-def summary_messages(summary: str) -> list[dict[str, Any]]:
+def summary_messages(summary: str) -> list[Message]:
     """The summary as it is sent: a user message with a header, and a short acknowledgement."""
     return [
         {"role": "user", "content": f"{HEADER}\n\n{summary}"},
@@ -129,10 +135,10 @@ def summary_messages(summary: str) -> list[dict[str, Any]]:
 
 def _fit(
     turns: list[TurnRecord], policy: str, budget: int, numbers: dict[str, int] | None = None
-) -> list[list[dict[str, Any]]]:
+) -> list[list[Message]]:
     """The messages of the newest turns that fit `budget` characters (always the newest);
     `numbers`: each turn's number in its conversation, by turn id."""
-    chosen: list[list[dict[str, Any]]] = []
+    chosen: list[list[Message]] = []
     size = 0
     for record in reversed(turns):
         part = turn_messages(record, policy, (numbers or {}).get(str(record.get("turn"))))
@@ -146,13 +152,13 @@ def _fit(
 
 def turn_messages(
     record: TurnRecord, policy: str = "replies", number: int | None = None
-) -> list[dict[str, Any]]:
+) -> list[Message]:
     """One recorded turn (turn `number` of its conversation) as messages: the prompt, then
     the reply (or every round, its images as placeholders)."""
     if _refused(record):  # what did not fit once is not sent again
         prompt = clip(str(record.get("prompt", "")), REFUSED_PROMPT_CHARS)
         return [{"role": "user", "content": prompt}, {"role": "assistant", "content": REFUSED}]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": _prompt(record, number)}]
+    messages: list[Message] = [{"role": "user", "content": _prompt(record, number)}]
     marker = INTERRUPTED if record.get("stop") == "interrupted" else ""
     if policy == "full":
         for r, round_ in enumerate(record.get("rounds") or []):
@@ -177,26 +183,34 @@ def _prompt(record: TurnRecord, number: int | None) -> str:
     return "\n".join([prompt, *(placeholder(i, number) for i in pictures)])
 
 
-def _round_messages(round_: RecordRound, ids: str, number: int | None) -> list[dict[str, Any]]:
+def _round_messages(round_: RecordRound, ids: str, number: int | None) -> list[Message]:
     """One recorded round as messages: the assistant's, then each call's result; a call
     without an id gets `{ids}_{i}`."""
-    calls = [
-        {**c, "id": c.get("id") or f"{ids}_{i}"} for i, c in enumerate(round_.get("calls") or [])
-    ]
-    message: dict[str, Any] = {"role": "assistant", "content": round_.get("text", "")}
+    calls = round_.get("calls") or []
+    named = [c.get("id") or f"{ids}_{i}" for i, c in enumerate(calls)]
+    message: AssistantMessage = {"role": "assistant", "content": round_.get("text", "")}
     if calls:
-        message["tool_calls"] = [
-            {"id": c["id"], "name": c["name"], "arguments": c.get("arguments") or {}} for c in calls
-        ]
-    messages = [message]
-    for c in calls:
+        message["tool_calls"] = [_call_entry(i, c) for i, c in zip(named, calls, strict=True)]
+    messages: list[Message] = [message]
+    for call_id, c in zip(named, calls, strict=True):
         content = c.get("result") or "{}"
         found = c.get("images")
         pictures = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
         if pictures:  # an earlier turn's images are not sent again
             content = annotate(content, [placeholder(i, number) for i in pictures])
-        messages.append({"role": "tool", "tool_call_id": c["id"], "content": content})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
     return messages
+
+
+def _call_entry(call_id: str, call: RecordCall) -> ToolCallEntry:
+    """A recorded call as the assistant message carries it back. Arguments the record
+    kept as cut JSON text (`record.bounded_arguments`) go as `{"_unparsed": text}`, the
+    object a model's unparsable arguments become (`turn._arguments`), never as a string
+    where every provider sends an object."""
+    arguments = call.get("arguments")
+    if not isinstance(arguments, dict):
+        arguments = {"_unparsed": arguments} if arguments else {}
+    return {"id": call_id, "name": call.get("name") or "", "arguments": arguments}
 
 
 def _refused(record: TurnRecord) -> bool:

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from elelem_kernel.agent.context import estimate, known, short
 from elelem_kernel.agent.toolbox import MODES, Toolbox
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.events import Message, Usage
 from elelem_kernel.text import showing
+from elelem_kernel.tools.declaration import Result
 
 if TYPE_CHECKING:
     from elelem_kernel.agent.model_facts import ModelFacts
@@ -46,7 +48,7 @@ class Sizing(Protocol):
         pending: CompactionEntry | None = None,
         images: list[ImageEntry] | None = None,
         environment: Iterable[str] = (),
-    ) -> list[dict[str, Any]]:
+    ) -> list[Message]:
         """The request for `prompt`: the system prompt first."""
 
 
@@ -106,7 +108,9 @@ def check_fixed(session: Sizing, environment: Iterable[str] = ()) -> None:
     )
 
 
-def result_room(facts: ModelFacts, own: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+def result_room(
+    facts: ModelFacts, own: Sequence[Message], tools: Sequence[Mapping[str, object]]
+) -> int:
     """Tokens (uncalibrated estimate) a tool result may take: what is left of the window
     after the fixed part, `own` (this turn's messages so far), the reply's room and a
     summary's. The older turns do not count: they are compacted to make room."""
@@ -117,7 +121,7 @@ def result_room(facts: ModelFacts, own: list[dict[str, Any]], tools: list[dict[s
     return max(int(left / factor), MIN_RESULT_TOKENS)
 
 
-def bound_result(result: dict[str, Any], tokens: int) -> dict[str, Any]:
+def bound_result(result: Result, tokens: int) -> Result:
     """`result` cut to about `tokens` (estimated, as the model is sent it), saying what
     it shows of what and how to ask for less; unchanged when it fits."""
     size = _tokens(result)
@@ -138,12 +142,12 @@ def bound_result(result: dict[str, Any], tokens: int) -> dict[str, Any]:
     return out
 
 
-def _tokens(result: dict[str, Any]) -> int:
+def _tokens(result: Result) -> int:
     """The estimated tokens of `result` as a tool message's JSON content."""
     return estimate([{"content": json.dumps(result, ensure_ascii=False, default=str)}])
 
 
-def _cut(result: dict[str, Any], key: str, keep: int) -> dict[str, Any]:
+def _cut(result: Result, key: str, keep: int) -> Result:
     """`result` with its text `key` cut to `keep` characters, and the line that says so."""
     lines = result.get("lines")
     if key == "content" and isinstance(lines, str) and re.fullmatch(r"\d+-\d+", lines):
@@ -161,7 +165,7 @@ def _cut(result: dict[str, Any], key: str, keep: int) -> dict[str, Any]:
     return out
 
 
-def _fewer_lines(result: dict[str, Any], keep: int) -> dict[str, Any]:
+def _fewer_lines(result: Result, keep: int) -> Result:
     """A `read` result with only the lines that fit `keep` characters, and `read`'s own
     line saying which lines it shows and how to ask for the next."""
     from elelem_kernel.tools.file_tools import lines_result  # read's shape; only when a read is cut
@@ -182,7 +186,7 @@ def _fewer_lines(result: dict[str, Any], keep: int) -> dict[str, Any]:
 
 
 def context_full(
-    ending: dict[str, Any], usage: dict[str, Any], window: int | None, stop: str
+    ending: Mapping[str, object], usage: Usage, window: int | None, stop: str
 ) -> str | None:
     """Why a reply that ended at a limit (`stop` "max_tokens") ended at the window, not the
     output limit: the provider says so, or its prompt and output filled the `window`

@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import Any
 
 from elelem_kernel import images as img
 from elelem_kernel.errors import ConfigError
+from elelem_kernel.events import Message
 
 KEY = "_images"
 TYPES = tuple(img.TYPES)
@@ -55,7 +55,7 @@ VISION_PROVIDERS = frozenset({"demo"})
 
 
 def take_images(
-    result: dict[str, Any], stop: threading.Event | None = None
+    result: dict[str, object], stop: threading.Event | None = None
 ) -> list[img.ImageEntry]:
     """Remove `_images` from `result` (in place); the ones fit to show and send, each
     `{"mime_type", "data", "width", "height"}`. The result's text lists them
@@ -104,7 +104,7 @@ def fit_images(
     return kept, dropped
 
 
-def note(result: dict[str, Any], kept: list[img.ImageEntry], dropped: list[str]) -> None:
+def note(result: dict[str, object], kept: list[img.ImageEntry], dropped: list[str]) -> None:
     """List the images kept (`images_attached`) and why others were not
     (`images_not_shown`) in the tool's `result`."""
     if kept:
@@ -146,28 +146,28 @@ def known_vision(provider: str | None, model: str | None) -> bool:
 
 
 def for_request(
-    messages: list[dict[str, Any]], vision: bool, limit: int = MAX_PER_REQUEST
-) -> list[dict[str, Any]]:
+    messages: list[Message], vision: bool, limit: int = MAX_PER_REQUEST
+) -> list[Message]:
     """The messages as sent: at most `limit` images (the newest), none when `vision` is
     off; each image left out becomes a placeholder in its tool message's result."""
-    sent: list[dict[str, Any]] = list(messages)
+    sent = list(messages)
     count = 0
     for i in range(len(sent) - 1, -1, -1):
         message = sent[i]
+        if message["role"] != "user" and message["role"] != "tool":
+            continue
         images = message.get("images")
         if not images:
             continue
-        keep: list[dict[str, Any]] = []
-        notes: list[str] = []
-        for entry in reversed(images):
-            if vision and count < limit:
-                keep.append(entry)
-                count += 1
-            else:
-                why = "the model takes no images" if not vision else f"over {limit} in a request"
-                notes.append(f"{img.placeholder(entry)} ({why})")
+        newest = images[::-1]
+        room = max(limit - count, 0) if vision else 0
+        keep, left = newest[:room], newest[room:]
+        count += len(keep)
+        why = "the model takes no images" if not vision else f"over {limit} in a request"
+        notes = [f"{img.placeholder(entry)} ({why})" for entry in left]
         if notes:
-            message = {k: v for k, v in message.items() if k != "images"}
+            message = message.copy()
+            del message["images"]
             if keep:
                 message["images"] = keep[::-1]
             message["content"] = annotate(message.get("content"), notes[::-1])
@@ -187,11 +187,6 @@ def annotate(content: object, notes: list[str]) -> str:
         data["images_omitted"] = list(data.get("images_omitted") or []) + notes
         return json.dumps(data, ensure_ascii=False)
     return text + "\n" + "\n".join(notes)
-
-
-def request_tokens(message: dict[str, Any]) -> int:
-    """Estimated tokens of the images a message carries."""
-    return sum(img.entry_tokens(e) for e in message.get("images") or [] if isinstance(e, dict))
 
 
 def without_data(images: list[img.ImageEntry]) -> list[img.ImageEntry]:

@@ -10,7 +10,7 @@ count of a request's input tokens calibrates the estimates of that conversation
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent import media, pricing
@@ -25,7 +25,7 @@ from elelem_kernel.agent.context import (
     resolve_window,
 )
 from elelem_kernel.errors import ConfigError, ContextOverflow
-from elelem_kernel.events import Provider, Usage, as_provider
+from elelem_kernel.events import Message, Provider, Usage, as_provider
 from elelem_kernel.options import from_env
 from elelem_kernel.sync import resolve
 
@@ -57,7 +57,7 @@ class ModelFacts:
         self.provider_name = provider_name
         self.model = model if model is not None else self.provider.model
         #: The options the person gave each provider (-o, /option), by provider name.
-        self.provider_options: dict[str, dict[str, Any]] = {}
+        self.provider_options: dict[str, dict[str, object]] = {}
         self._policy = policy
         self._conversations = conversations
         #: The window set with `/context-window` (tokens); None: see `agent/context.py`.
@@ -78,12 +78,12 @@ class ModelFacts:
         return self._conversations.active
 
     @property
-    def options(self) -> dict[str, Any]:
+    def options(self) -> dict[str, object]:
         """The options the person gave the current provider (ELELEM_OPTIONS not included)."""
         return self.provider_options.get(self.provider_name, {})
 
     def set_provider(
-        self, name: str, model: str | None = None, options: dict[str, Any] | None = None
+        self, name: str, model: str | None = None, options: Mapping[str, object] | None = None
     ) -> None:
         """Switch provider (and model); the conversation is kept.
 
@@ -174,14 +174,14 @@ class ModelFacts:
         return None if row is None else pricing.cost_at(row, usage)
 
     def estimate(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, object]] | None = None
     ) -> int:
         """The estimated tokens of a request, scaled by what the server counted for this
         conversation's earlier requests."""
         factor = self.calibration.get(self.conversation.id, 1.0)
         return int(estimate(messages, tools) * factor + 0.5)
 
-    def measure(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Meter:
+    def measure(self, messages: Sequence[Message], tools: Sequence[Mapping[str, object]]) -> Meter:
         """The context meter of a request about to be sent: its estimated tokens and the
         window (`assumed` when no source names it)."""
         self._raw = estimate(messages, tools)
@@ -254,7 +254,7 @@ class ModelFacts:
         self._vision = (self.provider, answer)
         return answer
 
-    def _options(self) -> dict[str, Any]:
+    def _options(self) -> dict[str, object]:
         """ELELEM_OPTIONS under the options the person gave the current provider."""
         return {**from_env(), **self.provider_options.get(self.provider_name, {})}
 

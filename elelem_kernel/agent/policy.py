@@ -138,7 +138,7 @@ class Policy:
             raise ConfigError(why)
 
     def make_provider(
-        self, catalog: ProviderCatalog, name: str, model: str | None, chosen: Mapping[str, Any]
+        self, catalog: ProviderCatalog, name: str, model: str | None, chosen: Mapping[str, object]
     ) -> Provider:
         """Provider `name` made by `catalog` with the fixed options on the person's
         `chosen`; ConfigError in the policy's words when it or its model is not allowed."""

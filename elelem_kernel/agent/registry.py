@@ -27,12 +27,15 @@ import types
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel import options
 from elelem_kernel.agent import context, media, policy, pricing, trust
 from elelem_kernel.errors import ConfigError, UntrustedPluginsWarning
 from elelem_kernel.events import Provider, as_provider
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 ProviderFactory = Callable[..., Any]
 #: `fn(session)`: what a plugin's setup does to each new `Session` (add tools, commands).
@@ -233,7 +236,7 @@ def _load_source(path: Path, source: bytes | str) -> None:
         raise
 
 
-def _entry_points() -> dict[str, Any]:
+def _entry_points() -> dict[str, EntryPoint]:
     from importlib.metadata import entry_points
 
     return {ep.name: ep for ep in entry_points(group="elelem_kernel.providers")}
@@ -293,7 +296,7 @@ def default_provider() -> tuple[str, str]:
     )
 
 
-def create_with_env(name: str, model: str | None, chosen: Mapping[str, Any]) -> Provider:
+def create_with_env(name: str, model: str | None, chosen: Mapping[str, object]) -> Provider:
     """Provider `name` made with ELELEM_OPTIONS under `chosen`; errors say where options came from."""
     env = options.from_env()
     given = {**env, **chosen}

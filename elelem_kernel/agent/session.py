@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.agent import system_prompt
 from elelem_kernel.agent.accounts import Accounts
@@ -30,7 +30,7 @@ from elelem_kernel.agent.record import CompactionEntry, TurnRecord
 from elelem_kernel.agent.toolbox import Tool, Toolbox, check_mode
 from elelem_kernel.agent.toolset import Tools
 from elelem_kernel.agent.turn import Turn, TurnResult
-from elelem_kernel.events import Provider
+from elelem_kernel.events import Message, Provider, UserMessage
 from elelem_kernel.sync import run_sync
 from elelem_kernel.tools.declaration import ToolContext
 
@@ -60,7 +60,7 @@ class Session:
         history: str = "replies",
         system_prompt: str | None = None,
         workspace: Path | str | None = None,
-        namespace: dict[str, Any] | None = None,
+        namespace: dict[str, object] | None = None,
         approver: Approver | None = None,
         allow: Iterable[str] = (),
         max_rounds: int = 25,
@@ -151,7 +151,7 @@ class Session:
         return self.facts.model
 
     def set_provider(
-        self, name: str, model: str | None = None, options: dict[str, Any] | None = None
+        self, name: str, model: str | None = None, options: Mapping[str, object] | None = None
     ) -> None:
         """Switch provider (and model); the conversation is kept (`ModelFacts.set_provider`)."""
         self.facts.set_provider(name, model, options)
@@ -192,7 +192,7 @@ class Session:
         pending: CompactionEntry | None = None,
         images: list[ImageEntry] | None = None,
         environment: Iterable[str] = (),
-    ) -> list[dict[str, Any]]:
+    ) -> list[Message]:
         """What a request for `prompt` (from `cell`) sends: system prompt, history, prompt.
 
         `pending`: a compaction being made for this request, applied to the history;
@@ -205,9 +205,9 @@ class Session:
             system += "\n" + "\n".join(lines)
         budget = self.facts.window()[0] * CHARS_PER_TOKEN  # compaction comes well before this
         history = self.conversation.messages(self.conversations.history, budget, cell, pending)
-        asked: dict[str, Any] = {"role": "user", "content": prompt}
+        asked: UserMessage = {"role": "user", "content": prompt}
         if images:
-            asked["images"] = list(images)
+            asked["images"] = [dict(image) for image in images]
         return [{"role": "system", "content": system}, *history, asked]
 
     # -- for a while, and commands -------------------------------------------------
@@ -221,7 +221,7 @@ class Session:
         provider: str | None = None,
         model: str | None = None,
         system_prompt: str | None = None,
-        options: dict[str, Any] | None = None,
+        options: Mapping[str, object] | None = None,
     ) -> Iterator[Session]:
         """For the `with` block only: another mode, provider or model (with `options` on top
         of the ones it has), system prompt, or tools.
@@ -265,7 +265,7 @@ class Session:
         cell: str | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
         settings: TurnSettings | None = None,
-        extras: Mapping[str, Any] | None = None,
+        extras: Mapping[str, object] | None = None,
     ) -> TurnResult:
         """Run a turn to the end from synchronous code; Ctrl-C ends it as interrupted.
 
@@ -285,7 +285,7 @@ class Session:
         renderer: Renderer | None = None,
         cell: str | None = None,
         settings: TurnSettings | None = None,
-        extras: Mapping[str, Any] | None = None,
+        extras: Mapping[str, object] | None = None,
         images: list[ImageEntry] | None = None,
     ) -> TurnResult:
         """Run one turn for `prompt`; returns normally on errors and on cancellation.

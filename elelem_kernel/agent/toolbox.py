@@ -26,7 +26,7 @@ from elelem_kernel.agent.toolset import ToolFn, Tools, Toolset
 from elelem_kernel.errors import ConfigError, ToolError
 from elelem_kernel.schema_check import fits
 from elelem_kernel.sync import resolve
-from elelem_kernel.tools.declaration import Prepared, Tool
+from elelem_kernel.tools.declaration import Arguments, Prepared, Result, Tool
 
 KINDS = ("read", "write", "execute")
 
@@ -46,25 +46,28 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-Hook = Callable[..., Any]
-
-
 @dataclass
 class Call:
     """A tool call as the session runs it."""
 
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: Arguments
     tool: Tool | None = None
-    result: dict[str, Any] = field(default_factory=dict)
+    result: Result = field(default_factory=dict)
     ms: int = 0
-    metadata: dict[str, Any] | None = None  #: opaque provider data, echoed on the next request
+    metadata: dict[str, object] | None = None  #: opaque provider data, echoed on the next request
     prepared: Prepared | None = None  #: what `Tool.prepare` read: the preview and its run
 
     @property
     def ok(self) -> bool:
         return bool(self.result.get("ok"))
+
+
+#: `hook(call)`, a `def` or an `async def`, before a tool runs; raising refuses the call.
+BeforeHook = Callable[[Call], object]
+#: `hook(call, result)` after it ran; a dict it returns (or awaits to) replaces the result.
+AfterHook = Callable[[Call, Result], object]
 
 
 def validation_error(schema: dict[str, Any], args: Any) -> str | None:
@@ -96,8 +99,8 @@ class Toolbox:
     def __init__(self, toolsets: Iterable[Toolset] = ()) -> None:
         self._own = Tools("own")
         self.toolsets: list[Toolset] = list(toolsets)
-        self._before: list[tuple[str | None, Hook]] = []
-        self._after: list[tuple[str | None, Hook]] = []
+        self._before: list[tuple[str | None, BeforeHook]] = []
+        self._after: list[tuple[str | None, AfterHook]] = []
         self._sources: list[Callable[[], Any]] = []
         #: Whether tools are described briefly now (a small window; the session decides).
         self.brief: Callable[[], bool] = lambda: False
@@ -112,9 +115,9 @@ class Toolbox:
         required: Iterable[str] = (),
         aliases: Iterable[str] = (),
         kind: str = "read",
-        preview: Callable[[dict[str, Any]], str] | None = None,
-        sensitive: Callable[[dict[str, Any]], str | None] | None = None,
-        asks_itself: Callable[[dict[str, Any]], bool] | None = None,
+        preview: Callable[[Arguments], str] | None = None,
+        sensitive: Callable[[Arguments], str | None] | None = None,
+        asks_itself: Callable[[Arguments], bool] | None = None,
     ) -> Callable[[ToolFn], ToolFn]:
         """Register the decorated function as tool `name`; adding a name again replaces it.
 
@@ -173,19 +176,19 @@ class Toolbox:
         """Each alias of a tool, and the tool's name (a later tool's alias wins)."""
         return _aliases(self.tools)
 
-    def before(self, name: str | None = None) -> Callable[[Hook], Hook]:
+    def before(self, name: str | None = None) -> Callable[[BeforeHook], BeforeHook]:
         """Register `hook(call)` to run before tool `name` (or every tool); raising refuses."""
 
-        def register(hook: Hook) -> Hook:
+        def register(hook: BeforeHook) -> BeforeHook:
             self._before.append((name, hook))
             return hook
 
         return register
 
-    def after(self, name: str | None = None) -> Callable[[Hook], Hook]:
+    def after(self, name: str | None = None) -> Callable[[AfterHook], AfterHook]:
         """Register `hook(call, result)` after tool `name`; a dict it returns replaces the result."""
 
-        def register(hook: Hook) -> Hook:
+        def register(hook: AfterHook) -> AfterHook:
             self._after.append((name, hook))
             return hook
 
@@ -267,23 +270,23 @@ class Toolbox:
             return f"{type(e).__name__}: {e}"
         return None
 
-    async def run(self, call: Call) -> dict[str, Any]:
+    async def run(self, call: Call) -> Result:
         """Run a resolved call: before hooks, the tool, after hooks. Never raises but on cancel."""
         tool = call.tool
         assert tool is not None, "resolve() the call first"
         started = time.monotonic()
         try:
-            for name, hook in self._before:
+            for name, before in self._before:
                 if name in (None, tool.name):
-                    await resolve(hook(call))
+                    await resolve(before(call))
         except Exception as e:
-            result: dict[str, Any] = {"error": f"refused before running: {e}"}
+            result: Result = {"error": f"refused before running: {e}"}
         else:
             result = await self._invoke(tool, call)
-            for name, hook in self._after:
+            for name, after in self._after:
                 if name in (None, tool.name):
                     try:
-                        changed = await resolve(hook(call, result))
+                        changed = await resolve(after(call, result))
                     except Exception as e:
                         result = {"error": f"after-hook failed: {type(e).__name__}: {e}"}
                         break
@@ -293,7 +296,7 @@ class Toolbox:
         call.result = finish(result, call.arguments)
         return call.result
 
-    async def _invoke(self, tool: Tool, call: Call) -> dict[str, Any]:
+    async def _invoke(self, tool: Tool, call: Call) -> Result:
         try:
             if call.prepared is not None:  # exactly what the person was shown
                 value = await call.prepared[1]()
@@ -320,7 +323,7 @@ def _refuse_none(name: str) -> str | None:
     return None
 
 
-def finish(result: dict[str, Any], arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+def finish(result: Result, arguments: Arguments | None = None) -> Result:
     """Add `ok` to a tool result; failures also carry the arguments they were given."""
     out = dict(result)
     ok = "error" not in out

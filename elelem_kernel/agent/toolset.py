@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
-from elelem_kernel.tools.declaration import Tool
+from elelem_kernel.tools.declaration import Arguments, Tool
 
-ToolFn = Callable[[dict[str, Any]], Any]
+ToolFn = Callable[[Arguments], Any]
 #: What a reroute makes of a tool's own function (kept as its fallback): the one that runs.
 Reroute = Callable[[ToolFn], ToolFn]
 

@@ -13,7 +13,7 @@ import inspect
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -46,7 +46,19 @@ from elelem_kernel.agent.record import (
 )
 from elelem_kernel.agent.toolbox import Call, finish
 from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError
-from elelem_kernel.events import Doing, Provider, ProviderEvent, Usage, map_stop_reason
+from elelem_kernel.events import (
+    AssistantMessage,
+    Doing,
+    Message,
+    Provider,
+    ProviderEvent,
+    Reported,
+    ThinkingBlock,
+    ToolCallEntry,
+    ToolMessage,
+    Usage,
+    map_stop_reason,
+)
 from elelem_kernel.images import ImageEntry
 from elelem_kernel.options import from_env
 from elelem_kernel.redaction import redact
@@ -59,7 +71,7 @@ if TYPE_CHECKING:
     from elelem_kernel.agent.front import TurnSettings
     from elelem_kernel.agent.model_facts import ModelFacts
     from elelem_kernel.agent.policy import Policy
-    from elelem_kernel.tools.declaration import ToolContext
+    from elelem_kernel.tools.declaration import Arguments, ToolContext
     from elelem_kernel.tools.extras import TurnExtras
 
 
@@ -102,9 +114,9 @@ class Reply:
     number: int  #: the round's number, for the ids of calls that came without one
     calls: list[Call] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
-    thinking: list[dict[str, Any]] = field(default_factory=list)
-    ending: dict[str, Any] = field(default_factory=dict)
-    usage: dict[str, Any] = field(default_factory=dict)
+    thinking: list[ThinkingBlock] = field(default_factory=list)
+    ending: dict[str, object] = field(default_factory=dict)  #: the `stop` event
+    usage: Reported = field(default_factory=Reported)  #: the server's last `usage` event
 
     def take(self, event: ProviderEvent) -> ProviderEvent | None:
         """Keep a `doing`, `saying`, `thinking` or `stop` event; the event to record and
@@ -119,7 +131,9 @@ class Reply:
         if event["type"] == "saying":
             self.text.append(str(event.get("text", "")))
         elif event["type"] == "thinking":
-            piece = {"text": str(event.get("text", "")), "metadata": event.get("metadata")}
+            piece: ThinkingBlock = {"text": str(event.get("text", ""))}
+            if (metadata := event.get("metadata")) is not None:
+                piece["metadata"] = metadata
             self.thinking.append(piece)
         elif event["type"] == "stop":
             self.ending.update(event)
@@ -130,18 +144,20 @@ class Reply:
     def stop(self) -> str:
         """How the round ended: `end_turn`, `tool_use`, `max_tokens` or `error`."""
         truncated = bool(self.ending.get("truncated"))
-        return map_stop_reason(self.ending.get("reason"), bool(self.calls), truncated)
+        reason = self.ending.get("reason")
+        raw = reason if isinstance(reason, str) else None
+        return map_stop_reason(raw, bool(self.calls), truncated)
 
-    def message(self) -> dict[str, Any]:
+    def message(self) -> AssistantMessage:
         """The assistant message that carries this reply into the next request."""
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
+        message: AssistantMessage = {"role": "assistant", "content": "".join(self.text)}
         merged = _merge_thinking(self.thinking)
         if merged:
             message["thinking"] = merged
         if self.calls:
             message["tool_calls"] = []
             for c in self.calls:
-                entry: dict[str, Any] = {"id": c.id, "name": c.name, "arguments": c.arguments}
+                entry: ToolCallEntry = {"id": c.id, "name": c.name, "arguments": c.arguments}
                 if c.metadata:
                     entry["metadata"] = c.metadata
                 message["tool_calls"].append(entry)
@@ -159,7 +175,7 @@ class Turn:
         renderer: Renderer | None,
         cell: str | None,
         settings: TurnSettings,
-        extras: Mapping[str, Any] | None = None,
+        extras: Mapping[str, object] | None = None,
         images: list[ImageEntry] | None = None,
     ) -> None:
         self.session = session
@@ -197,7 +213,7 @@ class Turn:
         #: What a gateway reported the turn cost, and the usage of the requests it covers.
         self.gateway: tuple[float, Usage] | None = None
         #: The next request, and where this turn's own rounds start in it.
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[Message] = []
         self.head = 0
         self.stop = "end_turn"
         self.error: str | None = None
@@ -395,17 +411,17 @@ class Turn:
             return stop
         for call in reply.calls:
             images = await self.call(call)
-            message: dict[str, Any] = {
+            message: ToolMessage = {
                 "role": "tool",
                 "tool_call_id": call.id,
                 "content": json.dumps(call.result, ensure_ascii=False, default=str),
             }
             if images:  # providers that take images in tool results pass them on
-                message["images"] = images
+                message["images"] = [dict(image) for image in images]
             self.messages.append(message)
         return stop
 
-    async def request(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def request(self, tools: Sequence[Mapping[str, object]]) -> list[Message]:
         """The messages this round sends (images fitted to what the model takes), measured
         for the meter and announced to the renderer (`status`: waiting)."""
         session = self.session
@@ -582,18 +598,18 @@ class Turn:
         """The session's conversations."""
         return self.session.conversations
 
-    def tools(self) -> list[dict[str, Any]]:
+    def tools(self) -> Sequence[Mapping[str, object]]:
         """The tool specs this turn's requests send (the session's mode's)."""
         return self.session.toolbox.specs(self.session.mode)
 
-    def request_messages(self, pending: CompactionEntry | None) -> list[dict[str, Any]]:
+    def request_messages(self, pending: CompactionEntry | None) -> list[Message]:
         """The session's messages for this turn's prompt, with its environment facts;
         `pending`: the compaction being made for this request."""
         return self.session.messages(
             self.prompt, self.cell, pending, self.prompt_images, self.settings.environment
         )
 
-    async def ask(self, messages: list[dict[str, Any]], usage: Usage, limit: int) -> str:
+    async def ask(self, messages: list[Message], usage: Usage, limit: int) -> str:
         """One request without tools (a summary), its reply limited to `limit` tokens when
         the provider can be (not the person's max_tokens); its tokens are added to `usage`.
         A reply cut off at the limit is an error: a truncated summary would lose the rest."""
@@ -640,12 +656,13 @@ def _refused(error: ContextOverflow) -> str:
 
 async def _call_fetch(
     provider: Provider,
-    messages: list[dict[str, Any]],
+    messages: list[Message],
     tools: list[dict[str, Any]],
     emit: Callable[[ProviderEvent], None],
 ) -> None:
     """One `fetch` of the provider, `async def` or a plain `def` (run in a worker thread)."""
-    fetch: Callable[..., Any] = provider.fetch
+    fetch = provider.fetch
+    result: Awaitable[None] | None
     if inspect.iscoroutinefunction(fetch):
         result = fetch(messages, tools, emit)
     else:
@@ -654,7 +671,7 @@ async def _call_fetch(
         await result
 
 
-def _arguments(value: Any) -> dict[str, Any]:
+def _arguments(value: object) -> Arguments:
     """Tool arguments as a dict: JSON text is parsed, empty or missing means `{}`.
 
     Containers nested past `DEPTH_LIMIT` become a marker string (the schema check then
@@ -672,9 +689,9 @@ def _arguments(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_value": value}
 
 
-def _merge_thinking(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _merge_thinking(parts: list[ThinkingBlock]) -> list[ThinkingBlock]:
     """Join streamed thinking pieces into blocks; a piece with metadata closes its block."""
-    blocks: list[dict[str, Any]] = []
+    blocks: list[ThinkingBlock] = []
     texts: list[str] = []  # the open block's pieces, joined once when it closes
     for part in parts:
         texts.append(part["text"])

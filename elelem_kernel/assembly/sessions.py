@@ -7,7 +7,7 @@ the one place that puts them together, so neither has to import the other's buil
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +31,14 @@ def new_session(
     model: str | None = None,
     mode: str | None = None,
     workspace: Path | str | None = None,
-    namespace: dict[str, Any] | None = None,
+    namespace: dict[str, object] | None = None,
     approver: Approver | None = None,
     system_prompt: str | None = None,
     history: str | None = None,
     policy: Policy | None = None,
     allow: Iterable[str] = (),
     front: Front | None = None,
+    provider_options: Mapping[str, object] | None = None,
     **options: Any,
 ) -> Session:
     """A ready session: provider resolved, every setup run (the tools among them).
@@ -50,12 +51,14 @@ def new_session(
     the policy's, `mcp/config.py` reads it). `front`: how the front offers cells, which
     notebook is open in it, where the notice of a default provider goes and what its turns
     bring (`agent/front.py`); `approver` is for a session made without one. The session
-    comes back finished: nobody sets its attributes afterwards.
+    comes back finished: nobody sets its attributes afterwards. The provider's options
+    are `provider_options` (parsed `-o NAME=VALUE`s) with `options` (keywords) on top.
     """
     policy = load() if policy is None else policy
     providers = catalog()
-    provider, model, options, notice = _defaults(policy, providers, provider, model, options)
-    instance = policy.make_provider(providers, provider, model, options)
+    given = {**(provider_options or {}), **options}
+    provider, model, given, notice = _defaults(policy, providers, provider, model, given)
+    instance = policy.make_provider(providers, provider, model, given)
     session = Session(
         instance,
         providers=providers,
@@ -71,7 +74,7 @@ def new_session(
         policy=policy,
         front=front,
     )
-    session.facts.provider_options[provider] = policy.options_for(provider, options, from_env())
+    session.facts.provider_options[provider] = policy.options_for(provider, given, from_env())
     registry.run_setups(session, dict(registry.CONFIG.setups))
     if notice and front is not None:
         front.notice(notice)
@@ -83,8 +86,8 @@ def _defaults(
     providers: Any,
     provider: str | None,
     model: str | None,
-    options: dict[str, Any],
-) -> tuple[str, str | None, dict[str, Any], str | None]:
+    options: dict[str, object],
+) -> tuple[str, str | None, dict[str, object], str | None]:
     """The provider, model and options to start with: the person's, else the policy's
     defaults (its model and base URL go with its provider), else the registry's default."""
     notice = None

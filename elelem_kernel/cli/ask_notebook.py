@@ -70,7 +70,7 @@ def ask_in_notebook(
     return EXIT_CODES.get(result.stop, 0)
 
 
-def _session(path: Path, options: dict[str, Any], err: IO[str]) -> Any:
+def _session(path: Path, options: dict[str, Any], err: IO[str]) -> Session:
 
     if options.get("workspace") is None:
         options["workspace"] = path.parent

@@ -49,7 +49,7 @@ def new_session(args: argparse.Namespace) -> Session:
         history=args.history,
         allow=args.allow,
         front=front,
-        **options,
+        provider_options=options,
     )
     set_budget(session, args.budget)
     return session

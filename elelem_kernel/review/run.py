@@ -67,7 +67,7 @@ class PreparedReview:
     (or the end of a `with` block) puts back the mode and the tools."""
 
     prompt: str
-    extras: dict[str, Any]
+    extras: dict[str, object]
     scope: ExitStack
 
     def close(self) -> None:

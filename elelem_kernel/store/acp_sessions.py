@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from elelem_kernel.errors import ElelemError
 from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
@@ -53,6 +54,17 @@ def path_of(session_id: str) -> Path:
             "(64 at most), as session/new returns them"
         )
     return sessions_dir() / f"{session_id}.ipynb"
+
+
+class SavedSession(TypedDict):
+    """One saved session as `listing` lists it (`session/list` answers with these)."""
+
+    id: str
+    cwd: str | None
+    title: str
+    turns: int
+    updated: str  #: ISO time of its notebook's last change
+    path: str
 
 
 @dataclass
@@ -117,8 +129,8 @@ def save_turn(
     session_id: str,
     cwd: str,
     record: TurnRecord,
-    data: dict[str, Any],
-    metadata: dict[str, Any],
+    data: Mapping[str, object],
+    metadata: Mapping[str, object],
     mode: str | None = None,
 ) -> Path:
     """Append the turn `record` with its frozen output (`data`, `metadata`: the front's
@@ -149,7 +161,7 @@ def remember_mode(session_id: str, mode: str) -> None:
     _write_private(path, notebook)
 
 
-def _write_private(path: Path, notebook: dict[str, Any]) -> None:
+def _write_private(path: Path, notebook: Mapping[str, object]) -> None:
     """Write `notebook` as `path`, mode 0600, replacing it whole (never half written)."""
     partial = path.with_name(f".{path.name}.partial")
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -164,10 +176,10 @@ def _private_folder(folder: Path) -> None:
     os.chmod(folder, 0o700)
 
 
-def listing() -> list[dict[str, Any]]:
+def listing() -> list[SavedSession]:
     """Every saved session, newest first: id, cwd, title, turns, updated (ISO time), path."""
     folder = sessions_dir()
-    found = []
+    found: list[SavedSession] = []
     paths = sorted(folder.glob("*.ipynb"), key=_mtime, reverse=True) if folder.is_dir() else []
     for path in paths:
         if not SESSION_ID.fullmatch(path.stem):
@@ -200,7 +212,7 @@ def listing_text() -> str:
     return "\n".join(lines)
 
 
-def _metadata(path: Path) -> dict[str, Any]:
+def _metadata(path: Path) -> dict[str, object]:
     try:
         with open(path, encoding="utf-8") as f:
             metadata = json.load(f).get("metadata", {}).get(METADATA, {})

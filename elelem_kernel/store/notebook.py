@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +88,8 @@ def unwritable(path: Path) -> str | None:
 def append_turn(
     path: Path,
     record: TurnRecord,
-    data: dict[str, Any],
-    metadata: dict[str, Any],
+    data: Mapping[str, object],
+    metadata: Mapping[str, object],
     *,
     expected_mtime_ns: int | None,
 ) -> None:
@@ -126,8 +126,8 @@ def append_turn(
 
 
 def _turn_cell(
-    record: TurnRecord, data: dict[str, Any], metadata: dict[str, Any], elelem: bool
-) -> dict[str, Any]:
+    record: TurnRecord, data: Mapping[str, object], metadata: Mapping[str, object], elelem: bool
+) -> dict[str, object]:
     """The turn's cell: its prompt (after `%%elelem` in Python notebooks), its frozen output."""
     prompt = str(record.get("prompt", ""))
     cell_id = record.get("cell")
@@ -155,11 +155,13 @@ def new_notebook() -> dict[str, Any]:
     return notebook
 
 
-def _is_elelem(notebook: Any) -> bool:
-    metadata = notebook.get("metadata", {})
-    kernelspec = metadata.get("kernelspec") or {}
-    language = metadata.get("language_info") or {}
-    return KERNEL_NAME in (kernelspec.get("name"), language.get("name"))
+def _is_elelem(notebook: Mapping[str, object]) -> bool:
+    metadata = notebook.get("metadata")
+    names = []
+    for key in ("kernelspec", "language_info"):
+        found = metadata.get(key) if isinstance(metadata, dict) else None
+        names.append(found.get("name") if isinstance(found, dict) else None)
+    return KERNEL_NAME in names
 
 
 def _check_unchanged(path: Path, expected_mtime_ns: int | None) -> None:
@@ -170,7 +172,7 @@ def _check_unchanged(path: Path, expected_mtime_ns: int | None) -> None:
         )
 
 
-def _write(path: Path, notebook: dict[str, Any], expected_mtime_ns: int | None) -> None:
+def _write(path: Path, notebook: Mapping[str, object], expected_mtime_ns: int | None) -> None:
     temporary = path.with_name(f".{path.name}.elelem-{os.getpid()}.tmp")
     try:
         ipynb_json.write(notebook, temporary)

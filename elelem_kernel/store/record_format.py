@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from elelem_kernel.events import Usage
 from elelem_kernel.images import ImageEntry
@@ -122,7 +122,7 @@ class TurnRecord(TypedDict):
 
 
 @cache
-def schema() -> dict[str, Any]:
+def schema() -> dict[str, object]:
     """The record's JSON Schema (draft 2020-12), `record.schema.json`."""
     from importlib import resources  # only a restore needs it: a CLI turn stays lean
 

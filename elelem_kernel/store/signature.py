@@ -17,7 +17,6 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from elelem_kernel.store.data_folder import data_folder
 
@@ -58,7 +57,7 @@ def _secret() -> bytes:
     return made
 
 
-def _message(record: Mapping[str, Any]) -> bytes:
+def _message(record: Mapping[str, object]) -> bytes:
     signed = {
         "conversation": record.get("conversation"),
         "turn": record.get("turn"),
@@ -67,12 +66,12 @@ def _message(record: Mapping[str, Any]) -> bytes:
     return json.dumps(signed, sort_keys=True, ensure_ascii=True, separators=(",", ":")).encode()
 
 
-def sign(record: Mapping[str, Any]) -> str:
+def sign(record: Mapping[str, object]) -> str:
     """The signature for `record` as it is now."""
     return PREFIX + hmac.new(_secret(), _message(record), hashlib.sha256).hexdigest()
 
 
-def verified(record: Mapping[str, Any]) -> bool:
+def verified(record: Mapping[str, object]) -> bool:
     """Whether `record` carries this person's signature over what it holds now."""
     given = record.get("signature")
     if not isinstance(given, str) or not given.startswith(PREFIX):

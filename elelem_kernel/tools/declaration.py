@@ -41,7 +41,7 @@ class ToolContext:
     empties them when it ends."""
 
     workspace: Path
-    namespace: dict[str, Any] = field(default_factory=dict)
+    namespace: dict[str, object] = field(default_factory=dict)
     #: The notebook open in the frontend (its file is written only through the frontend), or None.
     open_notebook: Path | None = None
     #: How the front offers a new cell (None: there is no frontend to offer one to).

@@ -369,6 +369,22 @@ def test_full_history_gives_restored_calls_without_ids_an_id(tmp_path):
     assert call_id and messages[2]["tool_call_id"] == call_id
 
 
+def test_arguments_recorded_as_cut_text_go_back_as_an_object():
+    # A call's arguments past ARGUMENTS_LIMIT are kept as cut JSON text; the history sends
+    # an object (a tool call's input is one for every provider), the text under _unparsed.
+    from elelem_kernel.agent.conversation import turn_messages
+
+    cut = '{"code": "x = 1\n…'
+    calls = [
+        {"id": "a", "name": "python", "arguments": cut, "result": "{}"},
+        {"id": "b", "name": "read", "arguments": None, "result": "{}"},
+    ]
+    record = {"turn": "t1", "prompt": "p", "reply": "r", "stop": "end_turn"}
+    record["rounds"] = [{"text": "", "calls": calls}, {"text": "r", "calls": []}]
+    entries = turn_messages(record, "full")[1]["tool_calls"]
+    assert [e["arguments"] for e in entries] == [{"_unparsed": cut}, {}]
+
+
 @pytest.mark.timeout(30)  # joined once: seconds; quadratic: a minute or more
 def test_long_thinking_in_small_pieces_goes_back_whole():
     # 1.6 MB of thinking in 4-character pieces, then a call: the next request carries the
