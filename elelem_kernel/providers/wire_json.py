@@ -47,6 +47,12 @@ def count(value: object) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def counted(value: object) -> int | None:
+    """A count where a server's missing (or empty) value means 0; None when it is there
+    but not a number."""
+    return count(value) if value else 0
+
+
 class Function(TypedDict):
     """A declared tool, read from its OpenAI function format."""
 
