@@ -32,8 +32,8 @@ import elelem_kernel
 PACKAGE = Path(elelem_kernel.__file__).parent
 
 # The counts (not rates) when last measured; lower them when you remove an Any.
-ANY_CEILING = 309
-DICT_ANY_CEILING = 233
+ANY_CEILING = 304
+DICT_ANY_CEILING = 219
 
 # The goal, per 1,000 non-blank lines (issue 38): where comparable packages sit.
 ANY_GOAL_PER_1000 = 15

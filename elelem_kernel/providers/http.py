@@ -40,7 +40,7 @@ from elelem_kernel.providers.wire_json import Tools
 from elelem_kernel.text import clip
 
 #: Options every HTTP provider accepts, with their defaults.
-COMMON_OPTIONS: dict[str, Any] = {
+COMMON_OPTIONS: dict[str, float | None] = {
     "base_url": None,
     "api_key": None,
     "timeout": 10.0,
