@@ -421,7 +421,8 @@ class _Stream(StreamParser):
         elif kind == "message_stop":
             self.done = True
         elif kind == "error":
-            error = mapping(event.get("error"))
+            found = event.get("error") or {}
+            error = mapping(found) if isinstance(found, dict) else {"message": found}
             etype = text(error.get("type")) or "error"
             raise self.provider.error(
                 f"anthropic stream error: {etype}: {error.get('message', 'no details')}",

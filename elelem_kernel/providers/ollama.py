@@ -266,7 +266,9 @@ class _Stream(StreamParser):
             self.emit({"type": "thinking", "text": text(message.get("thinking"))})
         if text(message.get("content")):
             self.emit({"type": "saying", "text": text(message.get("content"))})
-        for call in map(mapping, items(message.get("tool_calls"))):
+        for call in items(message.get("tool_calls")):
+            if not isinstance(call, dict):
+                continue
             fn = mapping(call.get("function"))  # whole calls with object arguments: never buffered
             arguments = parse_arguments(fn.get("arguments")) or {}
             self.doing(text(call.get("id")), text(fn.get("name")), arguments)
