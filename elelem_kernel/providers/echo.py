@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.events import Emit, Message, Provider
 from elelem_kernel.options import unknown
-from elelem_kernel.providers.wire_json import Tools
+
+if TYPE_CHECKING:  # an annotation only: an echo turn loads nothing it does not use
+    from elelem_kernel.providers.wire_json import Tools
 
 
 class EchoProvider(Provider):

@@ -21,7 +21,7 @@ import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing, asynccontextmanager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel import redaction
 from elelem_kernel.errors import (
@@ -38,6 +38,11 @@ from elelem_kernel.providers import server_window, stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
 from elelem_kernel.providers.wire_json import Tools
 from elelem_kernel.text import clip
+
+if TYPE_CHECKING:  # annotations only: httpx is imported when a request is made
+    import ssl
+
+    import httpx
 
 #: Options every HTTP provider accepts, with their defaults.
 COMMON_OPTIONS: dict[str, float | None] = {
@@ -102,7 +107,7 @@ class HTTPProvider(Provider):
         self.options: dict[str, Any] = {k: values[k] for k in self.extra_options}
         #: Seconds slept before each retry of the last fetch (for logs and tests).
         self.waits: list[float] = []
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
         self._key: str | None = None
@@ -238,7 +243,7 @@ class HTTPProvider(Provider):
 
     # -- client per event loop ---------------------------------------------------------
 
-    def client(self) -> Any:
+    def client(self) -> httpx.AsyncClient:
         """The `httpx.AsyncClient` of the running loop, created on first use.
 
         A client's connections belong to the loop that opened them, and turns may run on
@@ -309,7 +314,7 @@ class HTTPProvider(Provider):
     @asynccontextmanager
     async def post(
         self, path: str, body: Mapping[str, object], key: str | None, seen: Headers | None = None
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncIterator[httpx.Response]:
         """POST `body` as JSON and yield the streaming response once its status is 2xx
         (its headers handed to `seen` first, when given).
 
@@ -407,12 +412,12 @@ class HTTPProvider(Provider):
         except (TooLarge, Undecodable) as e:
             raise self.error(stream.problem(e, self.name)) from None
 
-    def _body(self, response: Any) -> AsyncGenerator[bytes, None]:
+    def _body(self, response: httpx.Response) -> AsyncGenerator[bytes, None]:
         """The response body's bytes, decompressed in bounded steps."""
         encoding = response.headers.get("content-encoding", "")
         return stream.decoded(response.aiter_raw(), encoding)
 
-    async def _body_text(self, response: Any) -> str:
+    async def _body_text(self, response: httpx.Response) -> str:
         """A non-streamed body (an error, a JSON answer) as text, cut at `max_event_bytes`.
 
         Only the start of such a body is ever shown, so the rest is left unread.
@@ -424,7 +429,7 @@ class HTTPProvider(Provider):
             return ""  # the status still says what went wrong
         return data.decode("utf-8", "replace")
 
-    async def _reject_json(self, response: Any) -> None:
+    async def _reject_json(self, response: httpx.Response) -> None:
         """A 200 answer in plain JSON instead of a stream is an error body (or no stream)."""
         if "json" not in response.headers.get("content-type", ""):
             return
@@ -579,7 +584,7 @@ def made_up_id() -> str:
     return f"call_{secrets.token_hex(8)}"
 
 
-def switch(value: Any) -> bool | str | None:
+def switch(value: object) -> bool | str | None:
     """An on/off option such as `thinking`: True, False, None (unset), or a level's text.
 
     `on/true/yes/1` is True and `off/false/no/0/none` (or empty) is False, in any case;
@@ -671,10 +676,10 @@ def _number(value: Any, name: str) -> float:
     return number
 
 
-_SSL_CONTEXT: Any = None
+_SSL_CONTEXT: ssl.SSLContext | None = None
 
 
-def _ssl_context() -> Any:
+def _ssl_context() -> ssl.SSLContext:
     """One SSL context for all clients: loading the CA bundle costs ~20 ms each time."""
     global _SSL_CONTEXT
     if _SSL_CONTEXT is None:
