@@ -1,12 +1,13 @@
-"""JSON as it crosses a provider's wire: the type of what a request carries, and typed
-readers of what a server streams back.
+"""JSON as it crosses a provider's wire: typed readers of what a server streams back, and
+the types every provider shares for it.
 
-A request body is built from TypedDicts per wire format; what no format pins down (a
-tool's JSON Schema, a call's arguments, sampling's `extra`) is `JSON`, or passed on as
-the `Mapping[str, object]` it came as. What a server streams is unchecked: each event is
-an `Event`, read with the helpers below, which narrow a field to the type the caller
-needs and give a neutral value (no text, no object, no list, no count) for anything
-else, so a malformed event is skipped or named, never a TypeError deep in a parser.
+A request body is built from TypedDicts per wire format (in each provider's module);
+what no format pins down (a tool's JSON Schema, a call's arguments, sampling's `extra`,
+an opaque item echoed back) is passed on as the `Mapping[str, object]` it came as. What
+a server streams is unchecked: each event is an `Event`, read with the helpers below,
+which narrow a field to the type the caller needs and give a neutral value (no text, no
+object, no list, no count) for anything else, so a malformed event is skipped or named,
+never a TypeError deep in a parser.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeAlias, TypedDict
 
-#: A JSON value, as `json.dumps` writes it.
-JSON: TypeAlias = "str | int | float | bool | None | list[JSON] | dict[str, JSON]"
 #: One event (an SSE `data`, an NDJSON line) as parsed, not yet checked.
 Event: TypeAlias = Mapping[str, object]
 #: The tool declarations a provider is handed, in OpenAI's function format.
