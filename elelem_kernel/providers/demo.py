@@ -281,7 +281,7 @@ class DemoProvider(Provider):
         }
         parts = []
         for call in calls:
-            result = results.get(call["id"], {})
+            result = results.get(call.get("id"), {})
             parts.append(_describe(call, result) + _seen(call, pictures.get(str(call.get("id")))))
         text = "\n\n".join(parts) + f"\n\n{_memory(messages)}{how_to(messages)}"
         await self._say(emit, text)

@@ -77,7 +77,7 @@ def fetch(
         emit({"type": "doing", "id": "demo_nb_read", "name": "notebook_read", "arguments": {}})
         emit(STOP)
         return
-    result = results.get(last["id"], {})
+    result = results.get(last.get("id"), {})
     if last.get("name") == "notebook_read":
         return _after_read(prompt, result, offered, emit)
     if not result.get("ok"):

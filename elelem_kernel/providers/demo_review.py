@@ -158,7 +158,7 @@ async def fetch(messages: list[Message], tools: Tools, emit: Emit) -> None:
     calls: dict[str, ToolCallEntry] = {
         c["id"]: c for m in turn if m["role"] == "assistant" for c in m.get("tool_calls") or []
     }
-    results = [(calls.get(m["tool_call_id"]), _result(m)) for m in turn if m["role"] == "tool"]
+    results = [(calls.get(m.get("tool_call_id")), _result(m)) for m in turn if m["role"] == "tool"]
     reported = [(c, r) for c, r in results if c is not None and c.get("name") == "report_finding"]
     read = [r for c, r in results if c is not None and c.get("name") == "git"]
     said = ""
