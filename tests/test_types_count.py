@@ -32,8 +32,8 @@ import elelem_kernel
 PACKAGE = Path(elelem_kernel.__file__).parent
 
 # The counts (not rates) when last measured; lower them when you remove an Any.
-ANY_CEILING = 337
-DICT_ANY_CEILING = 238
+ANY_CEILING = 288
+DICT_ANY_CEILING = 96
 
 # The goal, per 1,000 non-blank lines (issue 38): where comparable packages sit.
 ANY_GOAL_PER_1000 = 15

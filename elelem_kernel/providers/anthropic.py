@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import (
@@ -24,12 +26,115 @@ from elelem_kernel.events import (
 )
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
+from elelem_kernel.providers.wire_json import Event, Tools, count, function, mapping, text
 
-CACHE = {"type": "ephemeral"}
+if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
+    from typing_extensions import NotRequired
+
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 THINKING_LEVELS = {"low": 2048, "medium": 8192, "high": 16000}
 #: The sampling options the Messages API takes (`providers/sampling.py`).
 SAMPLING = ("temperature", "top_p", "top_k", "stop")
+
+
+class CacheControl(TypedDict):
+    """A prompt-caching breakpoint: everything up to the block carrying it is cached."""
+
+    type: Literal["ephemeral"]
+
+
+CACHE: CacheControl = {"type": "ephemeral"}
+
+
+class TextBlock(TypedDict):
+    type: Literal["text"]
+    text: str
+    cache_control: NotRequired[CacheControl]
+
+
+class ImageSource(TypedDict):
+    type: Literal["base64"]
+    media_type: str
+    data: str
+
+
+class ImageBlock(TypedDict):
+    type: Literal["image"]
+    source: ImageSource
+    cache_control: NotRequired[CacheControl]
+
+
+class ToolResultBlock(TypedDict):
+    """A tool's result, in the user message after the call: its text, or text and images."""
+
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: str | list[TextBlock | ImageBlock]
+    is_error: NotRequired[bool]
+    cache_control: NotRequired[CacheControl]
+
+
+class ToolUseBlock(TypedDict):
+    """A tool call the assistant made, sent back with the arguments it streamed."""
+
+    type: Literal["tool_use"]
+    id: str
+    name: str
+    input: Mapping[str, object]
+    cache_control: NotRequired[CacheControl]
+
+
+class SignedThinking(TypedDict):
+    """A thinking block echoed byte for byte with its signature (no cache breakpoint)."""
+
+    type: Literal["thinking"]
+    thinking: str
+    signature: str
+
+
+class RedactedThinking(TypedDict):
+    type: Literal["redacted_thinking"]
+    data: str
+
+
+#: A block that may carry a cache breakpoint (thinking blocks may not).
+Cacheable = TextBlock | ImageBlock | ToolResultBlock | ToolUseBlock
+Block = Cacheable | SignedThinking | RedactedThinking
+
+
+class WireMessage(TypedDict):
+    role: Literal["user", "assistant"]
+    content: list[Block]
+
+
+class ToolDeclaration(TypedDict):
+    name: str
+    description: str
+    input_schema: Mapping[str, object]
+    cache_control: NotRequired[CacheControl]
+
+
+class ThinkingSetting(TypedDict):
+    """The `thinking` field: `enabled` with a budget, or `adaptive` (newer models)."""
+
+    type: Literal["enabled", "adaptive"]
+    budget_tokens: NotRequired[int]
+
+
+class Body(TypedDict, total=False):
+    """A Messages request (`POST /v1/messages`)."""
+
+    model: str
+    max_tokens: int
+    system: list[TextBlock]
+    messages: list[WireMessage]
+    tools: list[ToolDeclaration]
+    thinking: ThinkingSetting
+    temperature: float
+    top_p: float
+    top_k: int
+    stop_sequences: list[str]
+    stream: bool
 
 
 def configured() -> bool:
@@ -63,7 +168,7 @@ class AnthropicProvider(HTTPProvider):
         super().__init__(model, **options)
         sampling.chosen(self.options, SAMPLING)  # a bad value is refused now
         thinking = _thinking(self.options["thinking"])
-        budget = (thinking or {}).get("budget_tokens", 0)
+        budget = thinking.get("budget_tokens", 0) if thinking else 0
         if options.get("max_tokens") is not None and budget >= int(self.options["max_tokens"]):
             raise ConfigError(
                 f"thinking={self.options['thinking']} thinks for up to {budget:,} tokens, "
@@ -82,42 +187,48 @@ class AnthropicProvider(HTTPProvider):
         Budgets assume this much output (`agent/budget.py`)."""
         limit = int(self.options["max_tokens"])
         thinking = _thinking(self.options["thinking"])
-        budget = (thinking or {}).get("budget_tokens", 0)
+        budget = thinking.get("budget_tokens", 0) if thinking else 0
         return budget + 4096 if thinking is not None and budget >= limit else limit
 
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)
 
-    def body(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    def body(self, messages: list[Message], tools: Tools) -> Body:
         """The request body, with cache breakpoints on system, tools and the last message."""
         system, wire = to_wire(messages)
-        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens()}
+        body: Body = {"model": self.model, "max_tokens": self.max_tokens()}
         if system:
             system[-1]["cache_control"] = CACHE
             body["system"] = system
         body["messages"] = wire
         if tools:
-            body["tools"] = [_tool(t) for t in tools]
-            body["tools"][-1]["cache_control"] = CACHE
+            declared = [_tool(t) for t in tools]
+            declared[-1]["cache_control"] = CACHE
+            body["tools"] = declared
         thinking = _thinking(self.options["thinking"])
         if thinking is not None:
             body["thinking"] = thinking
         chosen = sampling.chosen(self.options, SAMPLING)
+        if "temperature" in chosen:
+            body["temperature"] = chosen["temperature"]
+        if "top_p" in chosen:
+            body["top_p"] = chosen["top_p"]
+        if "top_k" in chosen:
+            body["top_k"] = chosen["top_k"]
         if "stop" in chosen:
-            chosen["stop_sequences"] = chosen.pop("stop")
-        body.update(chosen)
+            body["stop_sequences"] = chosen["stop"]
         _mark_turn_start(wire)
         _mark_last(wire)
         body["stream"] = True
         return body
 
 
-def to_wire(messages: list[Message]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def to_wire(messages: list[Message]) -> tuple[list[TextBlock], list[WireMessage]]:
     """Neutral messages → (system blocks, Anthropic messages), same roles merged."""
-    system: list[dict[str, Any]] = []
-    wire: list[dict[str, Any]] = []
+    system: list[TextBlock] = []
+    wire: list[WireMessage] = []
 
-    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+    def add(role: Literal["user", "assistant"], blocks: list[Block]) -> None:
         if not blocks:
             return
         if wire and wire[-1]["role"] == role:
@@ -126,13 +237,13 @@ def to_wire(messages: list[Message]) -> tuple[list[dict[str, Any]], list[dict[st
             wire.append({"role": role, "content": list(blocks)})
         if role == "user":
             content = wire[-1]["content"]
-            content.sort(key=lambda b: b.get("type") != "tool_result")
+            content.sort(key=lambda b: b["type"] != "tool_result")
 
     for m in messages:
         if m["role"] == "system":
             system.extend(_text_blocks(m.get("content")))
         elif m["role"] == "user":  # the prompt's own images follow its text
-            add("user", _text_blocks(m.get("content")) + _image_blocks(m))
+            add("user", [*_text_blocks(m.get("content")), *_image_blocks(m)])
         elif m["role"] == "tool":
             add("user", [_tool_result(m)])
         elif m["role"] == "assistant":
@@ -140,16 +251,17 @@ def to_wire(messages: list[Message]) -> tuple[list[dict[str, Any]], list[dict[st
     return system, wire
 
 
-def _text_blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, list):
-        return [dict(b) for b in content]
+def _text_blocks(content: str | None) -> list[TextBlock]:
     return [{"type": "text", "text": content}] if content else []
 
 
-def _tool_result(m: ToolMessage) -> dict[str, Any]:
+def _tool_result(m: ToolMessage) -> ToolResultBlock:
     content = m.get("content") or ""
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.get("tool_call_id", "")}
-    block["content"] = content
+    block: ToolResultBlock = {
+        "type": "tool_result",
+        "tool_use_id": m.get("tool_call_id", ""),
+        "content": content,
+    }
     images = _image_blocks(m)
     if images:  # the model sees what the card shows
         block["content"] = [{"type": "text", "text": content}, *images]
@@ -158,7 +270,7 @@ def _tool_result(m: ToolMessage) -> dict[str, Any]:
     return block
 
 
-def _image_blocks(m: UserMessage | ToolMessage) -> list[dict[str, Any]]:
+def _image_blocks(m: UserMessage | ToolMessage) -> list[ImageBlock]:
     """A message's images as Anthropic `image` blocks (base64 sources)."""
     return [
         {
@@ -170,25 +282,25 @@ def _image_blocks(m: UserMessage | ToolMessage) -> list[dict[str, Any]]:
     ]
 
 
-def _failed(content: Any) -> bool:
+def _failed(content: str) -> bool:
     """Whether a tool result is the session's failure JSON (`"ok": false`)."""
     try:
-        return json.loads(content).get("ok") is False
+        return bool(json.loads(content).get("ok") is False)
     except (TypeError, ValueError, AttributeError):
         return False
 
 
-def _assistant_blocks(m: AssistantMessage) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
+def _assistant_blocks(m: AssistantMessage) -> list[Block]:
+    blocks: list[Block] = []
     for entry in m.get("thinking") or []:
-        meta = (entry.get("metadata") or {}).get("anthropic") or {}
+        meta = mapping(mapping(entry.get("metadata")).get("anthropic"))
         if "redacted" in meta:
-            blocks.append({"type": "redacted_thinking", "data": meta["redacted"]})
+            blocks.append({"type": "redacted_thinking", "data": _echoed(meta["redacted"])})
         elif "signature" in meta:
-            text = meta.get("thinking", entry.get("text", ""))
-            blocks.append({"type": "thinking", "thinking": text, "signature": meta["signature"]})
-    if m.get("content"):
-        blocks.extend(_text_blocks(m["content"]))
+            thinking = _echoed(meta.get("thinking", entry.get("text", "")))
+            signature = _echoed(meta["signature"])
+            blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
+    blocks.extend(_text_blocks(m.get("content")))
     for call in m.get("tool_calls") or []:
         arguments = parse_arguments(call.get("arguments")) or {}
         blocks.append(
@@ -197,7 +309,13 @@ def _assistant_blocks(m: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _mark_turn_start(wire: list[dict[str, Any]]) -> None:
+def _echoed(value: object) -> str:
+    """A thinking block's field as this provider kept it (always a string); anything else
+    (metadata edited by hand) is sent as its text, for the API to judge."""
+    return value if isinstance(value, str) else str(value)
+
+
+def _mark_turn_start(wire: list[WireMessage]) -> None:
     """Cache breakpoint on the turn's prompt, the last text the person wrote.
 
     Every request of the turn and of the later turns (until a compaction) repeats what
@@ -207,32 +325,32 @@ def _mark_turn_start(wire: list[dict[str, Any]]) -> None:
     for message in reversed(wire[:-1]):
         if message["role"] != "user":
             continue
-        texts = [b for b in message["content"] if b.get("type") == "text"]
+        texts = [b for b in message["content"] if b["type"] == "text"]
         if texts:
             texts[-1]["cache_control"] = CACHE
             return
 
 
-def _mark_last(wire: list[dict[str, Any]]) -> None:
+def _mark_last(wire: list[WireMessage]) -> None:
     """Cache breakpoint on the last block that may carry one (not thinking blocks)."""
     if not wire:
         return
     for block in reversed(wire[-1]["content"]):
-        if block.get("type") not in ("thinking", "redacted_thinking"):
+        if block["type"] != "thinking" and block["type"] != "redacted_thinking":
             block["cache_control"] = CACHE
             return
 
 
-def _tool(tool: dict[str, Any]) -> dict[str, Any]:
-    fn = tool.get("function", tool)
+def _tool(tool: Mapping[str, object]) -> ToolDeclaration:
+    fn = function(tool)
     return {
         "name": fn["name"],
-        "description": fn.get("description", ""),
-        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
+        "description": fn["description"],
+        "input_schema": fn["parameters"] or {"type": "object", "properties": {}},
     }
 
 
-def _thinking(value: Any) -> dict[str, Any] | None:
+def _thinking(value: object) -> ThinkingSetting | None:
     """The `thinking` request field for the option: off, on, a budget, a level, adaptive."""
     on = switch(value)
     if not on:
@@ -258,6 +376,20 @@ def _thinking(value: Any) -> dict[str, Any] | None:
     return {"type": "enabled", "budget_tokens": budget}
 
 
+@dataclass
+class _Block:
+    """A content block being streamed: its kind and ids, and its deltas as pieces, joined
+    once when it stops."""
+
+    kind: str
+    id: str = ""
+    name: str = ""
+    data: str = ""
+    text: list[str] = field(default_factory=list)
+    json: list[str] = field(default_factory=list)
+    signature: list[str] = field(default_factory=list)
+
+
 class _Stream(StreamParser):
     """Turns the Messages SSE events of one response into provider events."""
 
@@ -265,36 +397,39 @@ class _Stream(StreamParser):
 
     def __init__(self, provider: AnthropicProvider, emit: Emit):
         super().__init__(provider, emit)
-        self.blocks: dict[int, dict[str, Any]] = {}
+        self.blocks: dict[int | None, _Block] = {}
         self.counts: dict[str, int] = {}
 
-    def feed(self, name: str, data: Any) -> None:
-        kind = data.get("type") if isinstance(data, dict) else None
+    def feed(self, name: str, data: object) -> None:
+        if not isinstance(data, dict):
+            return
+        event: Event = data
+        kind = event.get("type")
         if kind == "message_start":
-            message = data.get("message") or {}
-            self._usage(message.get("usage") or {})
-            if isinstance(message.get("model"), str) and message["model"]:
-                self.served = message["model"]
+            message = mapping(event.get("message"))
+            self._usage(mapping(message.get("usage")))
+            self.served = text(message.get("model")) or self.served
         elif kind == "content_block_start":
-            self._start(data.get("index", 0), data.get("content_block") or {})
+            self._start(_index(event), mapping(event.get("content_block")))
         elif kind == "content_block_delta":
-            self._delta(self.blocks.get(data.get("index", 0)), data.get("delta") or {})
+            self._delta(self.blocks.get(_index(event)), mapping(event.get("delta")))
         elif kind == "content_block_stop":
-            self._stop(self.blocks.pop(data.get("index", 0), None))
+            self._stop(self.blocks.pop(_index(event), None))
         elif kind == "message_delta":
-            self.stop = (data.get("delta") or {}).get("stop_reason") or self.stop
-            self._usage(data.get("usage") or {})
+            self.stop = text(mapping(event.get("delta")).get("stop_reason")) or self.stop
+            self._usage(mapping(event.get("usage")))
         elif kind == "message_stop":
             self.done = True
         elif kind == "error":
-            error = data.get("error") or {}
-            etype = error.get("type", "error")
+            found = event.get("error") or {}
+            error = mapping(found) if isinstance(found, dict) else {"message": found}
+            etype = text(error.get("type")) or "error"
             raise self.provider.error(
                 f"anthropic stream error: {etype}: {error.get('message', 'no details')}",
                 retryable=etype in RETRYABLE_ERRORS,
             )
 
-    def _usage(self, u: dict[str, Any]) -> None:
+    def _usage(self, u: Event) -> None:
         """Keep the latest value of each count; message_delta's are cumulative. A count
         below zero is no count (it must not lower what was spent)."""
         self.counts.update({k: v for k, v in u.items() if isinstance(v, int) and v >= 0})
@@ -313,37 +448,43 @@ class _Stream(StreamParser):
             usage["output"] = self.counts["output_tokens"]
         return usage
 
-    def _start(self, index: int, block: dict[str, Any]) -> None:
-        # Deltas are kept as lists of pieces and joined once when the block stops.
-        self.blocks[index] = {**block, "text": [], "json": [], "signature": []}
-        if block.get("type") == "text" and block.get("text"):
-            self.emit({"type": "saying", "text": block["text"]})
+    def _start(self, index: int | None, block: Event) -> None:
+        kind = text(block.get("type"))
+        self.blocks[index] = _Block(
+            kind, text(block.get("id")), text(block.get("name")), text(block.get("data"))
+        )
+        if kind == "text" and text(block.get("text")):
+            self.emit({"type": "saying", "text": text(block.get("text"))})
 
-    def _delta(self, block: dict[str, Any] | None, delta: dict[str, Any]) -> None:
+    def _delta(self, block: _Block | None, delta: Event) -> None:
         if block is None:
             return
         kind = delta.get("type")
-        if kind == "text_delta" and delta.get("text"):
-            self.emit({"type": "saying", "text": delta["text"]})
-        elif kind == "thinking_delta" and delta.get("thinking"):
-            block["text"].append(delta["thinking"])
-            self.emit({"type": "thinking", "text": delta["thinking"]})
+        if kind == "text_delta" and text(delta.get("text")):
+            self.emit({"type": "saying", "text": text(delta.get("text"))})
+        elif kind == "thinking_delta" and text(delta.get("thinking")):
+            block.text.append(text(delta.get("thinking")))
+            self.emit({"type": "thinking", "text": block.text[-1]})
         elif kind == "signature_delta":
-            block["signature"].append(delta.get("signature", ""))
+            block.signature.append(text(delta.get("signature")))
         elif kind == "input_json_delta":
-            block["json"].append(delta.get("partial_json", ""))
+            block.json.append(text(delta.get("partial_json")))
 
-    def _stop(self, block: dict[str, Any] | None) -> None:
+    def _stop(self, block: _Block | None) -> None:
         if block is None:
             return
-        for key in ("text", "json", "signature"):
-            block[key] = "".join(block[key])
-        kind = block.get("type")
-        if kind == "thinking" and block["signature"]:
-            meta = {"signature": block["signature"], "thinking": block["text"]}
+        signature = "".join(block.signature)
+        if block.kind == "thinking" and signature:
+            meta = {"signature": signature, "thinking": "".join(block.text)}
             self.emit({"type": "thinking", "text": "", "metadata": {"anthropic": meta}})
-        elif kind == "redacted_thinking":
-            meta = {"redacted": block.get("data", "")}
+        elif block.kind == "redacted_thinking":
+            meta = {"redacted": block.data}
             self.emit({"type": "thinking", "text": "", "metadata": {"anthropic": meta}})
-        elif kind == "tool_use":
-            self.call(block.get("id", ""), block.get("name", ""), block["json"])
+        elif block.kind == "tool_use":
+            self.call(block.id, block.name, "".join(block.json))
+
+
+def _index(event: Event) -> int | None:
+    """The block an event is about: its `index` (0 when it has none; None when it is not
+    a number, so such events only meet each other)."""
+    return count(event.get("index", 0))

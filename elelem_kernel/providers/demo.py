@@ -32,14 +32,15 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypedDict
 
 from elelem_kernel.errors import ConfigError
-from elelem_kernel.events import Emit, Message, Provider, ProviderEvent
+from elelem_kernel.events import Emit, Message, Provider, ProviderEvent, ToolCallEntry
 from elelem_kernel.images import label
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import demo_fix, demo_review
+from elelem_kernel.providers.wire_json import Tools, function, items, mapping, text
 from elelem_kernel.text import human_size
 from elelem_kernel.tokens import estimate
 
@@ -108,16 +109,16 @@ class DemoProvider(Provider):
         return copy
 
     async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
-        """One scripted round, counted and cut at `max_tokens` as a model's (`_Counted`)."""
+        """One scripted round, counted and cut at `max_tokens` as a model's (`_Counted`).
+
+        `tools` is typed as `tokens.estimate` takes it (JSON it serializes)."""
         counted = _Counted(emit, self.max_tokens())
         await self._script(messages, tools, counted)
         counted.finish(estimate(messages, tools))
 
-    async def _script(
-        self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit
-    ) -> None:
+    async def _script(self, messages: list[Message], tools: Tools, emit: Emit) -> None:
         """The round the prompt asks for (see the module's list)."""
-        offered = {t["function"]["name"] for t in tools}
+        offered = {function(t)["name"] for t in tools}
         if "report_finding" in offered:
             await demo_review.fetch(messages, tools, emit)
             return
@@ -126,8 +127,8 @@ class DemoProvider(Provider):
         results = {
             m.get("tool_call_id"): _json(m.get("content")) for m in turn if m["role"] == "tool"
         }
-        calls: list[dict[str, Any]] = [
-            dict(c) for m in turn if m["role"] == "assistant" for c in m.get("tool_calls") or []
+        calls: list[ToolCallEntry] = [
+            c for m in turn if m["role"] == "assistant" for c in m.get("tool_calls") or []
         ]
         if demo_fix.wanted(prompt, offered):  # "fix the cell that failed" in the open notebook
             demo_fix.fetch(prompt, calls, results, offered, emit, front(messages))
@@ -148,7 +149,7 @@ class DemoProvider(Provider):
         offered: set[str],
         messages: list[Message],
         emit: Emit,
-        tools: list[dict[str, Any]] | None = None,
+        tools: Tools | None = None,
     ) -> None:
         """The turn's first round: the scripted case the prompt asks for."""
         low = prompt.lower()
@@ -176,7 +177,7 @@ class DemoProvider(Provider):
         return self._stop(emit, "end_turn")
 
     async def _received(
-        self, emit: Emit, pictures: list[dict[str, Any]], messages: list[Message]
+        self, emit: Emit, pictures: Sequence[Mapping[str, object]], messages: list[Message]
     ) -> None:
         """What the demo "sees" of the prompt's own images: how many, and their sizes."""
         await self._think(emit, "The person sent images with the prompt.")
@@ -196,7 +197,7 @@ class DemoProvider(Provider):
         await self._say(emit, " ".join(f"word{i}" for i in range(1, 301)) + ".", delay=0.05)
         self._stop(emit, "end_turn")
 
-    async def _call_mcp(self, emit: Emit, name: str, arguments: dict[str, Any]) -> None:
+    async def _call_mcp(self, emit: Emit, name: str, arguments: dict[str, object]) -> None:
         """Call the MCP tool `name` with `arguments`."""
         await self._think(emit, f"An MCP server offers {name}; I will ask it.")
         await self._say(emit, f"Let me ask the MCP tool `{name}`.")
@@ -267,8 +268,8 @@ class DemoProvider(Provider):
     async def _answer(
         self,
         prompt: str,
-        calls: list[dict[str, Any]],
-        results: dict[Any, dict[str, Any]],
+        calls: list[ToolCallEntry],
+        results: Mapping[str, Mapping[str, object]],
         messages: list[Message],
         emit: Emit,
     ) -> None:
@@ -322,7 +323,7 @@ def how_to(messages: list[Message]) -> str:
     return HOW_TO.format(pick=PICK[front(messages)])
 
 
-def _seen(call: dict[str, Any], pictures: list[dict[str, Any]] | None) -> str:
+def _seen(call: Mapping[str, object], pictures: Sequence[Mapping[str, object]] | None) -> str:
     """What the demo "sees": the images a call's result brought, with their size."""
     if not pictures:
         return ""
@@ -330,7 +331,7 @@ def _seen(call: dict[str, Any], pictures: list[dict[str, Any]] | None) -> str:
     return f" I received {count} from `{call.get('name')}`: {shown}."
 
 
-def _sizes(pictures: list[dict[str, Any]]) -> tuple[str, str]:
+def _sizes(pictures: Sequence[Mapping[str, object]]) -> tuple[str, str]:
     """`("an image", "640×480 PNG (12 KB)")`: how many images, and their sizes."""
     shown = "; ".join(
         f"{label(p)} ({human_size(len(str(p.get('data') or '')) * 3 // 4, 'rough')})"
@@ -339,16 +340,16 @@ def _sizes(pictures: list[dict[str, Any]]) -> tuple[str, str]:
     return ("an image" if len(pictures) == 1 else f"{len(pictures)} images"), shown
 
 
-def _mcp_tool(prompt: str, tools: list[dict[str, Any]] | None) -> tuple[str, dict[str, Any]] | None:
+def _mcp_tool(prompt: str, tools: Tools | None) -> tuple[str, dict[str, object]] | None:
     """A read-only MCP tool to call for `prompt` and its arguments, or None."""
     words = set(re.findall(r"[a-z0-9]+", prompt))
-    best: tuple[int, str, dict[str, Any]] | None = None
+    best: tuple[int, str, dict[str, object]] | None = None
     for tool in tools or []:
-        spec = tool.get("function") or {}
-        name = str(spec.get("name", ""))
-        if not name.startswith("mcp__") or "read-only" not in str(spec.get("description", "")):
+        spec = function(tool)
+        name = spec["name"]
+        if not name.startswith("mcp__") or "read-only" not in spec["description"]:
             continue
-        arguments = _fill(spec.get("parameters") or {}, prompt)
+        arguments = _fill(spec["parameters"] or {}, prompt)
         if arguments is None:
             continue
         score = len(words & set(re.findall(r"[a-z0-9]+", name.lower())))
@@ -357,15 +358,17 @@ def _mcp_tool(prompt: str, tools: list[dict[str, Any]] | None) -> tuple[str, dic
     return (best[1], best[2]) if best else None
 
 
-def _fill(schema: dict[str, Any], prompt: str) -> dict[str, Any] | None:
+def _fill(schema: Mapping[str, object], prompt: str) -> dict[str, object] | None:
     """Values for the required arguments of `schema` (None when one cannot be guessed)."""
-    properties = schema.get("properties") or {}
-    arguments: dict[str, Any] = {}
-    for key in schema.get("required") or []:
-        prop = properties.get(key) or {}
+    properties = mapping(schema.get("properties"))
+    arguments: dict[str, object] = {}
+    for key in items(schema.get("required")):
+        if not isinstance(key, str):
+            return None
+        prop = mapping(properties.get(key))
         kind = prop.get("type")
-        if prop.get("enum"):
-            arguments[key] = prop["enum"][0]
+        if enum := items(prop.get("enum")):
+            arguments[key] = enum[0]
         elif kind == "string":
             quoted = re.search(r"[`'\"]([^`'\"]+)[`'\"]", prompt)
             guesses = {"timezone": "UTC", "path": ".", "location": "Paris"}
@@ -397,11 +400,12 @@ def _memory(messages: list[Message]) -> str:
     )
 
 
-def _json(text: Any) -> dict[str, Any]:
+def _json(content: str | None) -> Mapping[str, object]:
+    """A tool message's content: the tool's result as the JSON object the tool returned."""
     try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return {"ok": False, "error": str(text)}
+        value = json.loads(content or "")
+    except ValueError:
+        return {"ok": False, "error": str(content)}
     return value if isinstance(value, dict) else {"ok": True, "result": value}
 
 
@@ -417,7 +421,7 @@ def _file_name(prompt: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: object) -> list[str]:
     """The first list of strings (or of dicts with a path/name) found in a tool result."""
     if isinstance(value, list):
         out = [
@@ -437,7 +441,7 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _text(result: dict[str, Any]) -> str:
+def _text(result: Mapping[str, object]) -> str:
     for key in ("content", "output", "stdout", "text", "value", "result"):
         found = result.get(key)
         if isinstance(found, str):
@@ -445,8 +449,8 @@ def _text(result: dict[str, Any]) -> str:
     return ""
 
 
-def _describe(call: dict[str, Any], result: dict[str, Any]) -> str:
-    name, args = call.get("name"), call.get("arguments") or {}
+def _describe(call: Mapping[str, object], result: Mapping[str, object]) -> str:
+    name, args = call.get("name"), mapping(call.get("arguments"))
     if not result.get("ok", False):
         error = result.get("error") or "it failed"
         if "declined" in str(error) or "not run" in str(error):
@@ -464,7 +468,7 @@ def _describe(call: dict[str, Any], result: dict[str, Any]) -> str:
     return f"`{name}` returned: {json.dumps(result)[:300]}"
 
 
-def _listed(args: dict[str, Any], result: dict[str, Any]) -> str:
+def _listed(args: Mapping[str, object], result: Mapping[str, object]) -> str:
     files = _strings(result)
     shown = ", ".join(f"`{f}`" for f in files[:8])
     more = f" and {len(files) - 8} more" if len(files) > 8 else ""
@@ -475,7 +479,7 @@ def _listed(args: dict[str, Any], result: dict[str, Any]) -> str:
     )
 
 
-def _read(args: dict[str, Any], result: dict[str, Any]) -> str:
+def _read(args: Mapping[str, object], result: Mapping[str, object]) -> str:
     lines = [re.sub(r"^\s*\d+[\t:|]\s?", "", line) for line in _text(result).splitlines()]
     first = next((line.strip() for line in lines if line.strip()), "")
     total = result.get("total_lines") or len(lines)
@@ -483,19 +487,21 @@ def _read(args: dict[str, Any], result: dict[str, Any]) -> str:
     return f"`{args.get('path')}` has {total} {lines_word}; it starts with “{first[:100]}”."
 
 
-def _wrote(args: dict[str, Any], result: dict[str, Any]) -> str:
+def _wrote(args: Mapping[str, object], result: Mapping[str, object]) -> str:
     return f"I wrote `{args.get('path')}` ({result.get('bytes', '?')} bytes)."
 
 
-def _ran(args: dict[str, Any], result: dict[str, Any]) -> str:
-    out = (result.get("stdout") or "").strip()
+def _ran(args: Mapping[str, object], result: Mapping[str, object]) -> str:
+    out = text(result.get("stdout")).strip()
     value = result.get("value") or result.get("repr")
     said = f"Python printed `{out[:200]}`" if out else "Python printed nothing"
     return f"{said}" + (f" and the last expression is `{str(value)[:200]}`." if value else ".")
 
 
-def _variables(args: dict[str, Any], result: dict[str, Any]) -> str:
-    names = _strings(result) or [k for k in (result.get("variables") or {})]
+def _variables(args: Mapping[str, object], result: Mapping[str, object]) -> str:
+    variables = result.get("variables")
+    listed = [str(k) for k in variables] if isinstance(variables, (dict, list)) else []
+    names = _strings(result) or listed
     noun = "variable" if len(names) == 1 else "variables"
     return f"The namespace holds {len(names)} {noun}" + (
         f": {', '.join(f'`{n}`' for n in names[:10])}." if names else "."
@@ -503,13 +509,20 @@ def _variables(args: dict[str, Any], result: dict[str, Any]) -> str:
 
 
 #: What the demo says about a successful call of each built-in tool it knows.
-_DESCRIBERS: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
+_DESCRIBERS: dict[str, Callable[[Mapping[str, object], Mapping[str, object]], str]] = {
     "list": _listed,
     "read": _read,
     "write": _wrote,
     "python": _ran,
     "variables": _variables,
 }
+
+
+class _Streamed(TypedDict):
+    """A call the demo streamed, as the session's estimate of the reply counts it."""
+
+    name: str
+    arguments: dict[str, object]
 
 
 class _Counted:
@@ -520,24 +533,25 @@ class _Counted:
         self.emit, self.cap = emit, cap
         self.text: list[str] = []
         self.thinking: list[str] = []
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[_Streamed] = []
         self.ending: ProviderEvent = {"type": "stop", "reason": "end_turn", "truncated": False}
         self.cut = False
 
     def __call__(self, event: ProviderEvent) -> None:
-        kind = event.get("type")
-        if kind == "stop":
+        if event["type"] == "stop":
             self.ending = event  # after the usage, as a model's stream ends
             return
-        if self.cut or kind not in ("saying", "thinking", "doing"):
+        if self.cut:
             return
-        kept: list[Any] = self.calls
-        if kind != "doing":
-            kept = self.text if kind == "saying" else self.thinking
-        if kind == "doing":
-            kept.append({"name": event.get("name"), "arguments": event.get("arguments")})
+        kept: list[str] | list[_Streamed]
+        if event["type"] == "doing":
+            kept = self.calls
+            self.calls.append({"name": event["name"], "arguments": event["arguments"]})
+        elif event["type"] == "saying" or event["type"] == "thinking":
+            kept = self.text if event["type"] == "saying" else self.thinking
+            kept.append(event["text"])
         else:
-            kept.append(str(event.get("text", "")))
+            return
         if self.cap is not None and self.output() > self.cap:
             kept.pop()  # this piece would pass the limit: the reply ends before it
             self.cut = True
@@ -548,7 +562,7 @@ class _Counted:
         """The estimated tokens streamed so far (the reply as its assistant message)."""
         if not (self.text or self.thinking or self.calls):
             return 0
-        reply: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
+        reply: dict[str, object] = {"role": "assistant", "content": "".join(self.text)}
         if self.thinking:
             reply["thinking"] = [{"text": "".join(self.thinking)}]
         if self.calls:

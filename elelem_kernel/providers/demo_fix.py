@@ -17,9 +17,10 @@ import builtins
 import difflib
 import re
 import sys
-from typing import Any
+from collections.abc import Mapping
 
-from elelem_kernel.events import Emit, Stop
+from elelem_kernel.events import Emit, Stop, ToolCallEntry
+from elelem_kernel.providers.wire_json import items, mapping
 
 STOP: Stop = {"type": "stop", "reason": "tool_use", "truncated": False}
 END: Stop = {"type": "stop", "reason": "end_turn", "truncated": False}
@@ -63,8 +64,8 @@ def wanted(prompt: str, offered: set[str]) -> bool:
 
 def fetch(
     prompt: str,
-    calls: list[dict[str, Any]],
-    results: dict[Any, Any],
+    calls: list[ToolCallEntry],
+    results: Mapping[str, Mapping[str, object]],
     offered: set[str],
     emit: Emit,
     front: str = "magic",
@@ -91,14 +92,14 @@ def fetch(
         text = "The fix is in the cell. Run it to check" + RUN_IT.get(front, ".")
         emit({"type": "saying", "text": text})
     else:
-        shown = "; ".join(str(o) for c in result.get("cells", []) for o in c.get("outputs", []))
+        cells = map(mapping, items(result.get("cells", [])))
+        shown = "; ".join(str(o) for c in cells for o in items(c.get("outputs", [])))
         emit({"type": "saying", "text": f"I ran it. It printed: {shown or 'nothing'}"})
     emit(END)
 
 
-def _after_read(prompt: str, result: dict[str, Any], offered: set[str], emit: Emit) -> None:
-    found = result.get("cells")
-    cells: list[Any] = found if isinstance(found, list) else []
+def _after_read(prompt: str, result: Mapping[str, object], offered: set[str], emit: Emit) -> None:
+    cells = [mapping(c) for c in items(result.get("cells"))]
     failed = next((c for c in cells if _error(c)), None)
     if failed is None:
         emit({"type": "saying", "text": "No cell shows an error: nothing to fix."})
@@ -131,14 +132,14 @@ def _after_read(prompt: str, result: dict[str, Any], offered: set[str], emit: Em
     emit(STOP)
 
 
-def _error(cell: dict[str, Any]) -> str | None:
-    for output in cell.get("outputs") or []:
+def _error(cell: Mapping[str, object]) -> str | None:
+    for output in items(cell.get("outputs")):
         if isinstance(output, str) and re.match(r"^\w+(Error|Exception)\b", output):
             return output
     return None
 
 
-def _fix(source: str, error: str, cells: list[Any]) -> tuple[str | None, str]:
+def _fix(source: str, error: str, cells: list[Mapping[str, object]]) -> tuple[str | None, str]:
     """The fixed source (None when the demo has none) and what it says about it."""
     first = error.splitlines()[0] if error else ""
     missing = re.match(r"NameError: name '(\w+)' is not defined", first)
@@ -164,7 +165,7 @@ def _fix(source: str, error: str, cells: list[Any]) -> tuple[str | None, str]:
     return None, BEYOND
 
 
-def _name_fix(source: str, wrong: str, cells: list[Any]) -> tuple[str | None, str]:
+def _name_fix(source: str, wrong: str, cells: list[Mapping[str, object]]) -> tuple[str | None, str]:
     """A `NameError`'s fix: the import of a module never imported, else the closest name."""
     if wrong in IMPORTS or wrong in sys.stdlib_module_names:
         line = IMPORTS.get(wrong, f"import {wrong}")

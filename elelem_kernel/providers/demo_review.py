@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from elelem_kernel.events import Emit, Message, ToolMessage
+from elelem_kernel.events import Emit, Message, ToolCallEntry, ToolMessage
+from elelem_kernel.providers.wire_json import Tools, function, mapping
 
 MAX_FINDINGS = 8
 _COMMAND = re.compile(r"The diff: `git (diff[^`]*)`")
@@ -37,8 +38,8 @@ class Spot:
     body: str
     suggestion: str | None = None
 
-    def arguments(self) -> dict[str, Any]:
-        args: dict[str, Any] = {
+    def arguments(self) -> dict[str, object]:
+        args: dict[str, object] = {
             "path": self.path,
             "line": self.line,
             "severity": self.severity,
@@ -135,7 +136,7 @@ def _this_turn(messages: list[Message]) -> list[Message]:
     return []
 
 
-def _result(message: ToolMessage) -> dict[str, Any]:
+def _result(message: ToolMessage) -> Mapping[str, object]:
     try:
         value = json.loads(message.get("content") or "")
     except (TypeError, ValueError):
@@ -149,22 +150,17 @@ async def _say(emit: Emit, text: str) -> None:
         await asyncio.sleep(0)
 
 
-async def fetch(messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
+async def fetch(messages: list[Message], tools: Tools, emit: Emit) -> None:
     """One round of the scripted review (see the module docstring)."""
     turn = _this_turn(messages)
     prompt = str(turn[0].get("content", "")) if turn else ""
-    offered = {t["function"]["name"] for t in tools}
-    calls: dict[str, dict[str, Any]] = {
-        c["id"]: dict(c)
-        for m in turn
-        if m["role"] == "assistant"
-        for c in m.get("tool_calls") or []
+    offered = {function(t)["name"] for t in tools}
+    calls: dict[str, ToolCallEntry] = {
+        c["id"]: c for m in turn if m["role"] == "assistant" for c in m.get("tool_calls") or []
     }
-    results = [
-        (calls.get(m.get("tool_call_id"), {}), _result(m)) for m in turn if m["role"] == "tool"
-    ]
-    reported = [(c, r) for c, r in results if c.get("name") == "report_finding"]
-    read = [r for c, r in results if c.get("name") == "git"]
+    results = [(calls.get(m.get("tool_call_id")), _result(m)) for m in turn if m["role"] == "tool"]
+    reported = [(c, r) for c, r in results if c is not None and c.get("name") == "report_finding"]
+    read = [r for c, r in results if c is not None and c.get("name") == "git"]
     said = ""
     if reported:
         said = _summary(reported)
@@ -185,7 +181,7 @@ async def fetch(messages: list[Message], tools: list[dict[str, Any]], emit: Emit
     )
 
 
-async def _report(read: list[dict[str, Any]], offered: set[str], emit: Emit) -> str:
+async def _report(read: list[Mapping[str, object]], offered: set[str], emit: Emit) -> str:
     """After the diff was read: report the spots the checks flag, or say there are none;
     what was said."""
     spots = scan("\n".join(str(r.get("output", "")) for r in read))
@@ -221,14 +217,14 @@ async def _report(read: list[dict[str, Any]], offered: set[str], emit: Emit) -> 
     return said
 
 
-def _summary(reported: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+def _summary(reported: list[tuple[ToolCallEntry, Mapping[str, object]]]) -> str:
     lines = [
         f"Demo review (scripted heuristics, not a real model): I read the diff through the `git` "
         f"tool and reported {len(reported)} finding{'s' if len(reported) != 1 else ''}:",
         "",
     ]
     for call, result in reported:
-        args = call.get("arguments") or {}
+        args = mapping(call.get("arguments"))
         where = result.get("location") or args.get("path", "?")
         flag = " (outside the diff)" if result.get("outside_diff") else ""
         lines.append(f"- **{args.get('severity')}** `{where}`{flag}: {args.get('title')}")

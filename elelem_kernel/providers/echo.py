@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.events import Emit, Message, Provider
 from elelem_kernel.options import unknown
+
+if TYPE_CHECKING:  # an annotation only: an echo turn loads nothing it does not use
+    from elelem_kernel.providers.wire_json import Tools
 
 
 class EchoProvider(Provider):
@@ -18,9 +21,9 @@ class EchoProvider(Provider):
         unknown(self.name, options, self.known_options)
         self.model = model
 
-    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
-        last: dict[str, Any] = next((m for m in reversed(messages) if m.get("role") == "user"), {})
-        text = str(last.get("content", ""))
+    async def fetch(self, messages: list[Message], tools: Tools, emit: Emit) -> None:
+        last = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+        text = str(last.get("content", "")) if last is not None else ""
         if self.model:
             text = f"{self.model}: {text}"
         emit({"type": "saying", "text": text})

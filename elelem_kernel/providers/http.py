@@ -21,7 +21,7 @@ import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing, asynccontextmanager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel import redaction
 from elelem_kernel.errors import (
@@ -36,10 +36,16 @@ from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, ProviderEve
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window, stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
+from elelem_kernel.providers.wire_json import Tools
 from elelem_kernel.text import clip
 
+if TYPE_CHECKING:  # annotations only: httpx is imported when a request is made
+    import ssl
+
+    import httpx
+
 #: Options every HTTP provider accepts, with their defaults.
-COMMON_OPTIONS: dict[str, Any] = {
+COMMON_OPTIONS: dict[str, float | None] = {
     "base_url": None,
     "api_key": None,
     "timeout": 10.0,
@@ -101,7 +107,7 @@ class HTTPProvider(Provider):
         self.options: dict[str, Any] = {k: values[k] for k in self.extra_options}
         #: Seconds slept before each retry of the last fetch (for logs and tests).
         self.waits: list[float] = []
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
         self._key: str | None = None
@@ -144,19 +150,20 @@ class HTTPProvider(Provider):
         copy.options = {**self.options, "max_tokens": max_tokens}
         return copy
 
-    async def get_json(self, url: str, body: dict[str, Any] | None = None) -> Any:
+    async def get_json(self, url: str, body: Mapping[str, object] | None = None) -> object:
         """The JSON answer of `GET url` (`POST body` when given), or None on any failure:
         a model-info request is a hint, never a reason for a turn to fail."""
         import httpx
 
-        async def fetch() -> Any:
+        async def fetch() -> object:
             method = "POST" if body is not None else "GET"
             headers = {"accept-encoding": "identity", **self.headers(self.api_key())}
             request = self.client().stream(method, url, json=body, headers=headers)
             async with request as response:
                 if response.status_code != 200:
                     return None
-                return json.loads(await self._body_text(response))
+                value: object = json.loads(await self._body_text(response))
+                return value
 
         try:
             return await asyncio.wait_for(fetch(), INFO_TIMEOUT)
@@ -174,15 +181,15 @@ class HTTPProvider(Provider):
         """Request headers carrying the key: a bearer token unless a provider says otherwise."""
         return {"authorization": f"Bearer {key}"} if key else {}
 
-    def body(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    def body(self, messages: list[Message], tools: Tools) -> Mapping[str, object]:
         """The request body for one round; override per provider."""
         raise NotImplementedError
 
-    def parser(self, emit: Emit) -> Any:
+    def parser(self, emit: Emit) -> StreamParser:
         """A new wire parser with `feed(name, data)` and `finish()`; override per provider."""
         raise NotImplementedError
 
-    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
+    async def fetch(self, messages: list[Message], tools: Tools, emit: Emit) -> None:
         """One round trip: stream the reply of `messages` as provider events."""
         key = self.api_key()
         body = self.body(messages, tools)
@@ -236,7 +243,7 @@ class HTTPProvider(Provider):
 
     # -- client per event loop ---------------------------------------------------------
 
-    def client(self) -> Any:
+    def client(self) -> httpx.AsyncClient:
         """The `httpx.AsyncClient` of the running loop, created on first use.
 
         A client's connections belong to the loop that opened them, and turns may run on
@@ -306,8 +313,8 @@ class HTTPProvider(Provider):
 
     @asynccontextmanager
     async def post(
-        self, path: str, body: dict[str, Any], key: str | None, seen: Headers | None = None
-    ) -> AsyncIterator[Any]:
+        self, path: str, body: Mapping[str, object], key: str | None, seen: Headers | None = None
+    ) -> AsyncIterator[httpx.Response]:
         """POST `body` as JSON and yield the streaming response once its status is 2xx
         (its headers handed to `seen` first, when given).
 
@@ -349,8 +356,8 @@ class HTTPProvider(Provider):
 
     @asynccontextmanager
     async def sse(
-        self, path: str, body: dict[str, Any], key: str | None, seen: Headers | None = None
-    ) -> AsyncIterator[AsyncIterator[tuple[str, Any]]]:
+        self, path: str, body: Mapping[str, object], key: str | None, seen: Headers | None = None
+    ) -> AsyncIterator[AsyncIterator[tuple[str, object]]]:
         """POST and yield the server-sent events as `(event name, parsed data)` pairs.
 
         `data: [DONE]` comes through as the string "[DONE]"; events without data are
@@ -366,26 +373,26 @@ class HTTPProvider(Provider):
                     f"header Content-Type to contain 'text/event-stream', got {kind!r})"
                 )
 
-            async def events() -> AsyncIterator[tuple[str, Any]]:
+            async def events() -> AsyncIterator[tuple[str, object]]:
                 chunks = self._body(response)
                 with self._bounded():
                     async for name, text in stream.events(chunks, self.max_event_bytes):
-                        data = "[DONE]" if text.strip() == "[DONE]" else self.parse(text)
+                        data: object = "[DONE]" if text.strip() == "[DONE]" else self.parse(text)
                         yield name, data
 
             yield events()
 
     @asynccontextmanager
     async def ndjson(
-        self, path: str, body: dict[str, Any], key: str | None, seen: Headers | None = None
-    ) -> AsyncIterator[AsyncIterator[Any]]:
+        self, path: str, body: Mapping[str, object], key: str | None, seen: Headers | None = None
+    ) -> AsyncIterator[AsyncIterator[object]]:
         """POST and yield the parsed objects of a newline-delimited JSON stream.
 
         A line over `max_event_bytes` is a `ProviderError` that is not retried.
         """
         async with self.post(path, body, key, seen) as response:
 
-            async def objects() -> AsyncIterator[Any]:
+            async def objects() -> AsyncIterator[object]:
                 chunks = self._body(response)
                 with self._bounded():
                     async for line in stream.lines(chunks, self.max_event_bytes, sse=False):
@@ -405,12 +412,12 @@ class HTTPProvider(Provider):
         except (TooLarge, Undecodable) as e:
             raise self.error(stream.problem(e, self.name)) from None
 
-    def _body(self, response: Any) -> AsyncGenerator[bytes, None]:
+    def _body(self, response: httpx.Response) -> AsyncGenerator[bytes, None]:
         """The response body's bytes, decompressed in bounded steps."""
         encoding = response.headers.get("content-encoding", "")
         return stream.decoded(response.aiter_raw(), encoding)
 
-    async def _body_text(self, response: Any) -> str:
+    async def _body_text(self, response: httpx.Response) -> str:
         """A non-streamed body (an error, a JSON answer) as text, cut at `max_event_bytes`.
 
         Only the start of such a body is ever shown, so the rest is left unread.
@@ -422,7 +429,7 @@ class HTTPProvider(Provider):
             return ""  # the status still says what went wrong
         return data.decode("utf-8", "replace")
 
-    async def _reject_json(self, response: Any) -> None:
+    async def _reject_json(self, response: httpx.Response) -> None:
         """A 200 answer in plain JSON instead of a stream is an error body (or no stream)."""
         if "json" not in response.headers.get("content-type", ""):
             return
@@ -430,10 +437,11 @@ class HTTPProvider(Provider):
         message = _detail(text)
         raise self.error(f"{self.name} answered without streaming: {message}")
 
-    def parse(self, data: str) -> Any:
+    def parse(self, data: str) -> object:
         """One JSON value of the stream, or a `ProviderError` quoting the bad line."""
         try:
-            return json.loads(data)
+            value: object = json.loads(data)
+            return value
         except ValueError:
             raise self.error(
                 f"{self.name} sent a malformed event (not JSON): {data[:200]!r}"
@@ -503,7 +511,7 @@ class StreamParser:
         self.served: str | None = None
         #: Calls emitted at `finish()`: (id, name, arguments or None when they did not
         #: parse, the raw arguments as they arrived).
-        self.buffered: list[tuple[str, str, dict[str, Any] | None, str]] = []
+        self.buffered: list[tuple[str, str, dict[str, object] | None, str]] = []
         #: The cost a gateway stated in the response's headers (`COST_HEADER`), as sent.
         self.header_cost: str | None = None
 
@@ -513,10 +521,11 @@ class StreamParser:
         if value:
             self.header_cost = value[:40]
 
-    def feed(self, name: str, data: Any) -> None:
+    def feed(self, name: str, data: object) -> None:
+        """One parsed event (its SSE name; empty for an NDJSON line): override per provider."""
         raise NotImplementedError
 
-    def call(self, call_id: str, name: str, raw: str | dict[str, Any] | None) -> None:
+    def call(self, call_id: str, name: str, raw: object) -> None:
         """A complete tool call: emitted now, or buffered when its arguments did not parse."""
         arguments = parse_arguments(raw)
         if arguments is None:
@@ -524,7 +533,7 @@ class StreamParser:
         else:
             self.doing(call_id, name, arguments)
 
-    def doing(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
+    def doing(self, call_id: str, name: str, arguments: dict[str, object]) -> None:
         self.emit(
             {"type": "doing", "id": call_id or made_up_id(), "name": name, "arguments": arguments}
         )
@@ -575,7 +584,7 @@ def made_up_id() -> str:
     return f"call_{secrets.token_hex(8)}"
 
 
-def switch(value: Any) -> bool | str | None:
+def switch(value: object) -> bool | str | None:
     """An on/off option such as `thinking`: True, False, None (unset), or a level's text.
 
     `on/true/yes/1` is True and `off/false/no/0/none` (or empty) is False, in any case;
@@ -613,12 +622,15 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any] | None:
-    """Tool-call arguments as a dict: empty or missing → `{}`; None when not a JSON object."""
+def parse_arguments(raw: object) -> dict[str, object] | None:
+    """Tool-call arguments as a dict: empty or missing → `{}`; None when not a JSON object
+    (nor a JSON text of one)."""
     if isinstance(raw, dict):
         return raw
-    if raw is None or not raw.strip():
+    if raw is None or isinstance(raw, str) and not raw.strip():
         return {}
+    if not isinstance(raw, str):
+        return None
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError):  # nested past the interpreter's limit
@@ -664,10 +676,10 @@ def _number(value: Any, name: str) -> float:
     return number
 
 
-_SSL_CONTEXT: Any = None
+_SSL_CONTEXT: ssl.SSLContext | None = None
 
 
-def _ssl_context() -> Any:
+def _ssl_context() -> ssl.SSLContext:
     """One SSL context for all clients: loading the CA bundle costs ~20 ms each time."""
     global _SSL_CONTEXT
     if _SSL_CONTEXT is None:

@@ -26,13 +26,21 @@ import os
 import secrets
 import threading
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from elelem_kernel.errors import ConfigError, ContextOverflow, ElelemError, ProviderError
-from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, UsageEvent
+from elelem_kernel.events import (
+    TRUNCATED,
+    AssistantMessage,
+    Emit,
+    Message,
+    Provider,
+    UsageEvent,
+)
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import server_window
 from elelem_kernel.providers.openai import OpenAIProvider
+from elelem_kernel.providers.wire_json import Tools, function, items, mapping
 from elelem_kernel.sync import call_soon
 
 INSTALL = "pip install 'elelem-kernel[llm]'"
@@ -83,7 +91,21 @@ def find_model(llm: Any, name: str) -> Any:
         ) from None
 
 
-def model_defaults(model_id: str) -> dict[str, Any]:
+class PromptArguments(TypedDict, total=False):
+    """The keyword arguments of an llm model's `prompt` for one round; the lists hold
+    llm's own objects (`Message`, `Attachment`, `ToolResult`, `Tool`)."""
+
+    options: dict[str, object]
+    stream: bool
+    system: str
+    prompt: str
+    attachments: list[object]
+    tool_results: list[object]
+    messages: list[object]
+    tools: list[object]
+
+
+def model_defaults(model_id: str) -> dict[str, object]:
     """The options set with `llm models options set` for this model."""
     try:
         from llm.cli import get_model_options
@@ -95,7 +117,7 @@ def model_defaults(model_id: str) -> dict[str, Any]:
         return {}
 
 
-def check_options(model: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+def check_options(model: Any, options: Mapping[str, object]) -> dict[str, object]:
     """`options` validated by the model's own Options class; ConfigError names the fix."""
     unknown(f"llm model {model.model_id}", options, option_names(model))
     try:
@@ -136,7 +158,7 @@ class LLMProvider(Provider):
         self.is_async = isinstance(self.llm_model, (llm.AsyncModel, llm.AsyncKeyModel))
         self.log = _flag(options.pop("log", False))
         given = {k: v for k, v in options.items() if v is not None}
-        self.options: dict[str, Any] = check_options(
+        self.options: dict[str, object] = check_options(
             self.llm_model, {**model_defaults(self.model), **given}
         )
         self.known_options = option_names(self.llm_model)
@@ -179,7 +201,7 @@ class LLMProvider(Provider):
         if self._server is not None:
             await self._server.aclose()
 
-    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
+    async def fetch(self, messages: list[Message], tools: Tools, emit: Emit) -> None:
         """One round: stream the reply of `messages` as provider events."""
         llm = load()
         try:
@@ -207,7 +229,7 @@ class LLMProvider(Provider):
         except Exception as error:
             raise failure(self.model, error) from None
 
-    async def _sync(self, kwargs: dict[str, Any], emit: Emit) -> Any:
+    async def _sync(self, kwargs: PromptArguments, emit: Emit) -> Any:
         """Run a sync model in a daemon thread; its events come back through a queue."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -253,7 +275,8 @@ class LLMProvider(Provider):
                     calls.append(part)
                 elif part.get("type") == "text":
                     text.append(part.get("text", ""))
-        plain = {
+        plain: AssistantMessage = {
+            "role": "assistant",
             "content": "".join(text),
             "tool_calls": [
                 {"id": c["tool_call_id"], "name": c["name"], "arguments": c.get("arguments")}
@@ -309,12 +332,12 @@ def request(
     llm: Any,
     model: Any,
     messages: list[Message],
-    tools: list[dict[str, Any]],
-    options: dict[str, Any],
-) -> dict[str, Any]:
+    tools: Tools,
+    options: Mapping[str, object],
+) -> PromptArguments:
     """The keyword arguments of `model.prompt` for one round."""
     chain = to_llm(llm, messages, frozenset(getattr(model, "attachment_types", ()) or ()))
-    kwargs: dict[str, Any] = {"options": dict(options), "stream": bool(model.can_stream)}
+    kwargs: PromptArguments = {"options": dict(options), "stream": bool(model.can_stream)}
     system = next((m for m in messages if m.get("role") == "system"), None)
     if system and system.get("content"):
         kwargs["system"] = str(system["content"])
@@ -338,13 +361,14 @@ def request(
         chain = chain[:-1]
     kwargs["messages"] = chain
     if tools and model.supports_tools:
+        declared = [function(t) for t in tools]
         kwargs["tools"] = [
             llm.Tool(
-                name=t["function"]["name"],
-                description=t["function"].get("description"),
-                input_schema=t["function"].get("parameters") or {"type": "object"},
+                name=fn["name"],
+                description=fn["description"],
+                input_schema=fn["parameters"] or {"type": "object"},
             )
-            for t in tools
+            for fn in declared
         ]
     return kwargs
 
@@ -399,10 +423,10 @@ def to_llm(llm: Any, messages: list[Message], accepts: frozenset[str] = frozense
     return out
 
 
-def _assistant(llm: Any, m: Mapping[str, Any]) -> list[Any]:
+def _assistant(llm: Any, m: AssistantMessage) -> list[Any]:
     """An assistant message as llm Messages: the saved ones when this provider made it."""
     for block in m.get("thinking") or []:
-        saved = ((block.get("metadata") or {}).get("llm") or {}).get("messages")
+        saved = items(mapping(mapping(block.get("metadata")).get("llm")).get("messages"))
         if saved:
             return [llm.Message.from_dict(d) for d in saved]
     from llm.parts import TextPart, ToolCallPart

@@ -10,17 +10,70 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from urllib.parse import urlsplit
 
 from elelem_kernel.events import Emit, Message
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 from elelem_kernel.providers.server_window import show_window
+from elelem_kernel.providers.wire_json import Event, Tools, counted, items, mapping, text
+
+if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
+    from collections.abc import Mapping
+
+    from typing_extensions import NotRequired
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 #: The sampling options `/api/chat` takes in its `options` (`providers/sampling.py`).
 SAMPLING = ("temperature", "top_p", "top_k", "seed", "stop")
+
+
+class CallFunction(TypedDict):
+    index: int
+    name: str
+    #: Ollama takes the arguments as an object, not as a JSON text.
+    arguments: Mapping[str, object]
+
+
+class ToolCall(TypedDict):
+    id: str
+    function: CallFunction
+
+
+class ChatMessage(TypedDict):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    thinking: NotRequired[str]
+    tool_calls: NotRequired[list[ToolCall]]
+    tool_name: NotRequired[str]
+    tool_call_id: NotRequired[str]
+    #: Base64 images, without a data URL's prefix.
+    images: NotRequired[list[str]]
+
+
+class ModelOptions(TypedDict, total=False):
+    """The model settings `/api/chat` takes in `options`."""
+
+    num_predict: int
+    num_ctx: int
+    temperature: float
+    top_p: float
+    top_k: int
+    seed: int
+    stop: list[str]
+
+
+class ChatBody(TypedDict, total=False):
+    """An `/api/chat` request."""
+
+    model: str
+    messages: list[ChatMessage]
+    tools: Tools
+    think: bool | str
+    options: ModelOptions
+    keep_alive: object
+    stream: bool
 
 
 def host_url(host: str | None) -> str:
@@ -80,20 +133,30 @@ class OllamaProvider(HTTPProvider):
     def parser(self, emit: Emit) -> _Stream:
         return _Stream(self, emit)
 
-    def body(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    def body(self, messages: list[Message], tools: Tools) -> ChatBody:
         """The request body."""
-        body: dict[str, Any] = {"model": self.model, "messages": to_wire(messages)}
+        body: ChatBody = {"model": self.model, "messages": to_wire(messages)}
         if tools:
             body["tools"] = tools
         think = switch(self.options["thinking"])
         if think is not None:
             body["think"] = think
-        options: dict[str, Any] = {}
+        options: ModelOptions = {}
         if self.options["max_tokens"] is not None:
             options["num_predict"] = int(self.options["max_tokens"])
         if self.options["num_ctx"] is not None:
             options["num_ctx"] = int(self.options["num_ctx"])
-        options.update(sampling.chosen(self.options, SAMPLING))
+        chosen = sampling.chosen(self.options, SAMPLING)
+        if "temperature" in chosen:
+            options["temperature"] = chosen["temperature"]
+        if "top_p" in chosen:
+            options["top_p"] = chosen["top_p"]
+        if "top_k" in chosen:
+            options["top_k"] = chosen["top_k"]
+        if "seed" in chosen:
+            options["seed"] = chosen["seed"]
+        if "stop" in chosen:
+            options["stop"] = chosen["stop"]
         if options:
             body["options"] = options
         if self.options["keep_alive"] is not None:
@@ -110,7 +173,7 @@ class OllamaProvider(HTTPProvider):
             return None
         return "vision" in capabilities
 
-    async def _show(self) -> Any:
+    async def _show(self) -> object:
         """The `/api/show` answer for the model, or None (an error, or too large)."""
         response = await self.client().post(
             f"{self.base_url}/api/show",
@@ -119,7 +182,8 @@ class OllamaProvider(HTTPProvider):
         )
         if response.status_code != 200 or len(response.content) > SHOW_LIMIT:
             return None
-        return response.json()
+        answer: object = response.json()
+        return answer
 
     async def context_window(self) -> int | None:
         """The window Ollama gives this model: the `num_ctx` option when set, else the
@@ -134,13 +198,13 @@ class OllamaProvider(HTTPProvider):
 SHOW_LIMIT = 2_000_000
 
 
-def to_wire(messages: list[Message]) -> list[dict[str, Any]]:
+def to_wire(messages: list[Message]) -> list[ChatMessage]:
     """Neutral messages → Ollama messages."""
-    wire: list[dict[str, Any]] = []
+    wire: list[ChatMessage] = []
     names: dict[str, str] = {}
     for m in messages:
         if m["role"] == "assistant":
-            message: dict[str, Any] = {"role": "assistant", "content": m.get("content") or ""}
+            message: ChatMessage = {"role": "assistant", "content": m.get("content") or ""}
             thinking = "".join(t.get("text", "") for t in m.get("thinking") or [])
             if thinking:
                 message["thinking"] = thinking
@@ -161,7 +225,7 @@ def to_wire(messages: list[Message]) -> list[dict[str, Any]]:
             wire.append(message)
         elif m["role"] == "tool":
             call_id = m.get("tool_call_id", "")
-            result: dict[str, Any] = {
+            result: ChatMessage = {
                 "role": "tool",
                 "tool_name": names.get(call_id, ""),
                 "tool_call_id": call_id,
@@ -172,7 +236,7 @@ def to_wire(messages: list[Message]) -> list[dict[str, Any]]:
                 result["images"] = images
             wire.append(result)
         else:
-            plain: dict[str, Any] = {"role": m["role"], "content": m.get("content") or ""}
+            plain: ChatMessage = {"role": m["role"], "content": m.get("content") or ""}
             given = m.get("images") if m["role"] == "user" else None
             pictures = [i["data"] for i in given or [] if isinstance(i, dict)]
             if pictures:  # a prompt's own images
@@ -190,27 +254,29 @@ class _Stream(StreamParser):
         super().__init__(provider, emit)
         self.usage = {"input": 0, "output": 0}
 
-    def feed(self, name: str, data: Any) -> None:
+    def feed(self, name: str, data: object) -> None:
         if not isinstance(data, dict):
             return
-        if data.get("error"):
-            raise self.provider.error(f"ollama error: {data['error']}")
-        if isinstance(data.get("model"), str) and data["model"]:
-            self.served = data["model"]
-        message = data.get("message") or {}
-        if message.get("thinking"):
-            self.emit({"type": "thinking", "text": message["thinking"]})
-        if message.get("content"):
-            self.emit({"type": "saying", "text": message["content"]})
-        for call in message.get("tool_calls") or []:
-            fn = call.get("function") or {}  # whole calls with object arguments: never buffered
-            self.doing(
-                call.get("id") or "", fn.get("name", ""), parse_arguments(fn.get("arguments")) or {}
-            )
-        if data.get("done"):
+        line: Event = data
+        if line.get("error"):
+            raise self.provider.error(f"ollama error: {line['error']}")
+        self.served = text(line.get("model")) or self.served
+        message = mapping(line.get("message"))
+        if text(message.get("thinking")):
+            self.emit({"type": "thinking", "text": text(message.get("thinking"))})
+        if text(message.get("content")):
+            self.emit({"type": "saying", "text": text(message.get("content"))})
+        for call in items(message.get("tool_calls")):
+            if not isinstance(call, dict):
+                continue
+            fn = mapping(call.get("function"))  # whole calls with object arguments: never buffered
+            arguments = parse_arguments(fn.get("arguments")) or {}
+            self.doing(text(call.get("id")), text(fn.get("name")), arguments)
+        if line.get("done"):
             self.done = True
-            self.stop = data.get("done_reason") or "stop"
-            self.usage = {
-                "input": data.get("prompt_eval_count") or 0,
-                "output": data.get("eval_count") or 0,
-            }
+            self.stop = text(line.get("done_reason")) or "stop"
+            self.usage = {}
+            if (input_tokens := counted(line.get("prompt_eval_count"))) is not None:
+                self.usage["input"] = input_tokens
+            if (output_tokens := counted(line.get("eval_count"))) is not None:
+                self.usage["output"] = output_tokens

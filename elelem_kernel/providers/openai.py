@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import AssistantMessage, Emit, Message, ToolMessage, UserMessage
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
+from elelem_kernel.providers.wire_json import Event, Tools, count, counted, items, mapping, text
+
+if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
+    from typing_extensions import NotRequired
 
 OPENAI_BASE = "https://api.openai.com/v1"
 #: The default reply limit for servers other than api.openai.com.
@@ -34,6 +40,80 @@ RETRYABLE_ERRORS = frozenset(
         "service_unavailable",
     }
 )
+
+
+class TextPart(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class ImageURL(TypedDict):
+    url: str
+
+
+class ImagePart(TypedDict):
+    type: Literal["image_url"]
+    image_url: ImageURL
+
+
+Part = TextPart | ImagePart
+
+
+class FunctionCall(TypedDict):
+    name: str
+    #: The arguments as a JSON text (`"{}"` when there are none).
+    arguments: str
+
+
+class ToolCall(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+
+
+class PlainMessage(TypedDict):
+    """A system or user message: text, or text and `image_url` parts."""
+
+    role: Literal["system", "user"]
+    content: str | list[Part]
+
+
+class AssistantWire(TypedDict):
+    role: Literal["assistant"]
+    content: str | None
+    tool_calls: NotRequired[list[ToolCall]]
+    #: The reasoning that came with the calls (DeepSeek requires it back).
+    reasoning_content: NotRequired[str]
+
+
+class ToolResult(TypedDict):
+    role: Literal["tool"]
+    tool_call_id: str
+    content: str
+
+
+ChatMessage = PlainMessage | AssistantWire | ToolResult
+
+
+class StreamOptions(TypedDict):
+    include_usage: bool
+
+
+class ChatBody(TypedDict, total=False):
+    """A Chat Completions request, before sampling's `extra` fields join it."""
+
+    model: str
+    messages: list[ChatMessage]
+    tools: Tools
+    max_completion_tokens: int
+    max_tokens: int
+    reasoning_effort: str
+    temperature: float
+    top_p: float
+    seed: int
+    stop: list[str]
+    stream: bool
+    stream_options: StreamOptions
 
 
 def configured() -> bool:
@@ -84,28 +164,34 @@ class OpenAIProvider(HTTPProvider):
         except (TypeError, ValueError):
             raise ConfigError(f"option max_tokens must be a number or off, not {value!r}") from None
 
-    def body(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
-        """The request body."""
-        body: dict[str, Any] = {"model": self.model, "messages": to_wire(messages)}
+    def body(self, messages: list[Message], tools: Tools) -> dict[str, object]:
+        """The request body; sampling's `extra` fields are merged in last, as they are."""
+        body: ChatBody = {"model": self.model, "messages": to_wire(messages)}
         if tools:
             body["tools"] = tools
         limit = self.max_tokens()
-        if limit is not None:
-            field = "max_completion_tokens" if self.base_url == OPENAI_BASE else "max_tokens"
-            body[field] = limit
+        if limit is not None and self.base_url == OPENAI_BASE:
+            body["max_completion_tokens"] = limit
+        elif limit is not None:
+            body["max_tokens"] = limit
         effort = reasoning_effort(self.options["thinking"])
         if effort:
             body["reasoning_effort"] = effort
         chosen = sampling.chosen(self.options, self.sampling_options)
-        extra = chosen.pop("extra", {})
-        body.update(chosen)
+        if "temperature" in chosen:
+            body["temperature"] = chosen["temperature"]
+        if "top_p" in chosen:
+            body["top_p"] = chosen["top_p"]
+        if "seed" in chosen:
+            body["seed"] = chosen["seed"]
+        if "stop" in chosen:
+            body["stop"] = chosen["stop"]
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
-        body.update(extra)
-        return body
+        return {**body, **chosen.get("extra", {})}
 
 
-def reasoning_effort(value: Any) -> str | None:
+def reasoning_effort(value: object) -> str | None:
     """The effort for the `thinking` option: None when off or unset, `medium` for on."""
     on = switch(value)
     if not on:
@@ -113,15 +199,15 @@ def reasoning_effort(value: Any) -> str | None:
     return "medium" if on is True else str(on)
 
 
-def to_wire(messages: list[Message]) -> list[dict[str, Any]]:
+def to_wire(messages: list[Message]) -> list[ChatMessage]:
     """Neutral messages → Chat Completions messages.
 
     Tool messages cannot carry images: the images of a round's tool results follow its
     tool messages as one user message of `image_url` parts, each after a text part naming
     the call it came from. A prompt's own images follow its text as `image_url` parts.
     """
-    wire: list[dict[str, Any]] = []
-    pictures: list[dict[str, Any]] = []
+    wire: list[ChatMessage] = []
+    pictures: list[Part] = []
     for m in messages:
         if m["role"] != "tool" and pictures:
             wire.append({"role": "user", "content": pictures})
@@ -138,8 +224,8 @@ def to_wire(messages: list[Message]) -> list[dict[str, Any]]:
             )
             pictures.extend(image_parts(m))
         elif m["role"] == "user" and m.get("images"):
-            text = {"type": "text", "text": m.get("content") or ""}
-            wire.append({"role": "user", "content": [text, *prompt_image_parts(m)]})
+            prompt: TextPart = {"type": "text", "text": m.get("content") or ""}
+            wire.append({"role": "user", "content": [prompt, *prompt_image_parts(m)]})
         else:
             wire.append({"role": m["role"], "content": m.get("content") or ""})
     if pictures:
@@ -147,10 +233,10 @@ def to_wire(messages: list[Message]) -> list[dict[str, Any]]:
     return wire
 
 
-def image_parts(m: ToolMessage) -> list[dict[str, Any]]:
+def image_parts(m: ToolMessage) -> list[Part]:
     """A tool message's images as Chat Completions content parts, each labelled."""
     images = [i for i in m.get("images") or [] if isinstance(i, dict)]
-    parts: list[dict[str, Any]] = []
+    parts: list[Part] = []
     for n, image in enumerate(images, 1):
         which = f" {n} of {len(images)}" if len(images) > 1 else ""
         call = m.get("tool_call_id", "")
@@ -159,7 +245,7 @@ def image_parts(m: ToolMessage) -> list[dict[str, Any]]:
     return parts
 
 
-def prompt_image_parts(m: UserMessage) -> list[dict[str, Any]]:
+def prompt_image_parts(m: UserMessage) -> list[ImagePart]:
     """A user message's images as `image_url` parts (the prompt's text labels them)."""
     return [
         {"type": "image_url", "image_url": {"url": data_url(i)}}
@@ -168,17 +254,16 @@ def prompt_image_parts(m: UserMessage) -> list[dict[str, Any]]:
     ]
 
 
-def data_url(image: dict[str, Any]) -> str:
+def data_url(image: Mapping[str, object]) -> str:
     """`data:image/png;base64,...` for an image entry."""
     return f"data:{image['mime_type']};base64,{image['data']}"
 
 
-def _assistant(m: AssistantMessage) -> dict[str, Any]:
+def _assistant(m: AssistantMessage) -> AssistantWire:
     calls = m.get("tool_calls") or []
-    message: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
     if not calls:
-        message["content"] = m.get("content") or ""
-        return message
+        return {"role": "assistant", "content": m.get("content") or ""}
+    message: AssistantWire = {"role": "assistant", "content": m.get("content") or None}
     message["tool_calls"] = [
         {
             "id": c["id"],
@@ -188,7 +273,7 @@ def _assistant(m: AssistantMessage) -> dict[str, Any]:
         for c in calls
     ]
     reasoning = "".join(
-        ((t.get("metadata") or {}).get("openai") or {}).get("reasoning_content", "")
+        text(mapping(mapping(t.get("metadata")).get("openai")).get("reasoning_content"))
         for t in m.get("thinking") or []
     )
     if reasoning:
@@ -196,11 +281,20 @@ def _assistant(m: AssistantMessage) -> dict[str, Any]:
     return message
 
 
-def dump_arguments(arguments: Any) -> str:
+def dump_arguments(arguments: object) -> str:
     """Arguments as the JSON string the API wants: `"{}"`, never `""`."""
     if isinstance(arguments, str):
         return arguments if arguments.strip() else "{}"
     return json.dumps(arguments or {}, ensure_ascii=False)
+
+
+@dataclass
+class _Call:
+    """A tool call being streamed: its arguments' fragments, joined once it is whole."""
+
+    id: str
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
 
 
 class _Stream(StreamParser):
@@ -212,64 +306,67 @@ class _Stream(StreamParser):
         super().__init__(provider, emit)
         # Streamed pieces are kept in lists and joined once (`+=` on a string kept in a
         # dict or attribute copies it each time: quadratic in the number of fragments).
-        self.calls: list[dict[str, Any]] = []
-        self.by_index: dict[int, dict[str, Any]] = {}
+        self.calls: list[_Call] = []
+        self.by_index: dict[int | None, _Call] = {}
         self.reasoning_content: list[str] = []
 
-    def feed(self, name: str, data: Any) -> None:
+    def feed(self, name: str, data: object) -> None:
         if data == "[DONE]":
             self.done = True
             return
         if not isinstance(data, dict):
             return
-        if data.get("error") or name == "error":
-            self._error(data.get("error", data))
-        if isinstance(data.get("model"), str) and data["model"]:
-            self.served = data["model"]
-        if data.get("usage"):
-            self._usage(data["usage"])
-        for choice in data.get("choices") or []:
-            if choice.get("index", 0) == 0:
+        chunk: Event = data
+        if chunk.get("error") or name == "error":
+            self._error(chunk.get("error", chunk))
+        self.served = text(chunk.get("model")) or self.served
+        usage = chunk.get("usage")
+        if isinstance(usage, dict) and usage:
+            self._usage(usage)
+        for choice in items(chunk.get("choices")):
+            if isinstance(choice, dict) and choice.get("index", 0) == 0:
                 self._choice(choice)
 
-    def _error(self, error: Any) -> None:
-        if not isinstance(error, dict):
-            error = {"message": str(error)}
-        kind = str(error.get("type") or error.get("code") or "error")
+    def _error(self, error: object) -> None:
+        found = mapping(error) if isinstance(error, dict) else {"message": str(error)}
+        kind = str(found.get("type") or found.get("code") or "error")
         raise self.provider.error(
-            f"openai stream error: {kind}: {error.get('message', 'no details')}",
+            f"openai stream error: {kind}: {found.get('message', 'no details')}",
             retryable=kind in RETRYABLE_ERRORS,
         )
 
-    def _usage(self, u: dict[str, Any]) -> None:
+    def _usage(self, u: Event) -> None:
         self.usage = {}  # a count the server left out is missing, not zero
-        if u.get("prompt_tokens") is not None:
-            self.usage["input"] = u["prompt_tokens"]
-        if u.get("completion_tokens") is not None:
-            self.usage["output"] = u["completion_tokens"]
-        details = u.get("prompt_tokens_details") or {}
+        if (prompt := count(u.get("prompt_tokens"))) is not None:
+            self.usage["input"] = prompt
+        if (completion := count(u.get("completion_tokens"))) is not None:
+            self.usage["output"] = completion
+        details = u.get("prompt_tokens_details")
         if isinstance(details, dict) and "cached_tokens" in details:
-            self.usage["cache_read"] = details["cached_tokens"] or 0
-        if u.get("cost") is not None:  # OpenRouter: what the request cost, in dollars
-            self.usage["cost"] = u["cost"]
+            if (cached := counted(details["cached_tokens"])) is not None:
+                self.usage["cache_read"] = cached
+        cost = u.get("cost")  # OpenRouter: what the request cost, in dollars
+        if isinstance(cost, (int, float, str)) and not isinstance(cost, bool):
+            self.usage["cost"] = cost
 
-    def _choice(self, choice: dict[str, Any]) -> None:
-        delta = choice.get("delta") or {}
-        for field in REASONING_FIELDS:  # some servers send both with the same text
-            text = delta.get(field)
-            if isinstance(text, str) and text:
-                if field == "reasoning_content":
-                    self.reasoning_content.append(text)
-                self.emit({"type": "thinking", "text": text})
+    def _choice(self, choice: Event) -> None:
+        delta = mapping(choice.get("delta"))
+        for field_name in REASONING_FIELDS:  # some servers send both with the same text
+            reasoning = text(delta.get(field_name))
+            if reasoning:
+                if field_name == "reasoning_content":
+                    self.reasoning_content.append(reasoning)
+                self.emit({"type": "thinking", "text": reasoning})
                 break
-        if isinstance(delta.get("content"), str) and delta["content"]:
+        content = text(delta.get("content"))
+        if content:
             self._end_reasoning()
-            self.emit({"type": "saying", "text": delta["content"]})
-        for fragment in delta.get("tool_calls") or []:
+            self.emit({"type": "saying", "text": content})
+        for fragment in items(delta.get("tool_calls")):
             self._end_reasoning()
-            self._fragment(fragment)
-        if choice.get("finish_reason"):
-            self.stop = choice["finish_reason"]
+            if isinstance(fragment, dict):
+                self._fragment(fragment)
+        self.stop = text(choice.get("finish_reason")) or self.stop
 
     def _end_reasoning(self) -> None:
         """Close the thinking block with the `reasoning_content` to echo, once it ends."""
@@ -278,21 +375,21 @@ class _Stream(StreamParser):
             self.emit({"type": "thinking", "text": "", "metadata": meta})
             self.reasoning_content = []
 
-    def _fragment(self, fragment: dict[str, Any]) -> None:
-        index = fragment.get("index", len(self.by_index))
-        call_id = fragment.get("id") or ""
-        fn = fragment.get("function") or {}
+    def _fragment(self, fragment: Event) -> None:
+        index = count(fragment["index"]) if "index" in fragment else len(self.by_index)
+        call_id = text(fragment.get("id"))
+        fn = mapping(fragment.get("function"))
         call = self.by_index.get(index)
-        if call is None or (call_id and call["id"] and call_id != call["id"]):
-            call = {"id": call_id, "name": "", "arguments": []}
+        if call is None or (call_id and call.id and call_id != call.id):
+            call = _Call(call_id)
             self.by_index[index] = call
             self.calls.append(call)
-        call["id"] = call["id"] or call_id
-        call["name"] = call["name"] or fn.get("name") or ""
+        call.id = call.id or call_id
+        call.name = call.name or text(fn.get("name"))
         arguments = fn.get("arguments")
-        if isinstance(arguments, dict):
-            arguments = json.dumps(arguments)
-        call["arguments"].append(arguments or "")
+        call.arguments.append(
+            json.dumps(arguments) if isinstance(arguments, dict) else text(arguments)
+        )
 
     def complete(self) -> bool:
         return self.done or self.stop is not None
@@ -301,5 +398,5 @@ class _Stream(StreamParser):
         """The reasoning to echo, then every call in order (arguments arrive in fragments)."""
         self._end_reasoning()
         for call in self.calls:
-            raw = "".join(call["arguments"])
-            self.buffered.append((call["id"], call["name"], parse_arguments(raw), raw))
+            raw = "".join(call.arguments)
+            self.buffered.append((call.id, call.name, parse_arguments(raw), raw))

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal, TypedDict
 
-from elelem_kernel.events import Emit, Message
+from elelem_kernel.events import Emit, Message, ToolMessage, UserMessage
 from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import StreamParser
 from elelem_kernel.providers.openai import (
@@ -21,12 +22,93 @@ from elelem_kernel.providers.openai import (
     dump_arguments,
     reasoning_effort,
 )
+from elelem_kernel.providers.wire_json import (
+    Event,
+    Tools,
+    count,
+    counted,
+    function,
+    items,
+    mapping,
+    text,
+)
+
+if TYPE_CHECKING:  # annotations only (Python 3.10 has no typing.NotRequired)
+    from typing_extensions import NotRequired
 
 #: Models that take reasoning settings; others get none unless `thinking` is set.
 REASONING_MODELS = re.compile(r"(o\d|gpt-5|gpt-oss|codex)", re.IGNORECASE)
 RETRYABLE_ERRORS = frozenset(
     {"server_error", "rate_limit_exceeded", "overloaded_error", "service_unavailable"}
 )
+
+
+class InputText(TypedDict):
+    type: Literal["input_text"]
+    text: str
+
+
+class InputImage(TypedDict):
+    type: Literal["input_image"]
+    image_url: str
+
+
+Content = str | list[InputText | InputImage]
+
+
+class UserItem(TypedDict):
+    role: Literal["user"]
+    content: Content
+
+
+class AssistantItem(TypedDict):
+    role: Literal["assistant"]
+    content: str
+
+
+class FunctionCallItem(TypedDict):
+    type: Literal["function_call"]
+    call_id: str
+    name: str
+    arguments: str
+
+
+class FunctionOutputItem(TypedDict):
+    type: Literal["function_call_output"]
+    call_id: str
+    output: Content
+
+
+#: An input item; a reasoning item is echoed exactly as the server sent it.
+Item = UserItem | AssistantItem | FunctionCallItem | FunctionOutputItem | Mapping[str, object]
+
+
+class FunctionTool(TypedDict):
+    type: Literal["function"]
+    name: str
+    description: str
+    parameters: Mapping[str, object]
+
+
+class Reasoning(TypedDict):
+    summary: Literal["auto"]
+    effort: NotRequired[str]
+
+
+class ResponsesBody(TypedDict, total=False):
+    """A Responses request, before sampling's `extra` fields join it."""
+
+    model: str
+    instructions: str
+    input: list[Item]
+    tools: list[FunctionTool]
+    reasoning: Reasoning
+    include: list[str]
+    max_output_tokens: int
+    temperature: float
+    top_p: float
+    store: bool
+    stream: bool
 
 
 def configured() -> bool:
@@ -55,10 +137,10 @@ class ResponsesProvider(OpenAIProvider):
     def parser(self, emit: Emit) -> _Stream:  # type: ignore[override]
         return _Stream(self, emit)
 
-    def body(self, messages: list[Message], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    def body(self, messages: list[Message], tools: Tools) -> dict[str, object]:
         """The request body: instructions from the system messages, the rest as items."""
         instructions, items = to_wire(messages)
-        body: dict[str, Any] = {"model": self.model}
+        body: ResponsesBody = {"model": self.model}
         if instructions:
             body["instructions"] = instructions
         body["input"] = items
@@ -75,47 +157,32 @@ class ResponsesProvider(OpenAIProvider):
         if self.options["max_tokens"] is not None:
             body["max_output_tokens"] = int(self.options["max_tokens"])
         chosen = sampling.chosen(self.options, self.sampling_options)
-        extra = chosen.pop("extra", {})
-        body.update(chosen)
+        if "temperature" in chosen:
+            body["temperature"] = chosen["temperature"]
+        if "top_p" in chosen:
+            body["top_p"] = chosen["top_p"]
         body["store"] = False
         body["stream"] = True
-        body.update(extra)
-        return body
+        return {**body, **chosen.get("extra", {})}
 
 
-def to_wire(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+def to_wire(messages: list[Message]) -> tuple[str, list[Item]]:
     """Neutral messages → (instructions, input items)."""
     instructions: list[str] = []
-    items: list[dict[str, Any]] = []
+    items: list[Item] = []
     for m in messages:
         if m["role"] == "system":
             instructions.append(m.get("content") or "")
-        elif m["role"] == "user":
-            content: Any = m.get("content") or ""
-            images = [i for i in m.get("images") or [] if isinstance(i, dict)]
-            if images:  # the prompt's own images follow its text
-                content = [{"type": "input_text", "text": content}] + [
-                    {"type": "input_image", "image_url": data_url(i)} for i in images
-                ]
-            items.append({"role": "user", "content": content})
-        elif m["role"] == "tool":
-            output: Any = m.get("content") or ""
-            images = [i for i in m.get("images") or [] if isinstance(i, dict)]
-            if images:  # the output may be a list of input_text / input_image parts
-                output = [{"type": "input_text", "text": output}] + [
-                    {"type": "input_image", "image_url": data_url(i)} for i in images
-                ]
-            items.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": m.get("tool_call_id", ""),
-                    "output": output,
-                }
-            )
+        elif m["role"] == "user":  # the prompt's own images follow its text
+            items.append({"role": "user", "content": _with_images(m.get("content") or "", m)})
+        elif m["role"] == "tool":  # the output may be a list of input_text / input_image parts
+            output = _with_images(m.get("content") or "", m)
+            call_id = m.get("tool_call_id", "")
+            items.append({"type": "function_call_output", "call_id": call_id, "output": output})
         elif m["role"] == "assistant":
             for entry in m.get("thinking") or []:
-                item = ((entry.get("metadata") or {}).get("responses") or {}).get("item")
-                if item:
+                item = mapping(mapping(entry.get("metadata")).get("responses")).get("item")
+                if item and isinstance(item, dict):
                     items.append(item)
             if m.get("content"):
                 items.append({"role": "assistant", "content": m["content"]})
@@ -131,13 +198,22 @@ def to_wire(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
     return "\n\n".join(i for i in instructions if i), items
 
 
-def _tool(tool: dict[str, Any]) -> dict[str, Any]:
-    fn = tool.get("function", tool)
+def _with_images(content: str, m: UserMessage | ToolMessage) -> Content:
+    """`content`, or it and the message's images as input parts when it has some."""
+    images = [i for i in m.get("images") or [] if isinstance(i, dict)]
+    if not images:
+        return content
+    text_part: InputText = {"type": "input_text", "text": content}
+    return [text_part] + [{"type": "input_image", "image_url": data_url(i)} for i in images]
+
+
+def _tool(tool: Mapping[str, object]) -> FunctionTool:
+    fn = function(tool)
     return {
         "type": "function",
         "name": fn["name"],
-        "description": fn.get("description", ""),
-        "parameters": fn.get("parameters") or {"type": "object", "properties": {}},
+        "description": fn["description"],
+        "parameters": fn["parameters"] or {"type": "object", "properties": {}},
     }
 
 
@@ -151,75 +227,77 @@ class _Stream(StreamParser):
         self.streamed: set[str] = set()
         self.summary: tuple[str, int] | None = None
 
-    def feed(self, name: str, data: Any) -> None:
+    def feed(self, name: str, data: object) -> None:
         if not isinstance(data, dict):
             return
-        kind = data.get("type") or name
-        response = data.get("response")
-        if isinstance(response, dict) and isinstance(response.get("model"), str):
-            self.served = response["model"] or self.served
+        event: Event = data
+        kind = text(event.get("type")) or name
+        response = mapping(event.get("response"))
+        if isinstance(response.get("model"), str):
+            self.served = text(response.get("model")) or self.served
         if kind == "response.output_text.delta":
-            self._say(data)
+            self._say(event)
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            self._think(data)
+            self._think(event)
         elif kind == "response.output_item.done":
-            self._item(data.get("item") or {})
+            self._item(mapping(event.get("item")))
         elif kind in ("response.completed", "response.incomplete"):
-            response = data.get("response") or {}
-            self._usage(response.get("usage") or {})
-            details = response.get("incomplete_details") or {}
-            self.stop = details.get("reason") or response.get("status") or kind.split(".")[1]
+            self._usage(mapping(response.get("usage")))
+            details = mapping(response.get("incomplete_details"))
+            reason = text(details.get("reason")) or text(response.get("status"))
+            self.stop = reason or kind.split(".")[1]
             self.done = True
         elif kind == "response.failed":
-            error = (data.get("response") or {}).get("error") or {}
+            error = mapping(response.get("error"))
             self._fail(error.get("code"), error.get("message"))
         elif kind == "error":
-            error = data["error"] if isinstance(data.get("error"), dict) else data
+            error = mapping(event["error"]) if isinstance(event.get("error"), dict) else event
             self._fail(error.get("code") or error.get("type"), error.get("message"))
 
-    def _fail(self, code: Any, message: Any) -> None:
-        code = str(code or "error")
+    def _fail(self, code: object, message: object) -> None:
+        reason = str(code or "error")
         raise self.provider.error(
-            f"responses stream error: {code}: {message or 'no details'}",
-            retryable=code in RETRYABLE_ERRORS,
+            f"responses stream error: {reason}: {message or 'no details'}",
+            retryable=reason in RETRYABLE_ERRORS,
         )
 
-    def _say(self, data: dict[str, Any]) -> None:
-        self.streamed.add(data.get("item_id", ""))
-        if data.get("delta"):
-            self.emit({"type": "saying", "text": data["delta"]})
+    def _say(self, data: Event) -> None:
+        self.streamed.add(text(data.get("item_id")))
+        if text(data.get("delta")):
+            self.emit({"type": "saying", "text": text(data.get("delta"))})
 
-    def _think(self, data: dict[str, Any]) -> None:
-        item_id = data.get("item_id", "")
-        part = (item_id, data.get("summary_index", 0))
+    def _think(self, data: Event) -> None:
+        item_id = text(data.get("item_id"))
+        part = (item_id, count(data.get("summary_index", 0)) or 0)
         if self.summary and self.summary != part and self.summary[0] == item_id:
             self.emit({"type": "thinking", "text": "\n\n"})
         self.summary = part
         self.streamed.add(item_id)
-        if data.get("delta"):
-            self.emit({"type": "thinking", "text": data["delta"]})
+        if text(data.get("delta")):
+            self.emit({"type": "thinking", "text": text(data.get("delta"))})
 
-    def _item(self, item: dict[str, Any]) -> None:
+    def _item(self, item: Event) -> None:
         kind = item.get("type")
-        streamed = item.get("id", "") in self.streamed
+        streamed = text(item.get("id")) in self.streamed
         if kind == "reasoning":
-            text = (
-                ""
-                if streamed
-                else "\n\n".join(s.get("text", "") for s in item.get("summary") or [])
-            )
-            self.emit({"type": "thinking", "text": text, "metadata": {"responses": {"item": item}}})
+            summary = [text(mapping(s).get("text")) for s in items(item.get("summary"))]
+            said = "" if streamed else "\n\n".join(summary)
+            self.emit({"type": "thinking", "text": said, "metadata": {"responses": {"item": item}}})
         elif kind == "message" and not streamed:
-            for part in item.get("content") or []:
-                if part.get("type") == "output_text" and part.get("text"):
-                    self.emit({"type": "saying", "text": part["text"]})
+            for part in map(mapping, items(item.get("content"))):
+                if part.get("type") == "output_text" and text(part.get("text")):
+                    self.emit({"type": "saying", "text": text(part.get("text"))})
         elif kind == "function_call":
-            self.call(item.get("call_id") or "", item.get("name", ""), item.get("arguments"))
+            self.call(text(item.get("call_id")), text(item.get("name")), item.get("arguments"))
 
-    def _usage(self, u: dict[str, Any]) -> None:
+    def _usage(self, u: Event) -> None:
         if not u:
             return
-        self.usage = {"input": u.get("input_tokens") or 0, "output": u.get("output_tokens") or 0}
-        details = u.get("input_tokens_details") or {}
-        if "cached_tokens" in details:
-            self.usage["cache_read"] = details["cached_tokens"] or 0
+        self.usage = {}
+        if (input_tokens := counted(u.get("input_tokens"))) is not None:
+            self.usage["input"] = input_tokens
+        if (output_tokens := counted(u.get("output_tokens"))) is not None:
+            self.usage["output"] = output_tokens
+        details = mapping(u.get("input_tokens_details"))
+        if "cached_tokens" in details and (cached := counted(details["cached_tokens"])) is not None:
+            self.usage["cache_read"] = cached

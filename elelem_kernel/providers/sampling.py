@@ -12,12 +12,12 @@ of (model, messages, tools, stream).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from elelem_kernel.errors import ConfigError
 
 #: Every sampling option and its default (unset: the server's own).
-OPTIONS: dict[str, Any] = {
+OPTIONS: dict[str, None] = {
     "temperature": None,
     "top_p": None,
     "top_k": None,
@@ -31,29 +31,43 @@ RESERVED = frozenset(
 )
 
 
-def defaults(names: Iterable[str]) -> dict[str, Any]:
+class Chosen(TypedDict, total=False):
+    """The sampling options set, checked; each provider puts them where its API wants."""
+
+    temperature: float
+    top_p: float
+    top_k: int
+    seed: int
+    stop: list[str]
+    #: Request fields merged into an OpenAI-compatible body as they are.
+    extra: dict[str, object]
+
+
+def defaults(names: Iterable[str]) -> dict[str, None]:
     """The options `names` with their defaults, for a provider's `extra_options`."""
     return {name: OPTIONS[name] for name in names}
 
 
-def chosen(options: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+def chosen(options: Mapping[str, object], names: Iterable[str]) -> Chosen:
     """The sampling options among `names` that are set, checked: numbers in range, `stop`
     as a list of strings, `extra` as an object. A ConfigError says what is wrong."""
-    values: dict[str, Any] = {}
+    values: Chosen = {}
     for name in names:
         value = options.get(name)
         if value is None:
             continue
         if name == "temperature":
-            values[name] = _number(name, value, 0.0, 2.0)
+            values["temperature"] = _number(name, value, 0.0, 2.0)
         elif name == "top_p":
-            values[name] = _number(name, value, 0.0, 1.0)
-        elif name in ("top_k", "seed"):
-            values[name] = int(_number(name, value, 0, None, whole=True))
+            values["top_p"] = _number(name, value, 0.0, 1.0)
+        elif name == "top_k":
+            values["top_k"] = int(_number(name, value, 0, None, whole=True))
+        elif name == "seed":
+            values["seed"] = int(_number(name, value, 0, None, whole=True))
         elif name == "stop":
-            values[name] = _stop(value)
+            values["stop"] = _stop(value)
         elif name == "extra":
-            values[name] = _extra(value)
+            values["extra"] = _extra(value)
     return values
 
 
@@ -71,7 +85,7 @@ def _number(name: str, value: Any, low: float, high: float | None, whole: bool =
     return number
 
 
-def _stop(value: Any) -> list[str]:
+def _stop(value: object) -> list[str]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items or not all(isinstance(i, str) and i for i in items):
         raise ConfigError(
@@ -80,7 +94,7 @@ def _stop(value: Any) -> list[str]:
     return items
 
 
-def _extra(value: Any) -> dict[str, Any]:
+def _extra(value: object) -> dict[str, object]:
     if not isinstance(value, dict):
         raise ConfigError(
             "option extra must be a JSON object of request fields "

@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import quote
+
+from elelem_kernel.providers.wire_json import mapping
 
 if TYPE_CHECKING:
     from elelem_kernel.providers.http import HTTPProvider
@@ -47,15 +50,14 @@ def overflow(status: int, text: str) -> tuple[int | None, int | None] | None:
     context window (either may be None when the server did not give it); else None."""
     if status not in (400, 413, 422):
         return None
-    error: Any = {}
+    found: object = {}
     try:
         body = json.loads(text)
     except ValueError:
         body = None
     if isinstance(body, dict):
-        error = body.get("error", body)
-    if not isinstance(error, dict):
-        error = {"message": str(error)}
+        found = body.get("error", body)
+    error = mapping(found) if isinstance(found, dict) else {"message": str(found)}
     message = str(error.get("message") or text)
     if error.get("type") == "exceed_context_size_error":
         limit, requested = _int(error.get("n_ctx")), _int(error.get("n_prompt_tokens"))
@@ -83,7 +85,7 @@ async def ask(provider: HTTPProvider) -> int | None:
     listing = await provider.get_json(f"{root}/v1/models")
     entry = _entry(listing, provider.model)
     if entry is not None:
-        meta: dict[str, Any] = entry["meta"] if isinstance(entry.get("meta"), dict) else {}
+        meta = mapping(entry.get("meta"))
         for value in (meta.get("n_ctx"), entry.get("max_model_len"), entry.get("context_length")):
             if number := _int(value):
                 windows.append(number)
@@ -93,8 +95,8 @@ async def ask(provider: HTTPProvider) -> int | None:
             if (note := template_note(props)) and note not in provider.notes:
                 provider.notes.append(note)
             settings = props.get("default_generation_settings") if isinstance(props, dict) else None
-            if isinstance(settings, dict) and _int(settings.get("n_ctx")):
-                windows.append(int(settings["n_ctx"]))
+            if isinstance(settings, dict) and (slot := _int(settings.get("n_ctx"))):
+                windows.append(slot)
     if not windows:
         studio = await provider.get_json(f"{root}/api/v0/models/{quote(provider.model, safe='')}")
         if isinstance(studio, dict):
@@ -108,7 +110,7 @@ async def ask(provider: HTTPProvider) -> int | None:
     return min(windows) if windows else None
 
 
-def template_note(props: Any) -> str | None:
+def template_note(props: object) -> str | None:
     """What to tell the person when llama.cpp's `/props` says its chat template cannot
     take tools (`chat_template_caps.supports_tools: false`): the server then drops them
     from every request without a word, and the model never calls one."""
@@ -122,7 +124,7 @@ def template_note(props: Any) -> str | None:
     )
 
 
-def show_window(data: Any) -> int | None:
+def show_window(data: object) -> int | None:
     """The context window in an `/api/show` answer: `num_ctx`, else `*.context_length`."""
     if not isinstance(data, dict):
         return None
@@ -138,7 +140,7 @@ def show_window(data: Any) -> int | None:
     return None
 
 
-def _entry(listing: Any, model: str) -> dict[str, Any] | None:
+def _entry(listing: object, model: str) -> Mapping[str, object] | None:
     """The entry of `model` in a `/v1/models` answer, else the only entry there is."""
     data = listing.get("data") if isinstance(listing, dict) else None
     if not isinstance(data, list):
@@ -150,7 +152,7 @@ def _entry(listing: Any, model: str) -> dict[str, Any] | None:
     return entries[0] if len(entries) == 1 else None
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     """A positive whole number, else None (booleans are not numbers here)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         return None

@@ -10,6 +10,7 @@ from typing import Any
 
 from elelem_kernel.events import Emit, Message, Provider
 from elelem_kernel.options import unknown
+from elelem_kernel.providers.wire_json import Tools, function
 
 
 class StubProvider(Provider):
@@ -22,7 +23,7 @@ class StubProvider(Provider):
         unknown(self.name, options, self.known_options)
         self.model = model or "stub"
 
-    async def fetch(self, messages: list[Message], tools: list[dict[str, Any]], emit: Emit) -> None:
+    async def fetch(self, messages: list[Message], tools: Tools, emit: Emit) -> None:
         if messages and messages[-1].get("role") == "tool" or not tools:
             emit({"type": "saying", "text": "done."})
             emit({"type": "usage", "input": 10, "output": 1})
@@ -30,7 +31,7 @@ class StubProvider(Provider):
             return
         emit({"type": "thinking", "text": "I should look first."})
         emit({"type": "saying", "text": "let me check."})
-        name = tools[0]["function"]["name"]
+        name = function(tools[0])["name"]
         emit({"type": "doing", "id": "stub_1", "name": name, "arguments": {}})
         emit({"type": "usage", "input": 10, "output": 3})
         emit({"type": "stop", "reason": "tool_use", "truncated": False})
