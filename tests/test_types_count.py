@@ -32,8 +32,8 @@ import elelem_kernel
 PACKAGE = Path(elelem_kernel.__file__).parent
 
 # The counts (not rates) when last measured; lower them when you remove an Any.
-ANY_CEILING = 344
-DICT_ANY_CEILING = 361
+ANY_CEILING = 294
+DICT_ANY_CEILING = 355
 
 # The goal, per 1,000 non-blank lines (issue 38): where comparable packages sit.
 ANY_GOAL_PER_1000 = 15
@@ -51,7 +51,6 @@ NOT_YET_TYPED: dict[str, str] = {
     "agent/toolbox.py:Hook": "the Tool dataclass (issue 38, the tool seam)",
     "agent/registry.py:ProviderFactory": "the registry returns a Provider (issue 38)",
     "agent/registry.py:Setup": "a plugin's setup gets the session or a command's protocol",
-    "acp/updates.py:Send": "the ACP SDK's union of session updates",
 }
 
 MAPPINGS = {"dict", "Dict", "Mapping", "MutableMapping"}
