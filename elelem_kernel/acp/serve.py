@@ -80,11 +80,12 @@ async def _run(defaults: dict[str, Any], out_fd: int) -> None:
     front.start(connection)
     threading.Thread(target=lines.read, args=(loop,), name="acp-stdin", daemon=True).start()
     await gone.wait()
-    watchdog = threading.Timer(GRACE * 2, _exit_now)
+    watchdog = threading.Timer(GRACE * 3, _exit_now)
     watchdog.daemon = True
     watchdog.start()
     lines.end()
     try:
+        await front.ready(GRACE)  # the requests waiting for the agent's module get it
         await front.close(GRACE)  # the turns end: their prompts are answered "cancelled"
         running = connection.running()
         if running:  # what the client asked before it left is answered, if it can be
@@ -128,7 +129,13 @@ class Front:
         agent = await asyncio.shield(self.loading)
         return await answer(agent, method, params, notification)
 
+    async def ready(self, grace: float) -> None:
+        """Wait up to `grace` seconds for the agent's module to be loaded."""
+        if self.loading is not None:
+            await asyncio.wait([self.loading], timeout=grace)
+
     async def close(self, grace: float) -> None:
+        """The client has gone: the running turns are cancelled, given `grace` seconds."""
         if self.agent is not None:
             await self.agent.close(grace)
 
@@ -186,24 +193,22 @@ class Lines:
         start = 0
         while True:
             end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if not self.skipping and len(self.buffer) + len(piece) > LINE_LIMIT:
+                self.buffer.clear()  # refused once its end comes; not kept meanwhile
+                self.skipping = True
+            elif not self.skipping:
+                self.buffer += piece
             if end < 0:
-                break
+                return
             if self.skipping:
                 self.skipping = False
                 limit = f"{LINE_LIMIT // (1024 * 1024)} MiB"
                 self.output.put(error(None, INVALID_REQUEST, f"message longer than {limit}"))
-            else:
-                self.buffer += chunk[start:end]
-                data = bytes(self.buffer)
-                if data.strip():
-                    self._line(data)
+            elif self.buffer.strip():
+                self._line(bytes(self.buffer))
             self.buffer.clear()
             start = end + 1
-        if not self.skipping:
-            self.buffer += chunk[start:]
-            if len(self.buffer) > LINE_LIMIT:  # refused once its end comes; not kept meanwhile
-                self.buffer.clear()
-                self.skipping = True
 
     def _line(self, data: bytes) -> None:
         answer = check(data)
