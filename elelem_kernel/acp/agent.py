@@ -23,6 +23,7 @@ import asyncio
 import logging
 import re
 import uuid
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,7 @@ from elelem_kernel.acp.params import Params, invalid
 from elelem_kernel.acp.permission_request import AcpApprover
 from elelem_kernel.acp.prompt_content import PromptError, read_prompt, refusal
 from elelem_kernel.acp.updates import Updates, fenced
+from elelem_kernel.agent import registry
 from elelem_kernel.agent.front import PlainFront, TurnSettings
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
@@ -110,6 +112,11 @@ class ElelemAgent:
         #: The clients' MCP servers by name, shared by this process's sessions (one hub).
         self.client_servers: dict[str, Any] = {}
         self._sending: set[asyncio.Task[None]] = set()  #: updates sent after a response
+        #: Every provider a session may switch to, plugin packages' too: found after the
+        #: first turn (their entry points take a scan of every installed package, which
+        #: `session/new` and the first answer should not wait for); till then, the
+        #: registered ones.
+        self.every_provider: list[str] | None = None
 
     async def new_session(self, cwd: str, mcp_servers: list[Params]) -> SessionResult:
         live = self._make(uuid.uuid4().hex, cwd, mcp_servers)
@@ -247,8 +254,11 @@ class ElelemAgent:
             if hint:
                 offered["input"] = {"hint": hint}
             commands.append(offered)
-        update = commands_update(commands)
-        task = asyncio.get_running_loop().create_task(self._send(live.id, update))
+        self._later(self._send(live.id, commands_update(commands)))
+
+    def _later(self, work: Coroutine[object, object, None]) -> None:
+        """Run `work` after the answer being given now."""
+        task = asyncio.get_running_loop().create_task(work)
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 
@@ -271,7 +281,10 @@ class ElelemAgent:
 
     def _options(self, live: Live) -> list[ConfigOption]:
         session = live.session
-        providers = [p for p in session.facts.provider_names() if session.policy.allows_provider(p)]
+        names = self.every_provider
+        if names is None:  # those of the catalog new_session used (the registry)
+            names = sorted(registry.CONFIG.providers)
+        providers = [p for p in names if session.policy.allows_provider(p)]
         if session.provider_name not in providers:
             providers = [session.provider_name, *providers]
         return [
@@ -413,7 +426,22 @@ class ElelemAgent:
         counted = usage(result.usage)
         if counted is not None:
             answer["usage"] = counted
+        if self.every_provider is None:
+            self._later(self._every_provider(live))
         return answer
+
+    async def _every_provider(self, live: Live) -> None:
+        """Find every provider (after the turn's answer); tell the sessions of those the
+        registry did not know."""
+        await asyncio.sleep(0)  # the answer goes first
+        if self.every_provider is not None:
+            return
+        before = {key: self._options(other) for key, other in self.sessions.items()}
+        self.every_provider = live.session.facts.provider_names()
+        for key, other in list(self.sessions.items()):
+            options = self._options(other)
+            if options != before.get(key):
+                await self._send(key, config_update(options))
 
     async def _command(self, live: Live, line: str) -> PromptResult:
         """A slash command; a changed mode or provider is told to the client too."""
