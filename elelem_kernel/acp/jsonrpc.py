@@ -6,7 +6,7 @@ handler's `RpcError` is the error answer, any other exception an internal error 
 Notifications run the same way and are answered with nothing. The agent's own requests to
 the client (`session/request_permission`, `fs/*`, `terminal/*`) get ids of their own and
 wait for the client's answer; when the client goes away (`close`) they fail with
-`ConnectionError`, and the handlers still running are cancelled.
+`ConnectionError` (`disconnect`), and the handlers still running are cancelled (`close`).
 
 `serve.py` reads and checks the lines (lines.py) and hands each message to `receive`;
 `write` is how a line reaches the client. Messages are written one whole line at a time,
@@ -153,9 +153,7 @@ class Connection:
             self._waiting.pop(key, None)
 
     async def notify(self, method: str, params: Mapping[str, object]) -> None:
-        """Tell the client; nothing is answered."""
-        if self.closed:
-            raise ConnectionError("the client has gone")
+        """Tell the client (if it still reads: `write` drops what it cannot deliver)."""
         await self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def _send(self, message: Mapping[str, object]) -> None:
@@ -165,13 +163,18 @@ class Connection:
         """The tasks answering the client's requests and notifications now."""
         return set(self._running)
 
-    async def close(self) -> None:
-        """The client has gone: our requests fail, the handlers still running stop."""
+    def disconnect(self) -> None:
+        """Nothing more will come from the client: our requests waiting for its answers
+        fail now, and later ones at once."""
         self.closed = True
         for waiter in self._waiting.values():
             if not waiter.done():
                 waiter.set_exception(ConnectionError("the client has gone"))
         self._waiting.clear()
+
+    async def close(self) -> None:
+        """The client has gone: our requests fail, the handlers still running stop."""
+        self.disconnect()
         running = list(self._running)
         for task in running:
             task.cancel()

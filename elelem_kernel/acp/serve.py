@@ -84,6 +84,7 @@ async def _run(defaults: dict[str, Any], out_fd: int) -> None:
     watchdog.daemon = True
     watchdog.start()
     lines.end()
+    connection.disconnect()  # nothing the agent asks now can be answered
     try:
         await front.ready(GRACE)  # the requests waiting for the agent's module get it
         await front.close(GRACE)  # the turns end: their prompts are answered "cancelled"
