@@ -59,8 +59,9 @@ def id_of(message: dict[str, Json]) -> Id:
 
 
 def line(message: Mapping[str, object]) -> bytes:
-    """`message` as one line of compact JSON."""
-    return (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+    """`message` as one line of compact JSON: ASCII (a lone surrogate in a tool's output
+    is escaped, not an encoding error), and never NaN, which JSON has not (ValueError)."""
+    return (json.dumps(message, separators=(",", ":"), allow_nan=False) + "\n").encode()
 
 
 class Connection:
@@ -108,7 +109,14 @@ class Connection:
         except Exception as e:  # a bug: the client is told, the agent goes on
             log.exception("%s failed", method)
             reply["error"] = {"code": INTERNAL_ERROR, "message": f"internal error: {e}"}
-        await self._send(reply)
+        try:
+            data = line(reply)
+        except (TypeError, ValueError) as e:  # a bug, told as one
+            log.exception("the answer to %s is not JSON", method)
+            reply = {"jsonrpc": "2.0", "id": key}
+            reply["error"] = {"code": INTERNAL_ERROR, "message": f"internal error: {e}"}
+            data = line(reply)
+        await self.write(data)
 
     async def _notified(self, method: str, args: dict[str, Json]) -> None:
         try:

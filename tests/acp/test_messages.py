@@ -379,3 +379,27 @@ def test_the_agents_requests_to_a_client_that_has_gone_fail_at_once():
         "method": "fs/read_text_file",
         "params": {"path": "/a"},
     }
+
+
+def test_an_answer_that_is_not_json_is_an_internal_error_and_text_stays_ascii():
+    from elelem_kernel.acp.jsonrpc import Connection
+
+    async def main():
+        written: list[bytes] = []
+
+        async def write(data: bytes) -> None:
+            written.append(data)
+
+        async def handler(method, params, notification):
+            return {"nan": float("nan")} if method == "bad" else {"text": "é \udcff"}
+
+        connection = Connection(handler, write)
+        connection.receive({"jsonrpc": "2.0", "id": 1, "method": "bad", "params": {}})
+        connection.receive({"jsonrpc": "2.0", "id": 2, "method": "good", "params": {}})
+        while connection.running():
+            await asyncio.sleep(0)
+        return written
+
+    bad, good = asyncio.run(main())
+    assert json.loads(bad)["error"]["code"] == -32603
+    assert good.isascii() and json.loads(good)["result"] == {"text": "é \udcff"}
