@@ -116,7 +116,6 @@ GOALS = (
         "acp first token ÷ ask",
         1.5,
         "×",
-        floor="  floor ÷ ask",
     ),
     Goal("restore 1,000 turns ÷ nbformat.read", "notebook", "restore ÷ nbformat.read", 1.2, "×"),
     Goal(

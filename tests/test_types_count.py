@@ -32,8 +32,8 @@ import elelem_kernel
 PACKAGE = Path(elelem_kernel.__file__).parent
 
 # The counts (not rates) when last measured; lower them when you remove an Any.
-ANY_CEILING = 288
-DICT_ANY_CEILING = 96
+ANY_CEILING = 238
+DICT_ANY_CEILING = 90
 
 # The goal, per 1,000 non-blank lines (issue 38): where comparable packages sit.
 ANY_GOAL_PER_1000 = 15
@@ -50,7 +50,6 @@ NOT_YET_TYPED: dict[str, str] = {
     "agent/toolset.py:ToolFn": "a tool's function as a toolset reroutes it (issue 38)",
     "agent/registry.py:ProviderFactory": "the registry returns a Provider (issue 38)",
     "agent/registry.py:Setup": "a plugin's setup gets the session or a command's protocol",
-    "acp/updates.py:Send": "the ACP SDK's union of session updates",
 }
 
 MAPPINGS = {"dict", "Dict", "Mapping", "MutableMapping"}

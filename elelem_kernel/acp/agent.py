@@ -23,39 +23,36 @@ import asyncio
 import logging
 import re
 import uuid
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp import RequestError, update_agent_message_text
-from acp.helpers import update_available_commands, update_current_mode
-from acp.schema import (
-    AvailableCommand,
-    AvailableCommandInput,
-    ClientCapabilities,
-    ConfigOptionUpdate,
-    InitializeResponse,
-    ListSessionsResponse,
-    LoadSessionResponse,
-    NewSessionResponse,
-    PromptResponse,
-    SessionConfigOptionSelect,
-    SessionConfigSelectOption,
-    SessionInfo,
-    SessionMode,
-    SessionModeState,
-    SetSessionConfigOptionResponse,
-    SetSessionModeResponse,
-    UnstructuredCommandInput,
-    Usage,
-)
-
+from elelem_kernel.acp.client import AcpClient
 from elelem_kernel.acp.editor_files import ClientFiles
 from elelem_kernel.acp.editor_terminal import ClientTerminal
-from elelem_kernel.acp.hello import initialize_result
+from elelem_kernel.acp.hello import Offers
+from elelem_kernel.acp.jsonrpc import RpcError
+from elelem_kernel.acp.messages import (
+    Command,
+    ConfigOption,
+    Modes,
+    PromptResult,
+    SessionInfo,
+    SessionResult,
+    SessionUpdate,
+    StopReason,
+    Usage,
+    agent_text,
+    commands_update,
+    config_update,
+    mode_update,
+)
+from elelem_kernel.acp.params import Params, invalid
 from elelem_kernel.acp.permission_request import AcpApprover
 from elelem_kernel.acp.prompt_content import PromptError, read_prompt, refusal
 from elelem_kernel.acp.updates import Updates, fenced
+from elelem_kernel.agent import registry
 from elelem_kernel.agent.front import PlainFront, TurnSettings
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
@@ -64,6 +61,9 @@ from elelem_kernel.errors import ElelemError
 from elelem_kernel.images import ImageEntry
 from elelem_kernel.render.static import bundle
 from elelem_kernel.store import acp_sessions
+
+if TYPE_CHECKING:
+    from elelem_kernel.acp.messages import Json
 
 log = logging.getLogger("elelem_kernel.acp")
 
@@ -74,7 +74,7 @@ MODE_TEXT = {
     "auto": ("Auto", "every tool, nothing asked"),
 }
 #: How ACP's stop reasons are named for the session's.
-STOPS = {
+STOPS: dict[str, StopReason] = {
     "end_turn": "end_turn",
     "max_tokens": "max_tokens",
     "context_full": "max_tokens",
@@ -82,11 +82,6 @@ STOPS = {
     "interrupted": "cancelled",
 }
 _NAME = re.compile(r"[^A-Za-z0-9-]+")  #: runs replaced by one "_" in MCP server names
-
-
-def invalid(message: str) -> RequestError:
-    """A JSON-RPC "invalid params" error whose message says what is wrong."""
-    return RequestError(-32602, message)
 
 
 @dataclass
@@ -108,72 +103,45 @@ class Live:
 class ElelemAgent:
     """The ACP `Agent`: sessions by id, each with its turn."""
 
-    def __init__(self, defaults: dict[str, Any] | None = None):
+    def __init__(self, defaults: dict[str, Any], client: AcpClient):
         #: `new_session` keywords from the command line (provider, model, mode, options).
-        self.defaults = dict(defaults or {})
-        self.client: Any = None
-        self.capabilities: Any = None
-        self.usage_updates = False  #: whether the client knows `usage_update`
+        self.defaults = dict(defaults)
+        self.client = client
+        self.offers = Offers()  #: what the client said in `initialize` it can do
         self.sessions: dict[str, Live] = {}
         #: The clients' MCP servers by name, shared by this process's sessions (one hub).
         self.client_servers: dict[str, Any] = {}
         self._sending: set[asyncio.Task[None]] = set()  #: updates sent after a response
+        #: Every provider a session may switch to, plugin packages' too: found after the
+        #: first turn (their entry points take a scan of every installed package, which
+        #: `session/new` and the first answer should not wait for); till then, the
+        #: registered ones.
+        self.every_provider: list[str] | None = None
 
-    def on_connect(self, conn: Any) -> None:
-        self.client = conn
-
-    # -- lifecycle --------------------------------------------------------------------
-
-    async def initialize(
-        self,
-        protocol_version: int,
-        client_capabilities: Any = None,
-        client_info: Any = None,
-        **kwargs: Any,
-    ) -> InitializeResponse:
-        self.capabilities = client_capabilities
-        self.usage_updates = knows_usage(client_capabilities)
-        return InitializeResponse.model_validate(initialize_result(protocol_version))
-
-    def remember_client(self, params: dict[str, Any]) -> None:
-        """What the client said in the `initialize` that `serve` answered early."""
-        try:
-            capabilities = ClientCapabilities.model_validate(params.get("clientCapabilities") or {})
-        except ValueError:  # pydantic's ValidationError is one: such a client offers nothing
-            capabilities = None
-        self.capabilities = capabilities
-        self.usage_updates = knows_usage(capabilities)
-
-    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        raise invalid(
-            "elelem needs no authentication: model keys come from the environment "
-            "(ANTHROPIC_API_KEY, OPENAI_API_KEY, ...)"
-        )
-
-    async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
-    ) -> NewSessionResponse:
+    async def new_session(self, cwd: str, mcp_servers: list[Params]) -> SessionResult:
         live = self._make(uuid.uuid4().hex, cwd, mcp_servers)
         try:  # saved now: a client may prompt it from another process
             acp_sessions.create(live.id, live.cwd, live.session.mode)
         except (ElelemError, OSError) as e:
             log.warning("the session was not saved: %s", e)
         self._announce(live)
-        return NewSessionResponse(
-            session_id=live.id, modes=self._modes(live), config_options=self._options(live)
-        )
+        return {
+            "sessionId": live.id,
+            "modes": self._modes(live),
+            "configOptions": self._options(live),
+        }
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
-    ) -> LoadSessionResponse:
+        self, cwd: str, session_id: str, mcp_servers: list[Params]
+    ) -> SessionResult:
         try:
             saved = acp_sessions.load(session_id)
         except ValueError as e:
             raise invalid(str(e)) from None
         except ElelemError as e:
-            raise RequestError(-32002, str(e)) from None
+            raise RpcError(-32002, str(e)) from None
         if session_id in self.sessions and self.sessions[session_id].turn is not None:
-            raise RequestError(-32600, f"session {session_id} is running a turn")
+            raise RpcError(-32600, f"session {session_id} is running a turn")
         live = self._make(session_id, cwd, mcp_servers)
         live.session.load(saved.rebuilt.conversations, saved.rebuilt.active)
         if saved.mode in MODES:
@@ -184,31 +152,28 @@ class ElelemAgent:
         view.replay(list(live.session.conversation.turns))
         await view.drain()
         self._announce(live)
-        return LoadSessionResponse(modes=self._modes(live), config_options=self._options(live))
+        return {"modes": self._modes(live), "configOptions": self._options(live)}
 
-    async def list_sessions(
-        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
-    ) -> ListSessionsResponse:
-        found = [s for s in acp_sessions.listing() if cwd is None or s["cwd"] == cwd]
-        return ListSessionsResponse(
-            sessions=[
-                SessionInfo(
-                    session_id=s["id"],
-                    cwd=s["cwd"] or "",
-                    title=s["title"] or None,
-                    updated_at=s["updated"],
-                )
-                for s in found
-            ]
-        )
+    async def list_sessions(self, cwd: str | None = None) -> dict[str, list[SessionInfo]]:
+        sessions: list[SessionInfo] = []
+        for saved in acp_sessions.listing():
+            if cwd is not None and saved["cwd"] != cwd:
+                continue
+            info: SessionInfo = {"sessionId": saved["id"], "cwd": saved["cwd"] or ""}
+            if saved["title"]:
+                info["title"] = saved["title"]
+            if saved["updated"]:
+                info["updatedAt"] = saved["updated"]
+            sessions.append(info)
+        return {"sessions": sessions}
 
-    def _make(self, session_id: str, cwd: str, mcp_servers: list[Any] | None) -> Live:
+    def _make(self, session_id: str, cwd: str, mcp_servers: list[Params]) -> Live:
         from elelem_kernel.assembly.sessions import new_session  # lazy: registry and providers
 
         folder = Path(cwd) if isinstance(cwd, str) and cwd else None
         if folder is None or not folder.is_absolute() or not folder.is_dir():
             raise invalid(f"cwd must be the absolute path of an existing folder, not {cwd!r}")
-        servers = self._client_servers(mcp_servers or [], folder)
+        servers = self._client_servers(mcp_servers, folder)
         live = Live(session_id, str(folder), None)  # type: ignore[arg-type]
         options = dict(self.defaults)
         try:
@@ -221,15 +186,11 @@ class ElelemAgent:
             session = new_session(workspace=folder, front=front, **options)
         except ElelemError as e:
             raise invalid(str(e)) from None
-        fs = getattr(self.capabilities, "fs", None)
-        reads, writes = (
-            bool(getattr(fs, "read_text_file", False)),
-            bool(getattr(fs, "write_text_file", False)),
-        )
+        reads, writes = self.offers.reads, self.offers.writes
         if reads or writes:
             files = ClientFiles(self.client, session_id, lambda: session.workspace, reads, writes)
             session.toolbox.add_toolset(files.toolset())
-        if getattr(self.capabilities, "terminal", False):
+        if self.offers.terminal:
             terminal = ClientTerminal(
                 self.client, session_id, lambda: session.workspace, lambda: live.updates
             )
@@ -243,7 +204,7 @@ class ElelemAgent:
         self.sessions[session_id] = live
         return live
 
-    def _client_servers(self, servers: list[Any], folder: Path) -> list[str]:
+    def _client_servers(self, servers: list[Params], folder: Path) -> list[str]:
         """Add the client's MCP servers (stdio, http, sse) to the shared ones; their names.
 
         Their values are taken as written: `${VAR}` is not filled from this environment."""
@@ -255,111 +216,110 @@ class ElelemAgent:
             return []
         names = []
         for server in servers:
-            data = server.model_dump() if hasattr(server, "model_dump") else dict(server)
-            name = _NAME.sub("_", str(data.get("name") or "client")).strip("_")[:60] or "client"
-            if "command" in data:
-                entry: dict[str, Any] = {
-                    "command": data["command"],
-                    "args": list(data.get("args") or []),
-                    "env": {e["name"]: e["value"] for e in data.get("env") or []},
+            given = server.text("name")
+            name = _NAME.sub("_", given or "client").strip("_")[:60] or "client"
+            entry: dict[str, object]
+            if "command" in server.values:
+                entry = {
+                    "command": server.text("command"),
+                    "args": server.texts("args"),
+                    "env": server.pairs("env"),
                 }
             else:
                 entry = {
-                    "type": data.get("type") or "http",
-                    "url": data.get("url"),
-                    "headers": {h["name"]: h["value"] for h in data.get("headers") or []},
+                    "type": server.maybe_text("type") or "http",
+                    "url": server.text("url"),
+                    "headers": server.pairs("headers"),
                 }
             try:
                 self.client_servers[name] = config.parse(
                     name, entry, "the ACP client's mcpServers", None, folder, literal=True
                 )
             except ValueError as e:
-                raise invalid(f"mcpServers: server {data.get('name')!r}: {e}") from None
+                raise invalid(f"mcpServers: server {given!r}: {e}") from None
             names.append(name)
         return names
 
     def _propose(self, live: Live, source: str) -> None:
         if live.updates is not None:
-            live.updates.put(update_agent_message_text(f"\n\n{fenced(source)}\n\n"))
+            live.updates.put(agent_text(f"\n\n{fenced(source)}\n\n"))
 
     def _announce(self, live: Live) -> None:
         """Send the slash commands once the session exists for the client."""
-        commands = []
+        commands: list[Command] = []
         for name in live.session.commands.names():
             command = live.session.commands.commands[name]
             hint = command.usage.partition(" ")[2]
-            commands.append(
-                AvailableCommand(
-                    name=name,
-                    description=command.description,
-                    input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint))
-                    if hint
-                    else None,
-                )
-            )
-        update = update_available_commands(commands)
-        task = asyncio.get_running_loop().create_task(self._send(live.id, update))
+            offered: Command = {"name": name, "description": command.description}
+            if hint:
+                offered["input"] = {"hint": hint}
+            commands.append(offered)
+        self._later(self._send(live.id, commands_update(commands)))
+
+    def _later(self, work: Coroutine[object, object, None]) -> None:
+        """Run `work` after the answer being given now."""
+        task = asyncio.get_running_loop().create_task(work)
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 
-    async def _send(self, session_id: str, update: Any) -> None:
+    async def _send(self, session_id: str, update: SessionUpdate) -> None:
         try:
-            await self.client.session_update(session_id=session_id, update=update)
+            await self.client.session_update(session_id, update)
         except Exception as e:  # the client went away
             log.warning("could not send an update: %s", e)
 
     # -- modes and options ------------------------------------------------------------
 
-    def _modes(self, live: Live) -> SessionModeState:
-        return SessionModeState(
-            current_mode_id=live.session.mode,
-            available_modes=[
-                SessionMode(id=m, name=MODE_TEXT[m][0], description=MODE_TEXT[m][1])
+    def _modes(self, live: Live) -> Modes:
+        return {
+            "currentModeId": live.session.mode,
+            "availableModes": [
+                {"id": m, "name": MODE_TEXT[m][0], "description": MODE_TEXT[m][1]}
                 for m in live.session.policy.allowed_modes()
             ],
-        )
+        }
 
-    def _options(self, live: Live) -> list[Any]:
+    def _options(self, live: Live) -> list[ConfigOption]:
         session = live.session
-        providers = [p for p in session.facts.provider_names() if session.policy.allows_provider(p)]
+        names = self.every_provider
+        if names is None:  # those of the catalog new_session used (the registry)
+            names = sorted(registry.CONFIG.providers)
+        providers = [p for p in names if session.policy.allows_provider(p)]
         if session.provider_name not in providers:
             providers = [session.provider_name, *providers]
         return [
-            SessionConfigOptionSelect(
-                type="select",
-                id="mode",
-                name="Mode",
-                category="mode",
-                current_value=session.mode,
-                options=[
-                    SessionConfigSelectOption(value=m, name=MODE_TEXT[m][0])
-                    for m in session.policy.allowed_modes()
+            {
+                "type": "select",
+                "id": "mode",
+                "name": "Mode",
+                "category": "mode",
+                "currentValue": session.mode,
+                "options": [
+                    {"value": m, "name": MODE_TEXT[m][0]} for m in session.policy.allowed_modes()
                 ],
-            ),
-            SessionConfigOptionSelect(
-                type="select",
-                id="provider",
-                name="Provider",
-                description=f"model: {session.model or 'the provider default'} (/model NAME)",
-                category="model",
-                current_value=session.provider_name,
-                options=[SessionConfigSelectOption(value=p, name=p) for p in providers],
-            ),
+            },
+            {
+                "type": "select",
+                "id": "provider",
+                "name": "Provider",
+                "description": f"model: {session.model or 'the provider default'} (/model NAME)",
+                "category": "model",
+                "currentValue": session.provider_name,
+                "options": [{"value": p, "name": p} for p in providers],
+            },
         ]
 
-    async def set_session_mode(
-        self, mode_id: str, session_id: str, **kwargs: Any
-    ) -> SetSessionModeResponse:
+    async def set_session_mode(self, session_id: str, mode_id: str) -> dict[str, object]:
         live = self._live(session_id)
         if mode_id not in MODES:
             raise invalid(f"unknown mode {mode_id!r}; modes: {', '.join(MODES)}")
         _set_mode(live.session, mode_id)
         self._remember_mode(live)
-        return SetSessionModeResponse()
+        return {}
 
     async def set_config_option(
-        self, config_id: str, session_id: str, value: Any, **kwargs: Any
-    ) -> SetSessionConfigOptionResponse:
+        self, session_id: str, config_id: str, value: str | bool
+    ) -> dict[str, list[ConfigOption]]:
         live = self._live(session_id)
         if config_id == "mode":
             if value not in MODES:
@@ -368,15 +328,15 @@ class ElelemAgent:
             self._remember_mode(live)
         elif config_id == "provider":
             if live.turn is not None:
-                raise RequestError(-32600, "the provider cannot change while a turn runs")
+                raise RpcError(-32600, "the provider cannot change while a turn runs")
             try:
                 live.session.set_provider(str(value))
             except ElelemError as e:
                 raise invalid(str(e)) from None
         else:
             raise invalid(f"unknown config option {config_id!r}; options: mode, provider")
-        await self._send(live.id, update_current_mode(live.session.mode))
-        return SetSessionConfigOptionResponse(config_options=self._options(live))
+        await self._send(live.id, mode_update(live.session.mode))
+        return {"configOptions": self._options(live)}
 
     def _remember_mode(self, live: Live) -> None:
         try:
@@ -389,14 +349,14 @@ class ElelemAgent:
     def _live(self, session_id: str) -> Live:
         live = self.sessions.get(session_id)
         if live is None:
-            raise RequestError(
+            raise RpcError(
                 -32002,
                 f"unknown session {session_id!r}: create one with session/new, or "
                 "session/load a saved one",
             )
         return live
 
-    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+    async def prompt(self, session_id: str, prompt: list[Json]) -> PromptResult:
         live = self._live(session_id)
         try:  # read first: no await (fitting images takes seconds) after the idle check
             asked = await read_prompt(prompt)
@@ -407,7 +367,7 @@ class ElelemAgent:
             raise invalid(problem)
         while not live.idle.is_set():
             if not live.cancelled:
-                raise RequestError(
+                raise RpcError(
                     -32600,
                     "a turn is already running in this session: wait for its answer or "
                     "send session/cancel",
@@ -426,15 +386,15 @@ class ElelemAgent:
     def _updates(self, live: Live) -> Updates:
         session = live.session
         return Updates(
-            lambda update: self.client.session_update(session_id=live.id, update=update),
+            lambda update: self.client.session_update(live.id, update),
             session.workspace,
             lambda name: getattr(session.toolbox.get(name), "kind", None),
-            usage=self.usage_updates,
+            usage=self.offers.usage,
         )
 
     async def _turn(
         self, live: Live, text: str, images: list[ImageEntry] | None = None
-    ) -> PromptResponse:
+    ) -> PromptResult:
         """Run the turn, send its last updates, save it; answer. When the connection
         closes meanwhile, the turn is cancelled and saved, and nothing is answered."""
         updates = live.updates = self._updates(live)
@@ -459,31 +419,44 @@ class ElelemAgent:
             )
         except (ElelemError, OSError) as e:
             log.warning("the turn was not saved: %s", e)
-            await self._send(live.id, update_agent_message_text(f"\n\n_not saved: {e}_"))
+            await self._send(live.id, agent_text(f"\n\n_not saved: {e}_"))
         if closing:
             raise asyncio.CancelledError
-        return PromptResponse(
-            stop_reason=stop_reason(result.stop, result.error),  # type: ignore[arg-type]
-            usage=usage(result.usage),
-        )
+        answer: PromptResult = {"stopReason": stop_reason(result.stop, result.error)}
+        counted = usage(result.usage)
+        if counted is not None:
+            answer["usage"] = counted
+        if self.every_provider is None:
+            self._later(self._every_provider(live))
+        return answer
 
-    async def _command(self, live: Live, line: str) -> PromptResponse:
+    async def _every_provider(self, live: Live) -> None:
+        """Find every provider (after the turn's answer); tell the sessions of those the
+        registry did not know."""
+        await asyncio.sleep(0)  # the answer goes first
+        if self.every_provider is not None:
+            return
+        before = {key: self._options(other) for key, other in self.sessions.items()}
+        self.every_provider = live.session.facts.provider_names()
+        for key, other in list(self.sessions.items()):
+            options = self._options(other)
+            if options != before.get(key):
+                await self._send(key, config_update(options))
+
+    async def _command(self, live: Live, line: str) -> PromptResult:
         """A slash command; a changed mode or provider is told to the client too."""
         session = live.session
         before = (session.mode, session.provider_name)
         answer = session.command(line)
-        await self._send(live.id, update_agent_message_text(answer))
+        await self._send(live.id, agent_text(answer))
         if session.mode != before[0]:
             self._remember_mode(live)
-            await self._send(live.id, update_current_mode(session.mode))
+            await self._send(live.id, mode_update(session.mode))
         if (session.mode, session.provider_name) != before:
-            update = ConfigOptionUpdate(
-                session_update="config_option_update", config_options=self._options(live)
-            )
-            await self._send(live.id, update)
-        return PromptResponse(stop_reason="end_turn")
+            await self._send(live.id, config_update(self._options(live)))
+        return {"stopReason": "end_turn"}
 
-    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+    async def cancel(self, session_id: str) -> None:
         live = self.sessions.get(session_id)
         if live is not None and not live.idle.is_set():
             live.cancelled = True
@@ -507,20 +480,7 @@ def _set_mode(session: Session, mode: str) -> None:
         raise invalid(str(e)) from None
 
 
-def knows_usage(capabilities: Any) -> bool:
-    """Whether the client takes `usage_update`: ACP added it within protocol version 1, so
-    clients built before it reject it (TypeScript SDK <= 0.13, Zed's older library). Those
-    that advertise `session` capabilities, added to the schema after it, take it, as does
-    a client that says so in its capabilities' `_meta` (`"usageUpdate": true`)."""
-    if capabilities is None:
-        return False
-    meta = getattr(capabilities, "field_meta", None) or {}
-    if isinstance(meta, dict) and meta.get("usageUpdate") is True:
-        return True
-    return getattr(capabilities, "session", None) is not None
-
-
-def stop_reason(stop: str, error: str | None) -> str:
+def stop_reason(stop: str, error: str | None) -> StopReason:
     """ACP's stop reason for a turn's: a model's refusal is an `error` stop with no message."""
     if stop == "error":
         return "end_turn" if error else "refusal"
@@ -535,10 +495,13 @@ def usage(counted: dict[str, int]) -> Usage | None:
     total = sum(
         v for v in (counted.get("input", 0), counted.get("output", 0)) if isinstance(v, int)
     )
-    return Usage(
-        input_tokens=int(counted.get("input", 0)),
-        output_tokens=int(counted.get("output", 0)),
-        total_tokens=total,
-        cached_read_tokens=read_in if isinstance(read_in, int) else None,
-        cached_write_tokens=write_in if isinstance(write_in, int) else None,
-    )
+    tokens: Usage = {
+        "inputTokens": int(counted.get("input", 0)),
+        "outputTokens": int(counted.get("output", 0)),
+        "totalTokens": total,
+    }
+    if isinstance(read_in, int):
+        tokens["cachedReadTokens"] = read_in
+    if isinstance(write_in, int):
+        tokens["cachedWriteTokens"] = write_in
+    return tokens

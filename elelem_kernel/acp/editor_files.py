@@ -17,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.agent.toolset import Reroute, Rerouted
 from elelem_kernel.errors import ToolError
@@ -28,6 +28,9 @@ from elelem_kernel.tools.protected import check_writable
 from elelem_kernel.tools.regular_files import check_regular
 from elelem_kernel.tools.workspace import Workspace
 
+if TYPE_CHECKING:
+    from elelem_kernel.acp.client import AcpClient
+
 log = logging.getLogger("elelem_kernel.acp")
 #: Files larger than this on disk are read by the disk tool, which streams them.
 CLIENT_READ_BYTES = 10 * 1024 * 1024
@@ -37,7 +40,12 @@ class ClientFiles:
     """`read`, `write` and `edit` for one session, through its ACP client."""
 
     def __init__(
-        self, client: Any, session_id: str, workspace: Callable[[], Path], read: bool, write: bool
+        self,
+        client: AcpClient,
+        session_id: str,
+        workspace: Callable[[], Path],
+        read: bool,
+        write: bool,
     ):
         self.client = client
         self.session_id = session_id
@@ -58,8 +66,7 @@ class ClientFiles:
         return Rerouted("the editor's files", routes)
 
     async def text(self, target: Path) -> str:
-        answer = await self.client.read_text_file(session_id=self.session_id, path=str(target))
-        return str(answer.content)
+        return await self.client.read_text_file(self.session_id, str(target))
 
     def _read(self, disk: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
         async def read(args: dict[str, Any]) -> Any:
@@ -85,9 +92,7 @@ class ClientFiles:
             try:
                 target = writable(ws, args["path"])
                 existed = target.exists()
-                await self.client.write_text_file(
-                    session_id=self.session_id, path=str(target), content=args["content"]
-                )
+                await self.client.write_text_file(self.session_id, str(target), args["content"])
             except ToolError as e:
                 return {"error": str(e)}
             except Exception as e:  # the client refused: say so, write nothing behind its back
@@ -114,9 +119,7 @@ class ClientFiles:
                 after, count = apply_edit(
                     rel, before, args["old"], args["new"], args.get("replace_all", False)
                 )
-                await self.client.write_text_file(
-                    session_id=self.session_id, path=str(target), content=after
-                )
+                await self.client.write_text_file(self.session_id, str(target), after)
             except ToolError as e:
                 return {"error": str(e)}
             except Exception as e:  # the client refused: say so, change nothing behind its back

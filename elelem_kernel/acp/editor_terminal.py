@@ -16,15 +16,16 @@ import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-from acp.schema import EnvVariable
+from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.acp.updates import Updates
 from elelem_kernel.agent.toolset import Rerouted
 from elelem_kernel.text import clip_middle
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.shell import DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:
+    from elelem_kernel.acp.client import AcpClient
 
 log = logging.getLogger("elelem_kernel.acp")
 #: What the disk tool sets too: no pager waiting for a key, no git asking for a password.
@@ -36,7 +37,7 @@ class ClientTerminal:
 
     def __init__(
         self,
-        client: Any,
+        client: AcpClient,
         session_id: str,
         workspace: Callable[[], Path],
         updates: Callable[[], Updates | None],
@@ -54,18 +55,17 @@ class ClientTerminal:
     def _bash(self, disk: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
         async def bash(args: dict[str, Any]) -> Any:
             try:
-                created = await self.client.create_terminal(
-                    session_id=self.session_id,
-                    command="bash",
-                    args=["-c", args["command"]],
-                    cwd=str(self.workspace()),
-                    env=[EnvVariable(name=k, value=v) for k, v in ENV.items()],
-                    output_byte_limit=MAX_BYTES,
+                terminal = await self.client.create_terminal(
+                    self.session_id,
+                    "bash",
+                    ["-c", args["command"]],
+                    str(self.workspace()),
+                    ENV,
+                    MAX_BYTES,
                 )
             except Exception as e:  # no terminal here: the command runs as on the command line
                 log.info("the client could not create a terminal (%s); running bash here", e)
                 return await disk(args)
-            terminal = created.terminal_id
             view = self.updates()
             if view is not None:
                 view.terminal(terminal)
@@ -73,32 +73,33 @@ class ClientTerminal:
                 return await self._run(terminal, float(args.get("timeout", DEFAULT_TIMEOUT)))
             finally:
                 with contextlib.suppress(Exception):
-                    await asyncio.shield(self._call("release_terminal", terminal))
+                    await asyncio.shield(self.client.release_terminal(self.session_id, terminal))
 
         return bash
 
     async def _run(self, terminal: str, timeout: float) -> dict[str, Any]:
         timed_out = False
         try:
-            await asyncio.wait_for(self._call("wait_for_terminal_exit", terminal), timeout)
+            await asyncio.wait_for(
+                self.client.wait_for_terminal_exit(self.session_id, terminal), timeout
+            )
         except asyncio.TimeoutError:
             timed_out = True
-            await self._call("kill_terminal", terminal)
+            await self.client.kill_terminal(self.session_id, terminal)
         except asyncio.CancelledError:  # the turn was stopped: so is the command
             with contextlib.suppress(Exception):
-                await asyncio.shield(self._call("kill_terminal", terminal))
+                await asyncio.shield(self.client.kill_terminal(self.session_id, terminal))
             raise
-        shown = await self._call("terminal_output", terminal)
-        status = shown.exit_status
-        output = str(shown.output or "")
+        shown = await self.client.terminal_output(self.session_id, terminal)
+        output = shown.output
         result: dict[str, Any] = {
-            "exit_code": getattr(status, "exit_code", None),
+            "exit_code": shown.exit_code,
             "stdout": clip_middle(output, MAX_BYTES),
             "stderr": "",
             "note": "ran in the editor's terminal: stdout and stderr are together in stdout",
         }
-        if getattr(status, "signal", None):
-            result["signal"] = status.signal
+        if shown.signal:
+            result["signal"] = shown.signal
         if shown.truncated or len(output) > MAX_BYTES:
             kept = "only the end" if shown.truncated else "its head and tail"
             result["truncated"] = (
@@ -108,6 +109,3 @@ class ClientTerminal:
         if timed_out:
             result["error"] = f"timed out: killed after {timeout:g} s"
         return result
-
-    async def _call(self, method: str, terminal: str) -> Any:
-        return await getattr(self.client, method)(session_id=self.session_id, terminal_id=terminal)

@@ -1,11 +1,10 @@
-"""The client's lines, checked before the ACP SDK sees them.
+"""The client's lines, checked before the connection takes them.
 
-ACP is newline-delimited JSON-RPC 2.0, one message per line. The SDK's receive loop takes
-any JSON value and dies on one that is not an object (a batch, `null`, a number), and it
-drops a line that is not JSON without a word. Here each line is checked first: a line
-that is not JSON is answered with -32700, a JSON value that is not one request,
+ACP is newline-delimited JSON-RPC 2.0, one message per line. Each line is checked here: a
+line that is not JSON is answered with -32700, a JSON value that is not one request,
 notification or response with -32600 (a batch too: ACP does not use batches, and its
-TypeScript SDK answers one the same way), and only good messages reach the SDK.
+TypeScript SDK answers one the same way; `null` and numbers too, where the Python SDK's
+loop would die), and only good messages reach the connection (jsonrpc.py).
 """
 
 from __future__ import annotations

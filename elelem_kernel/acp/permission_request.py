@@ -12,14 +12,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from acp.schema import PermissionOption, ToolCallUpdate
-
+from elelem_kernel.acp.messages import (
+    PermissionKind,
+    PermissionOption,
+    ToolCall,
+    ToolContent,
+    text_content,
+)
 from elelem_kernel.acp.updates import Updates, acp_kind, fenced, title
 from elelem_kernel.agent.approval import ApprovalRequest, Decision, decision_for
 
-OPTIONS: dict[str, tuple[str, str]] = {
+if TYPE_CHECKING:
+    from elelem_kernel.acp.client import AcpClient
+
+OPTIONS: dict[str, tuple[str, PermissionKind]] = {
     "allow": ("Allow once", "allow_once"),
     "always": ("Allow always", "allow_always"),
     "deny": ("Reject", "reject_once"),
@@ -31,16 +39,14 @@ log = logging.getLogger("elelem_kernel.acp")
 class AcpApprover:
     """Asks the ACP client; `updates` is the running turn's view (for its diffs)."""
 
-    def __init__(self, client: Any, session_id: str, updates: Callable[[], Updates | None]):
+    def __init__(self, client: AcpClient, session_id: str, updates: Callable[[], Updates | None]):
         self.client = client
         self.session_id = session_id
         self.updates = updates
 
     async def approve(self, request: ApprovalRequest) -> Decision:
         """Ask the client and return its answer."""
-        from acp import text_block, tool_content  # the SDK: loaded with this module already
-
-        content: list[Any] = [tool_content(text_block(fenced(request.preview)))]
+        content: list[ToolContent] = [text_content(fenced(request.preview))]
         view = self.updates()
         if view is not None:
             await view.flush()  # the client knows the call before it is asked about it
@@ -48,30 +54,27 @@ class AcpApprover:
         diff = view.diff_before(request.id) if view is not None else None
         if diff is not None:
             content.insert(0, diff)
-        call = ToolCallUpdate(
-            tool_call_id=view.client_id(request.id) if view is not None else request.id,
-            title=title(request.name, request.arguments),
-            kind=watched.kind if watched else acp_kind(request.name, request.kind),  # type: ignore[arg-type]
-            status="pending",
-            content=content,
-            locations=view.locations(watched) if view is not None and watched else None,
-            raw_input=request.arguments,
-        )
+        call: ToolCall = {
+            "toolCallId": view.client_id(request.id) if view is not None else request.id,
+            "title": title(request.name, request.arguments),
+            "kind": watched.kind if watched else acp_kind(request.name, request.kind),
+            "status": "pending",
+            "content": content,
+            "rawInput": request.arguments,
+        }
+        locations = view.locations(watched) if view is not None and watched else None
+        if locations is not None:
+            call["locations"] = locations
         offered = [d for d in OPTIONS if not (d == "always" and request.sensitive)]
-        options = [
-            PermissionOption(option_id=d, name=OPTIONS[d][0], kind=OPTIONS[d][1])  # type: ignore[arg-type]
-            for d in offered
+        options: list[PermissionOption] = [
+            {"optionId": d, "name": OPTIONS[d][0], "kind": OPTIONS[d][1]} for d in offered
         ]
         try:
-            answer = await self.client.request_permission(
-                session_id=self.session_id, tool_call=call, options=options
-            )
+            chosen = await self.client.request_permission(self.session_id, call, options)
         except Exception as e:  # a client that cannot ask: the call does not run
             log.warning("permission request for %s failed: %s", request.name, e)
             return "deny"
-        outcome = getattr(answer, "outcome", None)
-        chosen = getattr(outcome, "option_id", None)
-        decision = decision_for(chosen) if isinstance(chosen, str) else None
-        if getattr(outcome, "outcome", None) == "selected" and decision and chosen in offered:
+        decision = decision_for(chosen) if chosen is not None else None
+        if decision and chosen in offered:
             return decision
         return "deny"

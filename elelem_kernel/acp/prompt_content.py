@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel import images as img
+from elelem_kernel.acp.params import Params
 from elelem_kernel.acp.updates import fenced
 from elelem_kernel.agent import media
 from elelem_kernel.errors import PromptError
@@ -28,6 +29,7 @@ from elelem_kernel.images import ImageEntry
 from elelem_kernel.options import from_env
 
 if TYPE_CHECKING:
+    from elelem_kernel.acp.messages import Json
     from elelem_kernel.agent.session import Session
 
 #: Images one prompt may carry: those a request sends at most (`media.MAX_PER_REQUEST`).
@@ -47,35 +49,39 @@ class _Pending:
     """An image block waiting to be decoded: its place among the parts and its name."""
 
     place: int
-    mime: Any
-    data: Any
+    mime: str
+    data: str
     name: str
 
 
-async def read_prompt(blocks: list[Any]) -> Prompt:
-    """The prompt the content `blocks` make; `PromptError` when one cannot be taken.
-    Images are fitted in a worker thread (a large one takes seconds to re-encode)."""
+async def read_prompt(blocks: list[Json]) -> Prompt:
+    """The prompt the content `blocks` (ACP's JSON) make; `PromptError` when one cannot be
+    taken, an invalid-params `RpcError` when a block lacks a field its type needs. Images
+    are fitted in a worker thread (a large one takes seconds to re-encode)."""
     parts: list[str] = []
     pending: list[_Pending] = []
-    for block in blocks:
-        kind = getattr(block, "type", None)
+    for n, item in enumerate(blocks):
+        block = Params(item, f"invalid params: session/prompt: prompt[{n}]")
+        kind = block.values.get("type")
         if kind == "text":
-            parts.append(block.text)
+            parts.append(block.text("text"))
         elif kind == "image":
-            pending.append(_Pending(len(parts), block.mime_type, block.data, _name(block.uri)))
+            uri = _name(block.maybe_text("uri"))
+            pending.append(_Pending(len(parts), block.text("mimeType"), block.text("data"), uri))
             parts.append("")
         elif kind == "resource_link":
-            parts.append(f"\n[{block.name}]({block.uri})\n")
+            parts.append(f"\n[{block.text('name')}]({block.text('uri')})\n")
         elif kind == "resource":
-            resource = block.resource
-            mime = getattr(resource, "mime_type", None)
-            if getattr(resource, "text", None) is not None:
-                parts.append(f"\n{resource.uri}:\n{fenced(resource.text)}\n")
-            elif mime in img.TYPES:
-                pending.append(_Pending(len(parts), mime, resource.blob, _name(resource.uri)))
+            resource = block.child("resource")
+            where, mime_type = resource.text("uri"), resource.maybe_text("mimeType")
+            if resource.values.get("text") is not None:
+                parts.append(f"\n{where}:\n{fenced(resource.text('text'))}\n")
+            elif mime_type is not None and mime_type in img.TYPES:
+                blob = resource.text("blob")
+                pending.append(_Pending(len(parts), mime_type, blob, _name(where)))
                 parts.append("")
             else:
-                parts.append(f"\n[{resource.uri} ({mime or 'binary'}): not included]\n")
+                parts.append(f"\n[{where} ({mime_type or 'binary'}): not included]\n")
         else:
             raise PromptError(
                 f"prompt content of type {kind!r} is not accepted: send text, image, "
@@ -108,7 +114,7 @@ def _fit_all(pending: list[_Pending]) -> list[ImageEntry | str]:
     return out
 
 
-def _name(uri: Any) -> str:
+def _name(uri: str | None) -> str:
     """The file name at the end of an image's URI, if it has one (`shot.png`)."""
     if not isinstance(uri, str) or uri.startswith("data:"):
         return ""

@@ -5,12 +5,16 @@ descriptor 1 is pointed at stderr: a `print` in a plugin, a tool's child process
 library's warning then lands on stderr instead of corrupting the JSON-RPC stream.
 Logs go to stderr too.
 
-stdin is read by a thread of its own, so it may be a pipe, a socket, a terminal or a
-plain file (`elelem-kernel acp < requests.jsonl`); each line is checked (lines.py) before
-the SDK gets it. stdout may be a file too. The SDK takes over a second to import, so it is
-imported in a thread (lean: sdk.py) while the first `initialize` is answered here
-(hello.py): a client sees the agent ready at once. When stdin ends or the client stops reading
-stdout, the running turns are cancelled, the MCP servers stopped and the process exits,
+The agent speaks JSON-RPC itself (jsonrpc.py), without the ACP SDK and pydantic, which
+took longer to import than a reply's first token. stdin is read by a thread of its own,
+so it may be a pipe, a socket, a terminal or a plain file (`elelem-kernel acp <
+requests.jsonl`); each line is checked (lines.py) before the connection gets it, and a
+line longer than `LINE_LIMIT` is refused without being kept. stdout may be a file too.
+The agent's module (sessions, tools, providers) is imported in a thread while the first
+`initialize` is answered here (hello.py): a client sees the agent ready at once.
+
+When stdin ends or the client stops reading stdout, the running turns are cancelled, the
+requests already received are answered, the MCP servers stopped and the process exits,
 after at most `GRACE` seconds even if a turn does not end: an agent whose client went
 away is never left behind.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import logging
 import os
@@ -29,12 +34,16 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from elelem_kernel.acp.hello import early_initialize, initialize_result
+from elelem_kernel.acp.client import AcpClient
+from elelem_kernel.acp.hello import Offers, initialize_result, read_offers
+from elelem_kernel.acp.jsonrpc import Connection, Id, id_of
 from elelem_kernel.acp.lines import INVALID_REQUEST, check, error
-from elelem_kernel.acp.sdk import import_lean
+from elelem_kernel.acp.methods import answer
+from elelem_kernel.acp.params import Params
 
 if TYPE_CHECKING:
     from elelem_kernel.acp.agent import ElelemAgent
+    from elelem_kernel.acp.messages import Json
 
 #: Largest JSON-RPC line read (a prompt with embedded files), as the SDK's own default.
 LINE_LIMIT = 50 * 1024 * 1024
@@ -63,65 +72,103 @@ def serve(defaults: dict[str, Any]) -> int:
 
 async def _run(defaults: dict[str, Any], out_fd: int) -> None:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
     gone = asyncio.Event()
-    lines = Lines(reader, gone.set, stat.S_ISREG(os.fstat(0).st_mode))
-    writer = lines.writer = await _writer(out_fd, gone.set, lines)
+    output = await _output(out_fd, gone.set)
+    front = Front(defaults)
+    connection = Connection(front.handle, output.write)
+    lines = output.lines = Lines(connection.receive, output, gone.set, _is_file(0))
+    front.start(connection)
     threading.Thread(target=lines.read, args=(loop,), name="acp-stdin", daemon=True).start()
-    agent = await _agent(defaults, lines)
-    from acp import run_agent  # imported already, with the agent
-
-    sdk = loop.create_task(run_agent(agent, writer, reader))  # type: ignore[arg-type]
-    ended = loop.create_task(gone.wait())
-    await asyncio.wait({sdk, ended}, return_when=asyncio.FIRST_COMPLETED)
-    ended.cancel()
-    watchdog = threading.Timer(GRACE * 2, _exit_now)
+    await gone.wait()
+    watchdog = threading.Timer(GRACE * 3, _exit_now)
     watchdog.daemon = True
     watchdog.start()
     lines.end()
+    connection.disconnect()  # nothing the agent asks now can be answered
     try:
-        await agent.close(GRACE)
-        await asyncio.wait_for(sdk, GRACE)
+        await front.ready(GRACE)  # the requests waiting for the agent's module get it
+        await front.close(GRACE)  # the turns end: their prompts are answered "cancelled"
+        running = connection.running()
+        if running:  # what the client asked before it left is answered, if it can be
+            await asyncio.wait(running, timeout=GRACE)
+        await asyncio.wait_for(connection.close(), GRACE)
     except asyncio.TimeoutError:
         log.warning("the connection did not close in %g s", GRACE)
     finally:
         watchdog.cancel()
 
 
-async def _agent(defaults: dict[str, Any], lines: Lines) -> ElelemAgent:
-    """The agent, its module and the SDK imported in a thread; the client's `initialize`,
-    if `lines` answered it meanwhile, passed on to it."""
-    module = await asyncio.to_thread(import_lean, "elelem_kernel.acp.agent")
-    agent: ElelemAgent = module.ElelemAgent(defaults)
-    lines.early = False  # from now on the SDK answers
-    if lines.hello is not None:
-        agent.remember_client(lines.hello)
-    return agent
+class Front:
+    """The methods' entry: `initialize` answered at once, the others by the agent once its
+    module (imported in a thread) is loaded."""
+
+    def __init__(self, defaults: dict[str, Any]):
+        self.defaults = defaults
+        self.offers = Offers()
+        self.agent: ElelemAgent | None = None
+        self.loading: asyncio.Future[ElelemAgent] | None = None
+
+    def start(self, connection: Connection) -> None:
+        self.loading = asyncio.ensure_future(self._load(connection))
+
+    async def _load(self, connection: Connection) -> ElelemAgent:
+        module = await asyncio.to_thread(importlib.import_module, "elelem_kernel.acp.agent")
+        agent: ElelemAgent = module.ElelemAgent(self.defaults, AcpClient(connection))
+        agent.offers = self.offers
+        self.agent = agent
+        return agent
+
+    async def handle(self, method: str, params: dict[str, Json], notification: bool) -> object:
+        if method == "initialize" and not notification:
+            where = Params(params, "invalid params: initialize")
+            version = where.integer("protocolVersion", 0, 65535)
+            self.offers = read_offers(where.child("clientCapabilities"))
+            if self.agent is not None:
+                self.agent.offers = self.offers
+            return initialize_result(version)
+        assert self.loading is not None
+        agent = await asyncio.shield(self.loading)
+        return await answer(agent, method, params, notification)
+
+    async def ready(self, grace: float) -> None:
+        """Wait up to `grace` seconds for the agent's module to be loaded."""
+        if self.loading is not None:
+            await asyncio.wait([self.loading], timeout=grace)
+
+    async def close(self, grace: float) -> None:
+        """The client has gone: the running turns are cancelled, given `grace` seconds."""
+        if self.agent is not None:
+            await self.agent.close(grace)
 
 
 class Lines:
-    """stdin split into lines: good messages fed to the SDK, bad ones answered here.
+    """stdin split into lines: good messages handed to the connection, bad ones answered
+    here.
 
     The end of a pipe means the client has gone; the end of a file (`acp < requests.jsonl`)
-    only that the requests are all there: they are given to the SDK one at a time, each
-    after the answer to the one before (a script can load a session, then prompt it),
-    and the agent exits once all are answered.
+    only that the requests are all there: they are handed on one at a time, each after the
+    answer to the one before (a script can load a session, then prompt it), and the agent
+    exits once all are answered.
     """
 
-    def __init__(self, reader: asyncio.StreamReader, gone: Callable[[], None], file: bool):
-        self.reader = reader
-        self.writer: Any = None
+    def __init__(
+        self,
+        deliver: Callable[[dict[str, Json]], None],
+        output: Output,
+        gone: Callable[[], None],
+        file: bool,
+    ):
+        self.deliver = deliver
+        self.output = output
         self.gone = gone
         self.file = file
         self.buffer = bytearray()
         self.skipping = False  #: inside a line longer than LINE_LIMIT
         self.ended = False
         self.at_end = False  #: the file was read to its end
-        self.unanswered: dict[Any, int] = {}  #: request ids fed from a file, not yet answered
-        self.early = True  #: the SDK is not loaded yet: `initialize` is answered here
-        self.hello: dict[str, Any] | None = None  #: the `initialize` params answered here
-        self.asking: set[Any] = set()  #: ids of the agent's requests to a file, unanswered
-        self.queued: deque[bytes] = deque()  #: a file's lines not yet given to the SDK
+        self.unanswered: dict[Id, int] = {}  #: request ids fed from a file, not yet answered
+        self.asking: set[Id] = set()  #: ids of the agent's requests to a file, unanswered
+        self.queued: deque[dict[str, Json]] = deque()  #: a file's requests not yet handed on
 
     def read(self, loop: asyncio.AbstractEventLoop) -> None:
         """The reading thread: each chunk handed to the loop, and waited for (backpressure)."""
@@ -144,64 +191,54 @@ class Lines:
             self.at_end = True
             self._done_when_answered()
             return
-        self.buffer += chunk
+        start = 0
         while True:
-            end = self.buffer.find(b"\n")
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if not self.skipping and len(self.buffer) + len(piece) > LINE_LIMIT:
+                self.buffer.clear()  # refused once its end comes; not kept meanwhile
+                self.skipping = True
+            elif not self.skipping:
+                self.buffer += piece
             if end < 0:
-                break
-            line = bytes(self.buffer[: end + 1])
-            del self.buffer[: end + 1]
+                return
             if self.skipping:
                 self.skipping = False
-                self.writer.write(error(None, INVALID_REQUEST, "message longer than 50 MiB"))
-            elif line.strip():
-                self._line(line)
-        if len(self.buffer) > LINE_LIMIT:
+                limit = f"{LINE_LIMIT // (1024 * 1024)} MiB"
+                self.output.put(error(None, INVALID_REQUEST, f"message longer than {limit}"))
+            elif self.buffer.strip():
+                self._line(bytes(self.buffer))
             self.buffer.clear()
-            self.skipping = True
+            start = end + 1
 
-    def _line(self, line: bytes) -> None:
-        answer = check(line)
+    def _line(self, data: bytes) -> None:
+        answer = check(data)
         if answer is not None:
             log.warning("%s", answer.decode().strip())
-            self.writer.write(answer)
+            self.output.put(answer)
             return
-        if self.early and self.hello is None and b'"initialize"' in line:
-            answer = self._hello(json.loads(line))
-            if answer is not None:
-                self.writer.write(answer)
-                return
-        if self.file and b'"method"' in line:  # a response from a file is not held back
-            self.queued.append(line)
+        message: dict[str, Json] = json.loads(data)
+        if self.file and "method" in message:  # a response from a file is not held back
+            self.queued.append(message)
             self._release()
         else:
             if self.file:
-                self._track(line)
-            self.reader.feed_data(line)
+                self._track(message)
+            self.deliver(message)
 
     def _release(self) -> None:
-        """Feed a file's lines one request at a time: each waits for the answer before."""
+        """Hand on a file's requests one at a time: each waits for the answer before."""
         while self.queued and not self.unanswered:
-            line = self.queued.popleft()
-            self._track(line)
-            self.reader.feed_data(line)
+            message = self.queued.popleft()
+            self._track(message)
+            self.deliver(message)
 
-    def _hello(self, message: dict[str, Any]) -> bytes | None:
-        """The answer to the client's first `initialize`, when it can be given here."""
-        version = early_initialize(message)
-        if version is None:
-            return None
-        self.hello = message["params"]
-        result = {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(version)}
-        return (json.dumps(result, separators=(",", ":")) + "\n").encode()
-
-    def _track(self, line: bytes) -> None:
-        message = json.loads(line)
+    def _track(self, message: dict[str, Json]) -> None:
+        key = id_of(message)
         if "method" in message and "id" in message:
-            key = message["id"]
             self.unanswered[key] = self.unanswered.get(key, 0) + 1
         elif "method" not in message:
-            self.asking.discard(message.get("id"))
+            self.asking.discard(key)
 
     def answered(self, data: bytes) -> None:
         """The agent wrote `data` (stdin is a file): note its answers to the file's
@@ -224,19 +261,46 @@ class Lines:
         if not self.at_end:
             return
         for key in sorted(self.asking, key=str):  # a permission asked of a file: refused
-            self.reader.feed_data(error(key, -32603, "stdin was a file, and it has ended"))
+            refusal: dict[str, Json] = {
+                "code": -32603,
+                "message": "stdin was a file, and it has ended",
+            }
+            self.deliver({"jsonrpc": "2.0", "id": key, "error": refusal})
         self.asking.clear()
         if not self.file or not (self.unanswered or self.queued):
             self.gone()
 
     def end(self) -> None:
-        """No more input for the SDK."""
-        if not self.ended:
-            self.ended = True
-            self.reader.feed_eof()
+        """No more input for the connection."""
+        self.ended = True
 
 
-class _Output(asyncio.streams.FlowControlMixin):
+class Output:
+    """stdout: lines written whole and in order, waiting while the client reads slowly;
+    once it has gone they are dropped. Each line is shown to `lines` when stdin is a file,
+    which needs to know when the file's requests are all answered."""
+
+    def __init__(self, writer: asyncio.StreamWriter):
+        self.writer = writer
+        self.lines: Lines | None = None
+        self._lock = asyncio.Lock()
+
+    def put(self, data: bytes) -> None:
+        """Write `data` now, without waiting for the client to read it."""
+        if self.writer.transport.is_closing():
+            return
+        self.writer.write(data)
+        if self.lines is not None and self.lines.file:
+            self.lines.answered(data)
+
+    async def write(self, data: bytes) -> None:
+        async with self._lock:
+            self.put(data)
+            with contextlib.suppress(ConnectionError):  # the client has gone: `gone` is set
+                await self.writer.drain()
+
+
+class _Pipe(asyncio.streams.FlowControlMixin):
     """The protocol of stdout's pipe: tells when the client stops reading."""
 
     def __init__(self, lost: Callable[[], None]):
@@ -246,20 +310,6 @@ class _Output(asyncio.streams.FlowControlMixin):
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         self.lost()
-
-
-class Writer(asyncio.StreamWriter):
-    """stdout for the SDK and for `Lines`; each line written is shown to `lines`, which
-    needs to know when the requests of a file are all answered."""
-
-    def __init__(self, transport: Any, protocol: Any, lines: Lines):
-        super().__init__(transport, protocol, None, asyncio.get_running_loop())
-        self.lines = lines
-
-    def write(self, data: Any) -> None:
-        super().write(data)
-        if self.lines.file:
-            self.lines.answered(bytes(data))
 
 
 class FileTransport(asyncio.WriteTransport):
@@ -282,14 +332,19 @@ class FileTransport(asyncio.WriteTransport):
         self.closed = True
 
 
-async def _writer(fd: int, lost: Callable[[], None], lines: Lines) -> Writer:
-    """A writer for stdout: through the event loop's pipe transport unless it is a file."""
-    if stat.S_ISREG(os.fstat(fd).st_mode):
-        return Writer(FileTransport(fd), asyncio.streams.FlowControlMixin(), lines)
+async def _output(fd: int, lost: Callable[[], None]) -> Output:
+    """stdout: through the event loop's pipe transport unless it is a file."""
     loop = asyncio.get_running_loop()
+    if _is_file(fd):
+        protocol = asyncio.streams.FlowControlMixin()
+        return Output(asyncio.StreamWriter(FileTransport(fd), protocol, None, loop))
     pipe = os.fdopen(fd, "wb", buffering=0)
-    transport, protocol = await loop.connect_write_pipe(lambda: _Output(lost), pipe)
-    return Writer(transport, protocol, lines)
+    transport, protocol = await loop.connect_write_pipe(lambda: _Pipe(lost), pipe)
+    return Output(asyncio.StreamWriter(transport, protocol, None, loop))
+
+
+def _is_file(fd: int) -> bool:
+    return stat.S_ISREG(os.fstat(fd).st_mode)
 
 
 def _exit_now() -> None:

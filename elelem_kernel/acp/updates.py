@@ -31,21 +31,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from acp import (
+from elelem_kernel.acp.messages import (
+    DiffItem,
+    Json,
+    Location,
+    PlanEntry,
+    SessionUpdate,
+    ToolContent,
+    ToolKind,
+    agent_text,
+    diff_content,
+    location,
+    plan,
     plan_entry,
-    start_tool_call,
-    text_block,
-    tool_content,
-    tool_diff_content,
-    tool_terminal_ref,
-    update_agent_message_text,
-    update_agent_thought_text,
-    update_plan,
-    update_tool_call,
-    update_user_message_text,
+    terminal_content,
+    text_content,
+    thought_text,
+    tool_call,
+    usage_update,
+    user_text,
 )
-from acp.schema import Cost, ToolCallLocation, UsageUpdate
-
 from elelem_kernel.agent.blocks import BlockEvent, BlockStart, TurnEnd
 from elelem_kernel.agent.record import Meter, TurnRecord
 from elelem_kernel.render.call_text import result_text, short_arguments
@@ -54,7 +59,7 @@ from elelem_kernel.text import clip, shorten
 from elelem_kernel.tools.workspace import Workspace
 
 #: ACP tool kinds of the built-in tools, by name; others go by their own kind.
-KINDS = {
+KINDS: dict[str, ToolKind] = {
     "read": "read",
     "notebook_read": "read",
     "variables": "read",
@@ -68,7 +73,7 @@ KINDS = {
     "notebook_run": "execute",
     "propose_cell": "other",
 }
-BY_TOOL_KIND = {"read": "read", "write": "edit", "execute": "execute"}
+BY_TOOL_KIND: dict[str, ToolKind] = {"read": "read", "write": "edit", "execute": "execute"}
 #: Tools whose changes are shown as a diff of the file they change.
 DIFFED = ("write", "edit", "notebook_edit")
 RESULT_CHARS = 20_000  #: characters of a tool result shown in the client
@@ -79,18 +84,23 @@ ABOUT = ("path", "command", "pattern", "query", "url", "code", "name")
 _GREP_LINE = re.compile(r"^([^\n:]+):(\d+):", re.MULTILINE)
 _CHECKLIST = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.+)$", re.MULTILINE)
 
-Send = Callable[[Any], Awaitable[None]]
+Send = Callable[[SessionUpdate], Awaitable[None]]
 log = logging.getLogger("elelem_kernel.acp")
 
 
-def acp_kind(name: str, kind: str | None) -> str:
+def acp_kind(name: str, kind: str | None) -> ToolKind:
     """The ACP kind of a call to tool `name` (of elelem kind `kind`, None if unknown)."""
     if name in KINDS:
         return KINDS[name]
     lowered = name.lower()
     if lowered.startswith("mcp__"):
         remote = lowered.rsplit("__", 1)[-1]
-        for word, acp in (("fetch", "fetch"), ("search", "search"), ("think", "think")):
+        named: tuple[tuple[str, ToolKind], ...] = (
+            ("fetch", "fetch"),
+            ("search", "search"),
+            ("think", "think"),
+        )
+        for word, acp in named:
             if word in remote:
                 return acp
     return BY_TOOL_KIND.get(kind or "", "other")
@@ -117,7 +127,7 @@ class Watched:
 
     name: str
     arguments: dict[str, Any]
-    kind: str
+    kind: ToolKind
     path: Path | None = None  #: the file it changes or reads, resolved in the workspace
     before: str | None = None  #: that file's text before the call (changing tools)
     existed: bool = False
@@ -147,12 +157,12 @@ class Updates:
         self.replaying = False  #: showing saved turns: the files are not as they were then
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._queue: asyncio.Queue[SessionUpdate | None] = asyncio.Queue()
         self._task = self._loop.create_task(self._pump())
 
     # -- the queue ------------------------------------------------------------------
 
-    def put(self, update: Any) -> None:
+    def put(self, update: SessionUpdate | None) -> None:
         """Queue an update from any thread."""
         if threading.get_ident() == self._thread:
             self._queue.put_nowait(update)
@@ -166,7 +176,7 @@ class Updates:
                 if update is not None:
                     await self.send(update)
             except Exception as e:  # a client gone or refusing one update must not end the turn
-                log.warning("could not send a %s update: %s", type(update).__name__, e)
+                log.warning("could not send a %s update: %s", update and update["sessionUpdate"], e)
             finally:
                 self._queue.task_done()
             if update is None:
@@ -184,11 +194,7 @@ class Updates:
     def close_open(self, why: str = "cancelled") -> None:
         """Give every call still open its final status: failed, for `why`."""
         for client_id in sorted(self.open):
-            self.put(
-                update_tool_call(
-                    client_id, status="failed", content=[tool_content(text_block(why))]
-                )
-            )
+            self.put(tool_call(client_id, status="failed", content=[text_content(why)]))
         self.open.clear()
 
     async def drain(self) -> None:
@@ -205,18 +211,18 @@ class Updates:
         elif event["type"] == "block_delta":
             text = str(event.get("text", ""))
             if self.blocks.get(event.get("index", -1)) == "thinking":
-                self.put(update_agent_thought_text(text))
+                self.put(thought_text(text))
             elif text:
                 self.reply.append(text)
-                self.put(update_agent_message_text(text))
+                self.put(agent_text(text))
         elif event["type"] == "tool_state" and event.get("state") == "running":
             self.running = str(event.get("id"))
-            self.put(update_tool_call(self.client_id(self.running), status="in_progress"))
+            self.put(tool_call(self.client_id(self.running), status="in_progress"))
         elif event["type"] == "notice":
-            self.put(update_agent_message_text(f"_{event.get('text', '')}_\n\n"))
+            self.put(agent_text(f"_{event.get('text', '')}_\n\n"))
         elif event["type"] == "compaction":
             turns = event.get("turns")
-            self.put(update_agent_thought_text(f"(compacted {turns} earlier turns)\n"))
+            self.put(thought_text(f"(compacted {turns} earlier turns)\n"))
         elif event["type"] == "turn_end":
             self._end(event)
 
@@ -226,7 +232,7 @@ class Updates:
         self.blocks[index] = str(block)
         if block == "text" and self.reply and not self.reply[-1].endswith("\n\n"):
             self.reply.append("\n\n")  # a new round's text: not run into the last one's
-            self.put(update_agent_message_text("\n\n"))
+            self.put(agent_text("\n\n"))
         if block == "tool_use":
             self._tool_use(str(event.get("id")), str(event.get("name")), event.get("arguments"))
         elif block == "tool_result":
@@ -234,7 +240,7 @@ class Updates:
 
     def _tool_use(self, call_id: str, name: str, arguments: Any) -> None:
         arguments = arguments if isinstance(arguments, dict) else {}
-        kind = acp_kind(name, self.tool_kind(name))
+        kind: ToolKind = acp_kind(name, self.tool_kind(name))
         if name == "notebook_edit" and arguments.get("delete"):
             kind = "delete"
         elif name == "notebook_edit" and arguments.get("move_to") is not None:
@@ -247,10 +253,11 @@ class Updates:
         client_id = self.ids[call_id] = f"{call_id[:40]}-{uuid.uuid4().hex[:12]}"
         self.open.add(client_id)
         self.put(
-            start_tool_call(
+            tool_call(
                 client_id,
-                title(name, arguments),
-                kind=kind,  # type: ignore[arg-type]
+                start=True,
+                title=title(name, arguments),
+                kind=kind,
                 status="pending",
                 locations=self.locations(watched),
                 raw_input=arguments,
@@ -262,20 +269,16 @@ class Updates:
         if self.running is not None:
             self.terminals[self.running] = terminal_id
             self.put(
-                update_tool_call(
-                    self.client_id(self.running), content=[tool_terminal_ref(terminal_id)]
-                )
+                tool_call(self.client_id(self.running), content=[terminal_content(terminal_id)])
             )
 
     def _tool_result(self, call_id: str, ok: bool, content: Any) -> None:
         watched = self.calls.get(call_id)
         text = result_text(content)
         text = clip(text, RESULT_CHARS, "\n")
-        shown: list[Any] = [
-            tool_content(text_block(fenced(text) if text.strip() else "(no output)"))
-        ]
+        shown: list[ToolContent] = [text_content(fenced(text) if text.strip() else "(no output)")]
         if call_id in self.terminals:
-            shown.insert(0, tool_terminal_ref(self.terminals[call_id]))
+            shown.insert(0, terminal_content(self.terminals[call_id]))
         locations = None
         if watched is not None and ok:
             diff = self.diff_recorded(watched) if self.replaying else self.diff_after(watched)
@@ -286,7 +289,7 @@ class Updates:
         client_id = self.client_id(call_id)
         self.open.discard(client_id)
         self.put(
-            update_tool_call(
+            tool_call(
                 client_id,
                 status="completed" if ok else "failed",
                 content=shown,
@@ -298,33 +301,26 @@ class Updates:
     def _end(self, event: TurnEnd) -> None:
         error = event.get("error")
         if error and event.get("stop") != "max_rounds":
-            self.put(update_agent_message_text(f"\n\n**Error:** {error}"))
+            self.put(agent_text(f"\n\n**Error:** {error}"))
         elif error:
-            self.put(update_agent_message_text(f"\n\n_{error}_"))
+            self.put(agent_text(f"\n\n_{error}_"))
         entries = checklist("".join(self.reply))
         if entries:
-            self.put(update_plan(entries))
+            self.put(plan(entries))
         context = event.get("context") or Meter()
         used, size = context.get("used"), context.get("window")
         if not self.usage:
             return
         if isinstance(used, int) and isinstance(size, int) and used >= 0 and size > 0:
             cost = event.get("cost")
-            self.put(
-                UsageUpdate(
-                    session_update="usage_update",
-                    used=used,
-                    size=size,
-                    cost=Cost(amount=cost, currency="USD") if isinstance(cost, float) else None,
-                )
-            )
+            self.put(usage_update(used, size, cost if isinstance(cost, float) else None))
 
     def replay(self, turns: list[TurnRecord]) -> None:
         """Saved turns (records) as their live updates were: the same events, in order."""
         self.replaying = True
         for turn in turns:
             self.reply.clear()
-            self.put(update_user_message_text(str(turn.get("prompt", ""))))
+            self.put(user_text(str(turn.get("prompt", ""))))
             rounds = turn.get("rounds") or []
             for round_ in rounds:
                 said: tuple[tuple[Literal["thinking", "text"], object], ...] = (
@@ -341,7 +337,7 @@ class Updates:
                     if call.get("ok") is not None:
                         self._tool_result(call_id, bool(call.get("ok")), call.get("result"))
             if not rounds and turn.get("reply"):
-                self.put(update_agent_message_text(str(turn["reply"])))
+                self.put(agent_text(str(turn["reply"])))
             self.close_open("not finished")
 
     # -- files ----------------------------------------------------------------------
@@ -354,7 +350,7 @@ class Updates:
         except Exception:  # outside the workspace: the tool refuses it, nothing to show
             return None
 
-    def locations(self, watched: Watched) -> list[ToolCallLocation] | None:
+    def locations(self, watched: Watched) -> list[Location] | None:
         """Where the call reads or changes a file: the file, and the line when known."""
         if watched.path is None:
             return None
@@ -365,55 +361,53 @@ class Updates:
         elif watched.name == "edit" and watched.before and isinstance(args.get("old"), str):
             at = watched.before.find(args["old"]) if args["old"] else -1
             line = watched.before.count("\n", 0, at) + 1 if at >= 0 else None
-        return [ToolCallLocation(path=str(watched.path), line=line)]
+        return [location(str(watched.path), line)]
 
-    def _grep_locations(self, text: str) -> list[ToolCallLocation] | None:
+    def _grep_locations(self, text: str) -> list[Location] | None:
         found = []
         for match in _GREP_LINE.finditer(text):
             path = self._path(match.group(1))
             if path is not None and path.is_file():
-                found.append(ToolCallLocation(path=str(path), line=int(match.group(2))))
+                found.append(location(str(path), int(match.group(2))))
             if len(found) == LOCATIONS:
                 break
         return found or None
 
-    def diff_before(self, call_id: str) -> Any:
+    def diff_before(self, call_id: str) -> DiffItem | None:
         """The diff a changing call would make, for its permission request (or None)."""
         watched = self.calls.get(call_id)
         if watched is None or watched.path is None:
             return None
         args = watched.arguments
         if watched.name == "write" and isinstance(args.get("content"), str):
-            return tool_diff_content(str(watched.path), args["content"], watched.before)
+            return diff_content(str(watched.path), args["content"], watched.before)
         if watched.name == "edit" and watched.before is not None:
             old, new = args.get("old"), args.get("new")
             if isinstance(old, str) and isinstance(new, str) and old and old in watched.before:
                 count = -1 if args.get("replace_all") else 1
                 after = watched.before.replace(old, new, count)
-                return tool_diff_content(str(watched.path), after, watched.before)
+                return diff_content(str(watched.path), after, watched.before)
         return None
 
-    def diff_recorded(self, watched: Watched) -> Any:
+    def diff_recorded(self, watched: Watched) -> DiffItem | None:
         """A saved call's change as its arguments say it (the file has moved on since)."""
         args = watched.arguments
         if watched.path is None:
             return None
         if watched.name == "write" and isinstance(args.get("content"), str):
-            return tool_diff_content(str(watched.path), args["content"], None)
+            return diff_content(str(watched.path), args["content"], None)
         old, new = args.get("old"), args.get("new")
         if watched.name == "edit" and isinstance(old, str) and isinstance(new, str):
-            return tool_diff_content(str(watched.path), new, old)
+            return diff_content(str(watched.path), new, old)
         return None
 
-    def diff_after(self, watched: Watched) -> Any:
+    def diff_after(self, watched: Watched) -> DiffItem | None:
         if watched.name not in DIFFED or watched.path is None:
             return None
         after = file_text(watched.path)
         if after is None or after == watched.before:
             return None
-        return tool_diff_content(
-            str(watched.path), after, watched.before if watched.existed else None
-        )
+        return diff_content(str(watched.path), after, watched.before if watched.existed else None)
 
 
 def file_text(path: Path) -> str | None:
@@ -446,24 +440,23 @@ def notebook_text(text: str) -> str:
         return text
 
 
-def checklist(reply: str) -> list[Any]:
+def checklist(reply: str) -> list[PlanEntry]:
     """The reply's Markdown task list (`- [ ] step`, `- [x] done`) as plan entries."""
     entries = []
     for match in _CHECKLIST.finditer(reply):
         done = match.group(1) != " "
         entries.append(
-            plan_entry(
-                shorten(match.group(2).strip(), 300),
-                status="completed" if done else "pending",
-            )
+            plan_entry(shorten(match.group(2).strip(), 300), "completed" if done else "pending")
         )
     return entries
 
 
-def _json(content: Any) -> Any:
+def _json(content: Json) -> Json:
+    """A tool's result as the client is shown it: the JSON it holds, else its text."""
     if isinstance(content, str):
         try:
-            return json.loads(content)
+            value: Json = json.loads(content)
         except ValueError:
             return content
+        return value
     return content

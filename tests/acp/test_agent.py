@@ -463,16 +463,19 @@ def test_bad_client_input_gets_clear_json_rpc_errors(tmp_path, home, ws):
     assert "unknown session 'nope'" in str(unknown)
 
 
-def test_without_the_sdk_the_command_names_the_extra_and_import_stays_cheap():
+def test_without_the_sdk_the_agent_answers_and_import_stays_cheap(home):
     code = (
-        "import sys; sys.modules['acp'] = None\n"
+        "import sys; sys.modules['acp'] = sys.modules['pydantic'] = None\n"
         "import elelem_kernel.acp\n"
         "from elelem_kernel.cli import main\n"
         "sys.exit(main(['acp']))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 1
-    assert "pip install 'elelem-kernel[acp]'" in out.stderr and out.stdout == ""
+    hello = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=hello, env=home, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["result"]["agentCapabilities"]["loadSession"] is True
     code = "import sys, elelem_kernel.acp, elelem_kernel.store.acp_sessions; print('acp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr

@@ -32,7 +32,9 @@ from tests.pictures import png64  # noqa: E402
 
 
 def read(blocks: list):
-    return asyncio.run(read_prompt(blocks))
+    """The prompt `session/prompt` reads from `blocks`, sent as the client sends them."""
+    sent = [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in blocks]
+    return asyncio.run(read_prompt(sent))
 
 
 def refused(blocks: list) -> str:

@@ -313,3 +313,35 @@ def test_saved_sessions_are_private(tmp_path, home, ws):
     [saved] = folder.glob("*.ipynb")
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+
+
+def test_a_plugin_packages_provider_is_offered_once_the_first_turn_has_answered(tmp_path, home, ws):
+    """Finding plugin packages' providers scans every installed package: session/new offers
+    the registered providers at once, and the others follow the first turn's answer."""
+    site = tmp_path / "site"
+    info = site / "elelem_fake_provider-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: elelem-fake-provider\nVersion: 1.0\n"
+    )
+    (info / "entry_points.txt").write_text("[elelem_kernel.providers]\nfake = fake_provider:make\n")
+    path = ":".join(p for p in (home.get("PYTHONPATH"), str(site)) if p)
+    env = {**home, "PYTHONPATH": path, "ELELEM_PROVIDER": "demo", "ELELEM_DEMO_DELAY": "0"}
+    client = Recorder()
+
+    async def main():
+        async with agent(client, env, tmp_path) as conn:
+            _, new = await start(conn, ws)
+            await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
+            for _ in range(200):
+                if client.of("config_option_update"):
+                    break
+                await asyncio.sleep(0.05)
+            return new
+
+    new = run(main())
+    offered = [o.value for o in new.config_options[1].options]
+    assert "demo" in offered and "fake" not in offered
+    [update] = client.of("config_option_update")
+    provider = update.config_options[1]
+    assert provider.id == "provider" and "fake" in [o.value for o in provider.options]
