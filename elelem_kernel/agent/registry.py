@@ -37,7 +37,9 @@ from elelem_kernel.events import Provider, as_provider
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-ProviderFactory = Callable[..., Any]
+#: `factory(model=None, **options)`: any object with `fetch` (create_provider wraps one
+#: that is not a `Provider`), so a factory returns `object` and the registry narrows it.
+ProviderFactory = Callable[..., object]
 #: `fn(session)`: what a plugin's setup does to each new `Session` (add tools, commands).
 Setup = Callable[[Any], None]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from elelem_kernel.tools.declaration import Arguments, Tool
 
-ToolFn = Callable[[Arguments], Any]
+ToolFn = Callable[[Arguments], object]
 #: What a reroute makes of a tool's own function (kept as its fallback): the one that runs.
 Reroute = Callable[[ToolFn], ToolFn]
 
