@@ -1,4 +1,4 @@
-"""The goals of issues 15 and 39, each read from the benchmarks' rows: figure, now, goal, met.
+"""The goals of issues 15, 36 and 39, each read from the benchmarks' rows: figure, now, goal, met.
 
 A goal names the benchmark and the row label (the table's first column) that carries its
 figure, and the most the figure may be. Where the same run measures a floor for the figure
@@ -124,6 +124,27 @@ GOALS = (
         "notebook",
         "append_turn, last tenth ÷ first tenth",
         2,
+        "×",
+    ),
+    Goal(
+        "open notebook: first turn's diff box ÷ a warm turn's",
+        "open_notebook",
+        "first ÷ warm",
+        1.2,
+        "×",
+    ),
+    Goal(
+        "open notebook: warm notebook_edit call → diff box on screen",
+        "open_notebook",
+        "warm notebook_edit call → diff box",
+        150,
+        "ms",
+    ),
+    Goal(
+        "open notebook: notebook_run of a cell ÷ the person running it",
+        "open_notebook",
+        "notebook_run ÷ person",
+        1.2,
         "×",
     ),
 )
