@@ -200,8 +200,10 @@ def fix_turn(lab: Lab, wire: ClockedWire, shot: str) -> tuple[float, float, floa
 
 def agent_runs(lab: Lab, wire: ClockedWire) -> float:
     """ms from the model's `notebook_run` call sent to the cell's output in a frame."""
-    call = reply("openai", Round(calls=[RUN]))
-    wire.queue(call, reply("openai", Round(text="It ran.")))
+    call = reply("openai", Round(calls=[RUN]))  # a later round, as an edit's: the first
+    # round's call would come while the turn still starts (the scripted model is instant)
+    first = reply("openai", Round(calls=[("notebook_read", {"cells": [2]}, "read-1")]))
+    wire.queue(first, call, reply("openai", Round(text="It ran.")))
     lab.page.evaluate(CLEAR_OUTPUTS, 2)
     outputs = len(marks(lab, "output"))
     turn = lab.start(RUN_PROMPT)
