@@ -40,7 +40,10 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from comm.base_comm import BaseComm
 
 from elelem_kernel.errors import FrontendGone
 from elelem_kernel.jupyter.page_alive import answer_or_gone
@@ -65,7 +68,7 @@ def reachable(frontend: object, channel: str) -> bool:
     return channel == "buttons" and isinstance(features, list) and FEATURE in features
 
 
-_standing: Any = None  #: the standing comm (`stand`), while it is open
+_standing: BaseComm | None = None  #: the standing comm (`stand`), while it is open
 
 
 def stand() -> bool:
