@@ -27,6 +27,7 @@ MODULES = (
     "elelem_kernel.providers.http",
     "httpx",
     "httpcore",  # httpx imports it at its first request
+    "anyio._backends._asyncio",  # and anyio its event loop's backend, by this name
     "mistune",  # the live view's Markdown (render/markdown.py imports it when it renders)
     "elelem_kernel.providers.demo",
     "elelem_kernel.jupyter.restore",
