@@ -6,7 +6,8 @@ compiled schema for the open notebook (0.7 s of a first fix turn's 0.9 s to its 
 warm, on a 2-core machine). `start` runs once per kernel process, when the extension's
 `elelem.restore` comm arrives (jupyter/restore_comm.py: after a kernel start, or after
 the cell that loaded elelem), so `%load_ext elelem_kernel` and the kernel's start stay as
-quick as they were and a kernel with no page never pays for it. Importing on another
+quick as they were and a kernel with no page never pays for it (nbformat brings jsonschema,
+which restoring avoids: tests/e2e/test_no_jsonschema.py; the open notebook's tools need it). Importing on another
 thread is safe: a cell that needs a module being imported waits for it (Python's
 per-module import locks), no longer than it would have taken to import it itself.
 """
