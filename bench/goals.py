@@ -1,4 +1,4 @@
-"""The goals of issues 15 and 39, each read from the benchmarks' rows: figure, now, goal, met.
+"""The goals of issues 15, 36 and 39, each read from the benchmarks' rows: figure, now, goal, met.
 
 A goal names the benchmark and the row label (the table's first column) that carries its
 figure, and the most the figure may be. Where the same run measures a floor for the figure
@@ -125,6 +125,27 @@ GOALS = (
         2,
         "×",
     ),
+    Goal(
+        "open notebook: first turn's diff box ÷ a warm turn's",
+        "open_notebook",
+        "first ÷ warm",
+        1.2,
+        "×",
+    ),
+    Goal(
+        "open notebook: warm notebook_edit call → diff box on screen",
+        "open_notebook",
+        "warm notebook_edit call → diff box",
+        150,
+        "ms",
+    ),
+    Goal(
+        "open notebook: notebook_run of a cell ÷ the person running it",
+        "open_notebook",
+        "notebook_run ÷ person",
+        1.2,
+        "×",
+    ),
 )
 
 
@@ -157,7 +178,7 @@ def check(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def table(checked: list[dict[str, Any]]) -> str:
     """The goals as plain text: figure, now, goal, met / NOT met / not run."""
     width = max(len(c["figure"]) for c in checked)
-    lines = ["\nGoals of issues 15 and 39 (median of the repetitions)"]
+    lines = ["\nGoals of issues 15, 36 and 39 (median of the repetitions)"]
     for c in checked:
         now = "—" if c["now"] is None else f"{c['now']:g} {c['unit']}"
         verdict = {True: "met", False: "NOT met", None: "not run"}[c["met"]]

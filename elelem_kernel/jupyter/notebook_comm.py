@@ -17,6 +17,12 @@ Messages, each a comm message's data:
 Each request and each answer, exactly: `comm_schemas/elelem.notebook.json` (the types of
 labextension/src/protocol.ts).
 
+The kernel also keeps one standing comm of this target open from the extension's first
+`elelem.restore` (`stand`): opened with no cell, no page answers on it, but JupyterLab
+runs comm messages on one subshell per comm target for as long as a comm of that target
+is open, so the subshell the turns' comms answer on is made once, before the first turn,
+instead of for each turn and deleted after it.
+
 A request with no hello, or no ack within `ACK_TIMEOUT`, fails with a clear message
 (extension missing, the tab closed, another client); an acknowledged request waits for
 its answer (an edit waits for the person's Accept or Reject) until its own timeout, the
@@ -34,7 +40,10 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from comm.base_comm import BaseComm
 
 from elelem_kernel.errors import FrontendGone
 from elelem_kernel.jupyter.page_alive import answer_or_gone
@@ -57,6 +66,31 @@ def reachable(frontend: object, channel: str) -> bool:
     messages reach the kernel while the cell runs (the `buttons` approval channel)."""
     features = frontend.get("features") if isinstance(frontend, dict) else None
     return channel == "buttons" and isinstance(features, list) and FEATURE in features
+
+
+_standing: BaseComm | None = None  #: the standing comm (`stand`), while it is open
+
+
+def stand() -> bool:
+    """Open the standing comm (no cell: no page answers on it) unless it is open; whether
+    this call opened it. Called on the kernel's main thread (jupyter/restore_comm.py)."""
+    global _standing
+    if _standing is not None:
+        return False
+    from comm import create_comm  # lazy: only a page with the extension needs it
+
+    standing = create_comm(target_name=TARGET, primary=False)
+
+    def closed(_msg: object) -> None:  # a page without the extension closes it
+        global _standing
+        if _standing is standing:
+            _standing = None
+
+    standing.on_close(closed)
+    standing.primary = True
+    standing.open(data={"v": VERSION, "cell": None, "turn": None})
+    _standing = standing
+    return True
 
 
 class NotebookLink:

@@ -1,7 +1,7 @@
 """The `elelem.restore` comm: the open notebook hands its conversation to the kernel.
 
 The JupyterLab / Notebook 7 extension (`labextension/`) opens this comm after a kernel
-start or restart, before an elelem cell until the kernel has answered, and before a
+start or restart, before and after an elelem cell until the kernel has answered, and before a
 `/load` cell with no path. Its data:
 
     {"v": 1, "reason": "start" | "cell" | "load",
@@ -15,6 +15,10 @@ instead of the file (restore.restore_into), through the same validation and warn
 kernel answers `{"received": number of cells}` and closes the comm, which tells the
 extension not to send again. Registering the target imports nothing heavy. The messages
 both ways are `comm_schemas/elelem.restore.json` (labextension/src/protocol.ts's types).
+
+A restore also says a page with the extension is there: the kernel then links it for the
+turns to come (`linked`): the standing `elelem.notebook` comm (jupyter/notebook_comm.py)
+and, in the background, the imports of a first turn (jupyter/warm_up.py).
 """
 
 from __future__ import annotations
@@ -66,6 +70,17 @@ def notebook_path(relative: str, root: Any) -> str | None:
     return str(path)
 
 
+def linked(features: list[str]) -> None:
+    """Ready the kernel for the turns of the page that sent a restore with `features`: the
+    first turn's imports on a background thread; the standing notebook comm if it offers
+    the open notebook. Each at most once while it lasts."""
+    from elelem_kernel.jupyter import notebook_comm, warm_up  # lazy: small, only with a page
+
+    warm_up.start()
+    if notebook_comm.FEATURE in features:
+        notebook_comm.stand()
+
+
 def _opened(ip: Any, comm: Any, msg: dict[str, Any]) -> None:
     try:
         data = (msg.get("content") or {}).get("data")
@@ -73,3 +88,10 @@ def _opened(ip: Any, comm: Any, msg: dict[str, Any]) -> None:
         comm.send({"received": count})
     finally:
         comm.close()
+    from elelem_kernel.jupyter import restore  # lazy: receive imported it already
+
+    frontend = ip.user_ns.get(restore.FRONTEND_KEY) or {}
+    try:
+        linked(list(frontend.get("features") or []))
+    except Exception:  # the turns link the page themselves, as without it
+        pass

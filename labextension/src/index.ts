@@ -6,9 +6,10 @@
  * which fails for unsaved notebooks and for kernels that run elsewhere (gateways,
  * containers). Here the frontend sends them over the `elelem.restore` comm instead: the
  * records, the cell order and the notebook's path. It sends them when the kernel is ready
- * after a start or restart, and again before each elelem cell until the kernel has
- * acknowledged them (a Python kernel registers the comm target only at
- * `%load_ext elelem_kernel`); and before a `/load` cell with no path. It also keeps the
+ * after a start or restart, and again before and after each elelem cell until the kernel
+ * has acknowledged them (a Python kernel registers the comm target only at
+ * `%load_ext elelem_kernel`); and before a `/load` cell with no path. The kernel's answer
+ * also links the page: the kernel opens its standing `elelem.notebook` comm (live.ts). It also keeps the
  * notebook-level `metadata.elelem` summary up to date after each run. The open notebook's
  * cells are the agent's to read and (with the person's yes) change: see live.ts; a cell
  * that fails offers "Fix with elelem": see fix.ts.
@@ -103,6 +104,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
       const panel = panelOf(notebook);
       if (panel) {
         summarize(panel);
+        // After the cell that loaded elelem (`%load_ext elelem_kernel`): the kernel takes
+        // the records now, and so links this page before the first turn (warm_up.py).
+        const state = states.get(panel);
+        const source = cell.model.type === 'code' ? cell.model.sharedModel.getSource() : '';
+        if (state && !state.delivered && success && /elelem/.test(source)) {
+          send(panel, state, 'cell');
+        }
         if (!success) {
           offerFix(panel, cell);
         }

@@ -2,7 +2,8 @@
  * The open notebook as the agent's workspace: the `elelem.notebook` comm.
  *
  * The kernel opens this comm once per turn (elelem_kernel/jupyter/notebook_comm.py) with
- * the turn's cell id. Only the notebook that sent the turn answers: its kernel connection
+ * the turn's cell id, and once with none when the page has linked it (the standing comm,
+ * which holds the target's comm subshell from before the first turn). Only the notebook that sent the turn answers: its kernel connection
  * sent the execute request (the parent header's session is its client id) and it holds
  * that cell. It says `hello` once its comm subshell is up (answers then reach the kernel
  * while the cell runs), acknowledges each request at once and answers it when done. The
@@ -62,8 +63,14 @@ function opened(
   if (session && session !== kernel.clientId) {
     return; // another client's turn: not ours to answer, nor to close
   }
+  if (!data) {
+    // The kernel's standing comm (no cell): kept open, never answered. JupyterLab runs
+    // comm messages on one subshell per comm target while a comm of that target is open,
+    // so the turns' comms find their subshell made, and it is not deleted between turns.
+    return;
+  }
   const model = panel.content.model;
-  if (!model || !data || !findIndex(panel, data.cell).found) {
+  if (!model || !findIndex(panel, data.cell).found) {
     return;
   }
   const state: ITurnState = { cell: data.cell, all: null, pending: new Set() };

@@ -6,9 +6,10 @@
  * refuses does not).
  *
  * - `elelem.restore` (opened by the frontend, index.ts): the notebook's records, once per
- *   kernel start and before elelem cells; the kernel answers `Received`.
- * - `elelem.notebook` (opened by the kernel once per turn, live.ts): requests on the open
- *   notebook; the frontend says `Hello`, acknowledges and answers each.
+ *   kernel start and before and after elelem cells; the kernel answers `Received`.
+ * - `elelem.notebook` (opened by the kernel once per turn, live.ts, and once standing with
+ *   no cell after a restore): requests on the open notebook; the frontend says `Hello`,
+ *   acknowledges and answers each.
  * - `elelem.undoable` (opened by the frontend, undo.ts): which turns the kernel would
  *   undo, or undo one; the kernel answers once.
  *

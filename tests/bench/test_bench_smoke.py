@@ -223,6 +223,7 @@ def test_every_goal_names_a_row_its_benchmark_prints():
         goals,
         jupyter_ai,
         notebook_memory,
+        open_notebook,
         startup,
         streaming,
         tools_scale,
@@ -235,6 +236,7 @@ def test_every_goal_names_a_row_its_benchmark_prints():
         "notebook": inspect.getsource(notebook_memory),
         "tools": inspect.getsource(tools_scale),
         "acp_first_token": inspect.getsource(acp_first_token),
+        "open_notebook": inspect.getsource(open_notebook),
     }
     for goal in goals.GOALS:
         row = goal.row.replace("%%ai, default (stream: false)", "{labels[name]}")

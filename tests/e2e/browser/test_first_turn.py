@@ -1,0 +1,86 @@
+"""The open notebook is linked before the first turn (issue 36 item 1), in JupyterLab and
+Notebook 7: timed as bench/open_notebook.py times it (tests/e2e/browser/first_turn.py),
+the figures reported, not judged (a loaded machine's figures say little; the bench
+judges them against bench/goals.py).
+
+What is checked: the first turn after a kernel start reaches its diff box; the kernel's
+comm subshell exists before that turn (the standing `elelem.notebook` comm the kernel
+opened when the page restored after `%load_ext`) and is the same one after the warm turn
+(not made and deleted per turn); after a kernel restart the page is linked again and a
+turn reaches its diff box.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.browser.first_turn import (
+    CELLS,
+    SUBSHELLS,
+    ClockedWire,
+    Timeline,
+    fix_turn,
+    measure_in,
+)
+from tests.e2e.browser.lab import LabServer, NotebookServer, extension_env, write_notebook
+from tests.e2e.browser.pages import opened
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+
+LINKED = f"async () => (await ({SUBSHELLS})()).length === 1"
+
+
+@pytest.fixture(scope="module")
+def clocked() -> Iterator[ClockedWire]:
+    """The scripted model, noting when it sent each reply."""
+    with ClockedWire() as server:
+        yield server
+
+
+@pytest.fixture(scope="module", params=["lab", "notebook7"])
+def server(request, shots, clocked, tmp_path_factory) -> Iterator[LabServer]:
+    if request.param == "notebook7":
+        pytest.importorskip("notebook", reason="Notebook 7 tests need `pip install notebook`")
+    root = tmp_path_factory.mktemp(f"first-{request.param}")
+    env = extension_env(tmp_path_factory.mktemp("jupyter-first"), clocked, enabled=True)
+    kind = NotebookServer if request.param == "notebook7" else LabServer
+    started = kind(root, env, shots / f"first-turn-{request.param}.log").start()
+    started.kind = request.param  # type: ignore[attr-defined]
+    yield started
+    started.stop()
+
+
+def test_the_first_turn_finds_the_notebook_linked(browser, server, clocked, shots, record_property):
+    tag = server.kind  # type: ignore[attr-defined]
+    name = write_notebook(Path(server.root) / f"first-{tag}.ipynb", CELLS)
+    timeline = Timeline()
+    try:
+        with opened(browser, server, shots, name, f"first-{tag}", timeline.attach) as lab:
+            figures = measure_in(lab, clocked, timeline, tag)
+            report = {k: round(v, 1) for k, v in vars(figures).items() if isinstance(v, float)}
+            report["first ÷ warm"] = round(figures.first_box / figures.warm_box, 2)
+            report["notebook_run ÷ person"] = round(figures.agent_run / figures.person_run, 2)
+            print(f"\nopen notebook, {tag} (ms): {json.dumps(report, ensure_ascii=False)}")
+            print("the first turn, as the page's kernel websocket saw it:")
+            print("\n".join(figures.timeline))
+            for key, value in report.items():
+                record_property(key, value)
+            # linked at the restore after %load_ext, before the first turn; the same
+            # subshell after the warm turn: not deleted when a turn's comm closed
+            assert len(figures.subshells_before) == 1
+            assert figures.subshells_after == figures.subshells_before
+
+            lab.restart()
+            lab.run("%load_ext elelem_kernel")
+            lab.page.wait_for_function(LINKED, timeout=60_000, polling=200)
+            after = lab.page.evaluate(SUBSHELLS)
+            assert after != figures.subshells_before  # the new kernel's own
+            fix_turn(lab, clocked, f"restarted-{tag}")  # its diff box came, and was rejected
+            lab.shot(f"36-{tag}-after-restart", lab.page.locator(".jp-NotebookPanel").first)
+            assert lab.page.evaluate(SUBSHELLS) == after
+    finally:
+        clocked.clear()

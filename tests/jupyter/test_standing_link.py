@@ -1,0 +1,130 @@
+"""The kernel links the page at its restore, before the first turn (issue 36 item 1).
+
+A restore from the extension that offers the open notebook opens the standing
+`elelem.notebook` comm once (its subshell then outlives each turn's comm) and starts the
+first turn's imports on a background thread; a restore without the feature opens no
+comm. The browser test (tests/e2e/browser/test_first_turn.py) checks the subshell exists
+in a real JupyterLab before the first turn.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from elelem_kernel.jupyter import notebook_comm, restore_comm, warm_up
+from tests.comm_schemas import check, schema
+
+
+class Opened:
+    """A kernel-side comm `create_comm` made: what it opened with, its close callback."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+        self.primary = kwargs.get("primary", True)
+        self.data: Any = None
+        self.on_closed: Any = None
+
+    def on_close(self, callback: Any) -> None:
+        self.on_closed = callback
+
+    def open(self, data: Any = None) -> None:
+        self.data = data
+
+    def send(self, data: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class Made:
+    comms: list[Opened] = field(default_factory=list)
+    warmed: int = 0  #: warm-ups started
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> Made:
+    """The comms the kernel opens (no standing one to begin with) and the warm-ups it
+    starts (counted, not run)."""
+    import comm as comm_package
+
+    found = Made()
+
+    def create_comm(**kwargs: Any) -> Opened:
+        found.comms.append(Opened(**kwargs))
+        return found.comms[-1]
+
+    def start() -> None:
+        found.warmed += 1
+
+    monkeypatch.setattr(comm_package, "create_comm", create_comm)
+    monkeypatch.setattr(notebook_comm, "_standing", None)
+    monkeypatch.setattr(warm_up, "start", start)
+    return found
+
+
+def restore(features_example: int) -> None:
+    data = schema("elelem.restore")["$defs"]["open"]["examples"][features_example]
+    restore_comm._opened(SimpleNamespace(user_ns={}), _Closing(), {"content": {"data": data}})
+
+
+class _Closing:
+    def send(self, data: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_restore_with_the_notebook_feature_opens_the_standing_comm_once(made):
+    restore(0)  # features: ["notebook"]
+    restore(0)
+    [standing] = made.comms
+    assert standing.kwargs["target_name"] == "elelem.notebook"
+    assert check("elelem.notebook", "open", standing.data) == "NotebookOpen"
+    assert standing.data["cell"] is None  # no page answers on it: it holds the subshell
+    assert standing.primary and made.warmed == 2  # warm_up.start runs once itself
+
+
+def test_the_standing_comm_opens_again_after_a_page_closed_it(made):
+    restore(0)
+    made.comms[0].on_closed({"content": {}})  # a page without the extension closes it
+    restore(0)
+    assert len(made.comms) == 2 and made.comms[1].data == made.comms[0].data
+
+
+def test_a_restore_without_the_notebook_feature_opens_no_comm(made):
+    restore(1)  # features: []
+    assert made.comms == [] and made.warmed == 1  # the imports still help its first turn
+
+
+WARM = """
+import json, sys
+from elelem_kernel.jupyter import warm_up
+from nbformat import validator
+thread = warm_up.start()
+again = warm_up.start()
+thread.join(60)
+print(json.dumps({
+    "daemon": thread.daemon,
+    "again": again is None,
+    "missing": [m for m in warm_up.MODULES if m not in sys.modules],
+    "schema": bool(validator.validators),
+}))
+"""
+
+
+def test_the_warm_up_imports_a_first_turns_modules_once_on_a_daemon_thread():
+    done = subprocess.run(
+        [sys.executable, "-c", WARM], capture_output=True, text=True, check=True, timeout=120
+    )
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said == {"daemon": True, "again": True, "missing": [], "schema": True}
