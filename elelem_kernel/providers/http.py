@@ -16,7 +16,6 @@ import email.utils
 import json
 import os
 import random
-import secrets
 import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -572,6 +571,9 @@ PARTIAL_CHARS = 2_000
 
 def made_up_id() -> str:
     """An id for a tool call the server sent without one."""
+    # secrets (and hmac) only for a server that sends calls without ids: not on a turn's path
+    import secrets
+
     return f"call_{secrets.token_hex(8)}"
 
 
