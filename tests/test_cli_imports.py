@@ -112,8 +112,8 @@ PACKAGE = {
 #: Everything else it may import beyond what Python starts with (3.11's names; private
 #: modules and asyncio's parts are left out, as they differ between versions). Not among
 #: them: email, importlib.metadata and .resources, zipfile, csv, calendar, html, shlex,
-#: httpx; nor tempfile, random, hashlib, ctypes (only a tool that writes, hashes or stops
-#: a python call needs them).
+#: httpx; nor tempfile, random, hashlib, ctypes (only a tool that writes, hashes or stops a
+#: python call needs them) or uuid (a turn's id is os.urandom's).
 OTHERS = {
     *("argparse", "array", "ast", "asyncio", "atexit", "base64", "binascii", "bz2"),
     *("collections.abc", "concurrent", "concurrent.futures", "concurrent.futures.thread"),
@@ -123,7 +123,7 @@ OTHERS = {
     *("logging", "lzma", "math", "ntpath", "opcode", "pathlib", "platform", "queue"),
     *("select", "selectors", "shutil", "signal", "socket", "ssl", "string", "struct"),
     *("subprocess", "textwrap", "threading", "token", "tokenize", "traceback"),
-    *("typing", "typing.io", "typing.re", "unicodedata", "urllib", "urllib.parse", "uuid"),
+    *("typing", "typing.io", "typing.re", "unicodedata", "urllib", "urllib.parse"),
     *("warnings", "weakref", "zlib"),
 }
 
