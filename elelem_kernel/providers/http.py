@@ -33,7 +33,7 @@ from elelem_kernel.errors import (
 )
 from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, ProviderEvent, Reported
 from elelem_kernel.options import unknown
-from elelem_kernel.providers import server_window, stream
+from elelem_kernel.providers import stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
 from elelem_kernel.text import clip
 
@@ -133,6 +133,9 @@ class HTTPProvider(Provider):
         known) or when the server does not say."""
         if self.official:
             return None
+        # server_window (its regexes) only for a model whose window is not known
+        from elelem_kernel.providers import server_window
+
         return await server_window.ask(self)
 
     def limited(self, max_tokens: int) -> HTTPProvider:
@@ -446,6 +449,9 @@ class HTTPProvider(Provider):
         """The `ProviderError` for an HTTP error status, saying what to do about it; a
         `ContextOverflow` (with the window the server stated) for a request too big."""
         detail = _detail(text)
+        # server_window (its regexes) only once a server refuses a request
+        from elelem_kernel.providers import server_window
+
         too_big = server_window.overflow(status, text)
         if too_big is not None:
             limit, requested = too_big
