@@ -41,7 +41,7 @@ GOALS = (
         "(c) server's last byte → idle",
         30,
         "ms",
-        floor="(a3') server's last byte → parse done, own process",
+        floor="(c floor) server's last byte → idle, a cell reading the stream itself",
     ),
     Goal(
         "  of which after the stream is read: turn end on iopub → idle",

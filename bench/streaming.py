@@ -8,7 +8,10 @@ openai` to /dev/null as a process, and the same turn in-process (a warm session,
 renderer); (c) a `%%elelem -p openai` cell in a warm python3 kernel, sent with a cell id
 as JupyterLab sends it (live view), and (c') without (headless: static output at the end),
 from execute_request to idle: wall time, iopub messages, and the time from the server's
-first byte to the first iopub message carrying reply text.
+first byte to the first iopub message carrying reply text. (c floor): in the same kernel,
+a cell that reads the stream itself (read, SSE events, JSON) on the kernel's loop and
+displays the text, from the server's last byte to idle: the least any cell showing the
+reply spends after the last byte (the floor of the goal "last byte → idle").
 """
 
 from __future__ import annotations
@@ -60,6 +63,29 @@ floor.close()
 """
 #: The repository's root: where `bench` imports from in the processes started here.
 ROOT = Path(__file__).resolve().parents[1]
+#: (c floor), run once in the kernel: the least a cell showing the reply does, on the
+#: kernel's own loop (a top-level await) with a client kept open, as the session keeps its
+#: own: read the stream, cut its events (the package's bounded reader), decode each one's
+#: JSON for its text. Each floor cell then displays `await _floor_text(base)`.
+KERNEL_FLOOR = """
+import json, sys
+sys.path.insert(0, {root!r})
+import httpx
+from elelem_kernel.providers import stream as _stream
+
+_floor_client = httpx.AsyncClient()
+
+
+async def _floor_text(base):
+    text = []
+    async with _floor_client.stream("POST", base + "/chat/completions", json={body!r}) as r:
+        async for _name, data in _stream.events(r.aiter_raw(), 1 << 24):
+            if data != "[DONE]":
+                for choice in json.loads(data).get("choices") or []:
+                    text.append((choice.get("delta") or {{}}).get("content") or "")
+    return "".join(text)
+"""
+KERNEL_FLOOR_CELL = "display({{'text/plain': await _floor_text({base!r})}}, raw=True)"
 BARE = """
 import httpx, sys
 with httpx.Client() as c:
@@ -278,6 +304,8 @@ def kernel_rows(
     """
     kernels = Kernels(tmp / "k")
     env = kernels.env(**server.env("openai"))
+    base = server.base_url("openai")
+    floor_cell: list[float] = []  #: (c floor): server's last byte → idle
     runs: dict[str, dict[str, list[float]]] = {
         mode: {
             "wall": [],
@@ -320,7 +348,20 @@ def kernel_rows(
                 ended = cell.first(END)  # live: the footer's update at turn_end
                 if ended is not None:
                     run["end_to_idle"].append(cell.end - ended)
+            if not i:  # after the first turns, which import httpx themselves (measured above)
+                setup = kernel.cell(KERNEL_FLOOR.format(root=str(ROOT), body=BODY))
+                if not setup.ok:
+                    return [("(c floor) a cell reading the stream", "failed", setup.errors()[0])]
+            time.sleep(SETTLE)
+            server.script("openai", Round(text=text))
+            served = len(server.first_bytes)
+            cell = kernel.cell(KERNEL_FLOOR_CELL.format(base=base))
+            if not cell.ok:
+                return [("(c floor) a cell reading the stream", "failed", "; ".join(cell.errors()))]
+            if i:
+                floor_cell.append(cell.end - server.last_bytes[served])
     data["kernel"] = runs
+    data["kernel_floor_tail"] = floor_cell
     live, headless = runs["live"], runs["headless"]
     return [
         ("(c) %%elelem cell, live view", ms(median(live["wall"])), "ms, execute → idle"),
@@ -334,6 +375,11 @@ def kernel_rows(
             "ms (the floor's own backlog: the server writes faster than a client reads)",
         ),
         ("(c) turn end on iopub → idle", ms(median(live["end_to_idle"])), "ms (freeze)"),
+        (
+            "(c floor) server's last byte → idle, a cell reading the stream itself",
+            ms(median(floor_cell)),
+            "ms (same kernel: read, SSE, JSON, one display)",
+        ),
         ("(c) first turn in a fresh kernel", ms(data["kernel_first_turn_live"]), "ms"),
         (
             "(c) first turn − a later turn",

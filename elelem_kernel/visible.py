@@ -24,8 +24,8 @@ _NAMED = {"\r": "\\r"}
 
 def visible(text: str) -> str:
     """`text` with every character a terminal would obey written as a visible escape."""
-    if text.isprintable():
-        return text  # the common case: nothing to look at twice
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text  # the common case, lines of printable text: nothing to look at twice
     text = text.replace("\r\n", "\n")
     return "".join(ch if _kept(ch) else _escape(ch) for ch in text)
 

@@ -36,7 +36,6 @@ PACKAGE = {
     "elelem_kernel.agent.catalog",
     "elelem_kernel.agent.command_table",
     "elelem_kernel.agent.commands",
-    "elelem_kernel.agent.compaction",
     "elelem_kernel.agent.context",
     "elelem_kernel.agent.fitting",
     "elelem_kernel.agent.front",
@@ -73,7 +72,6 @@ PACKAGE = {
     "elelem_kernel.mcp",
     "elelem_kernel.mcp.attachment",
     "elelem_kernel.mcp.config",
-    "elelem_kernel.mcp.server_tools",
     "elelem_kernel.names",
     "elelem_kernel.options",
     "elelem_kernel.providers",
@@ -93,16 +91,13 @@ PACKAGE = {
     "elelem_kernel.tools",
     "elelem_kernel.tools.bounds",
     "elelem_kernel.tools.capture",
-    "elelem_kernel.tools.cell_outputs",
     "elelem_kernel.tools.changes",
     "elelem_kernel.tools.children",
     "elelem_kernel.tools.declaration",
     "elelem_kernel.tools.file_tools",
-    "elelem_kernel.tools.git_command",
     "elelem_kernel.tools.globs",
     "elelem_kernel.tools.listing",
     "elelem_kernel.tools.namespace",
-    "elelem_kernel.tools.notebook_run",
     "elelem_kernel.tools.notebook_tools",
     "elelem_kernel.tools.notebook_disk",
     "elelem_kernel.tools.protected",
@@ -115,18 +110,20 @@ PACKAGE = {
 }
 
 #: Everything else it may import beyond what Python starts with (3.11's names; private
-#: modules and asyncio's parts are left out, as they differ between versions). Not among them: email, importlib.metadata
-#: and .resources, zipfile, csv, calendar, html, shlex, httpx.
+#: modules and asyncio's parts are left out, as they differ between versions). Not among
+#: them: email, importlib.metadata and .resources, zipfile, csv, calendar, html, shlex,
+#: httpx; nor tempfile, random, hashlib, ctypes (only a tool that writes, hashes or stops a
+#: python call needs them) or uuid (a turn's id is os.urandom's).
 OTHERS = {
-    *("argparse", "array", "ast", "asyncio", "atexit", "base64", "binascii", "bisect", "bz2"),
+    *("argparse", "array", "ast", "asyncio", "atexit", "base64", "binascii", "bz2"),
     *("collections.abc", "concurrent", "concurrent.futures", "concurrent.futures.thread"),
-    *("contextlib", "contextvars", "copy", "ctypes", "dataclasses", "datetime", "dis"),
-    *("errno", "fcntl", "fnmatch", "gettext", "hashlib", "heapq", "importlib"),
-    *("importlib.machinery", "importlib.util", "inspect", "ipaddress", "linecache", "locale"),
-    *("logging", "lzma", "math", "ntpath", "opcode", "pathlib", "platform", "queue", "random"),
+    *("contextlib", "contextvars", "copy", "dataclasses", "datetime", "dis"),
+    *("errno", "fcntl", "fnmatch", "gettext", "heapq", "importlib"),
+    *("importlib.machinery", "inspect", "ipaddress", "linecache", "locale"),
+    *("logging", "lzma", "math", "ntpath", "opcode", "pathlib", "platform", "queue"),
     *("select", "selectors", "shutil", "signal", "socket", "ssl", "string", "struct"),
-    *("subprocess", "tempfile", "textwrap", "threading", "token", "tokenize", "traceback"),
-    *("typing", "typing.io", "typing.re", "unicodedata", "urllib", "urllib.parse", "uuid"),
+    *("subprocess", "textwrap", "threading", "token", "tokenize", "traceback"),
+    *("typing", "typing.io", "typing.re", "unicodedata", "urllib", "urllib.parse"),
     *("warnings", "weakref", "zlib"),
 }
 

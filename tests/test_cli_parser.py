@@ -105,3 +105,36 @@ def test_the_magic_parses_a_cell_line_with_the_shared_flags():
     assert (args.system_prompt, args.budget) == ("be brief", "0.50")
     defaults = ElelemMagics.elelem.parser.parse_args([])
     assert (defaults.option, defaults.allow, defaults.budget, defaults.new) == ([], [], None, False)
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(a for a in parser._actions if a.dest == "command").choices
+
+
+@pytest.mark.parametrize("command", ["ask", "review", "trust", "install"])
+def test_one_subcommand_s_parser_reads_its_words_as_the_full_one(command):
+    """`main` builds only the subcommand it runs (declaring all ten is most of the
+    parser's cost on `ask`'s path): that parser holds the one subcommand, with the same
+    flags, defaults and help as in the full parser."""
+    one, full = _subcommands(build_parser(command)), _subcommands(build_parser())
+    assert list(one) == [command]
+    assert one[command].format_help() == full[command].format_help()
+    words = {"ask": ["ask", *SHARED, "hi"], "review": ["review", "main..HEAD", "-p", "echo"]}
+    argv = words.get(command, [command])
+    assert build_parser(command).parse_args(argv) == build_parser().parse_args(argv)
+
+
+def test_a_run_builds_the_parser_of_its_subcommand_only(monkeypatch, capsys):
+    import elelem_kernel.cli as cli
+
+    built: list[str | None] = []
+
+    def recording(command: str | None = None) -> argparse.ArgumentParser:
+        built.append(command)
+        return build_parser(command)
+
+    monkeypatch.setattr(cli, "build_parser", recording)
+    assert main(["providers"]) == 0
+    assert main([]) == 2  # the top-level help lists every subcommand
+    assert built == ["providers", None]
+    assert "install the Elelem kernelspec" in capsys.readouterr().out

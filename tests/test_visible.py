@@ -37,6 +37,14 @@ def test_printable_text_newlines_tabs_and_joiners_pass(text: str) -> None:
     assert visible(text) == text
 
 
+def test_lines_of_printable_text_come_back_as_they_are() -> None:
+    """The common case (a reply of many lines, frozen into a cell's text/plain) is one pass
+    in C, not a look at each character: the same string comes back."""
+    reply = "\n".join(f"line {i}\twith words é 漢" for i in range(2000))
+    assert visible(reply) is reply
+    assert visible(reply + "\n\x1b[2J") == reply + "\n\\x1b[2J"
+
+
 def test_a_windows_line_ending_is_a_newline() -> None:
     assert visible("one\r\ntwo\r") == "one\ntwo\\r"
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
-import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Literal, cast
@@ -51,8 +51,9 @@ USAGE_KEYS: tuple[UsageKey, ...] = ("input", "output", "cache_read", "cache_writ
 
 
 def new_id() -> str:
-    """A short random id for turns and conversations."""
-    return uuid.uuid4().hex[:12]
+    """A short random id for turns and conversations: 12 hex digits, as a uuid4's first
+    twelve (`uuid` would be one more module on every turn's path for the same bytes)."""
+    return os.urandom(6).hex()
 
 
 def cut(text: str, limit: int = RESULT_LIMIT) -> str:

@@ -11,11 +11,9 @@ and installed packages are theirs and always trusted.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
-import tempfile
 import time
 from pathlib import Path
 
@@ -71,6 +69,9 @@ def read_file(path: Path) -> bytes | str:
 def fingerprint(folder: Path | str, files: dict[Path, bytes | str] | None = None) -> str:
     """A hash of the names and contents of `folder`'s project files (`files`: as read by
     `contents`, read now when not given)."""
+    # hashlib (and OpenSSL) only once a folder's files are hashed: not on a plain turn's path
+    import hashlib
+
     folder = Path(folder)
     digest = hashlib.sha256()
     for path, data in (contents(folder) if files is None else files).items():
@@ -112,6 +113,9 @@ def status(folder: Path | str, files: dict[Path, bytes | str] | None = None) -> 
 
 def _save(folders: dict[str, dict[str, object]]) -> None:
     path = store_path()
+    # tempfile (shutil, random, bz2, lzma) only when the trust store is written
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".trusted.", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -22,7 +22,6 @@ from elelem_kernel.agent import usage as counts
 from elelem_kernel.agent.approval import decide
 from elelem_kernel.agent.blocks import BlockEvent, BlockLayout, CallState, Renderer, TurnEnd
 from elelem_kernel.agent.budget import OverBudget, capped
-from elelem_kernel.agent.compaction import Compaction, compact
 from elelem_kernel.agent.context import THRESHOLD
 from elelem_kernel.agent.fitting import (
     Sizing,
@@ -67,6 +66,7 @@ from elelem_kernel.store.record_format import COMPACTION_VERSION
 if TYPE_CHECKING:
     from elelem_kernel.agent.accounts import Accounts
     from elelem_kernel.agent.approval import Grants
+    from elelem_kernel.agent.compaction import Compaction
     from elelem_kernel.agent.conversation import Conversations
     from elelem_kernel.agent.front import TurnSettings
     from elelem_kernel.agent.model_facts import ModelFacts
@@ -580,6 +580,9 @@ class Turn:
         asked = session.conversations.compact_next is not None
         focus = session.conversations.compact_next if asked or not force else ""
         if focus is not None or before > THRESHOLD * window:
+            # compaction only once a conversation nears its window: not on most turns' path
+            from elelem_kernel.agent.compaction import compact
+
             entry = await compact(self, before, window, focus, tail)
             if entry is not None:
                 self.compactions.append(entry)

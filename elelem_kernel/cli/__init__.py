@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 
-from elelem_kernel.cli.parser import build_parser
+from elelem_kernel.cli.parser import COMMANDS, build_parser
 from elelem_kernel.cli.signals import Signals
 from elelem_kernel.errors import ElelemError, Stopped
 from elelem_kernel.visible import visible
@@ -29,8 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     set_notify(lambda line: print(line, file=sys.stderr))  # skipped project plugins
-    parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    words = list(sys.argv[1:] if argv is None else argv)
+    # only the subcommand that runs (the full parser for the top-level help and errors)
+    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
+    args = parser.parse_args(words)
     if args.command is None:
         parser.print_help()
         return 2

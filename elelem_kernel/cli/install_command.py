@@ -32,4 +32,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str]) -> int:
     """`elelem-kernel install ARGV...` from Python; the exit code."""
-    return run(build_parser().parse_args(["install", *argv]))
+    return run(build_parser("install").parse_args(["install", *argv]))

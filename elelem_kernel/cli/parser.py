@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from elelem_kernel.agent.budget import EXIT_CODE
 from elelem_kernel.agent.commands import TURN_COMMANDS
@@ -156,13 +157,24 @@ def _session_flags() -> argparse.ArgumentParser:
     return flags
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """`elelem-kernel` and all its subcommands."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """`elelem-kernel` and its subcommands; with `command` (one of `COMMANDS`), only that one.
+
+    A run of one command reads only its own flags, and declaring all ten subcommands is
+    ~4 ms of a ~100 ms `ask` (argparse makes a help formatter per argument), so `main`
+    builds the one it runs; the full parser is for the top-level help and usage errors.
+    """
     parser = argparse.ArgumentParser(
         prog="elelem-kernel", description=DESCRIPTION, epilog=EPILOG, formatter_class=_RAW
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    _add_ask(sub)
+    for name, add in COMMANDS.items():
+        if command in (None, name):
+            add(sub)
+    return parser
+
+
+def _add_chat(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sub.add_parser(
         "chat",
         help="a conversation in the terminal (/ lines are commands, Ctrl-D ends)",
@@ -172,13 +184,21 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_RAW,
         parents=[_session_flags()],
     )
-    _add_review(sub)
+
+
+def _add_providers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sub.add_parser("providers", help="list the providers, and which one is the default and why")
+
+
+def _add_policy(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sub.add_parser(
         "policy",
         help="show the site policy in force (elelem_policy.json in /etc/jupyter, ..., or "
         "ELELEM_POLICY) and the file it comes from",
     )
+
+
+def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mcp = sub.add_parser(
         "mcp",
         help="start the configured MCP servers and show each one's source, state and tools",
@@ -189,14 +209,13 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument(
         "--no-start", action="store_true", help="only show the configuration; start nothing"
     )
+
+
+def _add_files(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     files = sub.add_parser(
         "files", help="print files (paths from stdin, else `git ls-files`) in an XML envelope"
     )
     files.add_argument("paths", nargs="*", help="paths (default: stdin lines, else git ls-files)")
-    _add_trust(sub)
-    _add_acp(sub)
-    _add_install(sub)
-    return parser
 
 
 def _add_ask(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -308,3 +327,18 @@ def _add_install(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         default=None,
         help=f"name shown in the launcher (default: {KERNEL_DISPLAY_NAME})",
     )
+
+
+#: Each subcommand and what declares it, in the order the help lists them.
+COMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
+    "ask": _add_ask,
+    "chat": _add_chat,
+    "review": _add_review,
+    "providers": _add_providers,
+    "policy": _add_policy,
+    "mcp": _add_mcp,
+    "files": _add_files,
+    "trust": _add_trust,
+    "acp": _add_acp,
+    "install": _add_install,
+}

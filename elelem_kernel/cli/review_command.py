@@ -96,4 +96,4 @@ def _shown(report: str, fmt: str) -> str:
 
 def main(argv: Sequence[str]) -> int:
     """`elelem-kernel review ARGV...` from Python; the exit code."""
-    return run(build_parser().parse_args(["review", *argv]))
+    return run(build_parser("review").parse_args(["review", *argv]))

@@ -10,7 +10,6 @@ composition root attaches one to every session (`assembly/bundled.py`, the "mcp"
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 from elelem_kernel.agent.toolbox import Tool
 from elelem_kernel.errors import BadInput
 from elelem_kernel.mcp import config as mcp_config
-from elelem_kernel.mcp.config import ServerConfig
-from elelem_kernel.mcp.server_tools import PREFIX, convert, make_tool
+from elelem_kernel.mcp.config import PREFIX, ServerConfig
 from elelem_kernel.redaction import forms_of, redact
 
 if TYPE_CHECKING:
@@ -34,6 +32,7 @@ def sdk_installed() -> bool:
     """Whether the `mcp` SDK can be imported (found without importing it) and is 2.x: 1.x
     (which jupyter-ai 3 pins) has other client APIs."""
     # importlib.metadata imports email, zipfile, csv ...: only once MCP is configured
+    import importlib.util
     from importlib.metadata import version
 
     try:
@@ -122,7 +121,9 @@ class McpTools:
         self.tools = offered
         if self.hub is None:
             return
-        from elelem_kernel.mcp import tool_cache  # a hub runs: servers are configured
+        # a hub runs: servers are configured (a session without any never loads these)
+        from elelem_kernel.mcp import tool_cache
+        from elelem_kernel.mcp.server_tools import make_tool
 
         for link in list(self.hub.links.values()):
             if link.state == "running" and self._saved.get(link.name) != id(link.tools):
@@ -144,7 +145,9 @@ class McpTools:
     ) -> dict[str, object]:
         """Run `tool` on its server through the hub (starting the server first if it was
         offered from the cache); failures become error results."""
-        from elelem_kernel.mcp import tool_cache  # a call means servers are configured
+        # a call means servers are configured (a session without any never loads these)
+        from elelem_kernel.mcp import tool_cache
+        from elelem_kernel.mcp.server_tools import convert
 
         try:
             link = await self.hub.run(self.hub.ensure(config.name))
@@ -226,6 +229,8 @@ def _server_lines(state: McpTools, name: str, config: ServerConfig, link: Link |
     if known is None and link is not None and link.state == "stopped":
         known = state.cached.get(name)
     if known is not None:
+        from elelem_kernel.mcp.server_tools import make_tool  # only for a server with tools
+
         tools = [make_tool(config, t, state.call) for t in known]
         listed = ", ".join(f"`{t.name}` ({t.kind})" for t in tools) or "(no tools)"
         lines.append(f"  tools: {listed}")

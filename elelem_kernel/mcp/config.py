@@ -27,6 +27,8 @@ from elelem_kernel.agent.trust import contents, how_to_trust, status
 
 TRANSPORTS = ("stdio", "http", "sse")
 CALL_TIMEOUT = 60.0  #: seconds a tool call may take unless the server says otherwise
+#: What the names of configured servers' tools start with: `mcp__SERVER__TOOL`.
+PREFIX = "mcp__"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from elelem_kernel.agent.media import KEY as IMAGES
 from elelem_kernel.agent.toolbox import Tool
 from elelem_kernel.images import ImageEntry
-from elelem_kernel.mcp.config import ServerConfig
+from elelem_kernel.mcp.config import PREFIX, ServerConfig
 from elelem_kernel.redaction import forms_of, redact
 from elelem_kernel.text import clip, shorten
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult, ContentBlock
     from mcp.types import Tool as RemoteTool
 
-PREFIX = "mcp__"
 RESULT_CHARS = 50_000  #: characters of text a call hands the model
 DESCRIPTION_CHARS = 2_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

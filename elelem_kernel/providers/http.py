@@ -16,7 +16,6 @@ import email.utils
 import json
 import os
 import random
-import secrets
 import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -34,7 +33,7 @@ from elelem_kernel.errors import (
 )
 from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, ProviderEvent, Reported
 from elelem_kernel.options import unknown
-from elelem_kernel.providers import server_window, stream
+from elelem_kernel.providers import stream
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
 from elelem_kernel.providers.wire_json import Tools
 from elelem_kernel.text import clip
@@ -140,6 +139,9 @@ class HTTPProvider(Provider):
         known) or when the server does not say."""
         if self.official:
             return None
+        # server_window (its regexes) only for a model whose window is not known
+        from elelem_kernel.providers import server_window
+
         return await server_window.ask(self)
 
     def limited(self, max_tokens: int) -> HTTPProvider:
@@ -455,6 +457,9 @@ class HTTPProvider(Provider):
         """The `ProviderError` for an HTTP error status, saying what to do about it; a
         `ContextOverflow` (with the window the server stated) for a request too big."""
         detail = _detail(text)
+        # server_window (its regexes) only once a server refuses a request
+        from elelem_kernel.providers import server_window
+
         too_big = server_window.overflow(status, text)
         if too_big is not None:
             limit, requested = too_big
@@ -581,6 +586,9 @@ PARTIAL_CHARS = 2_000
 
 def made_up_id() -> str:
     """An id for a tool call the server sent without one."""
+    # secrets (and hmac) only for a server that sends calls without ids: not on a turn's path
+    import secrets
+
     return f"call_{secrets.token_hex(8)}"
 
 

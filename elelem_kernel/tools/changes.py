@@ -9,7 +9,6 @@ change too large to keep says so in `too_large` and cannot be reverted.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -84,6 +83,9 @@ def file_before(path: Path) -> FileBefore:
 def digest(path: Path) -> str | None:
     """The SHA-256 of what a regular file holds now (None when it is not one), to tell at
     undo time whether it changed since the turn wrote it."""
+    # hashlib (and OpenSSL) only once a tool changes a file: not on a turn's path
+    import hashlib
+
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
     except OSError:

@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools import git_command
 from elelem_kernel.tools.workspace import MARKER
 
 #: Bytes from a file's start that tell binary (a NUL among them) from text.
@@ -61,6 +60,9 @@ def files_under(base: Path, root: Path) -> list[str]:
 def _git_files(folder: str, top: str) -> list[str] | None:
     """git's files under `folder`, tracked and untracked (.gitignore respected), confined
     (`_confined`); None outside git, or when git lists none there."""
+    # git_command (its regexes, Repository) only once git runs: not on a turn's path
+    from elelem_kernel.tools import git_command
+
     try:
         proc = git_command.popen(
             folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."

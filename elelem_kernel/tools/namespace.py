@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextvars
-import ctypes
 import fnmatch
 import itertools
 import linecache
@@ -102,6 +101,9 @@ async def run_python_async(namespace: dict[str, object], code: str, publish: boo
     except asyncio.CancelledError:
         with lock:
             if running[0] and thread.ident is not None:
+                # ctypes only to stop a running python call: not on a turn's path
+                import ctypes
+
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(
                     ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt)
                 )

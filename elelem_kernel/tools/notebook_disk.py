@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -434,6 +433,9 @@ def _ensure_ids(nb: NotebookNode) -> None:
 
 
 def _fresh_id(nb: NotebookNode) -> str:
+    # uuid (and platform) only once a notebook's cell lacks an id: not on a turn's path
+    import uuid
+
     taken = {c.get("id") for c in nb.cells}
     while (new := uuid.uuid4().hex[:8]) in taken:
         pass

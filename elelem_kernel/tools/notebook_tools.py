@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools import changes, notebook_disk, notebook_run, protected
+from elelem_kernel.tools import changes, notebook_disk, protected
 from elelem_kernel.tools.declaration import (
     CELL,
     PATH,
@@ -74,6 +74,9 @@ def _edits_asked(context: ToolContext) -> bool:
 
 
 def _run_preview(args: Arguments) -> str:
+    # notebook_run (and cell_outputs) only once a run is asked: not on a turn's path
+    from elelem_kernel.tools import notebook_run
+
     return (
         f"run {args.get('path') or 'cells of the open notebook'}"
         + (f" cells {json.dumps(args['cells'])}" if args.get("cells") else "")
@@ -162,6 +165,9 @@ def _edit(context: ToolContext) -> Tool:
 
 def _run(context: ToolContext) -> Tool:
     async def run(args: Arguments) -> Result:
+        # notebook_run (and cell_outputs) only once a run is asked: not on a turn's path
+        from elelem_kernel.tools import notebook_run
+
         timeout = args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
         link = live(context, args.get("path"))
         if link is not None:
@@ -177,7 +183,8 @@ def _run(context: ToolContext) -> Tool:
         link = live(context, args.get("path"))
         if link is None:
             return None
-        from elelem_kernel.tools import notebook_live  # only with an open notebook
+        # only with an open notebook
+        from elelem_kernel.tools import notebook_live, notebook_run
 
         timeout = args.get("timeout", notebook_run.DEFAULT_TIMEOUT)
         plan = await notebook_live.plan_open(link, args.get("cells"))

@@ -31,7 +31,6 @@ import subprocess
 from pathlib import Path, PurePosixPath
 
 from elelem_kernel.errors import ToolError
-from elelem_kernel.tools import git_command
 from elelem_kernel.tools.workspace import Workspace
 
 #: The why an approval preview gives for a plugin or MCP config.
@@ -195,6 +194,9 @@ def _hooks_folder(ws: Workspace) -> tuple[str, ...] | None:
     """The lowercased parts of the folder the repository's `core.hooksPath` names, when it
     is inside the workspace (git would run the hooks there on the next commit)."""
     try:
+        # git_command (its regexes, Repository) only once git runs: not on a turn's path
+        from elelem_kernel.tools import git_command
+
         repo = git_command.locate(ws.root)
         entries = git_command.repository_entries(repo) if repo is not None else []
     except (ToolError, OSError, subprocess.SubprocessError):

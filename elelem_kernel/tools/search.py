@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -86,6 +85,9 @@ def grep(
     names = files_under(base, ws.root)
     if glob:
         names = matching(names, glob, ws.relative(base if base.is_dir() else base.parent))
+    # shutil (bz2, lzma) only once grep runs: the CLI's turn declares grep, seldom calls it
+    import shutil
+
     rg = shutil.which("rg") if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError("ripgrep (rg) is not installed; use engine='python'")

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import IO
 
 from elelem_kernel.text import HeadTail, human_size
-from elelem_kernel.tools import git_command
 from elelem_kernel.tools.bounds import MAX_BYTES
 from elelem_kernel.tools.declaration import STRING, Arguments, Result, Tool, ToolContext
 from elelem_kernel.tools.workspace import Workspace
@@ -34,6 +33,9 @@ def _environment(root: Path) -> dict[str, str]:
     """The person's environment, with no pager or prompt, and git's search for a
     repository stopped at the workspace's top (`git_command.ceiling`), as for the git tool."""
     env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+    # git_command (its regexes, Repository) only once git runs: not on a turn's path
+    from elelem_kernel.tools import git_command
+
     above = git_command.ceiling(root)
     if above is not None:
         env["GIT_CEILING_DIRECTORIES"] = os.fspath(above)

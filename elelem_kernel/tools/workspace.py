@@ -10,7 +10,6 @@ leaves half a file. Listing files is `tools/listing.py`; keeping results small i
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from elelem_kernel.errors import ToolError
@@ -89,6 +88,9 @@ def find_root(folder: str | os.PathLike[str]) -> Path:
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace `path` with `data` in one step, keeping the old file's permissions."""
+    # tempfile (shutil, random, bz2, lzma) only once a tool writes: not on a turn's path
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -197,7 +197,7 @@ def test_goals_read_their_figures_and_say_which_are_met():
             "name": "streaming",
             "rows": [
                 ["(c) server's last byte → idle", 70, "ms"],
-                ["(a3') server's last byte → parse done, own process", 40, "ms"],
+                ["(c floor) server's last byte → idle, a cell reading the stream itself", 40, "ms"],
                 ["(c) ÷ (a)", 2.0, "×"],
                 ["(a3) async read + SSE + JSON ÷ (a)", 1.4, "×"],
             ],
