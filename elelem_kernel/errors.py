@@ -15,6 +15,8 @@ TooLarge, Undecodable  a provider's stream passed its bound or cannot be read; t
                        provider turns them into a ProviderError (`providers.stream.problem`)
 GroupStopped           a tool call's process group was stopped: nothing new is started
 FrontendGone           the open notebook did not answer a request over its comm
+RpcError               a JSON-RPC error of the ACP agent: its answer to a request, or the
+                       client's answer to one of the agent's
 BudgetStopped          a notebook cell's turn stopped by a budget: the cell fails
 TurnInterrupted        (a KeyboardInterrupt) the stop button ended a notebook cell's turn
 Stopped                (a BaseException) SIGTERM or SIGHUP came while no CLI turn ran
@@ -121,6 +123,23 @@ class ReviewError(ElelemError):
 
 class GroupStopped(Exception):
     """Raised by `Children.popen` once the group was stopped: nothing new is started."""
+
+
+class RpcError(Exception):
+    """A JSON-RPC error (the ACP agent): the answer to a request, or the client's to ours."""
+
+    def __init__(self, code: int, message: str, data: object = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def as_json(self) -> dict[str, object]:
+        """The error object of a JSON-RPC response."""
+        error: dict[str, object] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
 
 
 class FrontendGone(Exception):

@@ -32,7 +32,6 @@ from elelem_kernel.acp.client import AcpClient
 from elelem_kernel.acp.editor_files import ClientFiles
 from elelem_kernel.acp.editor_terminal import ClientTerminal
 from elelem_kernel.acp.hello import Offers
-from elelem_kernel.acp.jsonrpc import RpcError
 from elelem_kernel.acp.messages import (
     Command,
     ConfigOption,
@@ -57,7 +56,7 @@ from elelem_kernel.agent.front import PlainFront, TurnSettings
 from elelem_kernel.agent.record import new_id
 from elelem_kernel.agent.session import Session
 from elelem_kernel.agent.toolbox import MODES
-from elelem_kernel.errors import ElelemError
+from elelem_kernel.errors import ElelemError, RpcError
 from elelem_kernel.images import ImageEntry
 from elelem_kernel.render.static import bundle
 from elelem_kernel.store import acp_sessions

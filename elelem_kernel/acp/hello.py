@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from elelem_kernel._version import __version__
-from elelem_kernel.acp.jsonrpc import RpcError
 from elelem_kernel.acp.params import Params
+from elelem_kernel.errors import RpcError
 from elelem_kernel.names import KERNEL_DISPLAY_NAME, KERNEL_NAME
 
 #: The ACP protocol version this agent speaks (the SDK's `PROTOCOL_VERSION`).

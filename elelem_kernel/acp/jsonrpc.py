@@ -21,6 +21,8 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
+from elelem_kernel.errors import RpcError
+
 if TYPE_CHECKING:
     from elelem_kernel.acp.messages import Json
 
@@ -34,22 +36,6 @@ Id = str | int | float | None
 #: What answers a request or takes a notification (its third argument is True): the
 #: method, its params, and the result to send (any value `json.dumps` takes).
 Handler = Callable[[str, "dict[str, Json]", bool], Awaitable[object]]
-
-
-class RpcError(Exception):
-    """A JSON-RPC error: the answer to a request, or the client's answer to ours."""
-
-    def __init__(self, code: int, message: str, data: Json = None):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def as_json(self) -> dict[str, Json]:
-        error: dict[str, Json] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
 
 
 def id_of(message: dict[str, Json]) -> Id:

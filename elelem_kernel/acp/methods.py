@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from elelem_kernel.acp.jsonrpc import METHOD_NOT_FOUND, RpcError
+from elelem_kernel.acp.jsonrpc import METHOD_NOT_FOUND
 from elelem_kernel.acp.params import Params, invalid
+from elelem_kernel.errors import RpcError
 
 if TYPE_CHECKING:
     from elelem_kernel.acp.agent import ElelemAgent

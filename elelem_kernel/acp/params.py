@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from elelem_kernel.acp.jsonrpc import INVALID_PARAMS, RpcError
+from elelem_kernel.acp.jsonrpc import INVALID_PARAMS
+from elelem_kernel.errors import RpcError
 
 if TYPE_CHECKING:
     from elelem_kernel.acp.messages import Json
