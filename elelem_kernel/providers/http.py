@@ -20,7 +20,7 @@ import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing, asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from elelem_kernel import redaction
 from elelem_kernel.errors import (
@@ -33,7 +33,7 @@ from elelem_kernel.errors import (
 )
 from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, ProviderEvent, Reported
 from elelem_kernel.options import unknown
-from elelem_kernel.providers import stream
+from elelem_kernel.providers import stream, wire_json
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
 from elelem_kernel.providers.wire_json import Tools
 from elelem_kernel.text import clip
@@ -417,7 +417,9 @@ class HTTPProvider(Provider):
     def _body(self, response: httpx.Response) -> AsyncGenerator[bytes, None]:
         """The response body's bytes, decompressed in bounded steps."""
         encoding = response.headers.get("content-encoding", "")
-        return stream.decoded(response.aiter_raw(), encoding)
+        # aiter_raw is an async generator (typed as an iterator): closable, as `_body_text` does
+        raw = cast("AsyncGenerator[bytes, None]", response.aiter_raw())
+        return stream.decoded(raw, encoding)
 
     async def _body_text(self, response: httpx.Response) -> str:
         """A non-streamed body (an error, a JSON answer) as text, cut at `max_event_bytes`.
@@ -442,8 +444,7 @@ class HTTPProvider(Provider):
     def parse(self, data: str) -> object:
         """One JSON value of the stream, or a `ProviderError` quoting the bad line."""
         try:
-            value: object = json.loads(data)
-            return value
+            return wire_json.loads(data)
         except ValueError:
             raise self.error(
                 f"{self.name} sent a malformed event (not JSON): {data[:200]!r}"
