@@ -311,10 +311,9 @@ class _Stream(StreamParser):
         self.reasoning_content: list[str] = []
 
     def feed(self, name: str, data: object) -> None:
-        if data == "[DONE]":
-            self.done = True
-            return
-        if not isinstance(data, dict):
+        if not isinstance(data, dict):  # first: comparing each chunk to "[DONE]" costs too
+            if data == "[DONE]":
+                self.done = True
             return
         chunk: Event = data
         if chunk.get("error") or name == "error":
