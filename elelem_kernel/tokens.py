@@ -37,7 +37,8 @@ def estimate(
         texts.append(json.dumps(tools, ensure_ascii=False))
     tokens = 0.0
     for text in texts:
-        digits = sum(text.count(d) for d in "0123456789")
-        wide = len(text) - len(text.encode("ascii", "ignore"))
+        ascii_part = text.encode("ascii", "ignore")  # digits counted in one pass, not ten
+        digits = len(ascii_part) - len(ascii_part.translate(None, b"0123456789"))
+        wide = len(text) - len(ascii_part)
         tokens += (len(text) - digits - wide) / TEXT_CHARS + digits / DIGIT_CHARS + wide
     return int(-(-tokens // 1)) + pictures

@@ -158,7 +158,7 @@ class BlockLayout:
             self._close()
             index = self.tool_base + len(self.calls)
             self.calls.append(str(event.get("id", "")))
-            self._show(
+            self.out(
                 {
                     "type": "block_start",
                     "index": index,
@@ -168,7 +168,7 @@ class BlockLayout:
                     "arguments": event.get("arguments", {}),
                 }
             )
-            self._show({"type": "block_stop", "index": index})
+            self.out({"type": "block_stop", "index": index})
 
     def tool_index(self, call_id: str) -> int | None:
         """Index of the tool_use block of call `call_id` in this round."""
@@ -197,8 +197,8 @@ class BlockLayout:
         }
         if images:
             event["images"] = images
-        self._show(event)
-        self._show({"type": "block_stop", "index": index})
+        self.out(event)
+        self.out({"type": "block_stop", "index": index})
         self.results += 1
         if self.results == n:
             self.end_round()
@@ -216,21 +216,18 @@ class BlockLayout:
         """Stop any open block: called at every ending of a turn."""
         self._close()
 
-    def _show(self, event: BlockEvent) -> None:
-        self.out(event)
-
     def _delta(self, kind: Literal["thinking", "text"], text: str) -> None:
         if self.open_kind != kind:
             self._close()
             self.open = self.next
             self.open_kind = kind
             self.next += 1
-            self._show({"type": "block_start", "index": self.open, "block": kind})
+            self.out({"type": "block_start", "index": self.open, "block": kind})
         assert self.open is not None  # open_kind is only set with it
-        self._show({"type": "block_delta", "index": self.open, "text": text})
+        self.out({"type": "block_delta", "index": self.open, "text": text})
 
     def _close(self) -> None:
         if self.open is not None:
-            self._show({"type": "block_stop", "index": self.open})
+            self.out({"type": "block_stop", "index": self.open})
             self.open = None
             self.open_kind = None

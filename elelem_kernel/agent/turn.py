@@ -15,6 +15,7 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from elelem_kernel.agent import media
@@ -386,7 +387,7 @@ class Turn:
         self.reported, done = None, False
         try:
             provider = capped(session.facts.provider, self.cap)
-            await _call_fetch(provider, sent, tools, lambda event: self.emit(reply, event))
+            await _call_fetch(provider, sent, tools, partial(self.emit, reply))
             done = True
         finally:
             self.count(reply, done)
@@ -446,12 +447,13 @@ class Turn:
     def emit(self, reply: Reply, event: ProviderEvent) -> None:
         """One provider event: kept in `reply`, recorded and laid out as blocks; the usage
         event also calibrates the meter, the model event names the model that answered."""
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        kind = event.get("type") if isinstance(event, dict) else None
+        if not isinstance(kind, str):
             return  # a provider's stray value is no event
-        if event["type"] == "model":
+        if kind == "model":
             self.served = str(event.get("name") or "") or None
             return
-        if event["type"] == "usage":  # recorded when the round ends (`count`)
+        if kind == "usage":  # recorded when the round ends (`count`)
             reply.usage.update(event)
             self.reported = counts.cleaned(event)
             reported = self.reported.get("input")

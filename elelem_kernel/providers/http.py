@@ -20,7 +20,7 @@ import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing, asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from elelem_kernel import redaction
 from elelem_kernel.errors import (
@@ -33,7 +33,7 @@ from elelem_kernel.errors import (
 )
 from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, ProviderEvent, Reported
 from elelem_kernel.options import unknown
-from elelem_kernel.providers import stream
+from elelem_kernel.providers import stream, wire_json
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
 from elelem_kernel.providers.wire_json import Tools
 from elelem_kernel.text import clip
@@ -198,14 +198,16 @@ class HTTPProvider(Provider):
 
         async def attempt(out: Emit) -> None:
             parser = self.parser(out)
+            parse, feed = self.parse, parser.feed
             if self.framing == "ndjson":
                 async with self.ndjson(self.path, body, key, parser.headers) as lines:
-                    async for data in lines:
-                        parser.feed("", data)
+                    async for line in lines:
+                        if line.strip():
+                            feed("", parse(line))
             else:
                 async with self.sse(self.path, body, key, parser.headers) as events:
-                    async for name, data in events:
-                        parser.feed(name, data)
+                    async for name, text in events:  # parsed here: a generator more per event
+                        feed(name, "[DONE]" if text.strip() == "[DONE]" else parse(text))
             parser.finish()
 
         await self.retrying(attempt, emit)
@@ -359,12 +361,12 @@ class HTTPProvider(Provider):
     @asynccontextmanager
     async def sse(
         self, path: str, body: Mapping[str, object], key: str | None, seen: Headers | None = None
-    ) -> AsyncIterator[AsyncIterator[tuple[str, object]]]:
-        """POST and yield the server-sent events as `(event name, parsed data)` pairs.
+    ) -> AsyncIterator[AsyncIterator[tuple[str, str]]]:
+        """POST and yield the server-sent events as `(event name, data)` pairs, for the
+        caller to `parse` (`fetch`: `data: [DONE]` is not JSON).
 
-        `data: [DONE]` comes through as the string "[DONE]"; events without data are
-        skipped; a data line that is not JSON, or a line or event over `max_event_bytes`,
-        is a `ProviderError` that is not retried.
+        Events without data are skipped; a line or event over `max_event_bytes`, in the
+        `async with` block, is a `ProviderError` that is not retried.
         """
         async with self.post(path, body, key, seen) as response:
             await self._reject_json(response)
@@ -374,34 +376,22 @@ class HTTPProvider(Provider):
                     f"{self.name} did not answer with an event stream (Expected response "
                     f"header Content-Type to contain 'text/event-stream', got {kind!r})"
                 )
-
-            async def events() -> AsyncIterator[tuple[str, object]]:
-                chunks = self._body(response)
-                with self._bounded():
-                    async for name, text in stream.events(chunks, self.max_event_bytes):
-                        data: object = "[DONE]" if text.strip() == "[DONE]" else self.parse(text)
-                        yield name, data
-
-            yield events()
+            with self._bounded():  # what the block's reading raises comes in here
+                yield stream.events(self._body(response), self.max_event_bytes)
 
     @asynccontextmanager
     async def ndjson(
         self, path: str, body: Mapping[str, object], key: str | None, seen: Headers | None = None
-    ) -> AsyncIterator[AsyncIterator[object]]:
-        """POST and yield the parsed objects of a newline-delimited JSON stream.
+    ) -> AsyncIterator[AsyncIterator[str]]:
+        """POST and yield the lines of a newline-delimited JSON stream, for the caller to
+        `parse` (blank ones too).
 
-        A line over `max_event_bytes` is a `ProviderError` that is not retried.
+        A line over `max_event_bytes`, in the `async with` block, is a `ProviderError`
+        that is not retried.
         """
         async with self.post(path, body, key, seen) as response:
-
-            async def objects() -> AsyncIterator[object]:
-                chunks = self._body(response)
-                with self._bounded():
-                    async for line in stream.lines(chunks, self.max_event_bytes, sse=False):
-                        if line.strip():
-                            yield self.parse(line)
-
-            yield objects()
+            with self._bounded():  # what the block's reading raises comes in here
+                yield stream.lines(self._body(response), self.max_event_bytes, sse=False)
 
     @contextmanager
     def _bounded(self) -> Iterator[None]:
@@ -417,7 +407,9 @@ class HTTPProvider(Provider):
     def _body(self, response: httpx.Response) -> AsyncGenerator[bytes, None]:
         """The response body's bytes, decompressed in bounded steps."""
         encoding = response.headers.get("content-encoding", "")
-        return stream.decoded(response.aiter_raw(), encoding)
+        # aiter_raw is an async generator (typed as an iterator): closable, as `_body_text` does
+        raw = cast("AsyncGenerator[bytes, None]", response.aiter_raw())
+        return stream.decoded(raw, encoding)
 
     async def _body_text(self, response: httpx.Response) -> str:
         """A non-streamed body (an error, a JSON answer) as text, cut at `max_event_bytes`.
@@ -442,8 +434,7 @@ class HTTPProvider(Provider):
     def parse(self, data: str) -> object:
         """One JSON value of the stream, or a `ProviderError` quoting the bad line."""
         try:
-            value: object = json.loads(data)
-            return value
+            return wire_json.loads(data)
         except ValueError:
             raise self.error(
                 f"{self.name} sent a malformed event (not JSON): {data[:200]!r}"

@@ -311,21 +311,25 @@ class _Stream(StreamParser):
         self.reasoning_content: list[str] = []
 
     def feed(self, name: str, data: object) -> None:
-        if data == "[DONE]":
-            self.done = True
-            return
-        if not isinstance(data, dict):
+        if not isinstance(data, dict):  # first: comparing each chunk to "[DONE]" costs too
+            if data == "[DONE]":
+                self.done = True
             return
         chunk: Event = data
         if chunk.get("error") or name == "error":
             self._error(chunk.get("error", chunk))
-        self.served = text(chunk.get("model")) or self.served
+        # Read inline (not through `text`, `items`): this runs once per token of the reply.
+        model = chunk.get("model")
+        if model and isinstance(model, str):
+            self.served = model
         usage = chunk.get("usage")
         if isinstance(usage, dict) and usage:
             self._usage(usage)
-        for choice in items(chunk.get("choices")):
-            if isinstance(choice, dict) and choice.get("index", 0) == 0:
-                self._choice(choice)
+        choices = chunk.get("choices")
+        if isinstance(choices, list):
+            for choice in choices:
+                if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                    self._choice(choice)
 
     def _error(self, error: object) -> None:
         found = mapping(error) if isinstance(error, dict) else {"message": str(error)}
@@ -350,7 +354,27 @@ class _Stream(StreamParser):
             self.usage["cost"] = cost
 
     def _choice(self, choice: Event) -> None:
-        delta = mapping(choice.get("delta"))
+        delta = choice.get("delta")
+        if not isinstance(delta, dict):
+            delta = {}
+        if "reasoning_content" in delta or "reasoning" in delta:
+            self._reasoning(delta)
+        content = delta.get("content")
+        if content and isinstance(content, str):
+            if self.reasoning_content:
+                self._end_reasoning()
+            self.emit({"type": "saying", "text": content})
+        if "tool_calls" in delta:
+            for fragment in items(delta["tool_calls"]):
+                self._end_reasoning()
+                if isinstance(fragment, dict):
+                    self._fragment(fragment)
+        finish = choice.get("finish_reason")
+        if finish and isinstance(finish, str):
+            self.stop = finish
+
+    def _reasoning(self, delta: Event) -> None:
+        """The reasoning text of a delta, from the first of `REASONING_FIELDS` it fills."""
         for field_name in REASONING_FIELDS:  # some servers send both with the same text
             reasoning = text(delta.get(field_name))
             if reasoning:
@@ -358,15 +382,6 @@ class _Stream(StreamParser):
                     self.reasoning_content.append(reasoning)
                 self.emit({"type": "thinking", "text": reasoning})
                 break
-        content = text(delta.get("content"))
-        if content:
-            self._end_reasoning()
-            self.emit({"type": "saying", "text": content})
-        for fragment in items(delta.get("tool_calls")):
-            self._end_reasoning()
-            if isinstance(fragment, dict):
-                self._fragment(fragment)
-        self.stop = text(choice.get("finish_reason")) or self.stop
 
     def _end_reasoning(self) -> None:
         """Close the thinking block with the `reasoning_content` to echo, once it ends."""

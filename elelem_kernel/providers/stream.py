@@ -45,19 +45,23 @@ def problem(error: TooLarge | Undecodable, name: str) -> str:
     )
 
 
-async def decoded(chunks: AsyncIterable[bytes], encoding: str) -> AsyncGenerator[bytes, None]:
+def decoded(chunks: AsyncGenerator[bytes, None], encoding: str) -> AsyncGenerator[bytes, None]:
     """The raw body `chunks` decompressed per `encoding`, at most `STEP` bytes at a time.
 
     httpx would inflate each network read whole before anyone could look at it; here a
     line that passes its limit is stopped after a few steps. Requests ask for `identity`,
-    so honest servers send plain bytes; gzip and deflate are read too, anything else is
-    `Undecodable`.
+    so honest servers send plain bytes: those are `chunks` themselves (a generator passing
+    them on would add a step to every read, one per event of a streamed reply); gzip and
+    deflate are read too, anything else is `Undecodable` (at the first read).
     """
     encoding = encoding.strip().lower()
     if encoding in ("", "identity"):
-        async for chunk in chunks:
-            yield chunk
-        return
+        return chunks
+    return _inflated(chunks, encoding)
+
+
+async def _inflated(chunks: AsyncIterable[bytes], encoding: str) -> AsyncGenerator[bytes, None]:
+    """`chunks` in `encoding` (gzip or deflate), inflated at most `STEP` bytes at a time."""
     if encoding not in ENCODINGS:
         raise Undecodable(encoding)
     inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)  # a gzip or zlib header
@@ -115,8 +119,9 @@ async def events(chunks: AsyncIterable[bytes], limit: int) -> AsyncIterator[tupl
 
     A model sends one small event per token, so each network read is cut at blank lines
     in one call and only whole events are decoded (line-by-line parsing cost a third of a
-    turn). What waits for its blank line is bounded: past `limit` it is `TooLarge`, named
-    a "line" when its last line alone is that long, else an "event".
+    turn); a read that is exactly one `data:` line and its blank line, as most are, is
+    decoded as it is. What waits for its blank line is bounded: past `limit` it is
+    `TooLarge`, named a "line" when its last line alone is that long, else an "event".
     """
     pending = bytearray()
     held_cr = False  # a CR that ended the last read: it may pair with an LF opening this one
@@ -127,6 +132,15 @@ async def events(chunks: AsyncIterable[bytes], limit: int) -> AsyncIterator[tupl
             if chunk.endswith(b"\r"):
                 chunk, held_cr = chunk[:-1], True
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if (  # one whole event of one `data:` line: its first line end opens the blank line
+            not pending
+            and chunk.startswith(b"data: ")
+            and chunk.find(b"\n") == len(chunk) - 2
+            and chunk.endswith(b"\n\n")
+            and len(chunk) - 2 <= limit
+        ):
+            yield "message", chunk[6:-2].decode("utf-8", "replace")
+            continue
         search = max(len(pending) - 1, 0)  # a blank line may straddle the reads
         pending += chunk
         done = 0

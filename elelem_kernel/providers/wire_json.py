@@ -12,13 +12,31 @@ never a TypeError deep in a parser.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeAlias, TypedDict
 
 #: One event (an SSE `data`, an NDJSON line) as parsed, not yet checked.
 Event: TypeAlias = Mapping[str, object]
 #: The tool declarations a provider is handed, in OpenAI's function format.
 Tools: TypeAlias = Sequence[Mapping[str, object]]
+
+
+#: The scanner of json's decoder (the C one): one value at a position, without the steps
+#: `json.loads` takes around it (an attribute set in `__init__`, unknown to the stubs).
+_SCAN: Callable[[str, int], tuple[object, int]] = vars(json.JSONDecoder())["scan_once"]
+
+
+def loads(data: str) -> object:
+    """`json.loads(data)`, in one step for the usual event (a value filling the text); any
+    other text (whitespace around it, something after it, no JSON) goes to `json.loads`,
+    which decides and names what is wrong. A reply is thousands of events: the checks
+    `json.loads` makes around its scanner cost a third of its time on each."""
+    try:
+        value, end = _SCAN(data, 0)
+    except StopIteration:
+        return json.loads(data)
+    return value if end == len(data) else json.loads(data)
 
 
 def mapping(value: object) -> Mapping[str, object]:

@@ -36,14 +36,11 @@ class TextBlock:
             self._pieces[:] = ["".join(self._pieces)]
         return self._pieces[0] if self._pieces else ""
 
-    @property
-    def empty(self) -> bool:
-        """Whether nothing was added yet (cheap: the pieces are not joined)."""
-        return not self._pieces
-
-    def add(self, piece: str) -> None:
-        """Append a streamed piece (kept apart: joining each time would be quadratic)."""
+    def add(self, piece: str) -> bool:
+        """Append a streamed piece (kept apart: joining each time would be quadratic);
+        whether it is the first."""
         self._pieces.append(piece)
+        return len(self._pieces) == 1
 
     def render(self) -> None:
         if self.kind == "thinking":

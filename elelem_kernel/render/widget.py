@@ -117,10 +117,8 @@ class TurnView:
             elif event["type"] == "block_delta":
                 block = self.blocks.get(_index(event.get("index")))
                 if isinstance(block, TextBlock):
-                    first = block.empty
-                    block.add(str(event.get("text", "")))
-                    if first:  # the first words show at once; the ticker coalesces the rest
-                        block.render()
+                    if block.add(str(event.get("text", ""))):
+                        block.render()  # the first words show at once; the ticker coalesces the rest
                     else:
                         self.dirty.add(event["index"])
             elif event["type"] == "block_stop":

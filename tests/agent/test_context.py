@@ -18,6 +18,7 @@ from elelem_kernel.errors import ConfigError
 from elelem_kernel.events import Provider
 from elelem_kernel.render.footer import footer_text, meter
 from elelem_kernel.render.static import bundle
+from elelem_kernel.tokens import DIGIT_CHARS, TEXT_CHARS
 from tests.scripted import Scripted, say
 
 
@@ -156,3 +157,13 @@ def test_a_provider_is_asked_for_its_window_once_before_the_first_request(monkey
     asyncio.run(s.turn("more"))
     assert provider.asked == 1 and s.facts.window() == (5_000, "reported by the probed server")
     assert first.record["context"]["window"] == 5_000
+
+
+def test_the_estimate_counts_ascii_digits_and_wide_characters_as_before():
+    """Prose at TEXT_CHARS a token, ASCII digits at DIGIT_CHARS, anything outside ASCII
+    one each (other scripts' digits too), rounded up."""
+    message = {"content": "ab 12345 é२"}
+    text = '{"content": "ab 12345 é२"}'
+    digits, wide = 5, 2
+    expected = (len(text) - digits - wide) / TEXT_CHARS + digits / DIGIT_CHARS + wide
+    assert estimate([message]) == int(-(-expected // 1))

@@ -48,6 +48,27 @@ def test_events_follow_the_event_stream_rules():
     assert _events(parts) == [("delta", "one\ntwo"), ("message", "[DONE]")]
 
 
+def test_a_read_per_event_gives_the_events_of_the_whole_stream():
+    """Reads of exactly one `data:` event (the usual case, taken whole) and reads cut
+    anywhere give the same events as the stream in one read."""
+    events = [b'data: {"a": 1}\n\n', b"data: \n\n", b"data: two\ndata: lines\n\n"]
+    events += [b"event: named\ndata: x\n\n", b"data: crlf\r\n\r\n", "data: é\n\n".encode()]
+    events += [b"data: no\nblank", b"\n\n", b"data: [DONE]\n\n", b"data: end"]
+    whole = _events([b"".join(events)])
+    assert whole[0] == ("message", '{"a": 1}') and ("message", "é") in whole
+    assert _events(events) == whole
+    data = b"".join(events)
+    for cut in range(1, len(data)):
+        assert _events([data[:cut], data[cut:]]) == whole, cut
+
+
+def test_a_read_of_one_event_over_the_limit_is_refused():
+    with pytest.raises(TooLarge) as error:
+        _events([b"data: " + b"y" * 100 + b"\n\n"])
+    assert (error.value.what, error.value.limit) == ("event", 100)
+    assert _events([b"data: " + b"y" * 94 + b"\n\n"]) == [("message", "y" * 94)]
+
+
 def test_a_line_over_the_limit_is_refused_before_it_ends():
     with pytest.raises(TooLarge) as error:
         _lines([b"x" * 60, b"x" * 60])

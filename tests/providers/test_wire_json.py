@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from elelem_kernel.providers import wire_json
 from elelem_kernel.providers.anthropic import AnthropicProvider
 from elelem_kernel.providers.anthropic import _Stream as AnthropicStream
 from elelem_kernel.providers.ollama import OllamaProvider
@@ -137,3 +138,16 @@ def test_ollama_skips_messages_and_calls_of_the_wrong_type():
         {"type": "usage", "output": 2},
         {"type": "stop", "reason": "stop", "truncated": False},
     ]
+
+
+def test_loads_reads_what_json_loads_reads_and_refuses_the_rest():
+    import json
+
+    texts = ['{"a": [1, 2.5, null, true]}', " {} ", "[1]\n", '"x"', "12", "1e400", "NaN"]
+    for one in texts:  # compared as JSON texts: NaN is not equal to itself
+        assert json.dumps(wire_json.loads(one)) == json.dumps(json.loads(one))
+    for bad in ["", "{", '{"a": 1} x', "1 2", "\ufeff{}", "[" * 100_000]:
+        with pytest.raises((ValueError, RecursionError)):
+            json.loads(bad)
+        with pytest.raises((ValueError, RecursionError)):
+            wire_json.loads(bad)
