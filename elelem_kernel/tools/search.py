@@ -18,7 +18,6 @@ import asyncio
 import os
 import re
 import subprocess
-from bisect import bisect_left
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from heapq import heappop, heappush
@@ -317,6 +316,9 @@ def _run_rg(command: list[str], root: Path, names: list[str], group: Children) -
 def _place(root: Path, raw: bytes, name: str, names: list[str]) -> int | None:
     """The index in `names` (sorted) of the file ripgrep printed as `raw`; None when it
     is not listed or is binary (`looks_binary`)."""
+    # bisect only once grep finds something: the CLI's turn declares grep, seldom calls it
+    from bisect import bisect_left
+
     index = bisect_left(names, name)
     if index == len(names) or names[index] != name:
         return None
