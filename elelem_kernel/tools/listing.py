@@ -79,15 +79,23 @@ def list_under(base: Path, root: Path) -> Listing:
     return Listing([prefix + name for name in names], folders)
 
 
-def whole_folders(names: list[str], plain: dict[str, int]) -> list[str]:
-    """The folders of `plain` whose regular files are all in `names`: searching such a
-    folder, without entering its subfolders or following links, reads only named files.
+def whole_folders(names: list[str], plain: dict[str, int]) -> tuple[list[str], list[str]]:
+    """The folders of `plain` whose regular files are all in `names` (sorted), and the
+    names in none of them: searching such a folder, without entering its subfolders or
+    following links, reads only named files.
 
     `names` must be distinct, and those in a folder of `plain` its regular files (as
     `list_under` gives them, in full or filtered): then counting them is enough.
     """
-    counts = Counter(name.rpartition("/")[0] for name in names)
-    return [folder for folder, count in counts.items() if plain.get(folder) == count]
+    if not plain:
+        return [], names
+    parents = [name.rpartition("/")[0] for name in names]
+    counts = Counter(parents)
+    whole = {folder for folder, count in counts.items() if plain.get(folder) == count}
+    if not whole:
+        return [], names
+    rest = [name for name, parent in zip(names, parents, strict=True) if parent not in whole]
+    return sorted(whole), rest
 
 
 def _git_files(folder: str, top: str) -> tuple[list[str], dict[str, int]] | None:

@@ -99,8 +99,8 @@ def grep(
     with children or Children(timeout) as group:
         found = None if names else _Matches()
         if rg and names:
-            folders = whole_folders(names, listed.plain)
-            found = _search_rg(rg, ws.root, pattern, ignore_case, names, folders, group)
+            folders, rest = whole_folders(names, listed.plain)
+            found = _search_rg(rg, ws.root, pattern, ignore_case, names, folders + rest, group)
         python = found is None and group.reason is None
         problem = ""
         if python:
@@ -242,15 +242,15 @@ def _search_rg(
     pattern: str,
     ignore_case: bool,
     names: list[str],
-    folders: list[str],
+    targets: list[str],
     group: Children,
 ) -> _Matches | None:
-    """Run ripgrep over `names` and merge its matches in file order; None on failure.
+    """Run ripgrep over `targets` and merge its matches in file order; None on failure.
 
-    Each of `folders` (`whole_folders`: all their files are among `names`) is given as
-    a folder, searched without entering subfolders or following links (one directory read
-    rather than a stat per file), the other names one by one. A file ripgrep reports that
-    is not among `names` (created since the listing) is left out.
+    `targets` are `names` and folders all of whose files are among them (`whole_folders`),
+    each searched without entering subfolders or following links: one directory read
+    rather than a stat per file. A file ripgrep reports that is not among `names`
+    (created since the listing) is left out.
     """
     command = [rg, "--no-config", "--text", "--null", "--line-number", "--with-filename"]
     command += ["--no-heading", "--color", "never", "--crlf", "--threads", str(RG_THREADS)]
@@ -261,7 +261,7 @@ def _search_rg(
     def run(batch: list[str]) -> _Matches | None:
         return _run_rg([*command, *batch], root, names, group)
 
-    batches = _batches(_targets(names, folders))
+    batches = _batches(targets)
     if len(batches) == 1:
         parts = [run(batches[0])]
     else:
@@ -273,14 +273,6 @@ def _search_rg(
             return None
         found.extend(part)
     return found
-
-
-def _targets(names: list[str], folders: list[str]) -> list[str]:
-    """What ripgrep is given: the `folders`, then the names in no folder of them."""
-    if not folders:
-        return names
-    whole = set(folders)
-    return folders + [name for name in names if name.rpartition("/")[0] not in whole]
 
 
 def _run_rg(command: list[str], root: Path, names: list[str], group: Children) -> _Matches | None:

@@ -21,7 +21,7 @@ def test_a_folder_of_listed_files_and_subfolders_is_whole(root: Path) -> None:
     listed = list_under(root, root)
     assert listed.names == ["a/.hidden", "a/one.txt", "a/sub/two.txt", "b/three.txt", "top.txt"]
     # the root is never given whole: its `.git` is no file of the workspace's
-    assert sorted(whole_folders(listed.names, listed.plain)) == ["a", "a/sub", "b"]
+    assert whole_folders(listed.names, listed.plain) == (["a", "a/sub", "b"], ["top.txt"])
     assert listed.plain == {"a": 2, "a/sub": 1, "b": 1}
 
 
@@ -35,8 +35,9 @@ def test_a_folder_with_anything_unlisted_is_not_whole(root: Path, tmp_path: Path
     git(root, "init", "-q")
     listed = list_under(root, root)
     assert "ignored/b.log" not in listed.names and "linked/out.txt" not in listed.names
-    assert whole_folders(listed.names, listed.plain) == ["glob"]
-    assert whole_folders([n for n in listed.names if n.endswith(".py")], listed.plain) == []
+    folders, rest = whole_folders(listed.names, listed.plain)
+    assert folders == ["glob"] and rest == [n for n in listed.names if not n.startswith("glob/")]
+    assert whole_folders(["glob/b.py"], listed.plain) == ([], ["glob/b.py"])
 
 
 def test_a_subfolder_listed_on_its_own_names_its_folders_from_the_root(root: Path) -> None:
@@ -44,10 +45,10 @@ def test_a_subfolder_listed_on_its_own_names_its_folders_from_the_root(root: Pat
     git(root, "init", "-q")
     listed = list_under(root / "pkg", root)
     assert listed.names == ["pkg/a.txt", "pkg/deep/b.txt"]
-    assert sorted(whole_folders(listed.names, listed.plain)) == ["pkg", "pkg/deep"]
+    assert whole_folders(listed.names, listed.plain) == (["pkg", "pkg/deep"], [])
 
 
 def test_outside_git_no_folder_is_whole(root: Path) -> None:
     make(root, ["a/one.txt"])
     listed = list_under(root, root)
-    assert listed.names == ["a/one.txt"] and whole_folders(listed.names, listed.plain) == []
+    assert whole_folders(listed.names, listed.plain) == ([], ["a/one.txt"])
