@@ -261,12 +261,11 @@ def _search_rg(
     def run(batch: list[str]) -> _Matches | None:
         return _run_rg([*command, *batch], root, names, group)
 
-    batches = _batches(targets)
+    batches = _batches(targets, _ARG_BYTES)
     if len(batches) == 1:
-        parts = [run(batches[0])]
-    else:
-        with ThreadPoolExecutor(min(RG_PROCESSES, len(batches))) as pool:
-            parts = list(pool.map(run, batches))
+        return run(batches[0])
+    with ThreadPoolExecutor(min(RG_PROCESSES, len(batches))) as pool:
+        parts = list(pool.map(run, batches))
     found = _Matches()
     for part in parts:
         if part is None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools import search
 from elelem_kernel.tools.children import Children
 from elelem_kernel.tools.file_tools import decode_line, iter_lines
 from elelem_kernel.tools.search import _Matches, _search_rg, grep, split_lines
@@ -321,3 +322,14 @@ def test_matches_in_any_order_keep_the_first_within_the_bounds() -> None:
         for got in (shuffled, halves[0]):
             assert got.lines == expected.lines
             assert (got.count, got.files) == (expected.count, expected.files)
+
+
+@needs_rg
+def test_names_over_several_command_lines_merge_in_file_order(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(30):
+        (root / f"f{i:02d}.txt").write_text("".join(f"hit {i} {j}\n" for j in range(100)))
+    monkeypatch.setattr(search, "_ARG_BYTES", 40)  # a few names per ripgrep
+    rg, python = grep(ws, "hit", engine="rg"), grep(ws, "hit", engine="python")
+    assert rg == python and rg["count"] == 3_000
