@@ -229,7 +229,7 @@ def _walk_names(folder: str, top: str) -> list[str]:
     return out
 
 
-def looks_binary(path: str | os.PathLike[str], sample: int = SNIFF_BYTES) -> bool:
+def looks_binary(path: str | bytes | os.PathLike[str], sample: int = SNIFF_BYTES) -> bool:
     """True when the file's first bytes hold a NUL, as git and ripgrep decide.
 
     Opened without blocking, so a FIFO (refused elsewhere: `regular`) cannot hang it.

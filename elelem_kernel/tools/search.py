@@ -289,6 +289,7 @@ def _run_rg(command: list[str], root: Path, names: list[str], group: Children) -
     with proc:
         assert proc.stdout is not None
         head, name, index = b"", "", None
+        top = os.fsencode(root) + b"/"
         for part, _ in iter_lines(proc.stdout, LINE_BYTES + _PREFIX_BYTES):
             file, nul, rest = part.partition(b"\0")
             number, _, text = rest.partition(b":")
@@ -296,7 +297,7 @@ def _run_rg(command: list[str], root: Path, names: list[str], group: Children) -
                 continue
             if file != head:
                 head, name = file, file.decode("utf-8", "replace")
-                index = _place(root, head, name, names)
+                index = _place(top, head, name, names)
             if index is not None:
                 line = decode_line(text[:LINE_BYTES])[0]  # what the Python engine keeps
                 found.add(name, int(number), line, index)
@@ -304,19 +305,19 @@ def _run_rg(command: list[str], root: Path, names: list[str], group: Children) -
     return None if proc.returncode not in (0, 1) and not found.count else found
 
 
-def _place(root: Path, raw: bytes, name: str, names: list[str]) -> int | None:
-    """The index in `names` (sorted) of the file ripgrep printed as `raw`; None when it
-    is not listed or is binary (`looks_binary`)."""
+def _place(top: bytes, raw: bytes, name: str, names: list[str]) -> int | None:
+    """The index in `names` (sorted) of the file ripgrep printed as `raw` (below `top`,
+    the root and a slash); None when it is not listed or is binary (`looks_binary`)."""
     # bisect only once grep finds something: the CLI's turn declares grep, seldom calls it
     from bisect import bisect_left
 
     index = bisect_left(names, name)
     if index == len(names) or names[index] != name:
         return None
-    return None if _binary(os.path.join(root, os.fsdecode(raw))) else index
+    return None if _binary(top + raw) else index
 
 
-def _binary(path: str) -> bool:
+def _binary(path: bytes) -> bool:
     """`looks_binary`, with a file that cannot be read counted as binary (left out)."""
     try:
         return looks_binary(path)
