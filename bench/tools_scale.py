@@ -139,29 +139,31 @@ def tree_rows(root: Path, reps: int, data: dict) -> list[tuple]:
     return rows
 
 
-def neutral_listing(root: Path) -> None:
+def neutral_listing(root: Path) -> bytes:
     """The git processes of the `list` tool, as processes only: the repository's config
     file read on its own (tools/git_command.py reads it before any git runs there, so a
-    setting cannot make git run a program), then `git ls-files -c -o`."""
+    setting cannot make git run a program), then `git ls-files -c -o`; the names it
+    printed."""
     config = ["git", "--git-dir=/nonexistent", "config", "--file", str(root / ".git" / "config")]
     subprocess.run([*config, "--list", "--no-includes", "-z"], cwd="/", capture_output=True)
     files = ["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"]
-    subprocess.run(files, cwd=root, capture_output=True, check=True)
+    return subprocess.run(files, cwd=root, capture_output=True, check=True).stdout
 
 
 def listed_rg(rg: str, root: Path) -> None:
-    """What the grep tool does, as processes only: git lists the files (tracked and
-    untracked, as `list`), then ripgrep searches those names in as many processes as the
-    tool starts (`xargs -P`), one thread each."""
-    from elelem_kernel.tools.search import RG_PROCESSES
+    """What the grep tool does, as processes only: git lists the files as `list` does
+    (`neutral_listing`: the config read, then tracked and untracked names), then one
+    ripgrep with the tool's threads searches the folders holding them without entering
+    subfolders, as the tool gives a folder all of whose files are listed
+    (`listing.whole_folders`: every folder of this tree), and names the files at the top.
+    Left out: the tool's own reading of each folder, which tells it that."""
+    from elelem_kernel.tools.search import RG_THREADS
 
-    files = ["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"]
-    with subprocess.Popen(files, cwd=root, stdout=subprocess.PIPE) as git:
-        names = git.stdout.read() if git.stdout else b""
-    per = max(1, -(-names.count(b"\0") // RG_PROCESSES))
-    search = [rg, "--no-config", "--null", "-n", "--threads", "1", "--regexp", NEEDLE]
-    xargs = ["xargs", "-0", "-P", str(RG_PROCESSES), "-n", str(per), *search, "--"]
-    subprocess.run(xargs, cwd=root, input=names, capture_output=True, check=False)
+    names = neutral_listing(root)
+    parents = {name.rpartition(b"/")[0] or name for name in names.split(b"\0") if name}
+    search = [rg, "--no-config", "--null", "-n", "--threads", str(RG_THREADS), "--no-ignore"]
+    search += ["--hidden", "--max-depth", "1", "--regexp", NEEDLE, "--", *sorted(parents)]
+    subprocess.run(search, cwd=root, capture_output=True, check=False)
 
 
 def make_big(path: Path, size: int, line_bytes: int = 100) -> int:

@@ -4,13 +4,20 @@ A search that runs in a worker thread cannot be interrupted from the event loop,
 processes doing its work can be killed from anywhere: the thread then sees them end and
 returns. `reason` says why they were stopped, so the caller can tell a timeout from an
 interrupt and from a process that failed on its own.
+
+Deadlines are kept by one daemon thread for every group (`_Deadlines`), not a timer
+thread per group: starting a thread waits until it runs, milliseconds of each search on
+a loaded machine.
 """
 
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import subprocess
 import threading
+import time
 from types import TracebackType
 from typing import Any
 
@@ -25,11 +32,9 @@ class Children:
         self.reason: str | None = None
         self._procs: list[subprocess.Popen[bytes]] = []
         self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
+        self._deadline: _Due | None = None
         if timeout is not None:
-            self._timer = threading.Timer(timeout, self.stop, ("timeout",))
-            self._timer.daemon = True
-            self._timer.start()
+            self._deadline = _DEADLINES.add(time.monotonic() + timeout, self)
 
     def popen(self, command: list[str], **options: Any) -> subprocess.Popen[bytes]:
         """`subprocess.Popen(command, **options)`, killed with the others on `stop`."""
@@ -52,8 +57,8 @@ class Children:
 
     def close(self) -> None:
         """Cancel the deadline and kill what still runs (the work is over)."""
-        if self._timer is not None:
-            self._timer.cancel()
+        if self._deadline is not None:
+            _DEADLINES.remove(self._deadline)
         with self._lock:
             procs, self._procs = self._procs, []
         for proc in procs:
@@ -72,3 +77,51 @@ class Children:
         trace: TracebackType | None,
     ) -> None:
         self.close()
+
+
+#: A deadline: when (monotonic seconds), a tie-breaker, the group it stops.
+_Due = tuple[float, int, Children]
+
+
+class _Deadlines:
+    """Stops each group whose deadline passed, from one daemon thread started when first
+    needed (and again in a forked child, where it does not run)."""
+
+    def __init__(self) -> None:
+        self._due: list[_Due] = []
+        self._changed = threading.Condition()
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def add(self, when: float, group: Children) -> _Due:
+        """Stop `group` with reason "timeout" at `when`, unless `remove`d before."""
+        due = (when, next(self._order), group)
+        with self._changed:
+            heapq.heappush(self._due, due)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="elelem-deadlines")
+                self._thread.daemon = True
+                self._thread.start()
+            elif self._due[0] is due:
+                self._changed.notify()
+        return due
+
+    def remove(self, due: _Due) -> None:
+        """Forget a deadline (its group closed); nothing if it already passed."""
+        with self._changed:
+            if due in self._due:
+                self._due.remove(due)
+                heapq.heapify(self._due)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                wait = self._due[0][0] - time.monotonic() if self._due else None
+                if wait is None or wait > 0:
+                    self._changed.wait(wait)
+                    continue
+                group = heapq.heappop(self._due)[2]
+            group.stop("timeout")
+
+
+_DEADLINES = _Deadlines()

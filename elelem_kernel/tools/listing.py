@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 from elelem_kernel.errors import ToolError
 from elelem_kernel.tools.workspace import MARKER
@@ -34,6 +36,17 @@ NOISE_DIRS = frozenset(
 )
 
 
+class Listing(NamedTuple):
+    """The files under a folder, and what a search may read of them folder by folder."""
+
+    #: Sorted `/`-separated names relative to the root (`files_under`).
+    names: list[str]
+    #: Folders (relative to the root, the root itself left out) that hold nothing but
+    #: regular files and subfolders, each with how many regular files it holds: a folder
+    #: whose files are all named (`whole_folders`) can be searched as a folder.
+    plain: dict[str, int]
+
+
 def files_under(base: Path, root: Path) -> list[str]:
     """Files under `base` as sorted `/`-separated names relative to `root`.
 
@@ -44,22 +57,50 @@ def files_under(base: Path, root: Path) -> list[str]:
     only what the tools may open. Strings rather than `Path`s, and one directory read per
     folder rather than a stat per file: this runs over tens of thousands of files.
     """
+    return list_under(base, root).names
+
+
+def list_under(base: Path, root: Path) -> Listing:
+    """`files_under`, with the folders git listed that hold only regular files (`Listing`)."""
     if base.is_file():
-        return [base.relative_to(root).as_posix()]
+        return Listing([base.relative_to(root).as_posix()], {})
     prefix = "" if base == root else base.relative_to(root).as_posix() + "/"
     folder, top = str(base), str(root)
     found = _git_files(folder, top)
+    plain: dict[str, int] = {}
     if found is None:
-        found = _walk_names(folder, top)
+        names = sorted(_walk_names(folder, top))
+    else:
+        names, plain = found
     if base == root:  # the root's marker says where the workspace is, as `.git` does
-        found = [name for name in found if name != MARKER]
-    # git lists a conflicted file once per stage; its runs are sorted, so sorting is cheap
-    return [prefix + name for name in dict.fromkeys(sorted(found))]
+        names = [name for name in names if name != MARKER]
+    folders = {(prefix + rel).rstrip("/"): count for rel, count in plain.items()}
+    folders.pop("", None)
+    return Listing([prefix + name for name in names], folders)
 
 
-def _git_files(folder: str, top: str) -> list[str] | None:
-    """git's files under `folder`, tracked and untracked (.gitignore respected), confined
-    (`_confined`); None outside git, or when git lists none there."""
+def whole_folders(names: list[str], plain: dict[str, int]) -> tuple[list[str], list[str]]:
+    """The folders of `plain` whose regular files are all in `names` (sorted), and the
+    names in none of them: searching such a folder, without entering its subfolders or
+    following links, reads only named files.
+
+    `names` must be distinct, and those in a folder of `plain` its regular files (as
+    `list_under` gives them, in full or filtered): then counting them is enough.
+    """
+    if not plain:
+        return [], names
+    parents = [name.rpartition("/")[0] for name in names]
+    counts = Counter(parents)
+    whole = {folder for folder, count in counts.items() if plain.get(folder) == count}
+    if not whole:
+        return [], names
+    rest = [name for name, parent in zip(names, parents, strict=True) if parent not in whole]
+    return sorted(whole), rest
+
+
+def _git_files(folder: str, top: str) -> tuple[list[str], dict[str, int]] | None:
+    """git's files under `folder`, tracked and untracked (.gitignore respected), sorted and
+    confined (`_confined`); None outside git, or when git lists none there."""
     # git_command (its regexes, Repository) only once git runs: not on a turn's path
     from elelem_kernel.tools import git_command
 
@@ -73,7 +114,8 @@ def _git_files(folder: str, top: str) -> list[str] | None:
         names = _names(proc)
     if not names:
         return None
-    return _confined(folder, top, names)
+    # git lists a conflicted file once per stage; its runs are sorted, so sorting is cheap
+    return _confined(folder, top, list(dict.fromkeys(sorted(names))))
 
 
 def _names(proc: subprocess.Popen[bytes]) -> list[str] | None:
@@ -89,8 +131,9 @@ def _names(proc: subprocess.Popen[bytes]) -> list[str] | None:
     return [n for n in out.decode("utf-8", "replace").split("\0") if n]
 
 
-def _confined(folder: str, top: str, names: list[str]) -> list[str]:
-    """The `names` (relative to `folder`) that are files, or links to files, inside `top`.
+def _confined(folder: str, top: str, names: list[str]) -> tuple[list[str], dict[str, int]]:
+    """The `names` (relative to `folder`) that are files, or links to files, inside `top`,
+    and the folders holding only regular files and subfolders (`Listing.plain`).
 
     git's index may name files the work tree no longer has, or has behind a symlink, so
     each folder holding listed names is checked once (`_folder_inside`) and read once,
@@ -100,20 +143,37 @@ def _confined(folder: str, top: str, names: list[str]) -> list[str]:
     checked: dict[str, bool] = {"": True}
     regular: set[str] = set()
     other: dict[str, os.DirEntry[str]] = {}
+    plain: dict[str, int] = {}
     for parent in {name.rpartition("/")[0] for name in names}:
         if not _folder_inside(folder, top, parent, checked):
             continue
         prefix = parent + "/" if parent else ""
-        try:
-            with os.scandir(os.path.join(folder, parent)) as it:
-                for entry in it:
-                    if entry.is_file(follow_symlinks=False):
-                        regular.add(prefix + entry.name)
-                    else:
-                        other[prefix + entry.name] = entry
-        except OSError:
-            continue
-    return [n for n in names if n in regular or (n in other and _file_inside(other[n], top))]
+        count = _read_folder(os.path.join(folder, parent), prefix, regular, other)
+        if count is not None:
+            plain[parent] = count
+    kept = [n for n in names if n in regular or (n in other and _file_inside(other[n], top))]
+    return kept, plain
+
+
+def _read_folder(
+    path: str, prefix: str, regular: set[str], other: dict[str, os.DirEntry[str]]
+) -> int | None:
+    """Add the folder's regular files to `regular` and its other entries but subfolders
+    to `other` (names with `prefix`); how many regular files it holds when it holds
+    nothing else but subfolders, else None (None too when it cannot be read)."""
+    count, plain = 0, True
+    try:
+        with os.scandir(path) as it:
+            for entry in it:
+                if entry.is_file(follow_symlinks=False):
+                    regular.add(prefix + entry.name)
+                    count += 1
+                elif not entry.is_dir(follow_symlinks=False):
+                    other[prefix + entry.name] = entry
+                    plain = False
+    except OSError:
+        return None
+    return count if plain else None
 
 
 def _folder_inside(folder: str, top: str, rel: str, checked: dict[str, bool]) -> bool:
@@ -169,7 +229,7 @@ def _walk_names(folder: str, top: str) -> list[str]:
     return out
 
 
-def looks_binary(path: str | os.PathLike[str], sample: int = SNIFF_BYTES) -> bool:
+def looks_binary(path: str | bytes | os.PathLike[str], sample: int = SNIFF_BYTES) -> bool:
     """True when the file's first bytes hold a NUL, as git and ripgrep decide.
 
     Opened without blocking, so a FIFO (refused elsewhere: `regular`) cannot hang it.

@@ -20,6 +20,7 @@ import re
 import subprocess
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from heapq import heappop, heappush
 from pathlib import Path
 from typing import BinaryIO
 
@@ -36,14 +37,17 @@ from elelem_kernel.tools.file_tools import (
     iter_lines,
     matching,
 )
-from elelem_kernel.tools.listing import SNIFF_BYTES, files_under, looks_binary
+from elelem_kernel.tools.listing import SNIFF_BYTES, list_under, looks_binary, whole_folders
 from elelem_kernel.tools.regular_files import check_regular, open_regular
 from elelem_kernel.tools.workspace import Workspace
 
 #: Longest matching line shown; longer ones are cut with a note.
 MATCH_CHARS = 500
-#: ripgrep processes run at once, each over a consecutive run of the files.
+#: ripgrep processes run at once when the files need several command lines.
 RG_PROCESSES = min(4, os.cpu_count() or 1)
+#: Threads of each ripgrep: two at least, as with one it stats each file it is given
+#: three times (twice otherwise), which costs as much as searching small files.
+RG_THREADS = max(2, RG_PROCESSES)
 #: Bytes of file names per ripgrep command line, well under the kernel's ARG_MAX.
 _ARG_BYTES = 100_000
 #: Room for the `name NUL number:` before each line ripgrep prints (PATH_MAX and digits).
@@ -82,7 +86,8 @@ def grep(
     if not base.exists():
         raise ToolError(f'no such file or folder: "{rel}". Call list to see the workspace.')
     check_regular(base, rel)
-    names = files_under(base, ws.root)
+    listed = list_under(base, ws.root)
+    names = listed.names
     if glob:
         names = matching(names, glob, ws.relative(base if base.is_dir() else base.parent))
     # shutil (bz2, lzma) only once grep runs: the CLI's turn declares grep, seldom calls it
@@ -94,7 +99,8 @@ def grep(
     with children or Children(timeout) as group:
         found = None if names else _Matches()
         if rg and names:
-            found = _search_rg(rg, ws.root, pattern, ignore_case, names, group)
+            folders, rest = whole_folders(names, listed.plain)
+            found = _search_rg(rg, ws.root, pattern, ignore_case, names, folders + rest, group)
         python = found is None and group.reason is None
         problem = ""
         if python:
@@ -151,40 +157,65 @@ def _stopped(group: Children, python: bool, problem: str = "") -> str:
 
 
 def _from_child(result: Result) -> _Matches:
-    found = _Matches()
-    found.lines, found.count, found.files = result["lines"], result["count"], set(result["files"])
-    return found
+    return _Matches.of(result["lines"], result["count"], result["files"])
 
 
 class _Matches:
-    """Collects matches up to the bounds while counting all of them."""
+    """Collects the first matches in file order, up to the bounds, while counting all.
+
+    Matches may come in any order (ripgrep's threads finish files as they go): each has a
+    place (the file's index in the list searched, the line number), and what is kept is
+    always the matches before some place, as many as the bounds hold. Once a match is
+    dropped for room, none after it is kept again, so memory stays within the bounds.
+    """
 
     def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.size = 0
+        #: Kept entries as (-file, -line, entry): the last in file order on top.
+        self._kept: list[tuple[int, int, str]] = []
+        self._size = 0
+        #: The place of the first match dropped for room; nothing after it is kept.
+        self._cut: tuple[int, int] | None = None
         self.count = 0
         self.files: set[str] = set()
-        self.full = False
 
-    def add(self, name: str, number: int, text: str) -> None:
+    @classmethod
+    def of(cls, lines: list[str], count: int, files: list[str]) -> _Matches:
+        """Matches already collected (by the Python engine's child), in order."""
+        found = cls()
+        for number, entry in enumerate(lines):
+            found._keep(0, number, entry)
+        found.count, found.files = count, set(files)
+        return found
+
+    @property
+    def lines(self) -> list[str]:
+        """The kept entries in file order, then line order."""
+        return [entry for _, _, entry in sorted(self._kept, reverse=True)]
+
+    def add(self, name: str, number: int, text: str, file: int) -> None:
+        """Count a match of file `name` (index `file` in the list searched); keep it if it
+        is before what the bounds already dropped."""
         self.count += 1
         self.files.add(name)
-        self.keep(f"{name}:{number}:{clip(text, MATCH_CHARS)}")
+        if self._cut is None or (file, number) < self._cut:
+            self._keep(file, number, f"{name}:{number}:{clip(text, MATCH_CHARS)}")
 
-    def keep(self, entry: str) -> None:
-        """Keep `entry` unless the bounds are reached: what is kept is always a prefix."""
-        if self.full or len(self.lines) >= MAX_LINES or self.size + len(entry) > MAX_BYTES:
-            self.full = True
-            return
-        self.lines.append(entry)
-        self.size += len(entry) + 1
+    def _keep(self, file: int, number: int, entry: str) -> None:
+        heappush(self._kept, (-file, -number, entry))
+        self._size += len(entry) + 1
+        # the entries kept always fit `MAX_LINES` and `MAX_BYTES` (the last newline free)
+        while len(self._kept) > MAX_LINES or self._size > MAX_BYTES + 1:
+            file, number, entry = heappop(self._kept)
+            self._size -= len(entry) + 1
+            self._cut = (-file, -number)
 
-    def extend(self, later: _Matches) -> None:
-        """Append the matches of the files after ours."""
-        for entry in later.lines:
-            self.keep(entry)
-        self.count += later.count
-        self.files |= later.files
+    def extend(self, other: _Matches) -> None:
+        """Add the matches another collector (over the same list of files) found."""
+        for file, number, entry in other._kept:
+            if self._cut is None or (-file, -number) < self._cut:
+                self._keep(-file, -number, entry)
+        self.count += other.count
+        self.files |= other.files
 
     def result(self, rel: str, pattern: str) -> Result:
         out: Result = {
@@ -206,16 +237,35 @@ class _Matches:
 
 
 def _search_rg(
-    rg: str, root: Path, pattern: str, ignore_case: bool, names: list[str], group: Children
+    rg: str,
+    root: Path,
+    pattern: str,
+    ignore_case: bool,
+    names: list[str],
+    targets: list[str],
+    group: Children,
 ) -> _Matches | None:
-    """Run ripgrep over `names`, a few processes at once, merged in order; None on failure."""
+    """Run ripgrep over `targets` and merge its matches in file order; None on failure.
+
+    `targets` are `names` and folders all of whose files are among them (`whole_folders`),
+    each searched without entering subfolders or following links: one directory read
+    rather than a stat per file. A file ripgrep reports that is not among `names`
+    (created since the listing) is left out.
+    """
     command = [rg, "--no-config", "--text", "--null", "--line-number", "--with-filename"]
-    command += ["--no-heading", "--color", "never", "--threads", "1", "--crlf"]
+    command += ["--no-heading", "--color", "never", "--crlf", "--threads", str(RG_THREADS)]
+    command += ["--no-ignore", "--hidden", "--max-depth", "1"]
     command += ["--ignore-case"] if ignore_case else ["--case-sensitive"]
     command += ["--regexp", pattern, "--"]
-    batches = _batches(names, -(-len(names) // RG_PROCESSES))
+
+    def run(batch: list[str]) -> _Matches | None:
+        return _run_rg([*command, *batch], root, names, group)
+
+    batches = _batches(targets, _ARG_BYTES)
+    if len(batches) == 1:
+        return run(batches[0])
     with ThreadPoolExecutor(min(RG_PROCESSES, len(batches))) as pool:
-        parts = list(pool.map(lambda batch: _run_rg([*command, *batch], root, group), batches))
+        parts = list(pool.map(run, batches))
     found = _Matches()
     for part in parts:
         if part is None:
@@ -224,7 +274,7 @@ def _search_rg(
     return found
 
 
-def _run_rg(command: list[str], root: Path, group: Children) -> _Matches | None:
+def _run_rg(command: list[str], root: Path, names: list[str], group: Children) -> _Matches | None:
     found = _Matches()
     try:
         proc = group.popen(
@@ -238,22 +288,36 @@ def _run_rg(command: list[str], root: Path, group: Children) -> _Matches | None:
         return None
     with proc:
         assert proc.stdout is not None
-        name, binary = b"", False
+        head, name, index = b"", "", None
+        top = os.fsencode(root) + b"/"
         for part, _ in iter_lines(proc.stdout, LINE_BYTES + _PREFIX_BYTES):
-            head, nul, rest = part.partition(b"\0")
+            file, nul, rest = part.partition(b"\0")
             number, _, text = rest.partition(b":")
             if not nul or not number.isdigit():
                 continue
-            if head != name:
-                name, binary = head, _binary(os.path.join(root, os.fsdecode(head)))
-            if not binary:
+            if file != head:
+                head, name = file, file.decode("utf-8", "replace")
+                index = _place(top, head, name, names)
+            if index is not None:
                 line = decode_line(text[:LINE_BYTES])[0]  # what the Python engine keeps
-                found.add(name.decode("utf-8", "replace"), int(number), line)
+                found.add(name, int(number), line, index)
     # 2 is an error; with nothing found (a pattern rg cannot parse), Python's re takes over
     return None if proc.returncode not in (0, 1) and not found.count else found
 
 
-def _binary(path: str) -> bool:
+def _place(top: bytes, raw: bytes, name: str, names: list[str]) -> int | None:
+    """The index in `names` (sorted) of the file ripgrep printed as `raw` (below `top`,
+    the root and a slash); None when it is not listed or is binary (`looks_binary`)."""
+    # bisect only once grep finds something: the CLI's turn declares grep, seldom calls it
+    from bisect import bisect_left
+
+    index = bisect_left(names, name)
+    if index == len(names) or names[index] != name:
+        return None
+    return None if _binary(top + raw) else index
+
+
+def _binary(path: bytes) -> bool:
     """`looks_binary`, with a file that cannot be read counted as binary (left out)."""
     try:
         return looks_binary(path)
@@ -261,12 +325,12 @@ def _binary(path: str) -> bool:
         return True
 
 
-def _batches(names: list[str], most: int, limit: int = _ARG_BYTES) -> list[list[str]]:
-    """Consecutive runs of at most `most` names and `limit` bytes (one command line each)."""
+def _batches(names: list[str], limit: int = _ARG_BYTES) -> list[list[str]]:
+    """Consecutive runs of names of at most `limit` bytes (one command line each)."""
     out: list[list[str]] = [[]]
     size = 0
     for name in names:
-        if out[-1] and (len(out[-1]) >= most or size + len(name) + 1 > limit):
+        if out[-1] and size + len(name) + 1 > limit:
             out.append([])
             size = 0
         out[-1].append(name)
@@ -277,7 +341,7 @@ def _batches(names: list[str], most: int, limit: int = _ARG_BYTES) -> list[list[
 def _search_python(root: Path, pattern: str, flags: int, names: list[str], found: _Matches) -> None:
     """Python's re over `names` (run in the `pyregex` child, never in a tool's process)."""
     search = re.compile(pattern, flags).search
-    for name in names:
+    for index, name in enumerate(names):
         try:
             f = open_regular(os.path.join(root, name), name)
         except (OSError, ToolError):
@@ -286,7 +350,7 @@ def _search_python(root: Path, pattern: str, flags: int, names: list[str], found
             lines = _text_lines(f)
             for number, text in enumerate(lines or (), 1):
                 if search(text):
-                    found.add(name, number, text)
+                    found.add(name, number, text, index)
 
 
 def _text_lines(f: BinaryIO) -> Iterable[str] | None:

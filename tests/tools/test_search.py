@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from elelem_kernel.errors import ToolError
+from elelem_kernel.tools import search
+from elelem_kernel.tools.children import Children
 from elelem_kernel.tools.file_tools import decode_line, iter_lines
-from elelem_kernel.tools.search import grep, split_lines
+from elelem_kernel.tools.search import _Matches, _search_rg, grep, split_lines
 from elelem_kernel.tools.workspace import Workspace
 from tests.git import git
 
@@ -275,3 +277,59 @@ def test_an_interrupt_stops_a_long_match(root: Path, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"cancelled": True, "children_left": False}
+
+
+@needs_rg
+def test_whole_folders_merge_in_file_order_within_the_bounds(ws: Workspace, root: Path) -> None:
+    for i in range(30):
+        folder = root / f"d{i % 3}" / f"e{i % 5}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{i:02d}.txt").write_text("".join(f"hit {i} {j}\n" for j in range(100)))
+    git(root, "init", "-q")
+    rg, python = grep(ws, "hit", engine="rg"), grep(ws, "hit", engine="python")
+    assert rg == python
+    assert rg["count"] == 3_000 and rg["files"] == 30
+    assert rg["matches"].splitlines()[0] == "d0/e0/f00.txt:1:hit 0 0"
+
+
+@needs_rg
+def test_a_file_of_a_whole_folder_not_listed_is_not_shown(root: Path) -> None:
+    (root / "d").mkdir()
+    (root / "d" / "listed.txt").write_text("foo listed\n")
+    (root / "d" / "new.txt").write_text("foo created after the listing\n")
+    rg = shutil.which("rg")
+    assert rg is not None
+    with Children(30) as group:
+        found = _search_rg(rg, root, "foo", False, ["d/listed.txt"], ["d"], group)
+    assert found is not None and found.lines == ["d/listed.txt:1:foo listed"]
+
+
+def test_matches_in_any_order_keep_the_first_within_the_bounds() -> None:
+    rng = random.Random(3)
+    places = [(file, line) for file in range(40) for line in range(1, rng.randrange(2, 200))]
+    texts = {place: "x" * rng.choice((1, 2, 400)) for place in places}
+    expected = _Matches()
+    for file, line in places:
+        expected.add(f"f{file}", line, texts[file, line], file)
+    assert len(expected.lines) < expected.count  # the bounds cut it
+    for _ in range(5):
+        rng.shuffle(places)
+        shuffled, halves = _Matches(), [_Matches(), _Matches()]
+        for n, (file, line) in enumerate(places):
+            shuffled.add(f"f{file}", line, texts[file, line], file)
+            halves[n % 2].add(f"f{file}", line, texts[file, line], file)
+        halves[0].extend(halves[1])
+        for got in (shuffled, halves[0]):
+            assert got.lines == expected.lines
+            assert (got.count, got.files) == (expected.count, expected.files)
+
+
+@needs_rg
+def test_names_over_several_command_lines_merge_in_file_order(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(30):
+        (root / f"f{i:02d}.txt").write_text("".join(f"hit {i} {j}\n" for j in range(100)))
+    monkeypatch.setattr(search, "_ARG_BYTES", 40)  # a few names per ripgrep
+    rg, python = grep(ws, "hit", engine="rg"), grep(ws, "hit", engine="python")
+    assert rg == python and rg["count"] == 3_000
