@@ -145,6 +145,7 @@ GOALS = (
         "notebook_run ÷ person",
         1.2,
         "×",
+        floor="  floor: (person + that message) ÷ person",
     ),
 )
 

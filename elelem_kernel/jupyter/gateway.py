@@ -15,8 +15,9 @@ ping timeout" in the gateway's log).
 the next one for the same kernel and session only after it closed. This module is also a
 Jupyter Server extension, enabled by the config file the package installs
 (`etc/jupyter/jupyter_server_config.d/elelem_kernel.json`): behind `--gateway-url` it makes
-the server use that class, unless the person configured another one; without a gateway it
-does nothing. Only Jupyter Server imports this module.
+the server use that class, unless the person configured another one; without a gateway,
+jupyter/nodelay.py's `AtOnceChannelsConnection` (the same, sending each message at once).
+Either sends to the browser with TCP_NODELAY. Only Jupyter Server imports this module.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ import asyncio
 from typing import Any, ClassVar
 
 from jupyter_server.gateway.connections import GatewayWebSocketConnection
+from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
+
+from elelem_kernel.jupyter.nodelay import AtOnceChannelsConnection, send_at_once
 
 #: Seconds to wait for a left websocket to close before opening the next one regardless.
 CLOSE_WAIT = 30.0
@@ -43,6 +47,7 @@ class ClosingGatewayConnection(GatewayWebSocketConnection):
 
     async def connect(self) -> None:
         """Open the gateway websocket, once the one the browser left for this session closed."""
+        send_at_once(self.websocket_handler)  # the browser's side, as AtOnceChannelsConnection
         closing = self.closing.get(self.key)
         if closing is None:
             await super().connect()
@@ -82,16 +87,19 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    """Behind `--gateway-url`, proxy kernel websockets with `ClosingGatewayConnection`.
+    """Proxy kernel websockets with `ClosingGatewayConnection` behind `--gateway-url`, and
+    connect them with `AtOnceChannelsConnection` without a gateway.
 
-    Only where the server would use jupyter_server's own gateway proxy: a class the person
-    set (`ServerApp.kernel_websocket_connection_class`) is left alone, and so is a server
-    without a gateway. The handlers read the class from the settings at each connection.
+    Only where the server would use jupyter_server's own class: a class the person set
+    (`ServerApp.kernel_websocket_connection_class`) is left alone. The handlers read the
+    class from the settings at each connection.
     """
     settings = serverapp.web_app.settings
-    if not serverapp.gateway_config.gateway_enabled:
-        return
     if "kernel_websocket_connection_class" in serverapp.config.get("ServerApp", {}):
+        return
+    if not serverapp.gateway_config.gateway_enabled:
+        if settings.get("kernel_websocket_connection_class") is ZMQChannelsWebsocketConnection:
+            settings["kernel_websocket_connection_class"] = AtOnceChannelsConnection
         return
     if settings.get("kernel_websocket_connection_class") is not GatewayWebSocketConnection:
         return

@@ -153,7 +153,9 @@ class NotebookLink:
             self._acks[number] = ack
             self._answers[number] = answer
         try:
-            if not await asyncio.to_thread(self._hello.wait, self.wait):
+            # said hello already (every request but a turn's first): no thread to ask
+            greeted = self._hello.is_set()
+            if not greeted and not await asyncio.to_thread(self._hello.wait, self.wait):
                 raise FrontendGone(f"no answer from the open notebook: {NOT_REACHABLE}")
             comm = self._comm
             if comm is None or self._closed:

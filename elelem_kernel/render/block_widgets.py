@@ -1,7 +1,10 @@
 """The widgets of one block of the live view: a thinking/text block, a tool call's card.
 
 Each knows how to render itself from its state; `render.widget.TurnView` places them by
-block index and decides when to refresh.
+block index and decides when to refresh. Each trait a widget changes after it opened is a
+comm message of its own, and the page takes them in order with the open notebook's
+requests behind them: a widget opens with its classes and first value, and a change of
+several traits of one widget goes as one message (`hold_sync`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from elelem_kernel.render.markdown import to_html
 from elelem_kernel.visible import visible
 
 HIDDEN = "lm-mod-hidden"  #: Lumino's class for a hidden widget, in JupyterLab and Notebook 7
+RENDERED = "jp-RenderedHTMLCommon"  #: the look of the frozen output
 
 
 class TextBlock:
@@ -26,8 +30,7 @@ class TextBlock:
         self.kind = kind
         self._pieces: list[str] = []
         self.open = True  #: thinking shows while it streams, folds when the text starts
-        self.widget = self.html = widgets.HTML("", **(shared or {}))
-        self.html.add_class("jp-RenderedHTMLCommon")  # the look of the frozen output
+        self.widget = self.html = widgets.HTML("", _dom_classes=(RENDERED,), **(shared or {}))
 
     @property
     def text(self) -> str:
@@ -70,29 +73,29 @@ class ToolCard:
         self.ms: int | None = None
         self.has_result = False
         self.detail: str | None = None  #: what the person is waited for (state "person")
-        shared = shared or {}
-        self.header = widgets.HTML(**shared)
+        shared = {**(shared or {}), "_dom_classes": (RENDERED,)}
+        self.header = widgets.HTML(self._summary(), **shared)
         self.extra = widgets.VBox([], **{k: v for k, v in shared.items() if k == "layout"})
         self.result = widgets.HTML("", **shared)
         self.args = args = widgets.HTML(cards.arguments_html(self.arguments), **shared)
-        for html in (self.header, self.result, args):
-            html.add_class("jp-RenderedHTMLCommon")
         self.widget = widgets.VBox(
             [self.header, args, self.extra, self.result],
             layout=widgets.Layout(
                 margin="4px 0", padding="0 8px", border="1px solid rgba(127,127,127,.35)"
             ),
+            _dom_classes=("elelem-card",),
         )
-        self.widget.add_class("elelem-card")
-        self.render_header()
 
     def render_header(self) -> None:
+        self.header.value = self._summary()
+
+    def _summary(self) -> str:
         ms = self.ms
         if ms is None and self.started is not None:
             ms = int((time.monotonic() - self.started) * 1000)
         words = "queued" if self.state == "waiting" else self.state
         detail = self.detail if self.state == "person" else None
-        self.header.value = cards.card_summary(self.name, self.arguments, words, ms, detail)
+        return cards.card_summary(self.name, self.arguments, words, ms, detail)
 
     def set_state(self, state: str, preview: str | None = None) -> None:
         if state == "running" and self.started is None:
@@ -124,14 +127,16 @@ class ToolCard:
         """Show the result as the frozen output will: the card folded to its summary line
         (its images below it), so the page does not jump when the turn ends."""
         self.has_result = True
-        if self.state not in ("ok", "failed", "declined", "not run", "over budget"):
-            self.set_state("ok" if ok else "failed")
+        with self.header.hold_sync():  # its last summary and its hiding: one message
+            if self.state not in ("ok", "failed", "declined", "not run", "over budget"):
+                self.set_state("ok" if ok else "failed")
+            self.header.add_class(HIDDEN)
         call = {"name": self.name, "arguments": self.arguments, "result": content}
         call.update(ms=self.ms, images=images)
-        for part in (self.header, self.args):
-            part.add_class(HIDDEN)
+        self.args.add_class(HIDDEN)
         layout = self.widget.layout  # the card's own: the frozen card draws the border
-        layout.margin, layout.padding, layout.border = "0", "0", "none"
+        with layout.hold_sync():  # one message, not six (a border is four traits)
+            layout.margin, layout.padding, layout.border = "0", "0", "none"
         self.result.value = cards.tool_card(call, self.state)
 
 

@@ -11,7 +11,10 @@
  * - the kernel sends every output to every page: a frozen turn sent for another client
  *   (its output metadata names the turn's cell) replaces that cell's live view here;
  * - when the kernel is idle and cells still show a live view, the page asks for their
- *   frozen outputs on the `elelem.frozen` comm (elelem_kernel/jupyter/frozen_comm.py).
+ *   frozen outputs on the `elelem.frozen` comm (elelem_kernel/jupyter/frozen_comm.py),
+ *   not for a cell this page is running: the kernel says idle during a turn too, after
+ *   each comm message its subshells handle, and asking then opened that comm (and made
+ *   its subshell) in the middle of the first turn.
  *
  * Only a live view is replaced (a widget output whose plain text is the view's), or an
  * empty cell filled; other outputs are left as they are. In a shared document (real-time
@@ -100,11 +103,12 @@ function askForFrozen(panel: NotebookPanel, asked: Set<string>): void {
   }
 }
 
-/** Ids of the code cells that show a turn's live view. */
+/** Ids of the code cells that show a turn's live view, but for those this page runs. */
 function liveViewCells(panel: NotebookPanel): string[] {
   const found: string[] = [];
   for (const cell of panel.content.model?.cells ?? []) {
-    if (cell.type === 'code' && liveViewAt((cell as ICodeCellModel).outputs) >= 0) {
+    const code = cell as ICodeCellModel;
+    if (cell.type === 'code' && code.executionState !== 'running' && liveViewAt(code.outputs) >= 0) {
       found.push(cell.id);
     }
   }

@@ -467,3 +467,27 @@ def test_a_notebook_read_card_shows_a_summary_not_the_json():
     assert text.splitlines()[0] == "2 cells · 1 failing · path: nb.ipynb"
     assert "cell [5]: x = 1/0  ✗ ZeroDivisionError: division by zero" in text
     assert "6f1c0a52" not in text and '"source"' not in text
+
+
+def test_a_tool_card_opens_each_widget_whole_and_folds_in_few_messages(view):
+    """Every message of the live view goes before the open notebook's requests on the way
+    to the page: a card's widgets open with their classes and first value (no update right
+    after), and its result folds it with one message per widget it changes."""
+    view({"type": "status", "state": "waiting", "model": "demo-1", "round": 1})
+    start = len(CountingComm.sent)
+    call = {"id": "c", "name": "notebook_run", "arguments": {"cells": [2]}}
+    view({"type": "block_start", "index": 1, "block": "tool_use", **call})
+    view({"type": "block_stop", "index": 1})
+    made = CountingComm.sent[start:]
+    assert [m["msg_type"] for m in made].count("comm_open") == 6  # 4 parts, layout, card
+    # only the waiting line hidden and the card placed in the view's body
+    assert [m["msg_type"] for m in made].count("comm_msg") == 2
+    view({"type": "tool_state", "index": 1, "state": "running"})
+    start = len(CountingComm.sent)
+    view({"type": "block_start", "index": 2, "block": "tool_result", "id": "c", "ok": True})
+    folded = CountingComm.sent[start:]
+    # header (summary and hidden), arguments hidden, the card's layout, the result
+    assert len(folded) == 4, [m["data"] for m in folded]
+    card = view.blocks[1]
+    assert HIDDEN in card.header._dom_classes and HIDDEN in card.args._dom_classes
+    assert card.widget.layout.border_top == "none" and "elelem-card" in card.widget._dom_classes

@@ -3,10 +3,15 @@
 One fresh kernel per `measure`: the person loads elelem and, a second later, a fix turn (the scripted
 model reads the open notebook, then proposes an edit: a diff box) runs twice, the first
 turn after the kernel's start and a warm one; then the model runs a cell (`notebook_run`)
-and the person runs the same cell. Times are wall clock, taken where they happen: the
+and the person runs the same cell, then the same for a cell that takes half a second
+(`SLOW`: what a person feels on a real cell). Times are wall clock, taken where they happen: the
 page notes the person's Ctrl+Enter, the frame a diff box or an output is drawn in
 (`performance.timeOrigin + now()`), the wire server when it has sent the model's reply
-(`time.time()`): the same clock, one machine.
+(`time.time()`), the kernel when it made a message (its header's date): the same clock,
+one machine. The floor of `notebook_run` against the person: the person's run plus one
+kernel → page message of the turn (the run needs the cells' source from the page first),
+the least of the two the run sends (its `read`, its `outputs`: the header's date → the
+page's kernel connection has it).
 
 bench/open_notebook.py prints the figures; test_first_turn.py reports them and checks
 what they are of. `Timeline` keeps every kernel message the page sent or got, with the
@@ -15,6 +20,7 @@ time the test saw it, to tell where a slow turn's time went.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,31 +40,62 @@ CELLS = [
     "print('ran', sum(range(1000)))",
     "%%elelem -p openai\nfix cell [2]",
     "%%elelem -p openai --mode verify --allow notebook_run\nrun cell [3]",
+    "import time\ntime.sleep(0.5)\nprint('slow', 2 ** 10)",
+    "%%elelem -p openai --mode verify --allow notebook_run\nrun cell [6]",
 ]
 PROMPT = "fix cell [2]"
 RUN_PROMPT = "run cell [3]"
 EDIT = ("notebook_edit", {"cell": 1, "old": "a = 1", "new": "a = 2"}, "edit-1")
-RUN = ("notebook_run", {"cells": [2]}, "run-1")
 
-#: Notes, in the page, when the person presses Ctrl+Enter and when a diff box or an
-#: output of cell `ran` is first in a frame (requestAnimationFrame after the DOM change).
+
+@dataclass(frozen=True)
+class Ran:
+    """A cell the model and then the person run: its index, a line of it (to find it),
+    the output it shows, the prompt that has the model run it, the marks' name."""
+
+    index: int
+    line: str
+    output: str
+    prompt: str
+    kind: str
+
+
+TRIVIAL = Ran(2, "print('ran'", "ran 499500", RUN_PROMPT, "output")
+SLOW = Ran(5, "time.sleep(0.5)", "slow 1024", "run cell [6]", "slow")
+
+#: Notes, in the page, when the person presses Ctrl+Enter, when a diff box or an output of
+#: a `Ran` cell is first in a frame (requestAnimationFrame after the DOM change), and when
+#: the page's kernel connection has each `read` and `outputs` request (`hops`: the kernel's
+#: date of it, the page's).
 MARKS = """
-(ran) => {
+(watched) => {
   const now = () => performance.timeOrigin + performance.now();
-  const marks = window.__elelemMarks = {key: [], box: [], output: []};
+  const marks = window.__elelemMarks = {key: [], box: [], hops: []};
+  for (const w of watched) marks[w.kind] = [];
   document.addEventListener('keydown', e => {
     if (e.key === 'Enter' && e.ctrlKey) marks.key.push(now());
   }, true);
-  let boxes = 0, shown = false;
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  kernel.anyMessage.connect((_, args) => {
+    const msg = args.msg, data = msg.content && msg.content.data;
+    if (args.direction === 'recv' && msg.header.msg_type === 'comm_msg' && data
+        && (data.op === 'read' || data.op === 'outputs')) {
+      marks.hops.push([data.op, Date.parse(msg.header.date), now()]);
+    }
+  });
+  let boxes = 0;
+  const shown = {};
   const look = () => {
     const count = document.querySelectorAll('.elelem-proposal').length;
     if (count > boxes) requestAnimationFrame(() => marks.box.push(now()));
     boxes = count;
-    const cell = document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')[ran];
-    const out = cell && cell.querySelector('.jp-OutputArea-output');
-    const has = !!out && out.textContent.includes('ran 499500');
-    if (has && !shown) requestAnimationFrame(() => marks.output.push(now()));
-    shown = has;
+    const cells = document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell');
+    for (const w of watched) {
+      const out = cells[w.index] && cells[w.index].querySelector('.jp-OutputArea-output');
+      const has = !!out && out.textContent.includes(w.output);
+      if (has && !shown[w.kind]) requestAnimationFrame(() => marks[w.kind].push(now()));
+      shown[w.kind] = has;
+    }
   };
   new MutationObserver(look).observe(document.body,
     {subtree: true, childList: true, characterData: true});
@@ -141,6 +178,10 @@ class Figures:
     edit_to_box: float
     agent_run: float
     person_run: float
+    #: the least ms a `read` or `outputs` request of the trivial run took kernel → page
+    hop: float
+    agent_slow: float
+    person_slow: float
     subshells_before: list[str]
     subshells_after: list[str]
     timeline: list[str]
@@ -156,7 +197,7 @@ def measure(browser: Any, server: Any, wire: ClockedWire, shots: Path, tag: str)
 
 def measure_in(lab: Lab, wire: ClockedWire, timeline: Timeline, tag: str) -> Figures:
     """The figures of the kernel `lab` has just started on a notebook of CELLS."""
-    lab.page.evaluate(MARKS, 2)
+    lab.page.evaluate(MARKS, [vars(TRIVIAL), vars(SLOW)])
     lab.run("%load_ext elelem_kernel")
     lab.page.wait_for_timeout(PAUSE)  # the person moves on to the prompt cell
     subshells_before = lab.page.evaluate(SUBSHELLS)
@@ -165,12 +206,18 @@ def measure_in(lab: Lab, wire: ClockedWire, timeline: Timeline, tag: str) -> Fig
     trace = timeline.since(start)
     warm = fix_turn(lab, wire, f"warm-{tag}")
     subshells_after = lab.page.evaluate(SUBSHELLS)
+    agent_run, hop = agent_runs(lab, wire, TRIVIAL)
+    person_run = person_runs(lab, TRIVIAL)
+    agent_slow, _ = agent_runs(lab, wire, SLOW)
     return Figures(
         first_box=first[1] - first[0],
         warm_box=warm[1] - warm[0],
         edit_to_box=warm[1] - warm[2],
-        agent_run=agent_runs(lab, wire),
-        person_run=person_runs(lab),
+        agent_run=agent_run,
+        person_run=person_run,
+        hop=hop,
+        agent_slow=agent_slow,
+        person_slow=person_runs(lab, SLOW),
         subshells_before=subshells_before,
         subshells_after=subshells_after,
         timeline=trace,
@@ -198,29 +245,33 @@ def fix_turn(lab: Lab, wire: ClockedWire, shot: str) -> tuple[float, float, floa
     return marks(lab, "key")[keys], marks(lab, "box")[boxes], edit_sent
 
 
-def agent_runs(lab: Lab, wire: ClockedWire) -> float:
-    """ms from the model's `notebook_run` call sent to the cell's output in a frame."""
-    call = reply("openai", Round(calls=[RUN]))  # a later round, as an edit's: the first
+def agent_runs(lab: Lab, wire: ClockedWire, cell: Ran) -> tuple[float, float]:
+    """ms from the model's `notebook_run` call of `cell` sent to the cell's output in a
+    frame; and the least ms one of the run's requests took from the kernel to the page."""
+    run = ("notebook_run", {"cells": [cell.index]}, "run-1")
+    call = reply("openai", Round(calls=[run]))  # a later round, as an edit's: the first
     # round's call would come while the turn still starts (the scripted model is instant)
-    first = reply("openai", Round(calls=[("notebook_read", {"cells": [2]}, "read-1")]))
+    first = reply("openai", Round(calls=[("notebook_read", {"cells": [cell.index]}, "read-1")]))
     wire.queue(first, call, reply("openai", Round(text="It ran.")))
-    lab.page.evaluate(CLEAR_OUTPUTS, 2)
-    outputs = len(marks(lab, "output"))
-    turn = lab.start(RUN_PROMPT)
-    lab.page.wait_for_function(f"() => window.__elelemMarks.output.length > {outputs}")
-    ran = marks(lab, "output")[outputs] - wire.sent(call)
+    lab.page.evaluate(CLEAR_OUTPUTS, cell.index)
+    outputs, hops = len(marks(lab, cell.kind)), len(marks(lab, "hops"))
+    turn = lab.start(cell.prompt)
+    lab.page.wait_for_function(f"() => window.__elelemMarks[{cell.kind!r}].length > {outputs}")
+    ran = marks(lab, cell.kind)[outputs] - wire.sent(call)
     lab.wait_done(turn)
-    return ran
+    sent = wire.sent(call)
+    taken = [got - made for _op, made, got in marks(lab, "hops")[hops:] if made >= sent]
+    return ran, min(taken, default=math.nan)
 
 
-def person_runs(lab: Lab) -> float:
-    """ms from the person's Ctrl+Enter on the same cell to its output in a frame."""
-    lab.page.evaluate(CLEAR_OUTPUTS, 2)
-    keys, outputs = len(marks(lab, "key")), len(marks(lab, "output"))
-    lab.run("print('ran'")
-    lab.page.wait_for_function(f"() => window.__elelemMarks.output.length > {outputs}")
-    return marks(lab, "output")[outputs] - marks(lab, "key")[keys]
+def person_runs(lab: Lab, cell: Ran) -> float:
+    """ms from the person's Ctrl+Enter on `cell` to its output in a frame."""
+    lab.page.evaluate(CLEAR_OUTPUTS, cell.index)
+    keys, outputs = len(marks(lab, "key")), len(marks(lab, cell.kind))
+    lab.run(cell.line)
+    lab.page.wait_for_function(f"() => window.__elelemMarks[{cell.kind!r}].length > {outputs}")
+    return marks(lab, cell.kind)[outputs] - marks(lab, "key")[keys]
 
 
-def marks(lab: Lab, kind: str) -> list[float]:
+def marks(lab: Lab, kind: str) -> list[Any]:
     return lab.page.evaluate(MARKED, kind)
