@@ -31,6 +31,13 @@ MODULES = (
     "anyio._backends._asyncio",  # and anyio its event loop's backend, by this name
     "mistune",  # the live view's Markdown (render/markdown.py imports it when it renders)
     "elelem_kernel.providers.demo",
+    # the HTTP providers' own modules (the turn's provider is made, and its module
+    # imported, at the turn's start: `openai` alone was 5-25 ms of a first turn's wait)
+    "elelem_kernel.providers.openai",
+    "elelem_kernel.providers.anthropic",
+    "elelem_kernel.providers.responses",
+    "elelem_kernel.providers.ollama",
+    "elelem_kernel.providers.server_window",  # a local server's window, asked at a first turn
     "elelem_kernel.jupyter.restore",
     "elelem_kernel.render.widget",
     "elelem_kernel.tools.notebook_live",
@@ -56,8 +63,8 @@ def start() -> threading.Thread | None:
 
 def import_all() -> list[str]:
     """Import each of MODULES, then compile nbformat's notebook schema (the first
-    `notebook_edit` validates the notebook: 0.1 s); the names of the modules that could
-    not be imported (a missing extra)."""
+    `notebook_edit` validates the notebook: 0.1 s) and render a Python code block once;
+    the names of the modules that could not be imported (a missing extra)."""
     missing = []
     for name in MODULES:
         try:
@@ -69,5 +76,13 @@ def import_all() -> list[str]:
 
         get_validator()  # kept by nbformat for every later validation
     except Exception:  # the edit compiles it then, as without this
+        pass
+    try:
+        from elelem_kernel.render.markdown import to_html
+
+        # a reply's first code block imports pygments' lexer and compiles its regexes
+        # (0.1-0.2 s): Python's, the language a notebook's replies show most
+        to_html("```python\nx = 1\n```")
+    except Exception:  # the first reply with code pays for it then, as without this
         pass
     return missing
