@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import select
 import subprocess
 import sys
 
@@ -282,6 +283,8 @@ def test_initialize_is_answered_before_the_agents_module_has_loaded(tmp_path, ho
         }
         process.stdin.write(f"{json.dumps(hello)}\n{json.dumps(new)}\n".encode())
         process.stdin.flush()
+        ready, _, _ = select.select([process.stdout], [], [], 60)
+        assert ready, "no answer to initialize while the agent's module was not loaded"
         answer = json.loads(process.stdout.readline())
         gate.touch()
         session = json.loads(process.stdout.readline())
@@ -292,6 +295,9 @@ def test_initialize_is_answered_before_the_agents_module_has_loaded(tmp_path, ho
             process.kill()
             process.wait()
     assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1
+    expected = InitializeResponse.model_validate(answer["result"])
+    assert expected.agent_capabilities.load_session is True
+    assert expected.protocol_version == acp.PROTOCOL_VERSION
     assert session["id"] == 2 and session["result"]["sessionId"]
 
 

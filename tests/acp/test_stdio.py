@@ -5,9 +5,7 @@ writing JSON-RPC lines by hand."""
 from __future__ import annotations
 
 import json
-import select
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,8 +13,6 @@ import pytest
 
 pytest.importorskip("acp")
 
-import acp  # noqa: E402
-from acp.schema import InitializeResponse  # noqa: E402
 
 from tests.acp.test_agent import AGENT  # noqa: E402
 from tests.mcp import servers  # noqa: E402
@@ -174,59 +170,6 @@ def test_a_client_going_away_mid_turn_leaves_no_process_behind(tmp_path, home, w
     while any(_running(pid) for pid in left) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [pid for pid in left if _running(pid)]
-
-
-GATED = """
-import os, sys, time
-from importlib.abc import MetaPathFinder
-
-class Gate(MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == "acp.schema":
-            while not os.path.exists(sys.argv[1]):
-                time.sleep(0.02)
-        return None
-
-sys.meta_path.insert(0, Gate())
-from elelem_kernel.cli import main
-sys.exit(main(["acp"]))
-"""
-
-
-def test_initialize_is_answered_before_the_sdk_has_loaded(tmp_path, home, ws):
-    gate = tmp_path / "sdk-may-load"
-    agent = subprocess.Popen(
-        [sys.executable, "-c", GATED, str(gate)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=home,
-        cwd=tmp_path,
-    )
-    try:
-        new = {"cwd": str(ws), "mcpServers": []}
-        agent.stdin.write(
-            lines(
-                {**INIT, "params": {"protocolVersion": 1, "clientCapabilities": {"session": {}}}},
-                {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": new},
-            ).encode()
-        )
-        agent.stdin.flush()
-        ready, _, _ = select.select([agent.stdout], [], [], 60)
-        assert ready, "no answer to initialize while the SDK was not loaded"
-        hello = json.loads(agent.stdout.readline())
-        gate.touch()
-        session = json.loads(agent.stdout.readline())
-        agent.stdin.close()
-        agent.wait(timeout=60)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.wait()
-    expected = InitializeResponse.model_validate(hello["result"])
-    assert hello["id"] == 1 and expected.agent_capabilities.load_session is True
-    assert expected.protocol_version == acp.PROTOCOL_VERSION
-    assert session["id"] == 2 and session["result"]["sessionId"]
 
 
 def test_a_file_of_requests_is_answered_and_permissions_it_cannot_give_are_refused(
