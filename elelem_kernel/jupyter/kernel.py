@@ -18,7 +18,9 @@ and interrupts behave as for any cell, and the agent's python tool and `%%py` ce
 
 from __future__ import annotations
 
+import functools
 import os
+from pathlib import Path
 from typing import Any, TypedDict
 
 from ipykernel.ipkernel import IPythonKernel
@@ -98,6 +100,10 @@ class ElelemKernel(IPythonKernel):
         )
 
         load(self.shell)
+        from elelem_kernel.jupyter import restore_ahead  # lazy, as the magic: small
+
+        if self.shell is not None:  # ipykernel made it in __init__ above
+            restore_ahead.start(functools.partial(_notebook_file, self.shell.user_ns))
 
     async def do_execute(
         self,
@@ -171,6 +177,13 @@ class ElelemKernel(IPythonKernel):
         except Exception:
             matches = []
         return _completions(matches, start + offset, cursor_pos)
+
+
+def _notebook_file(user_ns: dict[str, object]) -> Path | None:
+    """The notebook file a first restore would read (restore.py's `find_notebook`)."""
+    from elelem_kernel.jupyter.restore import find_notebook  # on the read-ahead's thread
+
+    return find_notebook(user_ns, os.environ)[0]
 
 
 def _enter_working_dir() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,9 @@ HOW_TO_SET = (
 _restored: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def find_notebook(user_ns: dict[str, Any], env: dict[str, Any]) -> tuple[Path | None, str]:
+def find_notebook(
+    user_ns: Mapping[str, object], env: Mapping[str, object]
+) -> tuple[Path | None, str]:
     """The notebook file this kernel runs for, and how it was found (or how to set it).
 
     Order: `/load PATH` → `ELELEM_NOTEBOOK` → the frontend (the `elelem.restore` comm) →
@@ -146,7 +149,9 @@ def register_commands(session: Session, user_ns: dict[str, Any], env: dict[str, 
 
 
 def _restore(session: Session, path: Path, *, cell: str | None, source: str | None) -> str | None:
-    cells, warnings = notebook.read_notebook(path)
+    from elelem_kernel.jupyter import restore_ahead  # small: the kernel's start imported it
+
+    cells, warnings = restore_ahead.take(path) or notebook.read_notebook(path)
     return load_cells(session, cells, path.name, warnings, cell=cell, source=source)
 
 
