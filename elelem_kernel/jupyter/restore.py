@@ -151,8 +151,14 @@ def register_commands(session: Session, user_ns: dict[str, Any], env: dict[str, 
 def _restore(session: Session, path: Path, *, cell: str | None, source: str | None) -> str | None:
     from elelem_kernel.jupyter import restore_ahead  # small: the kernel's start imported it
 
-    cells, warnings = restore_ahead.take(path) or notebook.read_notebook(path)
-    return load_cells(session, cells, path.name, warnings, cell=cell, source=source)
+    ahead = restore_ahead.take(path)
+    if ahead is None:
+        cells, warnings = notebook.read_notebook(path)
+        return load_cells(session, cells, path.name, warnings, cell=cell, source=source)
+    cells, warnings, rebuilt = ahead
+    return load_cells(
+        session, cells, path.name, warnings, cell=cell, source=source, rebuilt=rebuilt
+    )
 
 
 def load_cells(
@@ -163,12 +169,15 @@ def load_cells(
     *,
     cell: str | None = None,
     source: str | None = None,
+    rebuilt: notebook.Rebuilt | None = None,
 ) -> str | None:
     """Rebuild the conversations from `cells` into `session`: the one restore path, for the
-    file and for the frontend's records alike; the restored line and warnings, or None."""
+    file and for the frontend's records alike; the restored line and warnings, or None.
+    `rebuilt`: what the whole of `cells` rebuilds to, when it was rebuilt already."""
     if cell is None and source is not None:
-        cells = _above(cells, source)
-    rebuilt = notebook.restore_cells(cells, warnings)
+        cells, rebuilt = _above(cells, source), None
+    if rebuilt is None:
+        rebuilt = notebook.restore_cells(cells, warnings)
     lines = []
     if rebuilt.turns:
         session.load(rebuilt.conversations, rebuilt.active)

@@ -1,12 +1,12 @@
 """The Elelem kernel reads its notebook file while it starts; the first restore takes it if unchanged.
 
 The first prompt restores the notebook's conversations (jupyter/restore.py). For a notebook
-of 100 turns, reading the file, checking its shape and compiling the records' check was
-~7 ms of a first turn's ~80 ms (the rest of restoring, rebuilding and loading, ~3 ms). The
-Elelem kernel knows its notebook file when it starts (`ELELEM_NOTEBOOK`, or Jupyter
-Server's `JPY_SESSION_NAME`), and a person takes seconds to type the first prompt: `start`
-reads it then, and the first restore `take`s what was read, only if the file is still the
-same (its size, modification time and inode) and only once. Anything else reads it anew.
+of 100 turns, reading the file, checking its shape and every record and rebuilding the
+conversations was ~10 ms of a first turn's ~80 ms. The Elelem kernel knows its notebook
+file when it starts (`ELELEM_NOTEBOOK`, or Jupyter Server's `JPY_SESSION_NAME`), and a
+person takes seconds to type the first prompt: `start` reads and rebuilds it then, and the
+first restore `take`s that, only if the file is still the same (its size, modification
+time and inode) and only once. Anything else reads the file anew.
 """
 
 from __future__ import annotations
@@ -15,14 +15,24 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from elelem_kernel.store.ipynb_records import NotebookCell
+    from elelem_kernel.store.rebuild import Rebuilt
+
+
+class Read(NamedTuple):
+    """A notebook file's cells, what reading them said, and the conversations they hold."""
+
+    cells: list[NotebookCell]
+    warnings: list[str]
+    rebuilt: Rebuilt
+
 
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
-_read: tuple[Path, tuple[int, int, int], list[NotebookCell], list[str]] | None = None
+_read: tuple[Path, tuple[int, int, int], Read] | None = None
 
 
 def start(find: Callable[[], Path | None]) -> threading.Thread | None:
@@ -38,7 +48,7 @@ def start(find: Callable[[], Path | None]) -> threading.Thread | None:
     return _thread
 
 
-def take(path: Path) -> tuple[list[NotebookCell], list[str]] | None:
+def take(path: Path) -> Read | None:
     """What `start` read of `path`, if the file has not changed since; None otherwise.
 
     Waits for the read when it is still going (the turn would read the file itself for as
@@ -51,24 +61,24 @@ def take(path: Path) -> tuple[list[NotebookCell], list[str]] | None:
         found, _read = _read, None
     if found is None or found[0] != path or found[1] != _key(path):
         return None
-    return found[2], found[3]
+    return found[2]
 
 
 def _read_ahead(find: Callable[[], Path | None]) -> None:
     global _read
     try:  # imported here: the thread's work, not the kernel's start
-        from elelem_kernel.store import notebook, rebuild
+        from elelem_kernel.store import notebook
 
         path = find()
         key = None if path is None else _key(path)
         if path is None or key is None:
             return
         cells, warnings = notebook.read_notebook(path)
-        rebuild.prepare()
+        read = Read(cells, warnings, notebook.restore_cells(cells, warnings))
     except Exception:  # the first prompt reads it itself, and says what went wrong
         return
     with _lock:
-        _read = (path, key, cells, warnings)
+        _read = (path, key, read)
 
 
 def _key(path: Path) -> tuple[int, int, int] | None:

@@ -154,11 +154,6 @@ def _duplicates_warning(duplicates: dict[str, list[int]]) -> str:
     )
 
 
-def prepare() -> None:
-    """Compile the records' quick check now (~2 ms), before a restore needs it."""
-    _fits_schema()
-
-
 @cache
 def _fits_schema() -> Check:
     return checker(schema())
