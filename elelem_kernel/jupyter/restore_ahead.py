@@ -33,6 +33,7 @@ class Read(NamedTuple):
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _read: tuple[Path, tuple[int, int, int], Read] | None = None
+_wanted = True  #: False once a restore took its cells elsewhere (the page sent them)
 
 
 def start(find: Callable[[], Path | None]) -> threading.Thread | None:
@@ -64,6 +65,13 @@ def take(path: Path) -> Read | None:
     return found[2]
 
 
+def drop() -> None:
+    """Forget what was or is being read: the first restore took its cells from the page."""
+    global _read, _wanted
+    with _lock:
+        _read, _wanted = None, False
+
+
 def _read_ahead(find: Callable[[], Path | None]) -> None:
     global _read
     try:  # imported here: the thread's work, not the kernel's start
@@ -78,7 +86,8 @@ def _read_ahead(find: Callable[[], Path | None]) -> None:
     except Exception:  # the first prompt reads it itself, and says what went wrong
         return
     with _lock:
-        _read = (path, key, read)
+        if _wanted:
+            _read = (path, key, read)
 
 
 def _key(path: Path) -> tuple[int, int, int] | None:

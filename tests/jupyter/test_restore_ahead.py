@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
 from elelem_kernel.agent.session import Session
 from elelem_kernel.jupyter import restore_ahead
-from elelem_kernel.jupyter.restore import restore_into
+from elelem_kernel.jupyter.restore import FRONTEND_KEY, restore_into
 from elelem_kernel.store import notebook
 from tests.jupyter.test_restore import record, three_turns, turn_cell, write
 
@@ -19,6 +20,7 @@ def fresh(monkeypatch):
     """Each test is a kernel process of its own: nothing read ahead yet."""
     monkeypatch.setattr(restore_ahead, "_thread", None)
     monkeypatch.setattr(restore_ahead, "_read", None)
+    monkeypatch.setattr(restore_ahead, "_wanted", True)
 
 
 def read_ahead(path: Path | None) -> None:
@@ -100,3 +102,28 @@ def test_the_read_starts_once_per_process(tmp_path, monkeypatch):
     path = three_turns(tmp_path / "nb.ipynb")
     read_ahead(path)
     assert restore_ahead.start(lambda: path) is None
+
+
+def test_cells_sent_by_the_page_drop_what_was_read(tmp_path):
+    path = three_turns(tmp_path / "nb.ipynb")
+    read_ahead(path)
+    session = Session(None, provider_name="test")
+    frontend = {"path": str(path), "cells": [], "warnings": []}
+    restore_into(session, {FRONTEND_KEY: frontend}, {"ELELEM_NOTEBOOK": str(path)})
+    assert restore_ahead._read is None  # not held for the kernel's life
+
+
+def test_a_read_that_ends_after_the_page_sent_its_cells_is_not_kept(tmp_path):
+    path = three_turns(tmp_path / "nb.ipynb")
+    gate = threading.Event()
+
+    def slow() -> Path:
+        gate.wait(10)
+        return path
+
+    thread = restore_ahead.start(slow)
+    assert thread is not None
+    restore_ahead.drop()
+    gate.set()
+    thread.join(10)
+    assert restore_ahead._read is None
