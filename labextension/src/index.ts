@@ -10,7 +10,8 @@
  * has acknowledged them (a Python kernel registers the comm target only at
  * `%load_ext elelem_kernel`); and before a `/load` cell with no path. The kernel's answer
  * also links the page: the kernel opens its standing `elelem.notebook` comm (live.ts). It also keeps the
- * notebook-level `metadata.elelem` summary up to date after each run. The open notebook's
+ * notebook-level `metadata.elelem` summary up to date after each run, and loads the live
+ * view's widget code before the first turn (warm.ts). The open notebook's
  * cells are the agent's to read and (with the person's yes) change: see live.ts; a cell
  * that fails offers "Fix with elelem": see fix.ts.
  */
@@ -31,6 +32,7 @@ import { offerFix } from './fix';
 import { attachLive } from './live';
 import { Json, RESTORE_TARGET, RestoreReason, commData } from './protocol';
 import { recordCells, restoreData } from './records';
+import { warmWidgets } from './warm';
 
 /** Version of the comm message and of the notebook-level summary. */
 const VERSION = 1;
@@ -164,6 +166,7 @@ function send(panel: NotebookPanel, state: IState, reason: Reason): void {
   if (!kernel || !kernel.handleComms) {
     return;
   }
+  warmWidgets(); // this page will show turns: their live view's widget code, now
   const commId = `elelem-restore-${Date.now()}-${Math.random().toString(36).slice(2)}`;
   // Registered here so the kernel's answer (or its close, before `%load_ext`) finds it:
   // an unknown comm id makes JupyterLab log "Comm not found" in the browser console.

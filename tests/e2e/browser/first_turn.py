@@ -64,13 +64,21 @@ TRIVIAL = Ran(2, "print('ran'", "ran 499500", RUN_PROMPT, "output")
 SLOW = Ran(5, "time.sleep(0.5)", "slow 1024", "run cell [6]", "slow")
 
 #: Notes, in the page, when the person presses Ctrl+Enter, when a diff box or an output of
-#: a `Ran` cell is first in a frame (requestAnimationFrame after the DOM change), and when
+#: a `Ran` cell is first in a frame (requestAnimationFrame after the DOM change), when
 #: the page's kernel connection has each `read` and `outputs` request (`hops`: the kernel's
-#: date of it, the page's).
+#: date of it, the page's), and each script the page fetches (`scripts`: its path, when the
+#: fetch started; an observer, as the page's resource timing buffer fills at start).
 MARKS = """
 (watched) => {
   const now = () => performance.timeOrigin + performance.now();
-  const marks = window.__elelemMarks = {key: [], box: [], hops: []};
+  const marks = window.__elelemMarks = {key: [], box: [], hops: [], scripts: []};
+  new PerformanceObserver(list => {
+    for (const e of list.getEntries()) {
+      if (e.initiatorType === 'script') {
+        marks.scripts.push([new URL(e.name).pathname, performance.timeOrigin + e.startTime]);
+      }
+    }
+  }).observe({type: 'resource'});
   for (const w of watched) marks[w.kind] = [];
   document.addEventListener('keydown', e => {
     if (e.key === 'Enter' && e.ctrlKey) marks.key.push(now());
@@ -185,6 +193,9 @@ class Figures:
     subshells_before: list[str]
     subshells_after: list[str]
     timeline: list[str]
+    #: the scripts the page fetched between the first turn's Ctrl+Enter and its diff box:
+    #: code loaded on the first turn's path (the widget manager's controls, before warm.ts)
+    first_scripts: list[str]
 
 
 def measure(browser: Any, server: Any, wire: ClockedWire, shots: Path, tag: str) -> Figures:
@@ -204,6 +215,7 @@ def measure_in(lab: Lab, wire: ClockedWire, timeline: Timeline, tag: str) -> Fig
     start = time.time() * 1000
     first = fix_turn(lab, wire, f"first-{tag}")
     trace = timeline.since(start)
+    first_scripts = [path for path, at in marks(lab, "scripts") if first[0] <= at <= first[1]]
     warm = fix_turn(lab, wire, f"warm-{tag}")
     subshells_after = lab.page.evaluate(SUBSHELLS)
     agent_run, hop = agent_runs(lab, wire, TRIVIAL)
@@ -221,6 +233,7 @@ def measure_in(lab: Lab, wire: ClockedWire, timeline: Timeline, tag: str) -> Fig
         subshells_before=subshells_before,
         subshells_after=subshells_after,
         timeline=trace,
+        first_scripts=first_scripts,
     )
 
 

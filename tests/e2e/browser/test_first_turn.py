@@ -6,7 +6,9 @@ judges them against bench/goals.py).
 What is checked: the first turn after a kernel start reaches its diff box; the kernel's
 comm subshell exists before that turn (the standing `elelem.notebook` comm the kernel
 opened when the page restored after `%load_ext`) and is the same one after the warm turn
-(not made and deleted per turn); after a kernel restart the page is linked again and a
+(not made and deleted per turn); the first turn fetches no page code (the live view's
+widget code, `@jupyter-widgets/controls`, was loaded when the page linked the kernel:
+labextension/src/warm.ts); after a kernel restart the page is linked again and a
 turn reaches its diff box.
 """
 
@@ -73,6 +75,9 @@ def test_the_first_turn_finds_the_notebook_linked(browser, server, clocked, shot
             # subshell after the warm turn: not deleted when a turn's comm closed
             assert len(figures.subshells_before) == 1
             assert figures.subshells_after == figures.subshells_before
+            # the page loaded the live view's widget code before the first turn, not in it
+            assert figures.first_scripts == []
+            assert lab.page.evaluate("() => window.__elelemWarm.controls") == "loaded"
 
             lab.restart()
             lab.run("%load_ext elelem_kernel")
