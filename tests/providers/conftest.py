@@ -67,6 +67,19 @@ class Fetched:
     def calls(self) -> list[tuple[str, dict]]:
         return [(e["name"], e["arguments"]) for e in self.of("doing")]
 
+    def joined(self) -> list[dict]:
+        """The events with consecutive text pieces of one kind joined (pieces without
+        metadata): what a stream says, whatever the network reads it arrived in."""
+        out: list[dict] = []
+        for e in self.events:
+            piece = e["type"] in ("saying", "thinking") and "metadata" not in e
+            last = out[-1] if out else None
+            if piece and last and last["type"] == e["type"] and "metadata" not in last:
+                out[-1] = {**last, "text": last["text"] + e["text"]}
+            else:
+                out.append(e)
+        return out
+
     def assistant(self) -> dict:
         """The neutral assistant message the session builds from these events (DESIGN):
         thinking pieces join; a piece with metadata closes its entry."""
