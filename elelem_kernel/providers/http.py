@@ -198,28 +198,24 @@ class HTTPProvider(Provider):
         body = self.body(messages, tools)
 
         async def attempt(out: Emit) -> None:
-            # One text event per network read (`providers/coalesce.py`): held pieces are
-            # handed on after each read's events, and before an error leaves.
+            # Text pieces that arrive without a wait are handed on as one event
+            # (`providers/coalesce.py`); what is held is handed on before an error leaves.
             joined = Coalescing(out)
             parser = self.parser(joined)
-            parse, feed, flush = self.parse, parser.feed, joined.flush
+            parse, feed = self.parse, parser.feed
             try:
                 if self.framing == "ndjson":
-                    async with self.ndjson(self.path, body, key, parser.headers) as reads:
-                        async for lines in reads:
-                            for line in lines:
-                                if line.strip():
-                                    feed("", parse(line))
-                            flush()
+                    async with self.ndjson(self.path, body, key, parser.headers) as lines:
+                        async for line in lines:
+                            if line.strip():
+                                feed("", parse(line))
                 else:
-                    async with self.sse(self.path, body, key, parser.headers) as batches:
-                        async for events in batches:  # parsed here: a generator more per event
-                            for name, text in events:
-                                feed(name, "[DONE]" if text.strip() == "[DONE]" else parse(text))
-                            flush()
+                    async with self.sse(self.path, body, key, parser.headers) as events:
+                        async for name, text in events:  # parsed here: a generator more per event
+                            feed(name, "[DONE]" if text.strip() == "[DONE]" else parse(text))
                 parser.finish()
             finally:
-                flush()
+                joined.flush()
 
         await self.retrying(attempt, emit)
 
@@ -372,9 +368,9 @@ class HTTPProvider(Provider):
     @asynccontextmanager
     async def sse(
         self, path: str, body: Mapping[str, object], key: str | None, seen: Headers | None = None
-    ) -> AsyncIterator[AsyncIterator[list[tuple[str, str]]]]:
-        """POST and yield the server-sent events as `(event name, data)` pairs, a list per
-        network read, for the caller to `parse` (`fetch`: `data: [DONE]` is not JSON).
+    ) -> AsyncIterator[AsyncIterator[tuple[str, str]]]:
+        """POST and yield the server-sent events as `(event name, data)` pairs, for the
+        caller to `parse` (`fetch`: `data: [DONE]` is not JSON).
 
         Events without data are skipped; a line or event over `max_event_bytes`, in the
         `async with` block, is a `ProviderError` that is not retried.
@@ -388,21 +384,21 @@ class HTTPProvider(Provider):
                     f"header Content-Type to contain 'text/event-stream', got {kind!r})"
                 )
             with self._bounded():  # what the block's reading raises comes in here
-                yield stream.event_batches(self._body(response), self.max_event_bytes)
+                yield stream.events(self._body(response), self.max_event_bytes)
 
     @asynccontextmanager
     async def ndjson(
         self, path: str, body: Mapping[str, object], key: str | None, seen: Headers | None = None
-    ) -> AsyncIterator[AsyncIterator[list[str]]]:
-        """POST and yield the lines of a newline-delimited JSON stream, a list per network
-        read, for the caller to `parse` (blank ones too).
+    ) -> AsyncIterator[AsyncIterator[str]]:
+        """POST and yield the lines of a newline-delimited JSON stream, for the caller to
+        `parse` (blank ones too).
 
         A line over `max_event_bytes`, in the `async with` block, is a `ProviderError`
         that is not retried.
         """
         async with self.post(path, body, key, seen) as response:
             with self._bounded():  # what the block's reading raises comes in here
-                yield stream.line_batches(self._body(response), self.max_event_bytes, sse=False)
+                yield stream.lines(self._body(response), self.max_event_bytes, sse=False)
 
     @contextmanager
     def _bounded(self) -> Iterator[None]:

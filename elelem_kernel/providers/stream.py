@@ -88,66 +88,26 @@ async def lines(
     SSE ends lines with `\\r\\n`, `\\r` or `\\n`; NDJSON (`sse=False`) with `\\n` only.
     A last line without a line end is yielded too.
     """
-    async for batch in line_batches(chunks, limit, sse=sse):
-        for line in batch:
-            yield line
-
-
-async def line_batches(
-    chunks: AsyncIterable[bytes], limit: int, *, sse: bool = True
-) -> AsyncIterator[list[str]]:
-    """`lines`, as the list of the lines each network read completed (never empty).
-
-    A reader of a list knows where a read ends without waiting for the next one: what it
-    makes of the lines can be handed on once per read (`providers/coalesce.py`).
-    """
-    cut = _Lines(limit, sse)
+    buffer = bytearray()
+    carriage = False  # the previous chunk ended in `\r`: a `\n` opening this one belongs to it
+    breaks = _BREAKS[sse]
     async for chunk in chunks:
-        batch = cut(chunk)
-        if batch:
-            yield batch
-        if cut.failed is not None:
-            raise cut.failed
-    if cut.buffer:
-        yield [cut.buffer.decode("utf-8", "replace")]
-
-
-class _Lines:
-    """Cuts one read at a time into the lines it completes; what is left waits for more.
-
-    A line over the limit is kept in `failed`, after the lines before it, for the reader
-    to raise once it has handed those on (as a line-by-line reader would have).
-    """
-
-    def __init__(self, limit: int, sse: bool):
-        self.limit = limit
-        self.breaks = _BREAKS[sse]
-        self.sse = sse
-        self.buffer = bytearray()
-        self.carriage = False  # the last read ended in `\r`: a `\n` opening this one is its
-        self.failed: TooLarge | None = None
-
-    def __call__(self, chunk: bytes) -> list[str]:
-        if self.carriage and chunk[:1] == b"\n":
+        if carriage and chunk[:1] == b"\n":
             chunk = chunk[1:]
-        self.carriage = False
-        found: list[str] = []
-        buffer, limit = self.buffer, self.limit
+        carriage = False
         start = 0
-        try:
-            for match in self.breaks.finditer(chunk):
-                buffer += chunk[start : match.start()]
-                _check(buffer, limit, "line")
-                found.append(buffer.decode("utf-8", "replace"))
-                buffer.clear()
-                start = match.end()
-            buffer += chunk[start:]
+        for match in breaks.finditer(chunk):
+            buffer += chunk[start : match.start()]
             _check(buffer, limit, "line")
-        except TooLarge as e:
-            self.failed = e
-        if self.sse and chunk.endswith(b"\r"):
-            self.carriage = True
-        return found
+            yield buffer.decode("utf-8", "replace")
+            buffer.clear()
+            start = match.end()
+        buffer += chunk[start:]
+        _check(buffer, limit, "line")
+        if sse and chunk.endswith(b"\r"):
+            carriage = True
+    if buffer:
+        yield buffer.decode("utf-8", "replace")
 
 
 async def events(chunks: AsyncIterable[bytes], limit: int) -> AsyncIterator[tuple[str, str]]:
@@ -156,56 +116,22 @@ async def events(chunks: AsyncIterable[bytes], limit: int) -> AsyncIterator[tupl
     Follows the HTML event-stream rules: `data` lines join with `\\n`, a blank line ends
     the event, `:` lines are comments, events without data are skipped, an event the
     stream ends inside is dropped. The name defaults to "message".
+
+    A model sends one small event per token, so each network read is cut at blank lines
+    in one call and only whole events are decoded (line-by-line parsing cost a third of a
+    turn); a read that is exactly one `data:` line and its blank line, as most are, is
+    decoded as it is. What waits for its blank line is bounded: past `limit` it is
+    `TooLarge`, named a "line" when its last line alone is that long, else an "event".
     """
-    async for batch in event_batches(chunks, limit):
-        for event in batch:
-            yield event
-
-
-async def event_batches(
-    chunks: AsyncIterable[bytes], limit: int
-) -> AsyncIterator[list[tuple[str, str]]]:
-    """`events`, as the list of the events each network read completed (never empty).
-
-    A server that writes faster than the client reads packs many events into one read;
-    a reader of lists can hand on what they make once per read (`providers/coalesce.py`)
-    and never waits for a read that has not come.
-    """
-    cut = _Events(limit)
+    pending = bytearray()
+    held_cr = False  # a CR that ended the last read: it may pair with an LF opening this one
     async for chunk in chunks:
-        batch = cut(chunk)
-        if batch:
-            yield batch
-        if cut.failed is not None:
-            raise cut.failed
-
-
-class _Events:
-    """Cuts one read at a time into the server-sent events it completes.
-
-    A model sends one small event per token, so each read is cut at blank lines in one
-    call and only whole events are decoded (line-by-line parsing cost a third of a turn);
-    a read that is exactly one `data:` line and its blank line, as most are when the
-    client keeps up, is decoded as it is. What waits for its blank line is bounded: past
-    `limit` it is `TooLarge`, named a "line" when its last line alone is that long, else
-    an "event"; it is kept in `failed`, after the events before it, for the reader to
-    raise once it has handed those on.
-    """
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self.pending = bytearray()
-        self.held_cr = False  # a CR that ended the last read: it may pair with an LF next
-        self.failed: TooLarge | None = None
-
-    def __call__(self, chunk: bytes) -> list[tuple[str, str]]:
-        if self.held_cr:
-            chunk, self.held_cr = b"\r" + chunk, False
+        if held_cr:
+            chunk, held_cr = b"\r" + chunk, False
         if b"\r" in chunk:
             if chunk.endswith(b"\r"):
-                chunk, self.held_cr = chunk[:-1], True
+                chunk, held_cr = chunk[:-1], True
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        pending, limit = self.pending, self.limit
         if (  # one whole event of one `data:` line: its first line end opens the blank line
             not pending
             and chunk.startswith(b"data: ")
@@ -213,24 +139,20 @@ class _Events:
             and chunk.endswith(b"\n\n")
             and len(chunk) - 2 <= limit
         ):
-            return [("message", chunk[6:-2].decode("utf-8", "replace"))]
-        found: list[tuple[str, str]] = []
+            yield "message", chunk[6:-2].decode("utf-8", "replace")
+            continue
         search = max(len(pending) - 1, 0)  # a blank line may straddle the reads
         pending += chunk
         done = 0
-        try:
-            while (at := pending.find(b"\n\n", search)) >= 0:
-                event = _event(bytes(pending[done:at]), limit)
-                if event is not None:
-                    found.append(event)
-                done = search = at + 2
-            del pending[:done]
-            if len(pending) > limit:
-                last = len(pending) - 1 - pending.rfind(b"\n")
-                raise TooLarge("line" if last > limit else "event", limit)
-        except TooLarge as e:
-            self.failed = e
-        return found
+        while (at := pending.find(b"\n\n", search)) >= 0:
+            event = _event(bytes(pending[done:at]), limit)
+            if event is not None:
+                yield event
+            done = search = at + 2
+        del pending[:done]
+        if len(pending) > limit:
+            last = len(pending) - 1 - pending.rfind(b"\n")
+            raise TooLarge("line" if last > limit else "event", limit)
 
 
 def _event(block: bytes, limit: int) -> tuple[str, str] | None:

@@ -80,6 +80,23 @@ class Fetched:
                 out.append(e)
         return out
 
+    def begins(self, whole: Fetched) -> bool:
+        """Whether these events are the start of `whole`'s, both `joined`: the last text
+        piece may stop inside the one it is the start of (a stream cut short)."""
+        mine, theirs = self.joined(), whole.joined()
+        if not mine or len(mine) > len(theirs):
+            return False
+        *head, last = mine
+        if head != theirs[: len(head)]:
+            return False
+        other = theirs[len(head)]
+        if last == other:
+            return True
+        piece = last["type"] in ("saying", "thinking") and "metadata" not in last
+        return piece and other == {**last, "text": other["text"]} and (
+            other["text"].startswith(last["text"])
+        )
+
     def assistant(self) -> dict:
         """The neutral assistant message the session builds from these events (DESIGN):
         thinking pieces join; a piece with metadata closes its entry."""

@@ -10,8 +10,6 @@ import time
 
 import pytest
 
-from elelem_kernel.errors import TooLarge
-from elelem_kernel.providers import stream
 from elelem_kernel.providers.coalesce import Coalescing
 from tests.providers.conftest import fetch
 from tests.wire_servers import FORMATS, Reply, Round, error_event, reply
@@ -25,40 +23,63 @@ LONG = Round(
 
 
 def _one_write(r: Reply) -> Reply:
-    """`r` with its whole body in one network write (a server ahead of its client)."""
-    return dataclasses.replace(r, chunks=[b"".join(r.chunks)])
+    """`r`, each event still its own HTTP chunk, all in one network write (a server ahead
+    of its client: httpx hands on the chunks one at a time, without a wait between)."""
+    return dataclasses.replace(r, burst=True)
 
 
 # -- the join itself -------------------------------------------------------------------------
 
 
-def test_consecutive_pieces_of_one_kind_are_handed_on_joined_at_flush():
+def _on_a_loop(steps):
+    """Run `steps(joined, out)` (a coroutine function) on a fresh loop; `out` afterwards."""
     out: list[dict] = []
-    joined = Coalescing(out.append)
-    for piece in ("a", "b", "c"):
-        joined({"type": "saying", "text": piece})
-    assert out == []
-    joined.flush()
-    assert out == [{"type": "saying", "text": "abc"}]
+
+    async def go():
+        await steps(Coalescing(out.append), out)
+
+    asyncio.run(go())
+    return out
+
+
+def test_pieces_are_held_until_the_task_waits_then_handed_on_joined():
+    seen: list[list[dict]] = []
+
+    async def steps(joined, out):
+        for piece in ("a", "b", "c"):
+            joined({"type": "saying", "text": piece})
+        seen.append(list(out))  # nothing yet: the task has not waited
+        await asyncio.sleep(0)  # as a network read does
+        seen.append(list(out))
+        joined({"type": "saying", "text": "d"})
+        joined.flush()  # the stream's end, or an error leaving
+        seen.append(list(out))
+        await asyncio.sleep(0)  # the hand-on already scheduled finds nothing
+
+    out = _on_a_loop(steps)
+    abc = {"type": "saying", "text": "abc"}
+    assert seen == [[], [abc], [abc, {"type": "saying", "text": "d"}]]
+    assert out == seen[-1]
 
 
 def test_any_other_event_hands_on_the_held_pieces_first_and_keeps_its_place():
-    out: list[dict] = []
-    joined = Coalescing(out.append)
     signed = {"type": "thinking", "text": "", "metadata": {"anthropic": {"signature": "s"}}}
-    for event in (
-        {"type": "thinking", "text": "x"},
-        {"type": "thinking", "text": "y"},
-        signed,
-        {"type": "thinking", "text": "z"},
-        {"type": "saying", "text": "1"},
-        {"type": "saying", "text": "2"},
-        {"type": "usage", "input": 1, "output": 2},
-        {"type": "saying", "text": "3"},
-    ):
-        joined(event)
-    joined.flush()
-    assert out == [
+
+    async def steps(joined, out):
+        for event in (
+            {"type": "thinking", "text": "x"},
+            {"type": "thinking", "text": "y"},
+            signed,
+            {"type": "thinking", "text": "z"},
+            {"type": "saying", "text": "1"},
+            {"type": "saying", "text": "2"},
+            {"type": "usage", "input": 1, "output": 2},
+            {"type": "saying", "text": "3"},
+        ):
+            joined(event)
+        joined.flush()
+
+    assert _on_a_loop(steps) == [
         {"type": "thinking", "text": "xy"},
         signed,
         {"type": "thinking", "text": "z"},
@@ -68,55 +89,29 @@ def test_any_other_event_hands_on_the_held_pieces_first_and_keeps_its_place():
     ]
 
 
-def test_a_lone_piece_is_handed_on_as_it_came_and_flush_twice_is_harmless():
-    out: list[dict] = []
-    joined = Coalescing(out.append)
+def test_a_lone_piece_is_handed_on_as_it_came():
     piece = {"type": "saying", "text": "only"}
-    joined(piece)
-    joined.flush()
-    joined.flush()
+
+    async def steps(joined, out):
+        joined(piece)
+        await asyncio.sleep(0)
+
+    out = _on_a_loop(steps)
     assert len(out) == 1 and out[0] is piece
 
 
-# -- the reads -------------------------------------------------------------------------------
-
-
-def test_a_read_of_several_events_is_one_batch_and_events_still_come_one_by_one():
-    reads = [b"data: a\n\ndata: b\n\ndata: c", b"\n\ndata: d\n\n"]
-
-    async def chunks():
-        for chunk in reads:
-            yield chunk
+def test_what_the_receiver_raised_in_a_scheduled_hand_on_is_raised_in_the_task():
+    def broken(event):
+        raise ValueError("renderer broke")
 
     async def go():
-        batches = [b async for b in stream.event_batches(chunks(), 1000)]
-        single = [e async for e in stream.events(chunks(), 1000)]
-        return batches, single
+        joined = Coalescing(broken)
+        joined({"type": "saying", "text": "a"})
+        await asyncio.sleep(0)  # the hand-on runs here, outside the task
+        with pytest.raises(ValueError, match="renderer broke"):
+            joined.flush()
 
-    batches, single = asyncio.run(go())
-    assert [[data for _, data in b] for b in batches] == [["a", "b"], ["c", "d"]]
-    assert [data for _, data in single] == ["a", "b", "c", "d"]
-
-
-@pytest.mark.parametrize("framing", ["sse", "ndjson"])
-def test_what_a_read_completed_before_a_line_over_the_limit_is_handed_on_first(framing):
-    if framing == "sse":
-        read, batches = b"data: a\n\ndata: " + b"x" * 200, stream.event_batches
-    else:
-        read, batches = b'{"a": 1}\n' + b"x" * 200, stream.line_batches
-
-    async def chunks():
-        yield read
-
-    got: list[list[object]] = []
-
-    async def go():
-        async for batch in batches(chunks(), 100):
-            got.append(batch)
-
-    with pytest.raises(TooLarge):
-        asyncio.run(go())
-    assert len(got) == 1 and len(got[0]) == 1
+    asyncio.run(go())
 
 
 # -- over loopback HTTP ----------------------------------------------------------------------
@@ -130,7 +125,7 @@ def test_a_reply_in_one_network_write_is_a_few_text_events_saying_the_same(wire,
     got = fetch(make(fmt))
     assert got.error is None and normal.error is None
     # one read (two, should the write be split): one text event, not one a word
-    assert len(got.of("saying")) <= 2 < WORDS <= len(normal.of("saying"))
+    assert len(got.of("saying")) <= 2 < WORDS
     assert got.text == LONG.text and got.thinking == normal.thinking
     assert got.joined() == normal.joined()  # calls, usage, stop: the same, in the same order
     rest = [e for e in got.events if e["type"] not in ("saying", "thinking")]

@@ -128,7 +128,7 @@ def test_429_waits_as_told_then_succeeds(wire, make, fmt):
     wire.queue(error_reply(fmt, 429, "slow down", retry_after=0), reply(fmt, STORY))
     provider = make(fmt, backoff=5)
     got = fetch(provider)
-    assert got.error is None and got.events == normal.events
+    assert got.error is None and got.joined() == normal.joined()  # read apart, joined alike
     assert provider.waits == [0.0]
     assert len(wire.requests) == 3
 
@@ -194,7 +194,7 @@ def test_reset_before_output_is_retried_and_nothing_repeats(wire, make, fmt):
     full = reply(fmt, STORY)
     wire.queue(full.reset_after(full.index("Plan")), full)
     got = fetch(make(fmt))
-    assert got.error is None and got.events == normal.events
+    assert got.error is None and got.joined() == normal.joined()  # read apart, joined alike
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -205,7 +205,7 @@ def test_reset_after_output_fails_once_without_repeating(wire, make, fmt):
     wire.queue(full.reset_after(full.index("there")), full)
     got = fetch(make(fmt))
     assert "broke mid-response" in str(got.error) and got.error.retryable
-    assert got.events and got.events == normal.events[: len(got.events)]
+    assert got.events and got.begins(normal)  # read apart: compared joined
     assert got.text == "Hello " and got.of("doing") == []
     assert len(wire.requests) == 2 and wire.pending() == 1
 
