@@ -93,8 +93,10 @@ class Fetched:
         if last == other:
             return True
         piece = last["type"] in ("saying", "thinking") and "metadata" not in last
-        return piece and other == {**last, "text": other["text"]} and (
-            other["text"].startswith(last["text"])
+        return (
+            piece
+            and other == {**last, "text": other["text"]}
+            and (other["text"].startswith(last["text"]))
         )
 
     def assistant(self) -> dict:
