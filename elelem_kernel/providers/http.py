@@ -34,6 +34,7 @@ from elelem_kernel.errors import (
 from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, ProviderEvent, Reported
 from elelem_kernel.options import unknown
 from elelem_kernel.providers import stream, wire_json
+from elelem_kernel.providers.coalesce import Coalescing
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
 from elelem_kernel.providers.wire_json import Tools
 from elelem_kernel.text import clip
@@ -197,18 +198,24 @@ class HTTPProvider(Provider):
         body = self.body(messages, tools)
 
         async def attempt(out: Emit) -> None:
-            parser = self.parser(out)
+            # Text pieces that arrive without a wait are handed on as one event
+            # (`providers/coalesce.py`); what is held is handed on before an error leaves.
+            joined = Coalescing(out)
+            parser = self.parser(joined)
             parse, feed = self.parse, parser.feed
-            if self.framing == "ndjson":
-                async with self.ndjson(self.path, body, key, parser.headers) as lines:
-                    async for line in lines:
-                        if line.strip():
-                            feed("", parse(line))
-            else:
-                async with self.sse(self.path, body, key, parser.headers) as events:
-                    async for name, text in events:  # parsed here: a generator more per event
-                        feed(name, "[DONE]" if text.strip() == "[DONE]" else parse(text))
-            parser.finish()
+            try:
+                if self.framing == "ndjson":
+                    async with self.ndjson(self.path, body, key, parser.headers) as lines:
+                        async for line in lines:
+                            if line.strip():
+                                feed("", parse(line))
+                else:
+                    async with self.sse(self.path, body, key, parser.headers) as events:
+                        async for name, text in events:  # parsed here: a generator more per event
+                            feed(name, "[DONE]" if text.strip() == "[DONE]" else parse(text))
+                parser.finish()
+            finally:
+                joined.flush()
 
         await self.retrying(attempt, emit)
 

@@ -67,6 +67,38 @@ class Fetched:
     def calls(self) -> list[tuple[str, dict]]:
         return [(e["name"], e["arguments"]) for e in self.of("doing")]
 
+    def joined(self) -> list[dict]:
+        """The events with consecutive text pieces of one kind joined (pieces without
+        metadata): what a stream says, whatever the network reads it arrived in."""
+        out: list[dict] = []
+        for e in self.events:
+            piece = e["type"] in ("saying", "thinking") and "metadata" not in e
+            last = out[-1] if out else None
+            if piece and last and last["type"] == e["type"] and "metadata" not in last:
+                out[-1] = {**last, "text": last["text"] + e["text"]}
+            else:
+                out.append(e)
+        return out
+
+    def begins(self, whole: Fetched) -> bool:
+        """Whether these events are the start of `whole`'s, both `joined`: the last text
+        piece may stop inside the one it is the start of (a stream cut short)."""
+        mine, theirs = self.joined(), whole.joined()
+        if not mine or len(mine) > len(theirs):
+            return False
+        *head, last = mine
+        if head != theirs[: len(head)]:
+            return False
+        other = theirs[len(head)]
+        if last == other:
+            return True
+        piece = last["type"] in ("saying", "thinking") and "metadata" not in last
+        return (
+            piece
+            and other == {**last, "text": other["text"]}
+            and (other["text"].startswith(last["text"]))
+        )
+
     def assistant(self) -> dict:
         """The neutral assistant message the session builds from these events (DESIGN):
         thinking pieces join; a piece with metadata closes its entry."""

@@ -40,6 +40,7 @@ class Reply:
     `stream` replies go out chunked, one write per chunk, `delay` seconds before each;
     `end` says what happens after the last chunk: "close" (end the body properly),
     "reset" (TCP reset, mid-stream) or "stall" (send nothing more, hold the connection).
+    `burst` sends all the chunks in one network write (a server far ahead of its client).
     """
 
     status: int = 200
@@ -48,6 +49,7 @@ class Reply:
     delay: float = 0.0
     end: str = "close"
     stream: bool = True
+    burst: bool = False
 
     def index(self, marker: str) -> int:
         """Position of the first chunk containing `marker` (for cutting or inserting)."""
@@ -280,10 +282,11 @@ class WireServer:
             head.append(f"content-length: {sum(len(c) for c in r.chunks)}")
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
         await writer.drain()
-        for chunk in r.chunks:
+        framed = [b"%x\r\n%s\r\n" % (len(c), c) if r.stream else c for c in r.chunks]
+        for chunk in [b"".join(framed)] if r.burst else framed:
             if r.delay:
                 await asyncio.sleep(r.delay)
-            writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if r.stream else chunk)
+            writer.write(chunk)
             await writer.drain()
         if r.end == "reset":
             sock = writer.get_extra_info("socket")
