@@ -2,7 +2,9 @@
 request sizes, images, price name).
 
 `Session.facts`. Switching provider or model goes through the site policy. The window and the image support are asked of the provider once per
-provider; a window a server states when it refuses a request is remembered; the server's
+provider; a turn's `-p NAME` made again with the same model, options and environment gets
+back the provider it had, with its connections and its probed window (`reuse`); a window
+a server states when it refuses a request is remembered; the server's
 count of a request's input tokens calibrates the estimates of that conversation
 (`agent/context.py` says where each number comes from).
 """
@@ -36,6 +38,10 @@ if TYPE_CHECKING:
     from elelem_kernel.agent.record import Meter, TurnRecord
 
 
+#: What a provider was made of: its model, its options, the environment then.
+Made = tuple[str | None, dict[str, object], dict[str, str]]
+
+
 class ModelFacts:
     """The provider, its model and options, and the session's knowledge of them, kept per
     provider (`Session.facts`)."""
@@ -58,6 +64,9 @@ class ModelFacts:
         self.model = model if model is not None else self.provider.model
         #: The options the person gave each provider (-o, /option), by provider name.
         self.provider_options: dict[str, dict[str, object]] = {}
+        #: The last provider made of each name, with the model, options and environment it
+        #: was made with (`set_provider(reuse=True)` gives it back when they are the same).
+        self._made: dict[str, tuple[Made, Provider]] = {}
         self._policy = policy
         self._conversations = conversations
         #: The window set with `/context-window` (tokens); None: see `agent/context.py`.
@@ -83,13 +92,21 @@ class ModelFacts:
         return self.provider_options.get(self.provider_name, {})
 
     def set_provider(
-        self, name: str, model: str | None = None, options: Mapping[str, object] | None = None
+        self,
+        name: str,
+        model: str | None = None,
+        options: Mapping[str, object] | None = None,
+        *,
+        reuse: bool = False,
     ) -> None:
         """Switch provider (and model); the conversation is kept.
 
         The provider gets ELELEM_OPTIONS, then `options` (default: the ones it had before
         in this session), then the options the site policy fixes; nothing changes when the
-        provider refuses them or the policy does not allow it.
+        provider refuses them or the policy does not allow it. `reuse` (a turn's `-p`): the
+        provider made last of this name when the model, options and environment are the
+        same, so a cell's `-p openai` neither makes a provider (a plugin scan, a client)
+        nor asks the server its window again at every turn.
         """
         chosen = dict(self.provider_options.get(name, {}) if options is None else options)
         if self.providers is None:
@@ -97,7 +114,13 @@ class ModelFacts:
                 f"cannot switch to {name!r}: this session was made without a registry"
             )
         chosen = self._policy.options_for(name, chosen, from_env())  # the session reads some
-        self.provider = self._policy.make_provider(self.providers, name, model, chosen)
+        made: Made = (model, chosen, dict(os.environ))  # a provider reads its key, URL there
+        kept = self._made.get(name)
+        if reuse and kept is not None and kept[0] == made:
+            self.provider = kept[1]
+        else:
+            self.provider = self._policy.make_provider(self.providers, name, model, chosen)
+            self._made[name] = (made, self.provider)
         self.provider_name = name
         self.provider_options[name] = chosen
         self.model = model if model is not None else self.provider.model

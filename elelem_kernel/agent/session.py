@@ -241,7 +241,7 @@ class Session:
                 if model is None and not provider:
                     model = self.model
                 merged = {**facts.provider_options.get(name, {}), **(options or {})}
-                facts.set_provider(name, model, merged)
+                facts.set_provider(name, model, merged, reuse=True)  # as the last cell's
             if mode:
                 self.set_mode(mode)
             if system_prompt is not None:
