@@ -216,9 +216,7 @@ class TurnView:
             self.frozen = True
             for index in list(self._asks):
                 self.withdraw(index)
-        self._stop.set()
-        if self._ticker.is_alive() and self._ticker is not threading.current_thread():
-            self._ticker.join(timeout=2)
+        self._stop.set()  # not joined: frozen (set under the lock), the ticker does nothing
         data, metadata = bundle(record)
         # Close the widgets while their views are still on the page: closed after the
         # output is replaced, each model's close reaches views JupyterLab already disposed.
