@@ -7,8 +7,8 @@ floor for the CLI, which also starts an interpreter. Measured: (b) `elelem-kerne
 openai` to /dev/null as a process, and the same turn in-process (a warm session, terminal
 renderer); (c) a `%%elelem -p openai` cell in a warm python3 kernel, sent with a cell id
 as JupyterLab sends it (live view), and (c') without (headless: static output at the end),
-from execute_request to idle: wall time, iopub messages, and the time from the server's
-first byte to the first iopub message carrying reply text. (c floor): in the same kernel,
+from execute_request to idle: wall time, iopub messages, the time from execute_request to
+the server's first byte, and from that to the first iopub message carrying reply text. (c floor): in the same kernel,
 a cell that reads the stream itself (read, SSE events, JSON) on the kernel's loop and
 displays the text, from the server's last byte to idle: the least any cell showing the
 reply spends after the last byte (the floor of the goal "last byte → idle").
@@ -312,6 +312,7 @@ def kernel_rows(
             "floor": [],
             "iopub": [],
             "first_text": [],
+            "first_byte": [],
             "tail": [],
             "floor_tail": [],
             "end_to_idle": [],
@@ -342,6 +343,7 @@ def kernel_rows(
                 data[f"kernel_kinds_{mode}"] = cell.kinds()
                 if seen is not None:
                     run["first_text"].append(seen - server.first_bytes[served])
+                run["first_byte"].append(server.first_bytes[served] - cell.start)
                 run["tail"].append(cell.end - server.last_bytes[served])
                 run["floor"].append(before)
                 run["floor_tail"].append(floor_tail)
@@ -367,6 +369,11 @@ def kernel_rows(
         ("(c) %%elelem cell, live view", ms(median(live["wall"])), "ms, execute → idle"),
         ("(c) ÷ (a)", paired(live["wall"], live["floor"]), "× (each after a floor run)"),
         ("(c) iopub messages per turn", median(live["iopub"]), data["kernel_kinds_live"]),
+        (
+            "(c) execute_request → server's first byte",
+            ms(median(live["first_byte"])),
+            "ms (the cell's start: the request on the wire)",
+        ),
         ("(c) server first byte → first reply text", ms(median(live["first_text"])), "ms"),
         ("(c) server's last byte → idle", ms(median(live["tail"])), "ms (last refresh, freeze)"),
         (
