@@ -25,6 +25,9 @@ class ProviderCatalog(Protocol):
     def create_provider(self, name: str, model: str | None = None, **options: Any) -> Provider:
         """A new provider `name`, or ConfigError naming the available ones."""
 
+    def provider_factory(self, name: str) -> object:
+        """What makes provider `name` now (a provider made by another is made anew)."""
+
     def provider_names(self) -> list[str]:
         """Every provider that `-p NAME` can resolve."""
 

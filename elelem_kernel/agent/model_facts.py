@@ -1,12 +1,13 @@
 """The session's model: the provider it talks to, and what it knows of it (context window,
 request sizes, images, price name).
 
-`Session.facts`. Switching provider or model goes through the site policy. The window and the image support are asked of the provider once per
-provider; a turn's `-p NAME` made again with the same model, options and environment gets
-back the provider it had, with its connections and its probed window (`reuse`); a window
-a server states when it refuses a request is remembered; the server's
-count of a request's input tokens calibrates the estimates of that conversation
-(`agent/context.py` says where each number comes from).
+`Session.facts`. Switching provider or model goes through the site policy. The window and
+the image support are asked of the provider once per provider; a turn's `-p NAME` made
+again with the same model, options, environment and factory gets back the provider it had,
+with its connections and its probed window (`reuse`); a window a server states when it
+refuses a request is remembered; the server's count of a request's input tokens
+calibrates the estimates of that conversation (`agent/context.py` says where each number
+comes from).
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ if TYPE_CHECKING:
     from elelem_kernel.agent.record import Meter, TurnRecord
 
 
-#: What a provider was made of: its model, its options, the environment then.
-Made = tuple[str | None, dict[str, object], dict[str, str]]
+#: What a provider was made of: its model, its options, the environment then, its factory.
+Made = tuple[str | None, dict[str, object], dict[str, str], object]
 
 
 class ModelFacts:
@@ -114,7 +115,8 @@ class ModelFacts:
                 f"cannot switch to {name!r}: this session was made without a registry"
             )
         chosen = self._policy.options_for(name, chosen, from_env())  # the session reads some
-        made: Made = (model, chosen, dict(os.environ))  # a provider reads its key, URL there
+        # a provider reads its key and URL in the environment; its factory may be replaced
+        made: Made = (model, chosen, dict(os.environ), self.providers.provider_factory(name))
         kept = self._made.get(name)
         if reuse and kept is not None and kept[0] == made:
             self.provider = kept[1]

@@ -280,6 +280,15 @@ def create_provider(name: str, model: str | None = None, **options: Any) -> Prov
     return as_provider(factory(model=model, **options))
 
 
+def provider_factory(name: str) -> object:
+    """What makes provider `name` now: the factory a plugin or the built-ins registered
+    (plugins not loaded yet are loaded first), else the name, for the entry point group.
+    A session keeps a provider it made only while this stays the same, so re-registering
+    a name (a notebook cell's `config.provider`, a plugin file) takes effect at once."""
+    load_plugins()
+    return CONFIG.providers.get(name, name)
+
+
 def default_provider() -> tuple[str, str]:
     """The provider to use when none is named, and why it was chosen."""
     load_plugins()

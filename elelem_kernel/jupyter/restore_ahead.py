@@ -30,6 +30,11 @@ class Read(NamedTuple):
     rebuilt: Rebuilt
 
 
+#: Larger files are left to the first restore: in JupyterLab the page sends the cells
+#: itself and what was read goes unused, and parsing a big file at start (the GIL held
+#: through `json.loads`) would slow the kernel the page is linking.
+LIMIT = 8 * 1024 * 1024
+
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _read: tuple[Path, tuple[int, int, int], Read] | None = None
@@ -79,7 +84,7 @@ def _read_ahead(find: Callable[[], Path | None]) -> None:
 
         path = find()
         key = None if path is None else _key(path)
-        if path is None or key is None:
+        if path is None or key is None or key[0] > LIMIT:
             return
         cells, warnings = notebook.read_notebook(path)
         read = Read(cells, warnings, notebook.restore_cells(cells, warnings))

@@ -93,3 +93,32 @@ def test_p_without_model_is_the_providers_default_model_also_when_reused(ip, wir
     default = models(wire)[1]
     assert default != "session-model"
     assert models(wire) == ["session-model", default, default]
+
+
+def test_a_provider_registered_again_is_made_anew(ip, capsys, monkeypatch):
+    """A notebook's plugin cell run again with a changed provider: the next cells use it."""
+    import elelem_kernel
+    from elelem_kernel.agent import registry
+
+    monkeypatch.setitem(registry.CONFIG.providers, "shout", None)  # undone after the test
+
+    def register(word: str) -> None:
+        class Shout:
+            model = "shout"
+
+            def fetch(self, messages, tools, emit):
+                emit({"type": "saying", "text": word})
+                emit({"type": "stop", "reason": "end_turn", "truncated": False})
+
+        @elelem_kernel.configure
+        def plugin(config):
+            config.provider("shout", lambda model=None, **options: Shout())
+
+    register("first-version")
+    ip.run_cell_magic("elelem", "-p shout", "hi")
+    ip.run_cell_magic("elelem", "-p shout", "hi")
+    register("second-version")
+    ip.run_cell_magic("elelem", "-p shout", "hi")
+    out = capsys.readouterr().out
+    assert out.count("first-version") == 2, out
+    assert out.count("second-version") == 1, out

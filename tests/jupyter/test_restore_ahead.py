@@ -127,3 +127,12 @@ def test_a_read_that_ends_after_the_page_sent_its_cells_is_not_kept(tmp_path):
     gate.set()
     thread.join(10)
     assert restore_ahead._read is None
+
+
+def test_a_notebook_over_the_limit_is_left_to_the_first_restore(tmp_path, monkeypatch):
+    path = three_turns(tmp_path / "nb.ipynb")
+    monkeypatch.setattr(restore_ahead, "LIMIT", path.stat().st_size - 1)
+    read_ahead(path)
+    assert restore_ahead._read is None
+    line = restore_into(Session(None, provider_name="test"), {}, {"ELELEM_NOTEBOOK": str(path)})
+    assert line is not None and line.startswith("restored 3 turns")
