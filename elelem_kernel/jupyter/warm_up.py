@@ -46,6 +46,28 @@ MODULES = (
     "elelem_kernel.jupyter.page_alive",
 )
 
+#: Markdown with what replies use: rendered once, so a first reply compiles nothing.
+SAMPLE = """# Fix
+
+Some **bold**, *emphasis*, `code` and [a link](https://example.org).
+
+- one
+- two
+
+1. first
+2. second
+
+> a quote
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+```python
+x = 1
+```
+"""
+
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 
@@ -63,7 +85,7 @@ def start() -> threading.Thread | None:
 
 def import_all() -> list[str]:
     """Import each of MODULES, then compile nbformat's notebook schema (the first
-    `notebook_edit` validates the notebook: 0.1 s) and render a Python code block once;
+    `notebook_edit` validates the notebook: 0.1 s) and render Markdown (`SAMPLE`) once;
     the names of the modules that could not be imported (a missing extra)."""
     missing = []
     for name in MODULES:
@@ -81,8 +103,10 @@ def import_all() -> list[str]:
         from elelem_kernel.render.markdown import to_html
 
         # a reply's first code block imports pygments' lexer and compiles its regexes
-        # (0.1-0.2 s): Python's, the language a notebook's replies show most
-        to_html("```python\nx = 1\n```")
+        # (0.1-0.2 s): Python's, the language a notebook's replies show most; and mistune
+        # compiles each block and inline rule the first time a reply uses it (lists,
+        # tables, quotes, links: ~5 ms more of a first reply that has them)
+        to_html(SAMPLE)
     except Exception:  # the first reply with code pays for it then, as without this
         pass
     return missing

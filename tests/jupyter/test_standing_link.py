@@ -128,3 +128,34 @@ def test_the_warm_up_imports_a_first_turns_modules_once_on_a_daemon_thread():
     )
     said = json.loads(done.stdout.strip().splitlines()[-1])
     assert said == {"daemon": True, "again": True, "missing": [], "schema": True}
+
+
+RENDER = """
+import re, sys
+from elelem_kernel.render.markdown import to_html
+if sys.argv[1] == "warm":
+    from elelem_kernel.jupyter import warm_up
+    warm_up.import_all()
+else:
+    to_html("plain words")  # the renderer made, no rule used yet
+compiled = []  # patterns re had not compiled yet (its cache misses: re._compiler, 3.11+)
+original = re._compiler.compile
+re._compiler.compile = lambda *args, **kwargs: compiled.append(args[0]) or original(*args, **kwargs)
+to_html("## Plan\\n\\n1. **read** `a.py`\\n2. see [docs](https://x.org)\\n\\n> note\\n\\n"
+        "| k | v |\\n|---|---|\\n| x | 1 |\\n\\n```python\\nprint(1)\\n```\\n")
+print(len(compiled))
+"""
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="re._compiler is 3.11's")
+@pytest.mark.parametrize("warm", [True, False])
+def test_after_the_warm_up_a_first_reply_compiles_no_markdown_rule(warm):
+    done = subprocess.run(
+        [sys.executable, "-c", RENDER, "warm" if warm else "cold"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    compiled = int(done.stdout.strip().splitlines()[-1])
+    assert (compiled == 0) if warm else (compiled > 0), compiled
