@@ -65,8 +65,8 @@ class ModelFacts:
         self.model = model if model is not None else self.provider.model
         #: The options the person gave each provider (-o, /option), by provider name.
         self.provider_options: dict[str, dict[str, object]] = {}
-        #: The last provider made of each name, with the model, options and environment it
-        #: was made with (`set_provider(reuse=True)` gives it back when they are the same).
+        #: The last provider made of each name, with what it was made of (`Made`):
+        #: `set_provider(reuse=True)` gives it back while that is the same.
         self._made: dict[str, tuple[Made, Provider]] = {}
         self._policy = policy
         self._conversations = conversations
@@ -105,9 +105,9 @@ class ModelFacts:
         The provider gets ELELEM_OPTIONS, then `options` (default: the ones it had before
         in this session), then the options the site policy fixes; nothing changes when the
         provider refuses them or the policy does not allow it. `reuse` (a turn's `-p`): the
-        provider made last of this name when the model, options and environment are the
-        same, so a cell's `-p openai` neither makes a provider (a plugin scan, a client)
-        nor asks the server its window again at every turn.
+        provider made last of this name when the model, options, environment and factory
+        are the same, so a cell's `-p openai` neither makes a provider (a client) nor asks
+        the server its window again at every turn.
         """
         chosen = dict(self.provider_options.get(name, {}) if options is None else options)
         if self.providers is None:

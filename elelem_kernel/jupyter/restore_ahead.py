@@ -48,8 +48,9 @@ def start(find: Callable[[], Path | None]) -> threading.Thread | None:
     with _lock:
         if _thread is not None:
             return None
-        _thread = threading.Thread(target=_read_ahead, args=(find,), name="elelem-restore-ahead")
-        _thread.daemon = True
+        _thread = threading.Thread(
+            target=_read_ahead, args=(find,), name="elelem-restore-ahead", daemon=True
+        )
     _thread.start()
     return _thread
 
