@@ -32,7 +32,7 @@ import elelem_kernel
 PACKAGE = Path(elelem_kernel.__file__).parent
 
 # The counts (not rates) when last measured; lower them when you remove an Any.
-ANY_CEILING = 236
+ANY_CEILING = 235
 DICT_ANY_CEILING = 88
 
 # The goal, per 1,000 non-blank lines (issue 38): where comparable packages sit.

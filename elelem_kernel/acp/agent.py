@@ -32,6 +32,7 @@ from elelem_kernel.acp.client import AcpClient
 from elelem_kernel.acp.editor_files import ClientFiles
 from elelem_kernel.acp.editor_terminal import ClientTerminal
 from elelem_kernel.acp.hello import Offers
+from elelem_kernel.acp.jsonrpc import INVALID_REQUEST, RESOURCE_NOT_FOUND
 from elelem_kernel.acp.messages import (
     Command,
     ConfigOption,
@@ -138,9 +139,9 @@ class ElelemAgent:
         except ValueError as e:
             raise invalid(str(e)) from None
         except ElelemError as e:
-            raise RpcError(-32002, str(e)) from None
+            raise RpcError(RESOURCE_NOT_FOUND, str(e)) from None
         if session_id in self.sessions and self.sessions[session_id].turn is not None:
-            raise RpcError(-32600, f"session {session_id} is running a turn")
+            raise RpcError(INVALID_REQUEST, f"session {session_id} is running a turn")
         live = self._make(session_id, cwd, mcp_servers)
         live.session.load(saved.rebuilt.conversations, saved.rebuilt.active)
         if saved.mode in MODES:
@@ -327,7 +328,7 @@ class ElelemAgent:
             self._remember_mode(live)
         elif config_id == "provider":
             if live.turn is not None:
-                raise RpcError(-32600, "the provider cannot change while a turn runs")
+                raise RpcError(INVALID_REQUEST, "the provider cannot change while a turn runs")
             try:
                 live.session.set_provider(str(value))
             except ElelemError as e:
@@ -349,7 +350,7 @@ class ElelemAgent:
         live = self.sessions.get(session_id)
         if live is None:
             raise RpcError(
-                -32002,
+                RESOURCE_NOT_FOUND,
                 f"unknown session {session_id!r}: create one with session/new, or "
                 "session/load a saved one",
             )
@@ -367,7 +368,7 @@ class ElelemAgent:
         while not live.idle.is_set():
             if not live.cancelled:
                 raise RpcError(
-                    -32600,
+                    INVALID_REQUEST,
                     "a turn is already running in this session: wait for its answer or "
                     "send session/cancel",
                 )

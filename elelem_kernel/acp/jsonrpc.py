@@ -28,9 +28,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("elelem_kernel.acp")
 
-INVALID_PARAMS = -32602
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND = -32002  #: ACP's: no such session
 #: A request's id: the client's may be a string or a number (or null, in an error).
 Id = str | int | float | None
 #: What answers a request or takes a notification (its third argument is True): the

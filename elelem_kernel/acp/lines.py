@@ -4,30 +4,35 @@ ACP is newline-delimited JSON-RPC 2.0, one message per line. Each line is checke
 line that is not JSON is answered with -32700, a JSON value that is not one request,
 notification or response with -32600 (a batch too: ACP does not use batches, and its
 TypeScript SDK answers one the same way; `null` and numbers too, where the Python SDK's
-loop would die), and only good messages reach the connection (jsonrpc.py).
+loop would die), and only good messages reach the connection (jsonrpc.py). `NaN` and
+`Infinity` are not JSON, and an id too large for a float (`1e400`) cannot be answered
+with JSON: both are refused here, never reaching a handler whose answer could not be
+written.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import math
+from typing import TYPE_CHECKING
 
+from elelem_kernel.acp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, Id, line
 from elelem_kernel.text import shorten
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
+if TYPE_CHECKING:
+    from elelem_kernel.acp.messages import Json
 
 
-def error(message_id: Any, code: int, text: str) -> bytes:
+def error(message_id: Id, code: int, text: str) -> bytes:
     """A JSON-RPC error response as one line."""
-    payload = {"jsonrpc": "2.0", "id": message_id, "error": {"code": code, "message": text}}
-    return (json.dumps(payload, separators=(",", ":")) + "\n").encode()
+    return line({"jsonrpc": "2.0", "id": message_id, "error": {"code": code, "message": text}})
 
 
-def check(line: bytes) -> bytes | None:
-    """The error line answering `line` when it is not one JSON-RPC message, else None."""
+def check(data: bytes) -> dict[str, Json] | bytes:
+    """The message `data` holds when it is one JSON-RPC message, else the error line
+    answering it (parsed once: a prompt's line may carry megabytes of images)."""
     try:
-        message = json.loads(line)
+        message = json.loads(data, parse_constant=_not_json)
     except RecursionError:
         return error(None, INVALID_REQUEST, "invalid request: the message is nested too deeply")
     except ValueError as e:  # UnicodeDecodeError is one too
@@ -46,9 +51,15 @@ def check(line: bytes) -> bytes | None:
     message_id = message.get("id")
     if isinstance(message_id, bool) or not isinstance(message_id, (str, int, float, type(None))):
         return error(None, INVALID_REQUEST, "invalid request: id must be a string, number or null")
+    if isinstance(message_id, float) and not math.isfinite(message_id):
+        return error(None, INVALID_REQUEST, "invalid request: id must be a finite number")
     method = message.get("method")
     if "method" in message and not isinstance(method, str):
         return error(message_id, INVALID_REQUEST, "invalid request: method must be a string")
     if method is None and "id" not in message:
         return error(None, INVALID_REQUEST, "invalid request: no method and no id")
-    return None
+    return message
+
+
+def _not_json(constant: str) -> float:
+    raise ValueError(f"{constant} is not JSON")

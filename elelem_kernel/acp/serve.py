@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from elelem_kernel.acp.client import AcpClient
 from elelem_kernel.acp.hello import Offers, initialize_result, read_offers
-from elelem_kernel.acp.jsonrpc import Connection, Id, id_of
-from elelem_kernel.acp.lines import INVALID_REQUEST, check, error
+from elelem_kernel.acp.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, Connection, Id, id_of
+from elelem_kernel.acp.lines import check, error
 from elelem_kernel.acp.methods import answer
 from elelem_kernel.acp.params import Params
 
@@ -212,12 +212,11 @@ class Lines:
             start = end + 1
 
     def _line(self, data: bytes) -> None:
-        answer = check(data)
-        if answer is not None:
-            log.warning("%s", answer.decode().strip())
-            self.output.put(answer)
+        message = check(data)
+        if isinstance(message, bytes):  # the error line answering it
+            log.warning("%s", message.decode().strip())
+            self.output.put(message)
             return
-        message: dict[str, Json] = json.loads(data)
         if self.file and "method" in message:  # a response from a file is not held back
             self.queued.append(message)
             self._release()
@@ -262,7 +261,7 @@ class Lines:
             return
         for key in sorted(self.asking, key=str):  # a permission asked of a file: refused
             refusal: dict[str, Json] = {
-                "code": -32603,
+                "code": INTERNAL_ERROR,
                 "message": "stdin was a file, and it has ended",
             }
             self.deliver({"jsonrpc": "2.0", "id": key, "error": refusal})

@@ -56,6 +56,37 @@ def test_batches_null_numbers_and_bad_json_are_answered_and_the_agent_stays_up(h
     assert out.returncode == 0, out.stderr
 
 
+def _strict(constant: str) -> float:
+    raise AssertionError(f"the agent wrote {constant}, which is not JSON")
+
+
+def test_ids_and_values_json_cannot_carry_are_refused_and_a_file_of_them_ends(tmp_path, home):
+    """`1e400` parses as an infinite float, which no JSON answer can carry as its id; `NaN`
+    and `Infinity` are not JSON. Each line is answered, in valid JSON, and a file of them
+    ends (an unanswerable request used to be left unanswered, and the agent waited)."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        lines(
+            INIT,
+            '{"jsonrpc":"2.0","id":1e400,"method":"nope"}',
+            '{"jsonrpc":"2.0","id":NaN,"method":"nope"}',
+            '{"jsonrpc":"2.0","id":3,"method":"nope","params":{"n":-Infinity}}',
+            {**INIT, "id": 9},
+        )
+    )
+    with requests.open("rb") as stdin:
+        out = subprocess.run(
+            [AGENT, "acp"], stdin=stdin, env=home, capture_output=True, text=True, timeout=120
+        )
+    got = [json.loads(line, parse_constant=_strict) for line in out.stdout.splitlines()]
+    errors = [(m["id"], m["error"]["code"]) for m in got if "error" in m]
+    assert errors == [(None, -32600), (None, -32700), (None, -32700)], got
+    said = [m["error"]["message"] for m in got if "error" in m]
+    assert "finite" in said[0] and "NaN is not JSON" in said[1], said
+    assert [m["id"] for m in got if "result" in m] == [1, 9]
+    assert out.returncode == 0, out.stderr
+
+
 def test_stdin_and_stdout_may_be_files(tmp_path, home, ws):
     requests = tmp_path / "requests.jsonl"
     requests.write_text(
