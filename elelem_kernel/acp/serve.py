@@ -14,9 +14,9 @@ The agent's module (sessions, tools, providers) is imported in a thread while th
 `initialize` is answered here (hello.py): a client sees the agent ready at once.
 
 When stdin ends or the client stops reading stdout, the running turns are cancelled, the
-requests already received are answered, the MCP servers stopped and the process exits,
-after at most `GRACE` seconds even if a turn does not end: an agent whose client went
-away is never left behind.
+requests already received are answered, the MCP servers stopped and the process exits:
+each of those steps gets `GRACE` seconds, and a watchdog exits after `3 * GRACE` even if
+a turn does not end, so an agent whose client went away is never left behind.
 """
 
 from __future__ import annotations
