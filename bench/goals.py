@@ -145,7 +145,6 @@ GOALS = (
         "notebook_run ÷ person",
         1.2,
         "×",
-        floor="  floor: (person + that message) ÷ person",
     ),
 )
 

@@ -13,6 +13,7 @@ Messages, each a comm message's data:
     frontend → kernel  {"type": "hello"}                          once, when it owns the turn
                        {"id": n, "ack": true}                     the request is being handled
                        {"id": n, "result": {...}} | {"id": n, "error": "..."}
+                       {"type": "changed"}                        the code changed since a read
 
 Each request and each answer, exactly: `comm_schemas/elelem.notebook.json` (the types of
 labextension/src/protocol.ts).
@@ -22,6 +23,14 @@ The kernel also keeps one standing comm of this target open from the extension's
 runs comm messages on one subshell per comm target for as long as a comm of that target
 is open, so the subshell the turns' comms answer on is made once, before the first turn,
 instead of for each turn and deleted after it.
+
+A read whose answer says `watched` stays good until the page says `changed`: it watches
+from its answer for the first change to a cell's source, its execution count or the list
+of cells (labextension/src/watch.ts). Until then a run or an edit plans from that read
+(`unchanged_read`) instead of asking again, a round trip less between a `notebook_read`
+and the `notebook_run` after it. The messages of one comm are handled in order on one
+thread, so a `changed` sent after an answer always drops it; what races is only a change
+made while the kernel decides, as with a read asked a moment earlier.
 
 A request with no hello, or no ack within `ACK_TIMEOUT`, fails with a clear message
 (extension missing, the tab closed, another client); an acknowledged request waits for
@@ -112,6 +121,9 @@ class NotebookLink:
         #: decision, then None (the live view says so in the call's card)
         self.watcher: Callable[[str | None], None] | None = None
         self._answers: dict[int, concurrent.futures.Future[Any]] = {}
+        self._reads: set[int] = set()  #: the ids of the reads asked and not yet answered
+        #: the last read's answer while the page has told of no change since, or None
+        self._unchanged: dict[str, Any] | None = None
         try:
             self.wait = float(os.environ.get("ELELEM_NOTEBOOK_WAIT", ACK_TIMEOUT))
         except ValueError:
@@ -152,6 +164,10 @@ class NotebookLink:
         with self._lock:
             self._acks[number] = ack
             self._answers[number] = answer
+            if op == "read":
+                self._reads.add(number)
+            elif op != "ping":  # it may change the notebook: plan from a new read
+                self._unchanged = None
         try:
             # said hello already (every request but a turn's first): no thread to ask
             greeted = self._hello.is_set()
@@ -188,9 +204,15 @@ class NotebookLink:
             with self._lock:
                 self._acks.pop(number, None)
                 self._answers.pop(number, None)
+                self._reads.discard(number)
         if "error" in message:
             raise RuntimeError(str(message["error"]))
         return message.get("result")
+
+    def unchanged_read(self) -> dict[str, Any] | None:
+        """The answer of this turn's last read if the page has told of no change to the
+        cells' code since and none of its sources was cut short; else None (read again)."""
+        return self._unchanged
 
     def answering(self) -> bool:
         """Whether the page said hello and the link is open: it acknowledges pings."""
@@ -237,6 +259,9 @@ class NotebookLink:
             self._greeted = True
             self._hello.set()
             return
+        if data.get("type") == "changed":
+            self._unchanged = None
+            return
         number = data.get("id")
         with self._lock:
             ack = self._acks.get(number) if isinstance(number, int) else None
@@ -247,17 +272,33 @@ class NotebookLink:
             return
         if len(json.dumps(data, default=str)) > MAX_ANSWER:
             data = {"error": "the open notebook's answer was too large"}
+        with self._lock:
+            if number in self._reads:
+                self._reads.discard(number)
+                self._unchanged = _watched(data.get("result"))
         if not answer.done():
             answer.set_result(data)
 
     def _gone(self, why: str) -> None:
         self._closed = True
+        self._unchanged = None
         with self._lock:
             pending = list(self._acks.values()) + list(self._answers.values())
         for future in pending:
             if not future.done():
                 future.set_exception(FrontendGone(why))
         self._hello.set()  # nobody waits for a hello that will not come
+
+
+def _watched(result: object) -> dict[str, Any] | None:
+    """A read's answer a later plan may use: the page watches it (`watched`), and it has
+    every cell whole (a cut source would be read again, with no outputs to crowd it)."""
+    if not isinstance(result, dict) or result.get("watched") is not True:
+        return None
+    cells = result.get("cells")
+    if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+        return None
+    return None if any(c.get("clipped") for c in cells) else result
 
 
 def _answers_anywhere(comm: Any) -> None:

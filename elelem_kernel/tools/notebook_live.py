@@ -58,12 +58,21 @@ class Link(Protocol):
 
     async def request(self, op: str, timeout: float | None = ..., **arguments: Any) -> Any: ...
 
+    def unchanged_read(self) -> dict[str, Any] | None:
+        """The turn's last read's answer while the cells' code is unchanged since, or None."""
+        ...
 
-async def snapshot(link: Link, outputs: bool = True) -> tuple[NotebookNode, dict[str, object]]:
-    """The open notebook as an nbformat node, and what the frontend said about it."""
+
+async def snapshot(
+    link: Link, outputs: bool = True, reuse: bool = False
+) -> tuple[NotebookNode, dict[str, object]]:
+    """The open notebook as an nbformat node, and what the frontend said about it; with
+    `reuse` and no `outputs`, the turn's last read while its code is unchanged."""
     import nbformat
 
-    answer = await _ask(link, "read", READ_TIMEOUT, outputs=outputs)
+    answer = link.unchanged_read() if reuse and not outputs else None
+    if answer is None:
+        answer = await _ask(link, "read", READ_TIMEOUT, outputs=outputs)
     if not isinstance(answer, dict) or not isinstance(answer.get("cells"), list):
         raise ToolError("the open notebook sent no cells")
     cells = [_cell(c, outputs) for c in answer["cells"] if isinstance(c, dict)]
@@ -100,7 +109,7 @@ async def read_open(link: Link, cells: list[int | str] | None, outputs: bool = T
 async def edit_open(link: Link, ask: bool, turn: str | None = None, **change: Any) -> Result:
     """`notebook_edit` on the open notebook: one change, asked as a diff unless `ask` is
     false; the person's decision (and any reason) decides the result."""
-    nb, answer = await snapshot(link, outputs=False)
+    nb, answer = await snapshot(link, outputs=False, reuse=True)  # the page checks `before`
     rel = str(answer.get("path") or "the open notebook")
     before = [
         (c.get("id"), c.cell_type, _text(c.source), bool(c.metadata.get("clipped")))
@@ -293,7 +302,7 @@ class RunPlan:
 async def plan_open(link: Link, cells: list[int | str] | None) -> RunPlan:
     """The code cells `notebook_run` would run on the open notebook, as it is now (all of
     them but prompt cells when `cells` is None); `ToolError` when there are none."""
-    nb, answer = await snapshot(link, outputs=False)
+    nb, answer = await snapshot(link, outputs=False, reuse=True)
     rel = str(answer.get("path") or "the open notebook")
     elelem_kernel = answer.get("kernel") == KERNEL_NAME  # every cell a prompt but %%py ones
     chosen = sorted({find_cell(nb, c, rel) for c in cells}) if cells else range(len(nb.cells))

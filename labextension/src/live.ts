@@ -35,6 +35,7 @@ import { read } from './read';
 import { markUndone, revert } from './revert';
 import { addStyle } from './styles';
 import { markAll, undoButton } from './undo';
+import { watchCode } from './watch';
 
 /** Register the comm target on the panel's kernel connection (again after a change). */
 export function attachLive(panel: NotebookPanel): void {
@@ -74,15 +75,30 @@ function opened(
     return;
   }
   const state: ITurnState = { cell: data.cell, all: null, pending: new Set() };
+  // After each read, the first change to the cells' code is told once (watch.ts).
+  let unwatch: (() => void) | null = null;
+  const watch = () => {
+    unwatch ??= watchCode(model, () => {
+      unwatch = null;
+      if (!comm.isDisposed) {
+        send(comm, { type: 'changed' });
+      }
+    });
+  };
+  const ended = () => {
+    withdraw(state);
+    unwatch?.();
+    unwatch = null;
+  };
   // Not returned: JupyterLab holds every later message of the kernel until a comm
   // handler's promise settles, and an edit's waits for the person. The live view's
   // updates (its clocks, the card saying whom it waits for) must go on meanwhile.
   comm.onMsg = message => {
-    void handle(panel, comm, state, message.content.data);
+    void handle(panel, comm, state, message.content.data, watch);
   };
-  comm.onClose = () => withdraw(state);
+  comm.onClose = ended;
   panel.disposed.connect(() => {
-    withdraw(state);
+    ended();
     if (!comm.isDisposed) {
       comm.close();
     }
@@ -110,7 +126,8 @@ async function handle(
   panel: NotebookPanel,
   comm: Kernel.IComm,
   state: ITurnState,
-  data: unknown
+  data: unknown,
+  watch: () => void
 ): Promise<void> {
   const request = requestOf(data);
   if (request === null || comm.isDisposed) {
@@ -119,7 +136,7 @@ async function handle(
   const id = request.id;
   send(comm, { id, ack: true });
   try {
-    const result = await answer(panel, state, request);
+    const result = await answer(panel, state, request, watch);
     if (!comm.isDisposed) {
       send(comm, { id, result });
     }
@@ -130,17 +147,22 @@ async function handle(
   }
 }
 
-/** What request `request` gives; an Error for an unknown one. */
+/** What request `request` gives; an Error for an unknown one. A read starts `watch`, in
+ * the same task, so no change after it goes untold. */
 async function answer(
   panel: NotebookPanel,
   state: ITurnState,
-  request: NonNullable<ReturnType<typeof requestOf>>
+  request: NonNullable<ReturnType<typeof requestOf>>,
+  watch: () => void
 ): Promise<Result['result']> {
   const op = request.op;
   const known = request as NotebookRequest; // an unknown op is the default case
   switch (known.op) {
-    case 'read':
-      return read(panel, known.outputs !== false);
+    case 'read': {
+      const cells = read(panel, known.outputs !== false);
+      watch();
+      return { ...cells, watched: true };
+    }
     case 'edit':
       return edit(panel, state, known);
     case 'mark_undone':

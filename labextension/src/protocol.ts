@@ -176,6 +176,10 @@ export interface Hello {
   type: 'hello';
 }
 
+export interface Changed {
+  type: 'changed';
+}
+
 export interface Ack {
   id: number;
   ack: true;
@@ -191,13 +195,14 @@ export interface Failure {
   error: string;
 }
 
-export type NotebookReply = Hello | Ack | Result | Failure;
+export type NotebookReply = Hello | Changed | Ack | Result | Failure;
 
 export interface ReadResult {
   path: string;
   dirty: boolean;
   kernel: string | null;
   cells: ReadCell[];
+  watched?: true;
 }
 
 export interface ReadCell {

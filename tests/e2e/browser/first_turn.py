@@ -8,10 +8,10 @@ and the person runs the same cell, then the same for a cell that takes half a se
 page notes the person's Ctrl+Enter, the frame a diff box or an output is drawn in
 (`performance.timeOrigin + now()`), the wire server when it has sent the model's reply
 (`time.time()`), the kernel when it made a message (its header's date): the same clock,
-one machine. The floor of `notebook_run` against the person: the person's run plus one
-kernel → page message of the turn (the run needs the cells' source from the page first),
-the least of the two the run sends (its `read`, its `outputs`: the header's date → the
-page's kernel connection has it).
+one machine. The model reads the cell before it runs it, as a model does; the run then
+plans from that read (the page tells the kernel if the code changes since), so what it
+sends the page is the cell's `outputs`: the header's date → the page's kernel connection
+has it is noted, and any read the page was asked after the run call.
 
 bench/open_notebook.py prints the figures; test_first_turn.py reports them and checks
 what they are of. `Timeline` keeps every kernel message the page sent or got, with the
@@ -188,6 +188,9 @@ class Figures:
     person_run: float
     #: the least ms a `read` or `outputs` request of the trivial run took kernel → page
     hop: float
+    #: reads the page was asked after the model's run call: 0 when the run planned from
+    #: the turn's read (nothing changed since: labextension/src/watch.ts)
+    run_reads: int
     agent_slow: float
     person_slow: float
     subshells_before: list[str]
@@ -218,9 +221,9 @@ def measure_in(lab: Lab, wire: ClockedWire, timeline: Timeline, tag: str) -> Fig
     first_scripts = [path for path, at in marks(lab, "scripts") if first[0] <= at <= first[1]]
     warm = fix_turn(lab, wire, f"warm-{tag}")
     subshells_after = lab.page.evaluate(SUBSHELLS)
-    agent_run, hop = agent_runs(lab, wire, TRIVIAL)
+    agent_run, hop, run_reads = agent_runs(lab, wire, TRIVIAL)
     person_run = person_runs(lab, TRIVIAL)
-    agent_slow, _ = agent_runs(lab, wire, SLOW)
+    agent_slow, _, _ = agent_runs(lab, wire, SLOW)
     return Figures(
         first_box=first[1] - first[0],
         warm_box=warm[1] - warm[0],
@@ -228,6 +231,7 @@ def measure_in(lab: Lab, wire: ClockedWire, timeline: Timeline, tag: str) -> Fig
         agent_run=agent_run,
         person_run=person_run,
         hop=hop,
+        run_reads=run_reads,
         agent_slow=agent_slow,
         person_slow=person_runs(lab, SLOW),
         subshells_before=subshells_before,
@@ -258,9 +262,10 @@ def fix_turn(lab: Lab, wire: ClockedWire, shot: str) -> tuple[float, float, floa
     return marks(lab, "key")[keys], marks(lab, "box")[boxes], edit_sent
 
 
-def agent_runs(lab: Lab, wire: ClockedWire, cell: Ran) -> tuple[float, float]:
+def agent_runs(lab: Lab, wire: ClockedWire, cell: Ran) -> tuple[float, float, int]:
     """ms from the model's `notebook_run` call of `cell` sent to the cell's output in a
-    frame; and the least ms one of the run's requests took from the kernel to the page."""
+    frame; the least ms one of the run's requests took from the kernel to the page; how
+    many of them were reads."""
     run = ("notebook_run", {"cells": [cell.index]}, "run-1")
     call = reply("openai", Round(calls=[run]))  # a later round, as an edit's: the first
     # round's call would come while the turn still starts (the scripted model is instant)
@@ -273,8 +278,9 @@ def agent_runs(lab: Lab, wire: ClockedWire, cell: Ran) -> tuple[float, float]:
     ran = marks(lab, cell.kind)[outputs] - wire.sent(call)
     lab.wait_done(turn)
     sent = wire.sent(call)
-    taken = [got - made for _op, made, got in marks(lab, "hops")[hops:] if made >= sent]
-    return ran, min(taken, default=math.nan)
+    after = [(op, got - made) for op, made, got in marks(lab, "hops")[hops:] if made >= sent]
+    reads = sum(op == "read" for op, _ in after)
+    return ran, min((taken for _, taken in after), default=math.nan), reads
 
 
 def person_runs(lab: Lab, cell: Ran) -> float:

@@ -22,14 +22,21 @@ import pytest
 
 from tests.e2e.browser.first_turn import (
     CELLS,
+    CLEAR_OUTPUTS,
+    MARKS,
+    RUN_PROMPT,
+    SLOW,
     SUBSHELLS,
+    TRIVIAL,
     ClockedWire,
     Timeline,
     fix_turn,
+    marks,
     measure_in,
 )
 from tests.e2e.browser.lab import LabServer, NotebookServer, extension_env, write_notebook
-from tests.e2e.browser.pages import opened
+from tests.e2e.browser.pages import BUSY_WAIT, opened
+from tests.wire_servers import Round, reply
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -77,6 +84,8 @@ def test_the_first_turn_finds_the_notebook_linked(browser, server, clocked, shot
             assert figures.subshells_after == figures.subshells_before
             # the page loaded the live view's widget code before the first turn, not in it
             assert figures.first_scripts == []
+            # the run planned from the turn's read of its cell: the page was not asked again
+            assert figures.run_reads == 0
             assert lab.page.evaluate("() => window.__elelemWarm.controls") == "loaded"
 
             lab.restart()
@@ -87,5 +96,41 @@ def test_the_first_turn_finds_the_notebook_linked(browser, server, clocked, shot
             fix_turn(lab, clocked, f"restarted-{tag}")  # its diff box came, and was rejected
             lab.shot(f"36-{tag}-after-restart", lab.page.locator(".jp-NotebookPanel").first)
             assert lab.page.evaluate(SUBSHELLS) == after
+    finally:
+        clocked.clear()
+
+
+def test_a_cell_changed_after_the_read_is_read_again_before_it_runs(
+    browser, server, clocked, shots
+):
+    """The model reads a cell, then runs it; while its run call is on the way the person
+    retypes the cell. The page tells the kernel the code changed since the read
+    (labextension/src/watch.ts), so the run asks for the cells again and runs what the
+    cell holds now, its output under it, instead of the code the model read."""
+    tag = server.kind  # type: ignore[attr-defined]
+    name = write_notebook(Path(server.root) / f"changed-{tag}.ipynb", CELLS)
+    read = reply("openai", Round(calls=[("notebook_read", {"cells": [TRIVIAL.index]}, "read-1")]))
+    run = reply("openai", Round(calls=[("notebook_run", {"cells": [TRIVIAL.index]}, "run-1")]))
+    try:
+        with opened(browser, server, shots, name, f"changed-{tag}") as lab:
+            lab.page.evaluate(MARKS, [vars(TRIVIAL), vars(SLOW)])
+            lab.run("%load_ext elelem_kernel")
+            lab.page.evaluate(CLEAR_OUTPUTS, TRIVIAL.index)
+            clocked.queue(read, run.slow(0.4), reply("openai", Round(text="It ran.")))
+            turn = lab.start(RUN_PROMPT)
+            lab.page.wait_for_function(
+                "() => window.__elelemMarks.hops.some(([op]) => op === 'read')", timeout=BUSY_WAIT
+            )
+            cell = lab.page.locator(".jp-NotebookPanel .jp-CodeCell").nth(TRIVIAL.index)
+            cell.locator(".cm-content").click()
+            lab.page.keyboard.press("Control+a")
+            lab.page.keyboard.type("print('edited', 6 * 7)")
+            output = cell.locator(".jp-OutputArea-output", has_text="edited 42")
+            output.wait_for(timeout=BUSY_WAIT)
+            lab.wait_done(turn)
+            lab.shot(f"36-{tag}-run-after-change", cell)
+            ops = [op for op, _made, _got in marks(lab, "hops")]
+            assert ops == ["read", "read", "outputs"], ops  # read again before the run
+            assert "ran 499500" not in cell.inner_text()
     finally:
         clocked.clear()
