@@ -123,7 +123,7 @@ class NotebookLink:
         self._answers: dict[int, concurrent.futures.Future[Any]] = {}
         self._reads: set[int] = set()  #: the ids of the reads asked and not yet answered
         #: the last read's answer while the page has told of no change since, or None
-        self._unchanged: dict[str, Any] | None = None
+        self._unchanged: dict[str, object] | None = None
         try:
             self.wait = float(os.environ.get("ELELEM_NOTEBOOK_WAIT", ACK_TIMEOUT))
         except ValueError:
@@ -209,7 +209,7 @@ class NotebookLink:
             raise RuntimeError(str(message["error"]))
         return message.get("result")
 
-    def unchanged_read(self) -> dict[str, Any] | None:
+    def unchanged_read(self) -> dict[str, object] | None:
         """The answer of this turn's last read if the page has told of no change to the
         cells' code since and none of its sources was cut short; else None (read again)."""
         return self._unchanged
@@ -290,7 +290,7 @@ class NotebookLink:
         self._hello.set()  # nobody waits for a hello that will not come
 
 
-def _watched(result: object) -> dict[str, Any] | None:
+def _watched(result: object) -> dict[str, object] | None:
     """A read's answer a later plan may use: the page watches it (`watched`), and it has
     every cell whole (a cut source would be read again, with no outputs to crowd it)."""
     if not isinstance(result, dict) or result.get("watched") is not True:

@@ -58,7 +58,7 @@ class Link(Protocol):
 
     async def request(self, op: str, timeout: float | None = ..., **arguments: Any) -> Any: ...
 
-    def unchanged_read(self) -> dict[str, Any] | None:
+    def unchanged_read(self) -> dict[str, object] | None:
         """The turn's last read's answer while the cells' code is unchanged since, or None."""
         ...
 
@@ -70,12 +70,13 @@ async def snapshot(
     `reuse` and no `outputs`, the turn's last read while its code is unchanged."""
     import nbformat
 
-    answer = link.unchanged_read() if reuse and not outputs else None
+    answer: object = link.unchanged_read() if reuse and not outputs else None
     if answer is None:
         answer = await _ask(link, "read", READ_TIMEOUT, outputs=outputs)
-    if not isinstance(answer, dict) or not isinstance(answer.get("cells"), list):
+    found = answer.get("cells") if isinstance(answer, dict) else None
+    if not isinstance(answer, dict) or not isinstance(found, list):
         raise ToolError("the open notebook sent no cells")
-    cells = [_cell(c, outputs) for c in answer["cells"] if isinstance(c, dict)]
+    cells = [_cell(c, outputs) for c in found if isinstance(c, dict)]
     nb = nbformat.from_dict({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
     return nb, answer
 
