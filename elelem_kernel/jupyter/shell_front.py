@@ -241,11 +241,15 @@ class ShellFront:
             overrides: dict[str, Any] = {"provider": provider, "model": model, "mode": mode}
             overrides |= {"system_prompt": system_prompt, "options": options}
             _for_this_turn(session, scope, allow or [], overrides)
+            # the link first: the page says hello at once, not after making the view's
+            # widgets (a fresh page's first are slow), and the first read waits for it
+            link = self._link_notebook(request, cell)
             view = new_view(self.watcher(request), session.provider_name, session.model)
+            if link is not None:  # the live view says when a diff there waits
+                link.watcher = getattr(view, "person", None)
             if self.restored:
                 view({"type": "notice", "text": self.restored})
                 self.restored = None
-            link = self._link_notebook(request, cell, view)
             settings = self.turn_settings(self._approver(view, request, page=link), link)
             turn = session.turn(prompt, view, cell, settings, extras)
             result, interrupted = self.runner.run(turn)
@@ -382,9 +386,9 @@ class ShellFront:
             memo=self.approvals,
         )
 
-    def _link_notebook(self, request: ExecuteRequest, cell: str | None, view: Any = None) -> Any:
-        """This turn's link to the open notebook, opened where the frontend can take it
-        (the live view says when a diff there waits for the person); else None."""
+    def _link_notebook(self, request: ExecuteRequest, cell: str | None) -> Any:
+        """This turn's link to the open notebook, opened where the frontend can take it;
+        else None."""
         from elelem_kernel.jupyter import notebook_comm  # lazy: small, but only for turns
 
         restore = _restore_module()
@@ -392,7 +396,6 @@ class ShellFront:
         if not cell or not notebook_comm.reachable(frontend, _channel(self.ip, request)):
             return None
         link = notebook_comm.NotebookLink(cell)
-        link.watcher = getattr(view, "person", None)
         try:
             link.open()
         except Exception as error:

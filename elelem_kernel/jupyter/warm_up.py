@@ -84,15 +84,22 @@ def start() -> threading.Thread | None:
 
 
 def import_all() -> list[str]:
-    """Import each of MODULES, then compile nbformat's notebook schema (the first
-    `notebook_edit` validates the notebook: 0.1 s) and render Markdown (`SAMPLE`) once;
-    the names of the modules that could not be imported (a missing extra)."""
+    """Import each of MODULES, then make the HTTP clients' SSL contexts, compile
+    nbformat's notebook schema (the first `notebook_edit` validates the notebook: 0.1 s)
+    and render Markdown (`SAMPLE`) once; the names of the modules that could not be
+    imported (a missing extra)."""
     missing = []
     for name in MODULES:
         try:
             importlib.import_module(name)
         except Exception:  # an optional dependency: the turn will say so if it needs it
             missing.append(name)
+    try:
+        from elelem_kernel.providers.http import make_tls_contexts
+
+        make_tls_contexts()  # the turn's HTTP client then makes no SSL context
+    except Exception:  # the first client makes them, as without this
+        pass
     try:
         from nbformat.validator import get_validator
 

@@ -268,10 +268,10 @@ class HTTPProvider(Provider):
             import httpx
 
             timeout = httpx.Timeout(self.timeout, read=self.read_timeout)
-            # Loading the CA bundle costs ~0.1 s: plain-http servers (local models) skip it.
+            # Loading the CA bundle costs ~20 ms: plain-http servers (local models) skip it.
             https = self.base_url.startswith("https:")
             self._clients[loop] = httpx.AsyncClient(
-                timeout=timeout, verify=_ssl_context() if https else False
+                timeout=timeout, verify=_ssl_context() if https else _plain_context()
             )
         return self._clients[loop]
 
@@ -683,6 +683,7 @@ def _number(value: Any, name: str) -> float:
 
 
 _SSL_CONTEXT: ssl.SSLContext | None = None
+_PLAIN_CONTEXT: ssl.SSLContext | None = None
 
 
 def _ssl_context() -> ssl.SSLContext:
@@ -693,3 +694,21 @@ def _ssl_context() -> ssl.SSLContext:
 
         _SSL_CONTEXT = httpx.create_ssl_context()
     return _SSL_CONTEXT
+
+
+def _plain_context() -> ssl.SSLContext:
+    """The context httpx makes for `verify=False`, made once: a plain-http client never
+    uses it, but httpx makes one per client, and a process's first costs OpenSSL's setup."""
+    global _PLAIN_CONTEXT
+    if _PLAIN_CONTEXT is None:
+        import httpx
+
+        _PLAIN_CONTEXT = httpx.create_ssl_context(verify=False)
+    return _PLAIN_CONTEXT
+
+
+def make_tls_contexts() -> None:
+    """Make both contexts now (jupyter/warm_up.py, on its thread), so a first turn's
+    client makes none: ~1-5 ms of OpenSSL's setup for any server, ~20 ms more for https."""
+    _plain_context()
+    _ssl_context()

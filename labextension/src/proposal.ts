@@ -54,6 +54,22 @@ function proposes(request: EditRequest): string {
   }
 }
 
+/** A read-only unified diff of `before` → `after` in `parent` (CodeMirror's merge view). */
+export function diffView(parent: HTMLElement, before: string, after: string): EditorView {
+  return new EditorView({
+    parent,
+    state: EditorState.create({
+      doc: after,
+      extensions: [
+        unifiedMergeView({ original: before, mergeControls: false, gutter: true }),
+        EditorView.editable.of(false),
+        EditorState.readOnly.of(true),
+        EditorView.lineWrapping
+      ]
+    })
+  });
+}
+
 /** Show the change in the notebook and wait for the person's Accept or Reject. */
 export function propose(
   panel: NotebookPanel,
@@ -74,18 +90,7 @@ export function propose(
       box.appendChild(diff);
       const after = request.action === 'delete' ? '' : String(request.source ?? '');
       const before = request.action === 'insert' ? '' : String(request.before ?? '');
-      view = new EditorView({
-        parent: diff,
-        state: EditorState.create({
-          doc: after,
-          extensions: [
-            unifiedMergeView({ original: before, mergeControls: false, gutter: true }),
-            EditorView.editable.of(false),
-            EditorState.readOnly.of(true),
-            EditorView.lineWrapping
-          ]
-        })
-      });
+      view = diffView(diff, before, after);
     }
     const reason = document.createElement('input');
     reason.className = 'elelem-proposal-reason';

@@ -8,7 +8,13 @@
  * the same package (a shared singleton, package.json's `sharedPackages`: the instance the
  * manager provides, not a copy) once, when a notebook first links an elelem kernel: no
  * kernel message, nothing drawn. A page without ipywidgets' manager loads nothing.
+ *
+ * The same moment, it makes one diff box's view off screen and removes it two frames
+ * later: a page's first merge view ran CodeMirror's code for the first time and mounted
+ * its styles, ~8 ms more between the first `edit` request and its box than a later one.
  */
+
+import { diffView } from './proposal';
 
 /** The module the page holds once loaded (tests read it: `window.__elelemWarm`). */
 export interface IWarm {
@@ -16,6 +22,8 @@ export interface IWarm {
   controls: 'loading' | 'loaded' | 'unavailable';
   /** ms the load took (performance.now() based). */
   ms: number;
+  /** `made` once a diff view was made and removed off screen. */
+  diff: 'no' | 'made';
 }
 
 let warming: Promise<void> | null = null;
@@ -25,8 +33,9 @@ export function warmWidgets(): void {
   if (warming) {
     return;
   }
-  const state: IWarm = { controls: 'loading', ms: 0 };
+  const state: IWarm = { controls: 'loading', ms: 0, diff: 'no' };
   (window as unknown as { __elelemWarm: IWarm }).__elelemWarm = state;
+  warmDiff(state);
   const start = performance.now();
   warming = import('@jupyter-widgets/controls').then(
     () => {
@@ -36,5 +45,21 @@ export function warmWidgets(): void {
     () => {
       state.controls = 'unavailable';
     }
+  );
+}
+
+/** Make a diff view off screen, drawn once, then remove it. */
+function warmDiff(state: IWarm): void {
+  const parent = document.createElement('div');
+  parent.setAttribute('aria-hidden', 'true');
+  parent.style.cssText = 'position: fixed; left: -10000px; top: 0; width: 400px;';
+  document.body.appendChild(parent);
+  const view = diffView(parent, 'a = 1\n', 'a = 2\n');
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      view.destroy();
+      parent.remove();
+      state.diff = 'made';
+    })
   );
 }

@@ -498,3 +498,22 @@ def test_run_shows_a_cells_displays_in_that_cell_and_sends_its_images(kernel, fo
         and ("image/png" in m["content"]["data"] or "<b>a table" in str(m["content"]["data"]))
     ]
     assert in_prompt_cell == []  # the cell it ran shows them
+
+
+def test_the_link_opens_before_the_live_view(kernel, folder):
+    """The turn's `elelem.notebook` comm opens before the live view's widgets: the page
+    handles messages in order, and a fresh page's first widgets take it tens of ms, which
+    the hello (and so the turn's first read) would wait for."""
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    front = Frontend(kc, subshell)
+    front.turn([["notebook_read", {}]], folder)
+    start = next(i for i, m in enumerate(front.seen) if m["msg_type"] == "execute_input")
+    opens = [
+        m["content"]["target_name"]
+        for m in front.seen[start:]
+        if m["msg_type"] == "comm_open"
+        and (m["content"]["target_name"] == "jupyter.widget" or m["content"]["data"].get("cell"))
+    ]
+    assert "jupyter.widget" in opens, opens
+    assert opens[0] == "elelem.notebook", opens  # the turn's own, not the standing one

@@ -7,8 +7,8 @@ What is checked: the first turn after a kernel start reaches its diff box; the k
 comm subshell exists before that turn (the standing `elelem.notebook` comm the kernel
 opened when the page restored after `%load_ext`) and is the same one after the warm turn
 (not made and deleted per turn); the first turn fetches no page code (the live view's
-widget code, `@jupyter-widgets/controls`, was loaded when the page linked the kernel:
-labextension/src/warm.ts); after a kernel restart the page is linked again and a
+widget code, `@jupyter-widgets/controls`, was loaded when the page linked the kernel,
+and a diff view made and removed off screen: labextension/src/warm.ts); after a kernel restart the page is linked again and a
 turn reaches its diff box.
 """
 
@@ -86,7 +86,10 @@ def test_the_first_turn_finds_the_notebook_linked(browser, server, clocked, shot
             assert figures.first_scripts == []
             # the run planned from the turn's read of its cell: the page was not asked again
             assert figures.run_reads == 0
-            assert lab.page.evaluate("() => window.__elelemWarm.controls") == "loaded"
+            warm = lab.page.evaluate("() => window.__elelemWarm")
+            assert warm["controls"] == "loaded" and warm["diff"] == "made", warm
+            # nothing of the diff made off screen is left in the page
+            assert lab.page.evaluate("() => document.querySelectorAll('.cm-merge-b').length") == 0
 
             lab.restart()
             lab.run("%load_ext elelem_kernel")
