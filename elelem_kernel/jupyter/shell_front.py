@@ -225,11 +225,7 @@ class ShellFront:
         starts a fresh conversation first; `extras`: fields the turn's record gets.
         """
         session = self.get_session()
-        if allow:
-            try:
-                allow = check_tools(session, allow)
-            except BadInput as error:
-                raise ConfigError(f"--allow: {error}") from None
+        allow = _allowed(session, allow)
         request = self.request()
         cell = self._before_turn(session, request, cell, announce=provider is None, new=new)
         view = None
@@ -481,6 +477,16 @@ class ShellFront:
             self.announced = True
             if self.pending_notice:
                 self.say(f"provider **{session.provider_name}**: {self.pending_notice}", request)
+
+
+def _allowed(session: Session, allow: list[str] | None) -> list[str] | None:
+    """`--allow`'s tools as the session names them; `ConfigError` for one it has not."""
+    if not allow:
+        return allow
+    try:
+        return check_tools(session, allow)
+    except BadInput as error:
+        raise ConfigError(f"--allow: {error}") from None
 
 
 def _for_this_turn(
