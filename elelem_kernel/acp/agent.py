@@ -431,13 +431,17 @@ class ElelemAgent:
         return answer
 
     async def _every_provider(self, live: Live) -> None:
-        """Find every provider (after the turn's answer); tell the sessions of those the
-        registry did not know."""
+        """Find every provider (after the turn's answer, on a worker thread: the plugin
+        and entry point scan takes ~50 ms); tell the sessions of those the registry did
+        not know."""
         await asyncio.sleep(0)  # the answer goes first
         if self.every_provider is not None:
             return
         before = {key: self._options(other) for key, other in self.sessions.items()}
-        self.every_provider = live.session.facts.provider_names()
+        names = await asyncio.to_thread(live.session.facts.provider_names)
+        if self.every_provider is not None:  # another turn's scan ended first
+            return
+        self.every_provider = names
         for key, other in list(self.sessions.items()):
             options = self._options(other)
             if options != before.get(key):

@@ -17,12 +17,15 @@ under review), so they load only once the person trusted that folder (`agent/tru
 until then they are skipped with one line saying how to trust them (`set_notify`).
 Each plugin runs from the bytes read once for the trust check, compiled into a fresh
 module: never a `__pycache__` file or anything else an import loader would prefer.
+Loading is under one lock: a scan on a worker thread (the ACP agent's list of every
+provider) and a turn's on the event loop load each file once.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import types
 import warnings
 from collections.abc import Callable, Mapping
@@ -73,6 +76,7 @@ class Config:
 CONFIG = Config()
 _plugins_loaded: set[Path] = set()
 _builtins_loaded = False
+_loading = threading.RLock()  #: held while built-ins or plugin files load
 #: project plugin folder -> the line saying why its plugins were skipped (while they are)
 _skipped: dict[Path, str] = {}
 #: lines already told: each is said once per process
@@ -114,15 +118,16 @@ def load_builtins(register: Callable[[Config], None]) -> None:
     plugins registered already: a plugin's provider or setup of the same name still wins,
     and the built-in setups and default candidates come first."""
     global _builtins_loaded
-    if _builtins_loaded:
-        return
-    _builtins_loaded = True
-    builtin = Config()
-    register(builtin)
-    CONFIG.providers = {**builtin.providers, **CONFIG.providers}
-    CONFIG.setups = {**builtin.setups, **CONFIG.setups}
-    CONFIG.about = {**builtin.about, **CONFIG.about}
-    CONFIG.default_checks = builtin.default_checks + CONFIG.default_checks
+    with _loading:
+        if _builtins_loaded:
+            return
+        _builtins_loaded = True
+        builtin = Config()
+        register(builtin)
+        CONFIG.providers = {**builtin.providers, **CONFIG.providers}
+        CONFIG.setups = {**builtin.setups, **CONFIG.setups}
+        CONFIG.about = {**builtin.about, **CONFIG.about}
+        CONFIG.default_checks = builtin.default_checks + CONFIG.default_checks
 
 
 def load_plugins(folders: list[Path] | None = None) -> list[str]:
@@ -131,6 +136,11 @@ def load_plugins(folders: list[Path] | None = None) -> list[str]:
     `folders` given by the caller are loaded as they are; by default the person's folder
     is, and the working folder's only when the person trusted it.
     """
+    with _loading:
+        return _load_plugins(folders)
+
+
+def _load_plugins(folders: list[Path] | None) -> list[str]:
     problems = []
     user = user_plugin_folder().resolve()
     for folder in folders if folders is not None else plugin_folders():

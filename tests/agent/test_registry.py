@@ -66,6 +66,36 @@ def test_plugin_files_register_providers_and_setups_and_a_broken_file_is_skipped
     assert asyncio.run(session.turn("x")).reply == "hey!"
 
 
+def test_a_scan_on_another_thread_never_shows_a_half_loaded_plugin(clean_config, tmp_path):
+    """The ACP agent lists every provider on a worker thread while a turn may look up its
+    provider on the event loop: the lookup waits for a plugin being loaded, and each file
+    runs once."""
+    import threading
+    import time
+
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    runs = tmp_path / "runs"
+    (folder / "slow.py").write_text(
+        "import pathlib, time\n"
+        "import elelem_kernel\n"
+        f"pathlib.Path({str(runs)!r}).open('a').write('ran\\n')\n"
+        "time.sleep(0.3)\n"
+        "@elelem_kernel.configure\n"
+        "def plugin(config):\n"
+        "    config.provider('slowp', lambda model=None, **options: None)\n"
+    )
+    scanning = threading.Thread(target=registry.load_plugins, args=([folder],))
+    scanning.start()
+    while not runs.exists():  # the other thread is inside the plugin
+        time.sleep(0.005)
+    registry.load_plugins([folder])
+    found = registry.CONFIG.providers.get("slowp")
+    scanning.join(timeout=10)
+    assert found is not None  # not the registry as it was before the plugin finished
+    assert runs.read_text() == "ran\n"
+
+
 def test_registering_a_name_twice_replaces_the_first(clean_config):
     registry.load_plugins([])
     registry.CONFIG.provider("demo", lambda model=None, **o: "mine")
