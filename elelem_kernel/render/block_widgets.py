@@ -73,18 +73,38 @@ class ToolCard:
         self.ms: int | None = None
         self.has_result = False
         self.detail: str | None = None  #: what the person is waited for (state "person")
-        shared = {**(shared or {}), "_dom_classes": (RENDERED,)}
+        self._shared = shared = {**(shared or {}), "_dom_classes": (RENDERED,)}
         self.header = widgets.HTML(self._summary(), **shared)
-        self.extra = widgets.VBox([], **{k: v for k, v in shared.items() if k == "layout"})
-        self.result = widgets.HTML("", **shared)
         self.args = args = widgets.HTML(cards.arguments_html(self.arguments), **shared)
+        # The approval parts and the result are made when first needed, added at the end
+        # (a box's children only grow there): a call's card is 3 models on the way to
+        # the page, which draws them before anything the call sends after them.
+        self._extra: Any = None
+        self._result: Any = None
         self.widget = widgets.VBox(
-            [self.header, args, self.extra, self.result],
+            [self.header, args],
             layout=widgets.Layout(
                 margin="4px 0", padding="0 8px", border="1px solid rgba(127,127,127,.35)"
             ),
             _dom_classes=("elelem-card",),
         )
+
+    @property
+    def extra(self) -> Any:
+        """The box of the approval parts (buttons, what will run, where to answer)."""
+        if self._extra is None:
+            layout = {k: v for k, v in self._shared.items() if k == "layout"}
+            self._extra = self.widgets.VBox([], **layout)
+            self.widget.children = (*self.widget.children, self._extra)
+        return self._extra
+
+    @property
+    def result(self) -> Any:
+        """The card's result, as the frozen view shows it."""
+        if self._result is None:
+            self._result = self.widgets.HTML("", **self._shared)
+            self.widget.children = (*self.widget.children, self._result)
+        return self._result
 
     def render_header(self) -> None:
         self.header.value = self._summary()
@@ -116,6 +136,8 @@ class ToolCard:
 
     def clear_extra(self, only: type | None = None) -> None:
         """Remove (and close) the approval parts: all, or only widgets of type `only`."""
+        if self._extra is None:
+            return
         gone = [c for c in self.extra.children if only is None or isinstance(c, only)]
         if gone:
             self.extra.children = [c for c in self.extra.children if c not in gone]
@@ -137,7 +159,12 @@ class ToolCard:
         layout = self.widget.layout  # the card's own: the frozen card draws the border
         with layout.hold_sync():  # one message, not six (a border is four traits)
             layout.margin, layout.padding, layout.border = "0", "0", "none"
-        self.result.value = cards.tool_card(call, self.state)
+        shown = cards.tool_card(call, self.state)
+        if self._result is None:  # made with its value: one message, not two
+            self._result = self.widgets.HTML(shown, **self._shared)
+            self.widget.children = (*self.widget.children, self._result)
+        else:
+            self._result.value = shown
 
 
 def reply_where_sent(widget: Any) -> None:

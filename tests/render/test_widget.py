@@ -155,6 +155,9 @@ def test_buttons_answer_thread_safely(view):
     row.children[2].click()
     assert answer.result(timeout=1) == "always"
     assert card.extra.children == ()
+    # the approval parts sit under the arguments, the result comes after them
+    view({"type": "block_start", "index": 1, "block": "tool_result", "id": "c", "ok": True})
+    assert card.widget.children == (card.header, card.args, card.extra, card.result)
 
 
 def test_the_approval_preview_shows_control_characters_instead_of_obeying_them(view):
@@ -322,13 +325,14 @@ def test_the_html_parts_share_one_layout_and_one_style(view):
         w = stack.pop()
         htmls += [w] if isinstance(w, ipywidgets.HTML) else []
         stack.extend(getattr(w, "children", ()))
-    assert len(htmls) >= 5  # status or footer, the text, the card's header, arguments, result
+    assert len(htmls) >= 5  # status, footer, the text, the card's header and arguments
     assert len({id(w.layout) for w in htmls}) == 1
     assert len({id(w.style) for w in htmls}) == 1
     opened = [m for m in CountingComm.sent if m["msg_type"] == "comm_open"]
     # two shared models + status, footer, box, body, text; the card: its box and its own
-    # Layout (border, margin), extra, 3 HTML. Without sharing: 21.
-    assert len(opened) == 13, [m["data"]["state"]["_model_name"] for m in opened]
+    # Layout (border, margin), header and arguments (its approval parts and its result
+    # come when needed). Without sharing: 17.
+    assert len(opened) == 11, [m["data"]["state"]["_model_name"] for m in opened]
 
 
 def test_the_working_line_shows_the_estimated_meter_of_the_request_being_sent(view):
@@ -479,15 +483,21 @@ def test_a_tool_card_opens_each_widget_whole_and_folds_in_few_messages(view):
     view({"type": "block_start", "index": 1, "block": "tool_use", **call})
     view({"type": "block_stop", "index": 1})
     made = CountingComm.sent[start:]
-    assert [m["msg_type"] for m in made].count("comm_open") == 6  # 4 parts, layout, card
+    # header, arguments, layout, card: no empty approval box, no empty result before them
+    assert [m["msg_type"] for m in made].count("comm_open") == 4
+    card = view.blocks[1]
+    assert card.widget.children == (card.header, card.args)
     # only the waiting line hidden and the card placed in the view's body
     assert [m["msg_type"] for m in made].count("comm_msg") == 2
     view({"type": "tool_state", "index": 1, "state": "running"})
     start = len(CountingComm.sent)
     view({"type": "block_start", "index": 2, "block": "tool_result", "id": "c", "ok": True})
     folded = CountingComm.sent[start:]
-    # header (summary and hidden), arguments hidden, the card's layout, the result
-    assert len(folded) == 4, [m["data"] for m in folded]
-    card = view.blocks[1]
+    # header (summary and hidden), arguments hidden, the card's layout, the result opened
+    # with its value, and added to the card
+    assert len(folded) == 5, [m["data"] for m in folded]
+    opened = [m for m in folded if m["msg_type"] == "comm_open"]
+    assert len(opened) == 1 and "ok" in opened[0]["data"]["state"]["value"]
+    assert card.widget.children == (card.header, card.args, card.result)
     assert HIDDEN in card.header._dom_classes and HIDDEN in card.args._dom_classes
     assert card.widget.layout.border_top == "none" and "elelem-card" in card.widget._dom_classes
