@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import time
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ipywidgets import HTML, VBox
 
 from elelem_kernel.agent.blocks import BlockStart
 from elelem_kernel.images import ImageEntry
@@ -79,8 +82,8 @@ class ToolCard:
         # The approval parts and the result are made when first needed, added at the end
         # (a box's children only grow there): a call's card is 3 models on the way to
         # the page, which draws them before anything the call sends after them.
-        self._extra: Any = None
-        self._result: Any = None
+        self._extra: VBox | None = None
+        self._result: HTML | None = None
         self.widget = widgets.VBox(
             [self.header, args],
             layout=widgets.Layout(
@@ -90,7 +93,7 @@ class ToolCard:
         )
 
     @property
-    def extra(self) -> Any:
+    def extra(self) -> VBox:
         """The box of the approval parts (buttons, what will run, where to answer)."""
         if self._extra is None:
             layout = {k: v for k, v in self._shared.items() if k == "layout"}
@@ -99,7 +102,7 @@ class ToolCard:
         return self._extra
 
     @property
-    def result(self) -> Any:
+    def result(self) -> HTML:
         """The card's result, as the frozen view shows it."""
         if self._result is None:
             self._result = self.widgets.HTML("", **self._shared)
