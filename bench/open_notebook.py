@@ -9,7 +9,9 @@ the person running the same cell (Ctrl+Enter → output in a frame), with the ru
 turn's read of the cell while the page tells of no change), and the same for a cell that
 takes 0.5 s. The scripted model
 answers at once from a loopback server, so the figures are the kernel's, the comm's and
-the page's. Medians over `reps` kernels; ratios are medians of each kernel's own.
+the page's. Per kernel, the warm turn and the runs of the cell (the model's and the
+person's, in turn) are medians of 3 (`first_turn.REPEATS`). Medians over `reps` kernels;
+ratios are medians of each kernel's own.
 
 Needs the extension built (scripts/build_labextension.sh) and Chromium (Debian's
 chromium-headless-shell or chromium, ELELEM_CHROMIUM); without either the rows say so.
