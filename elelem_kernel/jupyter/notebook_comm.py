@@ -24,13 +24,17 @@ runs comm messages on one subshell per comm target for as long as a comm of that
 is open, so the subshell the turns' comms answer on is made once, before the first turn,
 instead of for each turn and deleted after it.
 
-A read whose answer says `watched` stays good until the page says `changed`: it watches
-from its answer for the first change to a cell's source, its execution count or the list
-of cells (labextension/src/watch.ts). Until then a run or an edit plans from that read
-(`unchanged_read`) instead of asking again, a round trip less between a `notebook_read`
-and the `notebook_run` after it. The messages of one comm are handled in order on one
-thread, so a `changed` sent after an answer always drops it; what races is only a change
-made while the kernel decides, as with a read asked a moment earlier.
+A read whose answer says `watched` stays good until the page says `changed`, for at most
+`FRESH` seconds: the page watches from its answer for the first change to a cell's source,
+an execution count it is given or the list of cells (labextension/src/watch.ts). Until
+then a run or an edit plans from that read (`unchanged_read`) instead of asking again, a
+round trip less between a `notebook_read` and the `notebook_run` after it. The messages
+of one comm are handled in order on one thread, so a `changed` sent after an answer
+always drops it; what races is a change made while the kernel decides, as with a read
+asked a moment earlier. The bound covers a page that can no longer say `changed`: a tab
+reloaded and edited, a websocket holding the page's messages while it reconnects. A page
+is not reloaded and edited within `FRESH`; a later plan reads again, and a gone page
+fails it as before, with nothing run.
 
 A request with no hello, or no ack within `ACK_TIMEOUT`, fails with a clear message
 (extension missing, the tab closed, another client); an acknowledged request waits for
@@ -48,6 +52,7 @@ import itertools
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +66,7 @@ TARGET = "elelem.notebook"
 VERSION = 1
 FEATURE = "notebook"
 ACK_TIMEOUT = 20.0  #: seconds for the frontend to say it has a request (ELELEM_NOTEBOOK_WAIT)
+FRESH = 2.0  #: seconds a watched read stays good for a plan (`unchanged_read`)
 MAX_ANSWER = 8_000_000  #: characters of JSON kept from one answer
 
 NOT_REACHABLE = (
@@ -122,8 +128,9 @@ class NotebookLink:
         self.watcher: Callable[[str | None], None] | None = None
         self._answers: dict[int, concurrent.futures.Future[Any]] = {}
         self._reads: set[int] = set()  #: the ids of the reads asked and not yet answered
-        #: the last read's answer while the page has told of no change since, or None
-        self._unchanged: dict[str, object] | None = None
+        #: when the last read was answered (time.monotonic()) and its answer, while the
+        #: page has told of no change since; or None
+        self._unchanged: tuple[float, dict[str, object]] | None = None
         try:
             self.wait = float(os.environ.get("ELELEM_NOTEBOOK_WAIT", ACK_TIMEOUT))
         except ValueError:
@@ -210,9 +217,14 @@ class NotebookLink:
         return message.get("result")
 
     def unchanged_read(self) -> dict[str, object] | None:
-        """The answer of this turn's last read if the page has told of no change to the
-        cells' code since and none of its sources was cut short; else None (read again)."""
-        return self._unchanged
+        """The answer of this turn's last read if it came less than `FRESH` seconds ago,
+        the page has told of no change to the cells' code since, none of its sources was
+        cut short and the link is open; else None (read again)."""
+        kept = self._unchanged
+        if kept is None or self._closed or self.lost:
+            return None
+        at, answer = kept
+        return answer if time.monotonic() - at < FRESH else None
 
     def answering(self) -> bool:
         """Whether the page said hello and the link is open: it acknowledges pings."""
@@ -275,14 +287,15 @@ class NotebookLink:
         with self._lock:
             if number in self._reads:
                 self._reads.discard(number)
-                self._unchanged = _watched(data.get("result"))
+                watched = _watched(data.get("result"))
+                self._unchanged = None if watched is None else (time.monotonic(), watched)
         if not answer.done():
             answer.set_result(data)
 
     def _gone(self, why: str) -> None:
         self._closed = True
-        self._unchanged = None
         with self._lock:
+            self._unchanged = None
             pending = list(self._acks.values()) + list(self._answers.values())
         for future in pending:
             if not future.done():

@@ -101,6 +101,10 @@ class ToolCard:
             self.widget.children = (*self.widget.children, self._extra)
         return self._extra
 
+    def approval_parts(self) -> tuple[Any, ...]:
+        """What the approval box shows now (nothing when it was never made)."""
+        return () if self._extra is None else tuple(self._extra.children)
+
     @property
     def result(self) -> HTML:
         """The card's result, as the frozen view shows it."""

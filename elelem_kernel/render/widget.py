@@ -175,8 +175,11 @@ class TurnView:
             card = self.blocks.get(_index(index))
             if not isinstance(card, ToolCard) or self.frozen:
                 return
-            kept = [c for c in card.extra.children if not getattr(c, "_elelem_note", False)]
-            gone = [c for c in card.extra.children if c not in kept]
+            shown = card.approval_parts()
+            kept = [c for c in shown if not getattr(c, "_elelem_note", False)]
+            gone = [c for c in shown if c not in kept]
+            if not text and not gone:  # nothing said, nothing to take back
+                return
             if text:
                 line = self.widgets.HTML(f'<div style="{cards.LABEL}">{escape(text)}</div>')
                 line._elelem_note = True

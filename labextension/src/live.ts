@@ -35,7 +35,7 @@ import { read } from './read';
 import { markUndone, revert } from './revert';
 import { addStyle } from './styles';
 import { markAll, undoButton } from './undo';
-import { watchCode } from './watch';
+import { CodeWatch } from './watch';
 
 /** Register the comm target on the panel's kernel connection (again after a change). */
 export function attachLive(panel: NotebookPanel): void {
@@ -76,19 +76,14 @@ function opened(
   }
   const state: ITurnState = { cell: data.cell, all: null, pending: new Set() };
   // After each read, the first change to the cells' code is told once (watch.ts).
-  let unwatch: (() => void) | null = null;
-  const watch = () => {
-    unwatch ??= watchCode(model, () => {
-      unwatch = null;
-      if (!comm.isDisposed) {
-        send(comm, { type: 'changed' });
-      }
-    });
-  };
+  const watch = new CodeWatch(model, () => {
+    if (!comm.isDisposed) {
+      send(comm, { type: 'changed' });
+    }
+  });
   const ended = () => {
     withdraw(state);
-    unwatch?.();
-    unwatch = null;
+    watch.dispose();
   };
   // Not returned: JupyterLab holds every later message of the kernel until a comm
   // handler's promise settles, and an edit's waits for the person. The live view's
@@ -127,7 +122,7 @@ async function handle(
   comm: Kernel.IComm,
   state: ITurnState,
   data: unknown,
-  watch: () => void
+  watch: CodeWatch
 ): Promise<void> {
   const request = requestOf(data);
   if (request === null || comm.isDisposed) {
@@ -135,8 +130,12 @@ async function handle(
   }
   const id = request.id;
   send(comm, { id, ack: true });
+  const reading = request.op === 'read';
+  if (reading) {
+    watch.start(); // in the read's own task: no change after it goes untold
+  }
   try {
-    const result = await answer(panel, state, request, watch);
+    const result = await answer(panel, state, request);
     if (!comm.isDisposed) {
       send(comm, { id, result });
     }
@@ -144,25 +143,24 @@ async function handle(
     if (!comm.isDisposed) {
       send(comm, { id, error: error instanceof Error ? error.message : String(error) });
     }
+  } finally {
+    if (reading) {
+      watch.answered();
+    }
   }
 }
 
-/** What request `request` gives; an Error for an unknown one. A read starts `watch`, in
- * the same task, so no change after it goes untold. */
+/** What request `request` gives; an Error for an unknown one. */
 async function answer(
   panel: NotebookPanel,
   state: ITurnState,
-  request: NonNullable<ReturnType<typeof requestOf>>,
-  watch: () => void
+  request: NonNullable<ReturnType<typeof requestOf>>
 ): Promise<Result['result']> {
   const op = request.op;
   const known = request as NotebookRequest; // an unknown op is the default case
   switch (known.op) {
-    case 'read': {
-      const cells = read(panel, known.outputs !== false);
-      watch();
-      return { ...cells, watched: true };
-    }
+    case 'read':
+      return { ...read(panel, known.outputs !== false), watched: true }; // see handle
     case 'edit':
       return edit(panel, state, known);
     case 'mark_undone':

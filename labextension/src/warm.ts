@@ -54,7 +54,14 @@ function warmDiff(state: IWarm): void {
   parent.setAttribute('aria-hidden', 'true');
   parent.style.cssText = 'position: fixed; left: -10000px; top: 0; width: 400px;';
   document.body.appendChild(parent);
-  const view = diffView(parent, 'a = 1\n', 'a = 2\n');
+  let view: ReturnType<typeof diffView>;
+  try {
+    view = diffView(parent, 'a = 1\n', 'a = 2\n');
+  } catch (error) {
+    parent.remove(); // the first diff box makes its view then, as without this
+    console.warn('elelem-kernel: no diff view made ahead', error);
+    return;
+  }
   requestAnimationFrame(() =>
     requestAnimationFrame(() => {
       view.destroy();

@@ -171,3 +171,24 @@ def test_an_answer_refused_for_its_size_is_not_kept(monkeypatch):
         read_then_plan(page)
     assert page.ops == ["read"]
     assert page.link.unchanged_read() is None
+
+
+def test_a_read_older_than_fresh_is_read_again(monkeypatch):
+    """A page reloaded (or its websocket reconnecting) cannot say `changed`: a read is
+    used for a plan only while it is fresh."""
+    page = Page(monkeypatch)
+    monkeypatch.setattr(notebook_comm, "FRESH", 0.0)
+    read_then_plan(page)
+    assert page.ops == ["read", "read"]
+
+
+def test_a_link_whose_page_is_gone_keeps_no_read(monkeypatch):
+    page = Page(monkeypatch)
+
+    async def read() -> None:
+        await notebook_live.read_open(page.link, None)
+
+    asyncio.run(read())
+    assert page.link.unchanged_read() is not None
+    page.link.lose("the page stopped answering pings")
+    assert page.link.unchanged_read() is None

@@ -501,3 +501,20 @@ def test_a_tool_card_opens_each_widget_whole_and_folds_in_few_messages(view):
     assert card.widget.children == (card.header, card.args, card.result)
     assert HIDDEN in card.header._dom_classes and HIDDEN in card.args._dom_classes
     assert card.widget.layout.border_top == "none" and "elelem-card" in card.widget._dom_classes
+
+
+def test_taking_back_a_note_never_said_sends_nothing(view):
+    """An approval channel clears its note before asking (`note(index, None)`): on a card
+    with no approval box yet that makes none, and sends nothing."""
+    call = {"id": "c", "name": "write", "arguments": {"path": "a"}}
+    view({"type": "block_start", "index": 1, "block": "tool_use", **call})
+    card = view.blocks[1]
+    start = len(CountingComm.sent)
+    view.note(1, None)
+    assert CountingComm.sent[start:] == []
+    assert card.widget.children == (card.header, card.args)
+    view.note(1, "answer where the cell ran")
+    assert card.widget.children == (card.header, card.args, card.extra)
+    assert "answer where the cell ran" in card.extra.children[0].value
+    view.note(1, None)
+    assert card.extra.children == ()
