@@ -437,10 +437,12 @@ class ElelemAgent:
         await asyncio.sleep(0)  # the answer goes first
         if self.every_provider is not None:
             return
-        before = {key: self._options(other) for key, other in self.sessions.items()}
         names = await asyncio.to_thread(live.session.facts.provider_names)
         if self.every_provider is not None:  # another turn's scan ended first
             return
+        # the options with the registry's names and with every name, at one moment: a
+        # mode or provider changed during the scan was told by its own update
+        before = {key: self._options(other) for key, other in self.sessions.items()}
         self.every_provider = names
         for key, other in list(self.sessions.items()):
             options = self._options(other)
