@@ -119,9 +119,9 @@ def test_a_cell_changed_after_the_read_is_read_again_before_it_runs(
             lab.page.evaluate(MARKS, [vars(TRIVIAL), vars(SLOW)])
             lab.run("%load_ext elelem_kernel")
             lab.page.evaluate(CLEAR_OUTPUTS, TRIVIAL.index)
-            # the run call comes ~1 s after the read: within the time a watched read is
+            # the run call comes ~1.4 s after the read: within the time a watched read is
             # used (notebook_comm.FRESH), so only the page's `changed` makes it read again
-            clocked.queue(read, run.slow(0.15), reply("openai", Round(text="It ran.")))
+            clocked.queue(read, run.slow(0.2), reply("openai", Round(text="It ran.")))
             turn = lab.start(RUN_PROMPT)
             lab.page.wait_for_function(
                 "() => window.__elelemMarks.hops.some(([op]) => op === 'read')", timeout=BUSY_WAIT
