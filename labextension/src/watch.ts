@@ -19,49 +19,13 @@ interface ICodeChange {
   executionCountChange?: unknown;
 }
 
-/** Call `changed` once, at the first change to `model`'s code or cells; the function
- * returned stops watching (the turn ended first). */
-export function watchCode(model: INotebookModel, changed: () => void): () => void {
-  const notebook = model.sharedModel;
-  const cells = [...notebook.cells];
-  let watching = true;
-  const stop = () => {
-    if (watching) {
-      watching = false;
-      notebook.changed.disconnect(onNotebook);
-      for (const cell of cells) {
-        cell.changed.disconnect(onCell);
-      }
-    }
-  };
-  const fire = () => {
-    if (watching) {
-      stop();
-      changed();
-    }
-  };
-  const onNotebook = (_: unknown, change: { cellsChange?: unknown }) => {
-    if (change.cellsChange) {
-      fire();
-    }
-  };
-  const onCell = (_: unknown, change: ICodeChange) => {
-    if (change.sourceChange || change.executionCountChange) {
-      fire();
-    }
-  };
-  notebook.changed.connect(onNotebook);
-  for (const cell of cells) {
-    cell.changed.connect(onCell);
-  }
-  return stop;
-}
-
-/** One turn's watch, for its comm: each read starts it in the read's own task; a change
- * is told once that read's answer has gone (one seen before waits for it), so `Changed`
- * never overtakes the answer it makes stale. */
+/** One turn's watch, for its comm: each read starts it in the read's own task, and the
+ * first change to the notebook's code or cells after it is told once that read's answer
+ * has gone (one seen before waits for it), so `Changed` never overtakes the answer it
+ * makes stale. */
 export class CodeWatch {
-  private stop: (() => void) | null = null;
+  /** The cells whose changes are listened to, while watching; else null. */
+  private cells: INotebookModel['sharedModel']['cells'] | null = null;
   private reading = 0;
   private held = false;
 
@@ -73,14 +37,15 @@ export class CodeWatch {
   /** A read is being answered: watch from now (if not watching already). */
   start(): void {
     this.reading += 1;
-    this.stop ??= watchCode(this.model, () => {
-      this.stop = null;
-      if (this.reading > 0) {
-        this.held = true;
-      } else {
-        this.tell();
-      }
-    });
+    if (this.cells !== null) {
+      return;
+    }
+    const notebook = this.model.sharedModel;
+    this.cells = [...notebook.cells];
+    notebook.changed.connect(this.onNotebook);
+    for (const cell of this.cells) {
+      cell.changed.connect(this.onCell);
+    }
   }
 
   /** That read's answer (or its error) has been sent. */
@@ -94,8 +59,42 @@ export class CodeWatch {
 
   /** The turn ended: stop watching, tell nothing more. */
   dispose(): void {
-    this.stop?.();
-    this.stop = null;
+    this.unwatch();
     this.held = false;
+  }
+
+  private readonly onNotebook = (_: unknown, change: { cellsChange?: unknown }) => {
+    if (change.cellsChange) {
+      this.changed();
+    }
+  };
+
+  private readonly onCell = (_: unknown, change: ICodeChange) => {
+    if (change.sourceChange || change.executionCountChange) {
+      this.changed();
+    }
+  };
+
+  private changed(): void {
+    if (this.cells === null) {
+      return;
+    }
+    this.unwatch();
+    if (this.reading > 0) {
+      this.held = true;
+    } else {
+      this.tell();
+    }
+  }
+
+  private unwatch(): void {
+    if (this.cells === null) {
+      return;
+    }
+    this.model.sharedModel.changed.disconnect(this.onNotebook);
+    for (const cell of this.cells) {
+      cell.changed.disconnect(this.onCell);
+    }
+    this.cells = null;
   }
 }
