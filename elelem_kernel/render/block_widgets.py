@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from ipywidgets import HTML, VBox
@@ -21,6 +21,8 @@ from elelem_kernel.images import ImageEntry
 from elelem_kernel.render import cards
 from elelem_kernel.render.markdown import to_html
 from elelem_kernel.visible import visible
+
+Part = TypeVar("Part")  #: a widget put in a card
 
 HIDDEN = "lm-mod-hidden"  #: Lumino's class for a hidden widget, in JupyterLab and Notebook 7
 RENDERED = "jp-RenderedHTMLCommon"  #: the look of the frozen output
@@ -80,10 +82,12 @@ class ToolCard:
         self.header = widgets.HTML(self._summary(), **shared)
         self.args = args = widgets.HTML(cards.arguments_html(self.arguments), **shared)
         # The approval parts and the result are made when first needed, added at the end
-        # (a box's children only grow there): a call's card is 3 models on the way to
-        # the page, which draws them before anything the call sends after them.
+        # (a box's children only grow there): a call's card is 4 models on the way to
+        # the page (header, arguments, the card and its layout), which draws them before
+        # anything the call sends after them.
         self._extra: VBox | None = None
-        self._result: HTML | None = None
+        #: the result, as the frozen view shows it (`set_result`), or None before
+        self.result: HTML | None = None
         self.widget = widgets.VBox(
             [self.header, args],
             layout=widgets.Layout(
@@ -97,21 +101,17 @@ class ToolCard:
         """The box of the approval parts (buttons, what will run, where to answer)."""
         if self._extra is None:
             layout = {k: v for k, v in self._shared.items() if k == "layout"}
-            self._extra = self.widgets.VBox([], **layout)
-            self.widget.children = (*self.widget.children, self._extra)
+            self._extra = self._add(self.widgets.VBox([], **layout))
         return self._extra
 
     def approval_parts(self) -> tuple[Any, ...]:
         """What the approval box shows now (nothing when it was never made)."""
         return () if self._extra is None else tuple(self._extra.children)
 
-    @property
-    def result(self) -> HTML:
-        """The card's result, as the frozen view shows it."""
-        if self._result is None:
-            self._result = self.widgets.HTML("", **self._shared)
-            self.widget.children = (*self.widget.children, self._result)
-        return self._result
+    def _add(self, part: Part) -> Part:
+        """`part`, put last in the card."""
+        self.widget.children = (*self.widget.children, part)
+        return part
 
     def render_header(self) -> None:
         self.header.value = self._summary()
@@ -167,11 +167,10 @@ class ToolCard:
         with layout.hold_sync():  # one message, not six (a border is four traits)
             layout.margin, layout.padding, layout.border = "0", "0", "none"
         shown = cards.tool_card(call, self.state)
-        if self._result is None:  # made with its value: one message, not two
-            self._result = self.widgets.HTML(shown, **self._shared)
-            self.widget.children = (*self.widget.children, self._result)
+        if self.result is None:  # made with its value: one message, not two
+            self.result = self._add(self.widgets.HTML(shown, **self._shared))
         else:
-            self._result.value = shown
+            self.result.value = shown
 
 
 def reply_where_sent(widget: Any) -> None:
