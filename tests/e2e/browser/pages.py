@@ -36,9 +36,11 @@ KERNEL_READY = """
   const shown = text && !/^(No Kernel|Kernel|Loading)/.test(text) && state && state.dataset.status === 'idle';
   // the toolbar can say idle a moment before the session holds a connected kernel; a cell
   // run in that moment is dropped without a word (CodeCell.execute needs session.kernel)
-  const context = window.jupyterapp && window.jupyterapp.shell.currentWidget
-    && window.jupyterapp.shell.currentWidget.sessionContext;
-  if (!shown || !context) return shown;
+  // (every server these tests start exposes window.jupyterapp; without it this throws,
+  // rather than race)
+  const widget = window.jupyterapp.shell.currentWidget;
+  const context = widget && widget.sessionContext;
+  if (!shown || !context) return false;
   const kernel = context.session && context.session.kernel;
   return context.isReady && !!kernel && kernel.connectionStatus === 'connected'
     && kernel.status === 'idle';

@@ -53,7 +53,8 @@ c.Authenticator.allow_all = True
 c.JupyterHub.spawner_class = "simple"
 c.SimpleLocalProcessSpawner.home_dir_template = "{base}/homes/{{username}}"
 c.Spawner.cmd = [{singleuser!r}]
-c.Spawner.args = ["--ServerApp.allow_root=True"]
+# the page exposes `window.jupyterapp`: pages.py waits on the session's connected kernel
+c.Spawner.args = ["--ServerApp.allow_root=True", "--LabApp.expose_app_in_browser=True"]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
