@@ -166,7 +166,7 @@ function send(panel: NotebookPanel, state: IState, reason: Reason): void {
   if (!kernel || !kernel.handleComms) {
     return;
   }
-  warmWidgets(); // this page will show turns: their live view's widget code, now
+  warmWidgets(panel.content.rendermime); // this page will show turns: their widget code, now
   const commId = `elelem-restore-${Date.now()}-${Math.random().toString(36).slice(2)}`;
   // Registered here so the kernel's answer (or its close, before `%load_ext`) finds it:
   // an unknown comm id makes JupyterLab log "Comm not found" in the browser console.

@@ -88,8 +88,12 @@ def test_the_first_turn_finds_the_notebook_linked(browser, server, clocked, shot
             assert figures.run_reads == 0
             warm = lab.page.evaluate("() => window.__elelemWarm")
             assert warm["controls"] == "loaded" and warm["diff"] == "made", warm
-            # nothing of the diff made off screen is left in the page
-            assert lab.page.evaluate("() => document.querySelectorAll('.cm-merge-b').length") == 0
+            # a live view's widgets were made and drawn in the notebook's widget manager
+            assert warm["views"] == "made", warm
+            # nothing made off screen is left in the page: no diff, no widget view (every
+            # turn is frozen by now)
+            left = "() => document.querySelectorAll('.cm-merge-b, .jupyter-widgets').length"
+            assert lab.page.evaluate(left) == 0
 
             lab.restart()
             lab.run("%load_ext elelem_kernel")
