@@ -192,6 +192,7 @@ class Figures:
     agent_run: float
     person_run: float
     #: the least ms a `read` or `outputs` request of the trivial run took kernel → page
+    #: (the median of the runs where the page noted one after the call)
     hop: float
     #: reads the page was asked after the model's run call: 0 when the run planned from
     #: the turn's read (nothing changed since: labextension/src/watch.ts)
@@ -234,7 +235,7 @@ def measure_in(lab: Lab, wire: ClockedWire, timeline: Timeline, tag: str) -> Fig
         edit_to_box=median(box - sent for _, box, sent in warm),
         agent_run=median(agent[0] for agent, _ in runs),
         person_run=median(person for _, person in runs),
-        hop=median(agent[1] for agent, _ in runs),
+        hop=median([h for h in (agent[1] for agent, _ in runs) if not math.isnan(h)] or [math.nan]),
         run_reads=max(agent[2] for agent, _ in runs),
         agent_slow=agent_slow,
         person_slow=person_runs(lab, SLOW),
