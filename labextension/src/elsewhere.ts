@@ -24,7 +24,7 @@
 
 import { ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
-import type { IDisplayData } from '@jupyterlab/nbformat';
+import type { IDisplayData, IOutput } from '@jupyterlab/nbformat';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { asObject } from './protocol';
@@ -145,14 +145,22 @@ function frozenOutput(value: unknown): { cell: string; output: IDisplayData } | 
   return { cell: typeof record?.cell === 'string' ? record.cell : '', output };
 }
 
+/** What a turn's cell shows in place of its live view when the kernel stopped first. */
+export const UNFINISHED =
+  'elelem: the kernel stopped before this turn ended (it restarted, shut down or died), ' +
+  'so the turn has no record. What its tools did until then stays done; run the cell ' +
+  'to ask again.';
+
+/** In the cell `cellId`, put UNFINISHED in place of its live view, whose widgets died
+ * with the kernel (their views would show broken links and "working…" for good, and the
+ * saved notebook would say the turn is still running). */
+export function endUnfinished(panel: NotebookPanel, cellId: string): void {
+  adopt(panel, cellId, { output_type: 'stream', name: 'stderr', text: UNFINISHED }, false);
+}
+
 /** Put the frozen output in the cell `cellId` in place of its live view, or (`orEmpty`)
  * as its only output when it shows none. */
-function adopt(
-  panel: NotebookPanel,
-  cellId: string,
-  output: IDisplayData,
-  orEmpty: boolean
-): void {
+function adopt(panel: NotebookPanel, cellId: string, output: IOutput, orEmpty: boolean): void {
   for (const cell of panel.content.model?.cells ?? []) {
     if (cell.id !== cellId || cell.type !== 'code') {
       continue;

@@ -20,6 +20,7 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 import { findIndex } from './cells';
 import { edit, showOutputs } from './edit';
+import { endUnfinished } from './elsewhere';
 import { ITurnState, withdraw } from './proposal';
 import {
   NOTEBOOK_TARGET,
@@ -36,6 +37,14 @@ import { markUndone, revert } from './revert';
 import { addStyle } from './styles';
 import { markAll, undoButton } from './undo';
 import { CodeWatch } from './watch';
+
+/** A kernel status after which no turn of the kernel goes on. */
+const GONE: ReadonlySet<Kernel.Status> = new Set([
+  'restarting',
+  'autorestarting',
+  'terminating',
+  'dead'
+]);
 
 /** Register the comm target on the panel's kernel connection (again after a change). */
 export function attachLive(panel: NotebookPanel): void {
@@ -81,10 +90,25 @@ function opened(
       send(comm, { type: 'changed' });
     }
   });
+  // A restart, a shutdown or a change of kernel ends the turn with no comm close: its
+  // diff boxes go (the person's click would reach no one), its watch stops, and its cell
+  // says the turn ended unfinished in place of the dead live view (elsewhere.ts).
+  const gone = (_: unknown, status: Kernel.Status) => {
+    if (GONE.has(status)) {
+      ended();
+      if (!panel.isDisposed) {
+        endUnfinished(panel, state.cell);
+      }
+    }
+  };
   const ended = () => {
+    kernel.statusChanged.disconnect(gone);
+    kernel.disposed.disconnect(ended);
     withdraw(state);
     watch.dispose();
   };
+  kernel.statusChanged.connect(gone);
+  kernel.disposed.connect(ended);
   // Not returned: JupyterLab holds every later message of the kernel until a comm
   // handler's promise settles, and an edit's waits for the person. The live view's
   // updates (its clocks, the card saying whom it waits for) must go on meanwhile.

@@ -7,11 +7,14 @@ kernel as "Unknown" and a saved live view as "Loading widget…". The kernel not
 seconds that the page which answered its pings no longer does: the question ends declined,
 saying why, the turn ends, the kernel is idle again, and the new page shows the frozen turn
 with that reason in place of the saved live view (no "Error displaying widget").
-In JupyterLab and Notebook 7.
+The other way round, the kernel restarted while a diff waits: the page takes the diff
+box away, for no turn is left to hear the click, and says in the turn's cell that it
+ended unfinished, in place of its dead live view. In JupyterLab and Notebook 7.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,12 +22,15 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.browser.lab import LabServer, NotebookServer, extension_env, write_notebook
-from tests.e2e.browser.pages import BUSY_WAIT, FROZEN, KERNEL_READY, Lab, opened
+from tests.e2e.browser.pages import BUSY_WAIT, FROZEN, KERNEL_READY, LIVE, Lab, opened
 from tests.wire_servers import Round, reply
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 GONE = "was closed or reloaded"
+OUTPUTS = """
+(index) => window.jupyterapp.shell.currentWidget.content.model.cells.get(index).outputs.toJSON()
+"""
 SOURCE = """
 (index) => window.jupyterapp.shell.currentWidget.content.model.cells.get(index)
   .sharedModel.getSource()
@@ -137,3 +143,35 @@ def test_a_diff_whose_page_reloads_ends_declined(browser, server, wire, shots):
         assert turn is not None
     tools = [m for m in wire.requests[-1].body["messages"] if m["role"] == "tool"]
     assert GONE in tools[-1]["content"]
+
+
+def test_a_diff_whose_kernel_restarts_is_taken_away(browser, server, wire, shots):
+    root = Path(server.root)
+    name = write_notebook(
+        root / "restart-diff.ipynb",
+        ["%load_ext elelem_kernel", "x = 1/0", "%%elelem -p openai\nfix the cell that failed"],
+    )
+    wire.queue(
+        reply(
+            "openai",
+            Round(calls=[("notebook_edit", {"cell": 1, "old": "1/0", "new": "1/1"}, "edit-1")]),
+        ),
+        reply("openai", Round(text="unused: the kernel restarts first")),
+    )
+    tag = server.kind
+    with opened(browser, server, shots, name, f"restart-diff-{tag}") as lab:
+        lab.run("%load_ext elelem_kernel")
+        lab.start("fix the cell that failed")
+        box = lab.cell("x = 1/0").locator(".elelem-proposal")
+        box.wait_for(timeout=BUSY_WAIT)
+        lab.restart()
+        box.wait_for(state="detached", timeout=10_000)
+        turn = lab.cell("fix the cell that failed")
+        turn.get_by_text("the kernel stopped before this turn ended").wait_for(timeout=10_000)
+        lab.shot(f"36-2-{tag}-diff-restarted", lab.page.locator(".jp-NotebookPanel").first)
+        assert lab.page.locator(".elelem-proposal, .elelem-waiting").count() == 0
+        assert lab.page.evaluate(SOURCE, 1) == "x = 1/0"
+        # the dead live view is gone from the page and from what a save would write
+        assert turn.locator(LIVE).count() == 0 and lab.widget_errors() == 0
+        assert "widget-view" not in json.dumps(lab.page.evaluate(OUTPUTS, 2))
+    wire.clear()
