@@ -18,6 +18,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,10 +117,11 @@ def test_an_approval_whose_page_closes_ends_declined(browser, server, shots):
         assert not (root / "closed.md").exists()
 
 
-def test_a_diff_whose_page_reloads_ends_declined(browser, server, wire, shots):
-    root = Path(server.root)
+def fix_notebook(server, wire, file: str, last_words: str) -> str:
+    """A notebook whose cell 1 fails and whose prompt has the model propose a fix to it
+    (then say `last_words`); its name."""
     name = write_notebook(
-        root / "reload-diff.ipynb",
+        Path(server.root) / file,
         ["%load_ext elelem_kernel", "x = 1/0", "%%elelem -p openai\nfix the cell that failed"],
     )
     wire.requests.clear()
@@ -128,42 +130,39 @@ def test_a_diff_whose_page_reloads_ends_declined(browser, server, wire, shots):
             "openai",
             Round(calls=[("notebook_edit", {"cell": 1, "old": "1/0", "new": "1/1"}, "edit-1")]),
         ),
-        reply("openai", Round(text="The page went away; nothing changed.")),
+        reply("openai", Round(text=last_words)),
     )
+    return name
+
+
+def wait_for_diff(lab: Lab) -> Any:
+    """Load elelem, start the fix turn; the diff box, once it is on the failing cell."""
+    lab.run("%load_ext elelem_kernel")
+    lab.start("fix the cell that failed")
+    box = lab.cell("x = 1/0").locator(".elelem-proposal")
+    box.wait_for(timeout=BUSY_WAIT)
+    return box
+
+
+def test_a_diff_whose_page_reloads_ends_declined(browser, server, wire, shots):
+    name = fix_notebook(server, wire, "reload-diff.ipynb", "The page went away; nothing changed.")
     tag = server.kind
     with opened(browser, server, shots, name, f"gone-diff-{tag}") as lab:
-        lab.run("%load_ext elelem_kernel")
-        turn = lab.start("fix the cell that failed")
-        lab.cell("x = 1/0").locator(".elelem-proposal").wait_for(timeout=BUSY_WAIT)
+        wait_for_diff(lab)
         lab.save()
         reload(lab)
         _, took = back_again(lab, "fix the cell that failed", f"36-2-{tag}-diff-reloaded")
         assert took < 30, f"the kernel was busy {took:.0f} s after the reload"
         assert lab.page.evaluate(SOURCE, 1) == "x = 1/0"
-        assert turn is not None
     tools = [m for m in wire.requests[-1].body["messages"] if m["role"] == "tool"]
     assert GONE in tools[-1]["content"]
 
 
 def test_a_diff_whose_kernel_restarts_is_taken_away(browser, server, wire, shots):
-    root = Path(server.root)
-    name = write_notebook(
-        root / "restart-diff.ipynb",
-        ["%load_ext elelem_kernel", "x = 1/0", "%%elelem -p openai\nfix the cell that failed"],
-    )
-    wire.queue(
-        reply(
-            "openai",
-            Round(calls=[("notebook_edit", {"cell": 1, "old": "1/0", "new": "1/1"}, "edit-1")]),
-        ),
-        reply("openai", Round(text="unused: the kernel restarts first")),
-    )
+    name = fix_notebook(server, wire, "restart-diff.ipynb", "unused: the kernel restarts first")
     tag = server.kind
     with opened(browser, server, shots, name, f"restart-diff-{tag}") as lab:
-        lab.run("%load_ext elelem_kernel")
-        lab.start("fix the cell that failed")
-        box = lab.cell("x = 1/0").locator(".elelem-proposal")
-        box.wait_for(timeout=BUSY_WAIT)
+        box = wait_for_diff(lab)
         lab.restart()
         box.wait_for(state="detached", timeout=10_000)
         turn = lab.cell("fix the cell that failed")
