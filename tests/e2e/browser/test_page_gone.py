@@ -7,9 +7,9 @@ kernel as "Unknown" and a saved live view as "Loading widget…". The kernel not
 seconds that the page which answered its pings no longer does: the question ends declined,
 saying why, the turn ends, the kernel is idle again, and the new page shows the frozen turn
 with that reason in place of the saved live view (no "Error displaying widget").
-The other way round, the kernel restarted while a diff waits: the page takes the diff
-box away, for no turn is left to hear the click, and says in the turn's cell that it
-ended unfinished, in place of its dead live view. In JupyterLab and Notebook 7.
+The other way round, the kernel restarted while a diff or an approval waits: the page
+takes the diff box away, for no turn is left to hear the click, and says in the turn's
+cell that it ended unfinished, in place of its dead live view. In JupyterLab and Notebook 7.
 """
 
 from __future__ import annotations
@@ -174,3 +174,22 @@ def test_a_diff_whose_kernel_restarts_is_taken_away(browser, server, wire, shots
         assert turn.locator(LIVE).count() == 0 and lab.widget_errors() == 0
         assert "widget-view" not in json.dumps(lab.page.evaluate(OUTPUTS, 2))
     wire.clear()
+
+
+def test_an_approval_whose_kernel_restarts_ends_unfinished(browser, server, shots):
+    root = Path(server.root)
+    name = write_notebook(
+        root / "restart-approval.ipynb",
+        ["%load_ext elelem_kernel", "%%elelem\nwrite the file restarted.md"],
+    )
+    tag = server.kind
+    with opened(browser, server, shots, name, f"restart-approval-{tag}") as lab:
+        lab.run("%load_ext elelem_kernel")
+        wait_for_allow(lab, "write the file restarted.md")
+        lab.restart()
+        turn = lab.cell("write the file restarted.md")
+        turn.get_by_text("the kernel stopped before this turn ended").wait_for(timeout=10_000)
+        lab.shot(f"36-2-{tag}-approval-restarted", turn)
+        assert turn.locator(LIVE).count() == 0 and lab.widget_errors() == 0
+        assert "widget-view" not in json.dumps(lab.page.evaluate(OUTPUTS, 1))
+    assert not (root / "restarted.md").exists()
