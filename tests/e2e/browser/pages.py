@@ -36,8 +36,9 @@ KERNEL_READY = """
   const shown = text && !/^(No Kernel|Kernel|Loading)/.test(text) && state && state.dataset.status === 'idle';
   // the toolbar can say idle a moment before the session holds a connected kernel; a cell
   // run in that moment is dropped without a word (CodeCell.execute needs session.kernel)
-  // (every server these tests start exposes window.jupyterapp; without it this throws,
+  // (every server these tests start exposes window.jupyterapp: without it this waits on,
   // rather than race)
+  if (!window.jupyterapp) return false;
   const widget = window.jupyterapp.shell.currentWidget;
   const context = widget && widget.sessionContext;
   if (!shown || !context) return false;
