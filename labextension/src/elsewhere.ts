@@ -146,7 +146,7 @@ function frozenOutput(value: unknown): { cell: string; output: IDisplayData } | 
 }
 
 /** What a turn's cell shows in place of its live view when the kernel stopped first. */
-export const UNFINISHED =
+const UNFINISHED =
   'elelem: the kernel stopped before this turn ended (it restarted, shut down or died), ' +
   'so the turn has no record. What its tools did until then stays done; run the cell ' +
   'to ask again.';

@@ -82,38 +82,51 @@ def wait_for_allow(lab: Lab, text: str) -> None:
     lab.save()  # the file now holds the live view: a reloaded page shows it "Loading…"
 
 
+def approval_notebook(server, stem: str) -> tuple[str, str]:
+    """A notebook whose prompt asks to write the file `stem`.md (the demo model asks
+    before it writes); its name and the prompt's text."""
+    prompt = f"write the file {stem}.md"
+    name = write_notebook(
+        Path(server.root) / f"{stem}-approval.ipynb",
+        ["%load_ext elelem_kernel", f"%%elelem\n{prompt}"],
+    )
+    return name, prompt
+
+
+def assert_unfinished(lab: Lab, turn: Any, index: int) -> None:
+    """The turn's cell (the `index`th) says it ended unfinished, in place of its live
+    view: gone from the page and from what a save would write."""
+    turn.get_by_text("the kernel stopped before this turn ended").wait_for(timeout=10_000)
+    assert turn.locator(LIVE).count() == 0 and lab.widget_errors() == 0
+    assert "widget-view" not in json.dumps(lab.page.evaluate(OUTPUTS, index))
+
+
 def test_an_approval_whose_page_reloads_ends_declined(browser, server, shots):
     root = Path(server.root)
-    name = write_notebook(
-        root / "reload-approval.ipynb",
-        ["%load_ext elelem_kernel", "%%elelem\nwrite the file reloaded.md"],
-    )
+    name, prompt = approval_notebook(server, "reloaded")
     tag = server.kind
     with opened(browser, server, shots, name, f"gone-approval-{tag}") as lab:
         lab.run("%load_ext elelem_kernel")
-        wait_for_allow(lab, "write the file reloaded.md")
+        wait_for_allow(lab, prompt)
         reload(lab)
-        _, took = back_again(lab, "write the file reloaded.md", f"36-2-{tag}-approval-reloaded")
+        _, took = back_again(lab, prompt, f"36-2-{tag}-approval-reloaded")
         assert took < 30, f"the kernel was busy {took:.0f} s after the reload"
         assert not (root / "reloaded.md").exists()
 
 
 def test_an_approval_whose_page_closes_ends_declined(browser, server, shots):
     root = Path(server.root)
-    name = write_notebook(
-        root / "close-approval.ipynb",
-        ["%load_ext elelem_kernel", "%%elelem\nwrite the file closed.md"],
-    )
+    name, prompt = approval_notebook(server, "closed")
     tag = server.kind
     first = Lab.in_new_context(browser, server, shots)
     try:
         first.open(name, f"gone-close-{tag}")
         first.run("%load_ext elelem_kernel")
-        wait_for_allow(first, "write the file closed.md")
+        wait_for_allow(first, prompt)
     finally:
         first.page.context.close()
     with opened(browser, server, shots, name, f"gone-close-{tag}") as lab:
-        back_again(lab, "write the file closed.md", f"36-2-{tag}-approval-closed")
+        back_again(lab, prompt, f"36-2-{tag}-approval-closed")
         assert not (root / "closed.md").exists()
 
 
@@ -165,31 +178,21 @@ def test_a_diff_whose_kernel_restarts_is_taken_away(browser, server, wire, shots
         box = wait_for_diff(lab)
         lab.restart()
         box.wait_for(state="detached", timeout=10_000)
-        turn = lab.cell("fix the cell that failed")
-        turn.get_by_text("the kernel stopped before this turn ended").wait_for(timeout=10_000)
+        assert_unfinished(lab, lab.cell("fix the cell that failed"), 2)
         lab.shot(f"36-2-{tag}-diff-restarted", lab.page.locator(".jp-NotebookPanel").first)
         assert lab.page.locator(".elelem-proposal, .elelem-waiting").count() == 0
         assert lab.page.evaluate(SOURCE, 1) == "x = 1/0"
-        # the dead live view is gone from the page and from what a save would write
-        assert turn.locator(LIVE).count() == 0 and lab.widget_errors() == 0
-        assert "widget-view" not in json.dumps(lab.page.evaluate(OUTPUTS, 2))
     wire.clear()
 
 
 def test_an_approval_whose_kernel_restarts_ends_unfinished(browser, server, shots):
     root = Path(server.root)
-    name = write_notebook(
-        root / "restart-approval.ipynb",
-        ["%load_ext elelem_kernel", "%%elelem\nwrite the file restarted.md"],
-    )
+    name, prompt = approval_notebook(server, "restarted")
     tag = server.kind
     with opened(browser, server, shots, name, f"restart-approval-{tag}") as lab:
         lab.run("%load_ext elelem_kernel")
-        wait_for_allow(lab, "write the file restarted.md")
+        wait_for_allow(lab, prompt)
         lab.restart()
-        turn = lab.cell("write the file restarted.md")
-        turn.get_by_text("the kernel stopped before this turn ended").wait_for(timeout=10_000)
-        lab.shot(f"36-2-{tag}-approval-restarted", turn)
-        assert turn.locator(LIVE).count() == 0 and lab.widget_errors() == 0
-        assert "widget-view" not in json.dumps(lab.page.evaluate(OUTPUTS, 1))
+        assert_unfinished(lab, lab.cell(prompt), 1)
+        lab.shot(f"36-2-{tag}-approval-restarted", lab.cell(prompt))
     assert not (root / "restarted.md").exists()
