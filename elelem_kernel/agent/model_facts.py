@@ -12,6 +12,7 @@ comes from).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -73,6 +74,9 @@ class ModelFacts:
         #: The window set with `/context-window` (tokens); None: see `agent/context.py`.
         self.context_window: int | None = None
         self._probed: tuple[Any, int | None] | None = None
+        self._asked: tuple[Provider, asyncio.Future[object]] | None = (
+            None  #: the question under way
+        )
         #: The window a server stated when it refused a request as too big, by provider.
         self._learned: tuple[Any, int] | None = None
         #: The server's count / the estimate, by conversation id (`context.calibration`).
@@ -246,18 +250,40 @@ class ModelFacts:
 
     async def probe_window(self) -> int:
         """The window; asks the provider for its own (once per provider) when no setting
-        names one: a local server's window is only known by asking it."""
-
-        named = self.context_window or OPTION in self._options()
-        if (
-            not named
-            and not os.environ.get(ENV, "").strip()
-            and not (self._probed and self._probed[0] is self.provider)
-        ):
-            value = await _ask(self.provider.context_window)
+        names one: a local server's window is only known by asking it. A question already
+        under way (`ask_window_ahead`) is awaited, not asked again."""
+        if self._must_ask():
+            value = await self._asking()
             self._probed = (self.provider, value if isinstance(value, int) and value > 0 else None)
             self.model_notes += [n for n in self.provider.notes if isinstance(n, str)]
         return self.window()[0]
+
+    def ask_window_ahead(self) -> None:
+        """Start asking the provider for its window now, on the running loop, if a turn
+        will: a front calls it as a turn begins, so the server's answer comes while the
+        front draws the turn's view instead of after."""
+        if self._must_ask():
+            self._asking()
+
+    def _must_ask(self) -> bool:
+        named = self.context_window or OPTION in self._options()
+        return (
+            not named
+            and not os.environ.get(ENV, "").strip()
+            and not (self._probed and self._probed[0] is self.provider)
+        )
+
+    def _asking(self) -> asyncio.Future[object]:
+        """The question to the current provider for its window, started once per provider
+        and loop (again if it was cancelled with the turn that awaited it)."""
+        loop = asyncio.get_running_loop()
+        if self._asked is not None:
+            provider, task = self._asked
+            if provider is self.provider and task.get_loop() is loop and not task.cancelled():
+                return task
+        task = asyncio.ensure_future(_ask(self.provider.context_window))
+        self._asked = (self.provider, task)
+        return task
 
     def take_notes(self) -> list[str]:
         """What the server said of itself that the person should know, each said once."""

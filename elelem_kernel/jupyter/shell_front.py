@@ -16,7 +16,7 @@ import logging
 import os
 import re
 import weakref
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -237,6 +237,7 @@ class ShellFront:
             overrides: dict[str, Any] = {"provider": provider, "model": model, "mode": mode}
             overrides |= {"system_prompt": system_prompt, "options": options}
             _for_this_turn(session, scope, allow or [], overrides)
+            self.runner.submit(_ask_window_ahead(session))
             # the link first: the page says hello at once, not after making the view's
             # widgets (a fresh page's first are slow), and the first read waits for it
             link = self._link_notebook(request, cell)
@@ -613,3 +614,12 @@ def say_bundle(markdown: str, as_text: bool = False) -> dict[str, str]:
         "text/markdown": neutralise(markdown),
         "text/plain": visible(to_text(markdown) if as_text else markdown),
     }
+
+
+async def _ask_window_ahead(session: Session) -> None:
+    """Start the session's question for its provider's window on the turns' loop as a
+    turn begins: a local server's answer then comes while the link and the view are made,
+    not after them (`ModelFacts.probe_window` awaits it). A setting that cannot be read is
+    the turn's to report, not this."""
+    with suppress(Exception):
+        session.facts.ask_window_ahead()

@@ -5,6 +5,7 @@ a real session over real HTTP against the loopback wire server."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -14,7 +15,7 @@ from elelem_kernel.agent.context import UNKNOWN_WINDOW, estimate
 from elelem_kernel.agent.session import Session
 from elelem_kernel.providers.openai import OpenAIProvider
 from elelem_kernel.render.footer import footer_line
-from tests.wire_servers import Round, WireServer
+from tests.wire_servers import Reply, Round, WireServer
 from tests.wire_servers.local_servers import llama_cpp_info, overflow_reply
 
 LONG = "x" * 3_500  # about 1,000 tokens
@@ -205,3 +206,43 @@ def test_a_second_compaction_counts_every_turn_its_summary_covers(wire):
     wire.script("openai", Round(text="S2"), Round(text="seven"))
     second = turn(s, "turn 6")
     assert second.record["compaction"]["turns"] == 5  # not just the 3 new ones
+
+
+def test_a_window_asked_ahead_is_asked_once_and_the_turn_takes_its_answer(wire):
+    # a front asks as a turn begins (jupyter/shell_front.py); the turn awaits that question
+    wire.info.update(llama_cpp_info("smollm2", n_ctx=8192))
+    wire.script("openai", Round(text="hi", model="smollm2"))
+    s = local(wire)
+
+    async def ahead_then_turn():
+        s.facts.ask_window_ahead()
+        s.facts.ask_window_ahead()  # asked again while under way: the same question
+        return await s.turn("hello")
+
+    result = asyncio.run(ahead_then_turn())
+    assert result.record["context"]["window"] == 8192
+    assert [r.path for r in wire.info_requests] == ["/v1/models", "/props"]
+    s.facts.ask_window_ahead()  # known now: nothing asked
+    wire.script("openai", Round(text="hi again", model="smollm2"))
+    assert turn(s, "again").record["context"]["window"] == 8192
+    assert len(wire.info_requests) == 2
+
+
+def test_a_window_question_cancelled_with_its_turn_is_asked_again(wire):
+    info = llama_cpp_info("smollm2", n_ctx=8192)
+    listing = json.dumps(info["/v1/models"]).encode()
+    wire.info.update(info)
+    wire.info["/v1/models"] = Reply(200, {}, [listing], stream=False, delay=1.0)
+    s = local(wire)
+
+    async def stopped_then_asked():
+        waiting = asyncio.ensure_future(s.facts.probe_window())
+        await asyncio.sleep(0.2)
+        waiting.cancel()  # the person stopped the turn while the server was slow
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        wire.info["/v1/models"] = info["/v1/models"]
+        return await s.facts.probe_window()
+
+    assert asyncio.run(stopped_then_asked()) == 8192
+    assert s.facts.window() == (8192, "reported by the openai server")

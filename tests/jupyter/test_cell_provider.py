@@ -4,6 +4,7 @@ makes a new one, as before. Real cells in an IPython shell against the loopback 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -66,6 +67,27 @@ def test_the_same_flags_reuse_the_provider_and_its_window(ip, wire, capsys):
     assert capsys.readouterr().out.count("ok") >= 3
     assert ip.run_line_magic("elelem", "") is None
     assert "| provider | echo |" in capsys.readouterr().out  # the cells' provider was theirs
+
+
+def test_the_window_is_asked_before_the_view_is_made_and_once(ip, wire, monkeypatch):
+    """A first cell's question for the server's window goes out as the turn begins, so
+    its answer comes while the live view is made, not after it (jupyter/shell_front.py)."""
+    from elelem_kernel.jupyter import shell_front
+
+    made = shell_front.new_view
+    asked_before: list[int] = []
+
+    def new_view(*args, **kwargs):
+        deadline = time.monotonic() + 10
+        while not wire.info_requests and time.monotonic() < deadline:
+            time.sleep(0.01)  # the question is on the turns' loop, already sent or about to be
+        asked_before.append(len(wire.info_requests))
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(shell_front, "new_view", new_view)
+    asked = cell(ip, wire, "-p openai")
+    assert asked_before[0] > 0
+    assert asked == len({r.path for r in wire.info_requests})  # each endpoint asked once
 
 
 def test_other_options_a_model_or_environment_make_a_new_provider(ip, wire, monkeypatch):
