@@ -101,7 +101,7 @@ def restore_into(
         path, how = find_notebook(user_ns, env)
         frontend = user_ns.get(FRONTEND_KEY)
         if how != "from /load" and isinstance(frontend, dict) and "cells" in frontend:
-            from elelem_kernel.jupyter import restore_ahead  # small: the kernel imported it
+            from elelem_kernel.jupyter import restore_ahead  # small: imported ahead (warm_up.py)
 
             restore_ahead.drop()  # a big notebook's cells are not kept twice
             cells, warnings = frontend.pop("cells"), frontend.pop("warnings", [])

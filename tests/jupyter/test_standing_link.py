@@ -130,6 +130,38 @@ def test_the_warm_up_imports_a_first_turns_modules_once_on_a_daemon_thread():
     assert said == {"daemon": True, "again": True, "missing": [], "schema": True}
 
 
+#: The elelem modules a first turn imports after the warm-up: a magic's first prompt in a
+#: notebook whose page sent its records, answered by the demo model (it lists the folder
+#: and reads a file, as the quickstart's first cell does).
+FIRST_IMPORTS = """
+import json, os, sys, tempfile
+os.chdir(tempfile.mkdtemp())
+os.environ.update(HOME=os.getcwd(), ELELEM_PROVIDER="demo")
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+ip.run_line_magic("load_ext", "elelem_kernel")
+from elelem_kernel.jupyter import restore_comm, warm_up
+cells = [{"id": "aaa", "cell_type": "code", "outputs": []}]
+restore_comm.receive(ip.user_ns, {"v": 1, "reason": "start", "path": "nb.ipynb",
+    "root": os.getcwd(), "features": [], "notebook": {"cells": cells}})
+warm_up.import_all()
+before = set(sys.modules)
+ip.run_cell_magic("elelem", "", "hello")
+print(json.dumps(sorted(m for m in set(sys.modules) - before if m.startswith("elelem_kernel"))))
+"""
+
+
+def test_after_the_warm_up_a_first_turn_imports_no_elelem_module():
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_IMPORTS],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
 RENDER = """
 import re, sys
 from elelem_kernel.render.markdown import to_html
