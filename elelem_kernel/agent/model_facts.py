@@ -74,9 +74,8 @@ class ModelFacts:
         #: The window set with `/context-window` (tokens); None: see `agent/context.py`.
         self.context_window: int | None = None
         self._probed: tuple[Any, int | None] | None = None
-        self._asked: tuple[Provider, asyncio.Future[object]] | None = (
-            None  #: the question under way
-        )
+        #: The question for the window under way (`ask_window_ahead`), by provider.
+        self._asked: tuple[Provider, asyncio.Future[object]] | None = None
         #: The window a server stated when it refused a request as too big, by provider.
         self._learned: tuple[Any, int] | None = None
         #: The server's count / the estimate, by conversation id (`context.calibration`).

@@ -39,7 +39,7 @@ MODULES = (
     "elelem_kernel.providers.ollama",
     "elelem_kernel.providers.server_window",  # a local server's window, asked at a first turn
     "elelem_kernel.jupyter.restore",
-    "elelem_kernel.jupyter.restore_ahead",  # the Elelem kernel's start imports it; a magic's first turn did
+    "elelem_kernel.jupyter.restore_ahead",  # a magic's first turn restoring the page's records
     "elelem_kernel.render.widget",
     "elelem_kernel.tools.notebook_live",
     "elelem_kernel.tools.git_command",  # the list, shell and write tools' first call
