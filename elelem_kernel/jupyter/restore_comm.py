@@ -18,7 +18,8 @@ both ways are `comm_schemas/elelem.restore.json` (labextension/src/protocol.ts's
 
 A restore also says a page with the extension is there: the kernel then links it for the
 turns to come (`linked`): the standing `elelem.notebook` comm (jupyter/notebook_comm.py)
-and, in the background, the imports of a first turn (jupyter/warm_up.py).
+and, in the background, the imports of a first turn (jupyter/warm_up.py) and then the
+standing widget (jupyter/standing_widget.py).
 """
 
 from __future__ import annotations
@@ -72,13 +73,17 @@ def notebook_path(relative: str, root: Any) -> str | None:
 
 def linked(features: list[str]) -> None:
     """Ready the kernel for the turns of the page that sent a restore with `features`: the
-    first turn's imports on a background thread; the standing notebook comm if it offers
-    the open notebook. Each at most once while it lasts."""
-    from elelem_kernel.jupyter import notebook_comm, warm_up  # lazy: small, only with a page
+    first turn's imports on a background thread; if it offers the open notebook (it runs
+    comm messages on subshells), the standing notebook comm, and after those imports the
+    standing widget. Each at most once while it lasts."""
+    # lazy: small, only with a page
+    from elelem_kernel.jupyter import notebook_comm, standing_widget, warm_up
 
-    warm_up.start()
     if notebook_comm.FEATURE in features:
+        warm_up.start(then=standing_widget.stand)
         notebook_comm.stand()
+    else:
+        warm_up.start()
 
 
 def _opened(ip: Any, comm: Any, msg: dict[str, Any]) -> None:

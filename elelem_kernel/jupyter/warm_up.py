@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Callable
 
 #: The modules a first turn in a notebook page imports (`python -X importtime`), heaviest
 #: first; each brings its own imports.
@@ -74,15 +75,27 @@ _lock = threading.Lock()
 _thread: threading.Thread | None = None
 
 
-def start() -> threading.Thread | None:
-    """Import MODULES on a daemon thread, the first time only; that thread (None after)."""
+def start(then: Callable[[], object] | None = None) -> threading.Thread | None:
+    """Import MODULES on a daemon thread, then call `then` there (an error in it is
+    dropped), the first time only; that thread (None after, and `then` is not called)."""
     global _thread
     with _lock:
         if _thread is not None:
             return None
-        _thread = threading.Thread(target=import_all, name="elelem-warm-up", daemon=True)
+        _thread = threading.Thread(
+            target=_warm_up, args=(then,), name="elelem-warm-up", daemon=True
+        )
     _thread.start()
     return _thread
+
+
+def _warm_up(then: Callable[[], object] | None) -> None:
+    import_all()
+    if then is not None:
+        try:
+            then()
+        except Exception:  # what `then` readies is made later, by the turn that needs it
+            pass
 
 
 def import_all() -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 import uuid
 from pathlib import Path
 from queue import Empty
@@ -26,6 +27,7 @@ from tests.e2e.kernels import (
     reply_to,
     run,
     send_in_cell,
+    texts,
     trusted,
 )
 
@@ -500,12 +502,52 @@ def test_run_shows_a_cells_displays_in_that_cell_and_sends_its_images(kernel, fo
     assert in_prompt_cell == []  # the cell it ran shows them
 
 
+def widget_comms(kc) -> set[str]:
+    """The ids of the kernel's open `jupyter.widget` comms (a page asks this on reload)."""
+    request = kc.session.msg("comm_info_request", {"target_name": "jupyter.widget"})
+    kc.shell_channel.send(request)
+    reply = reply_to(kc, request["header"]["msg_id"])
+    return set(reply["content"]["comms"])
+
+
+def standing_widget(kc) -> str:
+    """The comm id of the standing widget the link opens, once the warm-up has opened it."""
+    deadline = time.monotonic() + 60
+    code = "from elelem_kernel.jupyter import standing_widget as s; print(s._standing.model_id)"
+    while time.monotonic() < deadline:
+        reply, msgs = run(kc, code)
+        if reply["content"]["status"] == "ok":
+            return "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream").strip()
+        time.sleep(0.2)
+    raise AssertionError("no standing widget a minute after the link")
+
+
+def test_the_link_keeps_one_widget_open_through_the_turns(kernel, folder):
+    """The link opens one widget (a `Layout`, shown nowhere) and keeps it: JupyterLab keeps
+    the `jupyter.widget` target's comm subshell while one of its comms is open, so each
+    turn's live view finds it made instead of making one and deleting it after."""
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    standing = standing_widget(kc)
+    assert widget_comms(kc) == {standing}
+    reply, msgs = run(kc, "from elelem_kernel.jupyter import standing_widget as s\ns._standing")
+    assert "Layout(" in texts(msgs), texts(msgs)
+    front = Frontend(kc, subshell)
+    front.turn([["notebook_read", {}]], folder)
+    made = {m["content"]["comm_id"] for m in front.seen if m["msg_type"] == "comm_open"}
+    assert made and standing not in made  # the turn's live view made its own widgets
+    restore(kc, ["notebook"])  # a page reloaded, or the next cell's restore
+    assert widget_comms(kc) == {standing}  # the turn's closed; no second standing one
+    assert standing_widget(kc) == standing
+
+
 def test_the_link_opens_before_the_live_view(kernel, folder):
     """The turn's `elelem.notebook` comm opens before the live view's widgets: the page
     handles messages in order, and a fresh page's first widgets take it tens of ms, which
     the hello (and so the turn's first read) would wait for."""
     km, kc, subshell = kernel
     restore(kc, ["notebook"])
+    standing_widget(kc)  # opened after the link's imports: not one of this turn's
     front = Frontend(kc, subshell)
     front.turn([["notebook_read", {}]], folder)
     start = next(i for i, m in enumerate(front.seen) if m["msg_type"] == "execute_input")

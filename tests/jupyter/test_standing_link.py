@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from elelem_kernel.jupyter import notebook_comm, restore_comm, warm_up
+from elelem_kernel.jupyter import notebook_comm, restore_comm, standing_widget, warm_up
 from tests.comm_schemas import check, schema
 
 
@@ -48,6 +48,7 @@ class Opened:
 class Made:
     comms: list[Opened] = field(default_factory=list)
     warmed: int = 0  #: warm-ups started
+    then: list[Any] = field(default_factory=list)  #: what each warm-up calls after its imports
 
 
 @pytest.fixture
@@ -62,8 +63,9 @@ def made(monkeypatch: pytest.MonkeyPatch) -> Made:
         found.comms.append(Opened(**kwargs))
         return found.comms[-1]
 
-    def start() -> None:
+    def start(then: Any = None) -> None:
         found.warmed += 1
+        found.then.append(then)
 
     monkeypatch.setattr(comm_package, "create_comm", create_comm)
     monkeypatch.setattr(notebook_comm, "_standing", None)
@@ -104,18 +106,32 @@ def test_the_standing_comm_opens_again_after_a_page_closed_it(made):
 def test_a_restore_without_the_notebook_feature_opens_no_comm(made):
     restore(1)  # features: []
     assert made.comms == [] and made.warmed == 1  # the imports still help its first turn
+    assert made.then == [None]  # nor the standing widget: no comm subshells to keep
+
+
+def test_with_the_notebook_feature_the_warm_up_then_opens_the_standing_widget(made):
+    restore(0)
+    assert made.then == [standing_widget.stand]
 
 
 WARM = """
-import json, sys
+import json, sys, threading
 from elelem_kernel.jupyter import warm_up
 from nbformat import validator
-thread = warm_up.start()
-again = warm_up.start()
+called = []
+
+def then(name):  # which call's, on which thread, every module imported by then
+    return lambda: called.append(
+        [name, threading.current_thread().name, all(m in sys.modules for m in warm_up.MODULES)]
+    )
+
+thread = warm_up.start(then=then("first"))
+again = warm_up.start(then=then("again"))
 thread.join(60)
 print(json.dumps({
     "daemon": thread.daemon,
     "again": again is None,
+    "then": called,
     "missing": [m for m in warm_up.MODULES if m not in sys.modules],
     "schema": bool(validator.validators),
 }))
@@ -127,7 +143,14 @@ def test_the_warm_up_imports_a_first_turns_modules_once_on_a_daemon_thread():
         [sys.executable, "-c", WARM], capture_output=True, text=True, check=True, timeout=120
     )
     said = json.loads(done.stdout.strip().splitlines()[-1])
-    assert said == {"daemon": True, "again": True, "missing": [], "schema": True}
+    assert said == {
+        "daemon": True,
+        "again": True,
+        "then": [["first", "elelem-warm-up", True]],  # after the imports, on that
+        # thread; the second call's never
+        "missing": [],
+        "schema": True,
+    }
 
 
 #: The elelem modules a first turn imports after the warm-up: a magic's first prompt in a
