@@ -4,9 +4,9 @@ the figures reported, not judged (a loaded machine's figures say little; the ben
 judges them against bench/goals.py).
 
 What is checked: the first turn after a kernel start reaches its diff box; the kernel's
-comm subshell exists before that turn (the standing `elelem.notebook` comm the kernel
-opened when the page restored after `%load_ext`) and is the same one after the warm turn
-(not made and deleted per turn); the first turn fetches no page code (the live view's
+comm subshells exist before that turn (those of the standing `elelem.notebook` comm and
+the standing widget the kernel opened when the page restored after `%load_ext`) and are
+the same after the warm turns, none made or deleted in a turn; the first turn fetches no page code (the live view's
 widget code, `@jupyter-widgets/controls`, was loaded when the page linked the kernel,
 and a diff view made and removed off screen: labextension/src/warm.ts); after a kernel restart the page is linked again and a
 turn reaches its diff box.
@@ -33,14 +33,13 @@ from tests.e2e.browser.first_turn import (
     fix_turn,
     marks,
     measure_in,
+    wait_linked,
 )
 from tests.e2e.browser.lab import LabServer, NotebookServer, extension_env, write_notebook
 from tests.e2e.browser.pages import BUSY_WAIT, opened
 from tests.wire_servers import Round, reply
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
-
-LINKED = f"async () => (await ({SUBSHELLS})()).length === 1"
 
 
 @pytest.fixture(scope="module")
@@ -78,10 +77,12 @@ def test_the_first_turn_finds_the_notebook_linked(browser, server, clocked, shot
             print("\n".join(figures.timeline))
             for key, value in report.items():
                 record_property(key, value)
-            # linked at the restore after %load_ext, before the first turn; the same
-            # subshell after the warm turn: not deleted when a turn's comm closed
-            assert len(figures.subshells_before) == 1
+            # linked at the restore after %load_ext, before the first turn: the comm
+            # subshells of the standing notebook comm and the standing widget; the same
+            # after the warm turns: none made for a turn's comm or live view, none deleted
+            assert len(figures.subshells_before) == 2
             assert figures.subshells_after == figures.subshells_before
+            assert not [e for e in figures.timeline if "subshell" in e], figures.timeline
             # the page loaded the live view's widget code before the first turn, not in it
             assert figures.first_scripts == []
             # the run planned from the turn's read of its cell: the page was not asked again
@@ -97,8 +98,7 @@ def test_the_first_turn_finds_the_notebook_linked(browser, server, clocked, shot
 
             lab.restart()
             lab.run("%load_ext elelem_kernel")
-            lab.page.wait_for_function(LINKED, timeout=60_000, polling=200)
-            after = lab.page.evaluate(SUBSHELLS)
+            after = wait_linked(lab)
             assert after != figures.subshells_before  # the new kernel's own
             fix_turn(lab, clocked, f"restarted-{tag}")  # its diff box came, and was rejected
             lab.shot(f"36-{tag}-after-restart", lab.page.locator(".jp-NotebookPanel").first)
