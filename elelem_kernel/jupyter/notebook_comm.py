@@ -22,7 +22,9 @@ The kernel also keeps one standing comm of this target open from the extension's
 `elelem.restore` (`stand`): opened with no cell, no page answers on it, but JupyterLab
 runs comm messages on one subshell per comm target for as long as a comm of that target
 is open, so the subshell the turns' comms answer on is made once, before the first turn,
-instead of for each turn and deleted after it.
+instead of for each turn and deleted after it. Each later restore opens it anew and closes
+the one before: a page that restores has just loaded (a reload, a notebook reopened, a
+second tab) and knows only of comms opened from then on.
 
 A read whose answer says `watched` stays good until the page says `changed`, for at most
 `FRESH` seconds: the page watches from its answer for the first change to a cell's source,
@@ -83,17 +85,17 @@ def reachable(frontend: object, channel: str) -> bool:
     return channel == "buttons" and isinstance(features, list) and FEATURE in features
 
 
-_standing: BaseComm | None = None  #: the standing comm (`stand`), while it is open
+_standing: BaseComm | None = None  #: the standing comm (`stand`), the last one opened
 
 
-def stand() -> bool:
-    """Open the standing comm (no cell: no page answers on it) unless it is open; whether
-    this call opened it. Called on the kernel's main thread (jupyter/restore_comm.py)."""
+def stand() -> None:
+    """Open a standing comm (no cell: no page answers on it), then close the one before,
+    if any: a page that knew it keeps its subshell through the change. Called on the
+    kernel's main thread (jupyter/restore_comm.py)."""
     global _standing
-    if _standing is not None:
-        return False
     from comm import create_comm  # lazy: only a page with the extension needs it
 
+    before = _standing
     standing = create_comm(target_name=TARGET, primary=False)
 
     def closed(_msg: object) -> None:  # a page without the extension closes it
@@ -105,7 +107,8 @@ def stand() -> bool:
     standing.primary = True
     standing.open(data={"v": VERSION, "cell": None, "turn": None})
     _standing = standing
-    return True
+    if before is not None:
+        before.close()
 
 
 class NotebookLink:

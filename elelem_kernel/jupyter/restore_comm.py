@@ -1,8 +1,9 @@
 """The `elelem.restore` comm: the open notebook hands its conversation to the kernel.
 
 The JupyterLab / Notebook 7 extension (`labextension/`) opens this comm after a kernel
-start or restart, before and after an elelem cell until the kernel has answered, and before a
-`/load` cell with no path. Its data:
+start or restart, or as the page loads on a running kernel (when the notebook has records
+or a cell names elelem), before and after an elelem cell until the kernel has answered,
+and before a `/load` cell with no path. Its data:
 
     {"v": 1, "reason": "start" | "cell" | "load",
      "path": "folder/analysis.ipynb",   # relative to the server root
@@ -74,8 +75,9 @@ def notebook_path(relative: str, root: Any) -> str | None:
 def linked(features: list[str]) -> None:
     """Ready the kernel for the turns of the page that sent a restore with `features`: the
     first turn's imports on a background thread; if it offers the open notebook (it runs
-    comm messages on subshells), the standing notebook comm, and after those imports the
-    standing widget. Each at most once while it lasts."""
+    comm messages on subshells), the standing notebook comm (anew: the page has just
+    loaded) and, after those imports, the standing widget (once: a page that loads asks
+    the kernel for its open widgets)."""
     # lazy: small, only with a page
     from elelem_kernel.jupyter import notebook_comm, standing_widget, warm_up
 

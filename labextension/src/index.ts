@@ -81,7 +81,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
           state.startPending = true;
         } else if (status === 'idle' && state.startPending) {
           state.startPending = false;
-          if (isElelemKernel(panel) || hasRecords(panel)) {
+          // a kernel that runs elelem links this page now, before the first turn: also
+          // when the page was reloaded or the notebook reopened while that kernel ran
+          if (isElelemKernel(panel) || hasRecords(panel) || mentionsElelem(panel)) {
             send(panel, state, 'start');
           }
         }
@@ -158,6 +160,20 @@ function records(panel: NotebookPanel): Json[] {
 
 function hasRecords(panel: NotebookPanel): boolean {
   return records(panel).length > 0;
+}
+
+/** Whether a code cell names elelem (`%load_ext elelem_kernel`, a `%%elelem` prompt). */
+function mentionsElelem(panel: NotebookPanel): boolean {
+  const cells = panel.content.model?.cells;
+  if (!cells) {
+    return false;
+  }
+  for (const cell of cells) {
+    if (cell.type === 'code' && /elelem/.test(cell.sharedModel.getSource())) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Open the comm with the notebook's records; `delivered` once the kernel answers. */

@@ -9,6 +9,7 @@ in a real JupyterLab before the first turn.
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -30,18 +31,24 @@ class Opened:
         self.primary = kwargs.get("primary", True)
         self.data: Any = None
         self.on_closed: Any = None
+        self.closed = False
 
     def on_close(self, callback: Any) -> None:
         self.on_closed = callback
 
     def open(self, data: Any = None) -> None:
         self.data = data
+        self.opened_at = next(_order)
 
     def send(self, data: Any) -> None:
         pass
 
     def close(self) -> None:
-        pass
+        self.closed = True
+        self.closed_at = next(_order)
+
+
+_order = itertools.count()  #: the order the comms were opened and closed in
 
 
 @dataclass
@@ -86,14 +93,23 @@ class _Closing:
         pass
 
 
-def test_a_restore_with_the_notebook_feature_opens_the_standing_comm_once(made):
+def test_a_restore_with_the_notebook_feature_opens_the_standing_comm(made):
     restore(0)  # features: ["notebook"]
-    restore(0)
     [standing] = made.comms
     assert standing.kwargs["target_name"] == "elelem.notebook"
     assert check("elelem.notebook", "open", standing.data) == "NotebookOpen"
     assert standing.data["cell"] is None  # no page answers on it: it holds the subshell
-    assert standing.primary and made.warmed == 2  # warm_up.start runs once itself
+    assert standing.primary and not standing.closed and made.warmed == 1
+
+
+def test_each_restore_opens_the_standing_comm_anew_then_closes_the_last(made):
+    restore(0)
+    restore(0)  # a page reloaded: it knows of comms opened from now on only
+    first, second = made.comms
+    assert first.closed and not second.closed and second.data == first.data
+    assert second.opened_at < first.closed_at  # a page that knew the first keeps a
+    # comm of the target open throughout, and so its subshell
+    assert made.warmed == 2  # warm_up.start runs once itself
 
 
 def test_the_standing_comm_opens_again_after_a_page_closed_it(made):

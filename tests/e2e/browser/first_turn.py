@@ -126,18 +126,21 @@ async () => {
   return reply.content.subshell_id;
 }
 """
-#: The page has linked the kernel: its subshells are those of the standing `elelem.notebook`
-#: comm and of the standing widget (`jupyter.widget`), and no other (the `elelem.restore`
-#: comm's own is gone). The page's comms are its kernel connection's private `_comms`.
+#: The page has linked the kernel: it holds a comm of the standing `elelem.notebook` target
+#: and one of the standing widget's (`jupyter.widget`), each on a subshell the kernel
+#: has; with `only`, the kernel has no other subshell (the `elelem.restore` comm's own is
+#: gone; a page reloaded leaves its old ones). The page's comms are its kernel
+#: connection's private `_comms`.
 LINKED = """
-async () => {
+async (only) => {
   const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
   const standing = new Set(['elelem.notebook', 'jupyter.widget']);
   const held = new Set([...kernel._comms.values()]
     .filter(comm => standing.has(comm.targetName) && comm.subshellId)
     .map(comm => comm.subshellId));
   const listed = (await kernel.requestListSubshell({}).done).content.subshell_id;
-  return held.size === 2 && listed.length === 2 && listed.every(id => held.has(id));
+  return held.size === 2 && [...held].every(id => listed.includes(id))
+    && (!only || listed.length === 2);
 }
 """
 
@@ -262,11 +265,12 @@ def measure_in(lab: Lab, wire: ClockedWire, timeline: Timeline, tag: str) -> Fig
     )
 
 
-def wait_linked(lab: Lab, timeout: float = 60) -> list[str]:
-    """Wait until the page has linked its kernel (`LINKED`); the kernel's subshells then.
-    (Polled here: `wait_for_function` takes a pending promise for a true answer.)"""
+def wait_linked(lab: Lab, only: bool = True, timeout: float = 60) -> list[str]:
+    """Wait until the page has linked its kernel (`LINKED`, `only` its subshells); the
+    kernel's subshells then. (Polled here: `wait_for_function` takes a pending promise
+    for a true answer.)"""
     deadline = time.monotonic() + timeout
-    while not lab.page.evaluate(LINKED):
+    while not lab.page.evaluate(LINKED, only):
         if time.monotonic() > deadline:
             raise AssertionError(f"not linked: subshells {lab.page.evaluate(SUBSHELLS)}")
         lab.page.wait_for_timeout(100)

@@ -15,6 +15,7 @@ turn reaches its diff box.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,6 +104,33 @@ def test_the_first_turn_finds_the_notebook_linked(browser, server, clocked, shot
             fix_turn(lab, clocked, f"restarted-{tag}")  # its diff box came, and was rejected
             lab.shot(f"36-{tag}-after-restart", lab.page.locator(".jp-NotebookPanel").first)
             assert lab.page.evaluate(SUBSHELLS) == after
+    finally:
+        clocked.clear()
+
+
+def test_a_page_reloaded_while_its_kernel_runs_is_linked_before_its_first_turn(
+    browser, server, clocked, shots
+):
+    """A page reloaded (or a notebook reopened) while its kernel runs elelem, with no turn
+    saved in the file, sends its restore as it loads (a cell names elelem): the kernel
+    opens the standing comm anew for it, its widget manager takes the standing widget
+    from the kernel, so its first turn makes and deletes no subshell either."""
+    tag = server.kind  # type: ignore[attr-defined]
+    name = write_notebook(Path(server.root) / f"reload-{tag}.ipynb", CELLS)
+    timeline = Timeline()
+    try:
+        with opened(browser, server, shots, name, f"reload-{tag}", timeline.attach) as lab:
+            lab.run("%load_ext elelem_kernel")
+            wait_linked(lab)
+            lab.page.remove_listener("dialog", lab._dialog)
+            lab.page.on("dialog", lambda dialog: dialog.accept())  # leave: yes
+            lab.reload()
+            held = wait_linked(lab, only=False)  # the old page's subshells stay
+            lab.page.evaluate(MARKS, [vars(TRIVIAL), vars(SLOW)])
+            start = time.time() * 1000
+            fix_turn(lab, clocked, f"reloaded-{tag}")  # its diff box came, and was rejected
+            assert not [e for e in timeline.since(start) if "subshell" in e]
+            assert lab.page.evaluate(SUBSHELLS) == held
     finally:
         clocked.clear()
 
