@@ -81,11 +81,10 @@ def linked(features: list[str]) -> None:
     # lazy: small, only with a page
     from elelem_kernel.jupyter import notebook_comm, standing_widget, warm_up
 
-    if notebook_comm.FEATURE in features:
-        warm_up.start(then=standing_widget.stand)
+    subshells = notebook_comm.FEATURE in features
+    warm_up.start(then=standing_widget.stand if subshells else None)
+    if subshells:
         notebook_comm.stand()
-    else:
-        warm_up.start()
 
 
 def _opened(ip: Any, comm: Any, msg: dict[str, Any]) -> None:

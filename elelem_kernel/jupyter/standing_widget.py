@@ -16,27 +16,20 @@ turns then go on as before.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ipywidgets import Layout
 
-_lock = threading.Lock()
 _standing: Layout | None = None  #: the standing widget, once opened
 
 
-def stand() -> bool:
-    """Open the standing widget unless it was opened; whether this call opened it.
-
-    Safe on any thread (the warm-up's calls it once ipywidgets is imported: the kernel's
-    main thread never waits for that import).
-    """
+def stand() -> None:
+    """Open the standing widget unless it was opened. The warm-up's thread calls it, once,
+    after importing ipywidgets (jupyter/warm_up.py): the kernel's main thread never waits
+    for that import."""
     global _standing
-    with _lock:
-        if _standing is not None:
-            return False
+    if _standing is None:
         import ipywidgets  # lazy: the warm-up has imported it by now
 
         _standing = ipywidgets.Layout()
-        return True

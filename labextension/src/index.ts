@@ -42,6 +42,8 @@ const ELELEM_KERNEL = 'elelem';
 const PY_CELL = /^\s*%%py\b/;
 /** The editor's language for those cells (JupyterLab's IPython highlighting). */
 const PYTHON_MIME = 'text/x-ipython';
+/** A cell that names elelem (`%load_ext elelem_kernel`, a `%%elelem` prompt). */
+const NAMES_ELELEM = /elelem/;
 /** A cell that is `/load` alone (Elelem kernel) or `%elelem /load`. */
 const LOAD_LINE = /^\s*(%elelem\s+)?\/load\s*$/m;
 
@@ -99,7 +101,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       const source = cell.model.sharedModel.getSource();
       if (LOAD_LINE.test(source)) {
         send(panel, state, 'load');
-      } else if (!state.delivered && (isElelemKernel(panel) || /elelem/.test(source))) {
+      } else if (!state.delivered && (isElelemKernel(panel) || NAMES_ELELEM.test(source))) {
         send(panel, state, 'cell');
       }
     });
@@ -112,7 +114,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         // the records now, and so links this page before the first turn (warm_up.py).
         const state = states.get(panel);
         const source = cell.model.type === 'code' ? cell.model.sharedModel.getSource() : '';
-        if (state && !state.delivered && success && /elelem/.test(source)) {
+        if (state && !state.delivered && success && NAMES_ELELEM.test(source)) {
           send(panel, state, 'cell');
         }
         if (!success) {
@@ -162,14 +164,14 @@ function hasRecords(panel: NotebookPanel): boolean {
   return records(panel).length > 0;
 }
 
-/** Whether a code cell names elelem (`%load_ext elelem_kernel`, a `%%elelem` prompt). */
+/** Whether a code cell names elelem (`NAMES_ELELEM`). */
 function mentionsElelem(panel: NotebookPanel): boolean {
   const cells = panel.content.model?.cells;
   if (!cells) {
     return false;
   }
   for (const cell of cells) {
-    if (cell.type === 'code' && /elelem/.test(cell.sharedModel.getSource())) {
+    if (cell.type === 'code' && NAMES_ELELEM.test(cell.sharedModel.getSource())) {
       return true;
     }
   }

@@ -127,6 +127,13 @@ class Lab:
         self.page.reload()
         self.wait_ready()
 
+    def leave_when_asked(self) -> None:
+        """Say yes from now on when the page asks whether to leave it, as a person who
+        reloads does (Notebook 7 asks for a notebook whose live view changed since the
+        save); dialogs are dismissed otherwise."""
+        self.page.remove_listener("dialog", self._dialog)
+        self.page.on("dialog", lambda dialog: dialog.accept())
+
     # -- cells ----------------------------------------------------------------------
 
     def cell(self, text: str | re.Pattern[str]) -> Any:

@@ -6,10 +6,11 @@ judges them against bench/goals.py).
 What is checked: the first turn after a kernel start reaches its diff box; the kernel's
 comm subshells exist before that turn (those of the standing `elelem.notebook` comm and
 the standing widget the kernel opened when the page restored after `%load_ext`) and are
-the same after the warm turns, none made or deleted in a turn; the first turn fetches no page code (the live view's
-widget code, `@jupyter-widgets/controls`, was loaded when the page linked the kernel,
-and a diff view made and removed off screen: labextension/src/warm.ts); after a kernel restart the page is linked again and a
-turn reaches its diff box.
+the same after the warm turns, none made or deleted in a turn; the first turn fetches no
+page code (the live view's widget code, `@jupyter-widgets/controls`, was loaded when the
+page linked the kernel, and a diff view made and removed off screen:
+labextension/src/warm.ts); after a kernel restart, or a reload of the page, the page is
+linked again and a turn reaches its diff box.
 """
 
 from __future__ import annotations
@@ -122,8 +123,7 @@ def test_a_page_reloaded_while_its_kernel_runs_is_linked_before_its_first_turn(
         with opened(browser, server, shots, name, f"reload-{tag}", timeline.attach) as lab:
             lab.run("%load_ext elelem_kernel")
             wait_linked(lab)
-            lab.page.remove_listener("dialog", lab._dialog)
-            lab.page.on("dialog", lambda dialog: dialog.accept())  # leave: yes
+            lab.leave_when_asked()
             lab.reload()
             held = wait_linked(lab, only=False)  # the old page's subshells stay
             lab.page.evaluate(MARKS, [vars(TRIVIAL), vars(SLOW)])

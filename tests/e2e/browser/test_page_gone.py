@@ -70,8 +70,7 @@ def back_again(lab: Lab, cell_text: str, shot: str) -> tuple[object, float]:
 def reload(lab: Lab) -> None:
     """Reload the page as a person does: Notebook 7 asks whether to leave a notebook whose
     live view changed since the save, and the person says yes."""
-    lab.page.remove_listener("dialog", lab._dialog)
-    lab.page.on("dialog", lambda dialog: dialog.accept())
+    lab.leave_when_asked()
     lab.page.reload()
 
 
