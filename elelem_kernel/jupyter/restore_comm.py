@@ -25,6 +25,7 @@ standing widget (jupyter/standing_widget.py).
 
 from __future__ import annotations
 
+import functools
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -74,17 +75,28 @@ def notebook_path(relative: str, root: Any) -> str | None:
 
 def linked(features: list[str]) -> None:
     """Ready the kernel for the turns of the page that sent a restore with `features`: the
-    first turn's imports on a background thread; if it offers the open notebook (it runs
-    comm messages on subshells), the standing notebook comm (anew: the page has just
-    loaded) and, after those imports, the standing widget (once: a page that loads asks
-    the kernel for its open widgets)."""
+    first turn's imports on a background thread, then the widgets of `widgets_ahead`
+    (once: a page that loads asks the kernel for its open widgets); if it offers the open
+    notebook (it runs comm messages on subshells), the standing notebook comm (anew: the
+    page has just loaded)."""
     # lazy: small, only with a page
-    from elelem_kernel.jupyter import notebook_comm, standing_widget, warm_up
+    from elelem_kernel.jupyter import notebook_comm, warm_up
 
     subshells = notebook_comm.FEATURE in features
-    warm_up.start(then=standing_widget.stand if subshells else None)
+    warm_up.start(then=functools.partial(widgets_ahead, subshells))
     if subshells:
         notebook_comm.stand()
+
+
+def widgets_ahead(subshells: bool) -> None:
+    """The widgets a linked page gets before its first turn: the standing widget, when the
+    page keeps a comm subshell per target (`subshells`), and the first turn's frame."""
+    from elelem_kernel.jupyter import standing_widget  # lazy: the warm-up imported ipywidgets
+    from elelem_kernel.render import view_frame
+
+    if subshells:
+        standing_widget.stand()
+    view_frame.make_ahead()
 
 
 def _opened(ip: Any, comm: Any, msg: dict[str, Any]) -> None:

@@ -6,7 +6,8 @@ cards (arguments, state, duration, result; Allow / Deny / Always buttons while a
 waits for approval). Every widget trait change is one comm message carrying the whole
 value, so deltas only fill buffers: a block's first delta shows at once, then a ticker
 thread refreshes what changed at most every `interval` seconds, and a block is refreshed
-at once when it stops.
+at once when it stops. The view's frame (its box, the blocks' box, the waiting line and
+the footer) comes made ahead when a page is linked (`render/view_frame.py`).
 
 At the end of the turn `freeze(record)` replaces the whole view in place with the static
 bundle of `render.static`, so the saved notebook never depends on widget state.
@@ -23,7 +24,7 @@ from typing import Any
 
 from elelem_kernel.agent.blocks import BlockEvent, BlockStart, TurnEnd
 from elelem_kernel.agent.record import Meter, TurnRecord
-from elelem_kernel.render import call_text, cards
+from elelem_kernel.render import call_text, cards, view_frame
 from elelem_kernel.render.block_widgets import (
     HIDDEN,
     TextBlock,
@@ -61,26 +62,16 @@ class TurnView:
         self.label = model or provider or "the model"
         self.blocks: dict[int, TextBlock | ToolCard] = {}
         self.dirty: set[int] = set()
-        #: One Layout and one Style for all the view's HTML parts: two models, not two each
-        #: (each model costs a comm_open and a comm_close on the way to the frontend).
-        from ipywidgets.widgets.widget_string import HTMLStyle
-
-        self.shared = {"layout": ipywidgets.Layout(), "style": HTMLStyle()}
-        self.status = ipywidgets.HTML(self._waiting_html(0), **self.shared)
-        self.footer = ipywidgets.HTML("", **self.shared)
+        frame = view_frame.take()  # made ahead when a page is linked: shown, not made
+        if frame is None:
+            frame = view_frame.make(self._waiting_html(0))
+        else:
+            frame.status.value = self._waiting_html(0)
+        self.shared = frame.shared
+        self.status, self.footer = frame.status, frame.footer
+        self.body, self.box = frame.body, frame.box
         self.compaction: Any = None  # the note of a compaction, made when one happens
         self.context: Meter | None = None  # the meter of the request being sent
-        #: The blocks (and notes above them) go in `body`; the box's own children never
-        #: change and the status line is hidden, not removed. A box's children only grow at
-        #: the end, because ipywidgets' BoxView posts a resize to every child view once a
-        #: children update's views exist, also to a view a later update already disposed
-        #: while it was being created: "Cannot read properties of null (reading
-        #: 'processLuminoMessage')" in the browser console (issue 18 item 9).
-        self.body = ipywidgets.VBox([], layout=self.shared["layout"])
-        self.box = ipywidgets.VBox(
-            [self.body, self.status, self.footer], layout=self.shared["layout"]
-        )
-        self.box.add_class("elelem-turn")
         self.started = time.monotonic()
         self.ended = False
         self.waiting_since: float | None = self.started
@@ -230,6 +221,7 @@ class TurnView:
             from IPython.display import display
 
             display(data, metadata=metadata, raw=True)
+        view_frame.after_turn()
 
     def close(self) -> None:
         """Close every widget of the view (their state is no longer needed)."""

@@ -502,6 +502,9 @@ def test_run_shows_a_cells_displays_in_that_cell_and_sends_its_images(kernel, fo
     assert in_prompt_cell == []  # the cell it ran shows them
 
 
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
 def widget_comms(kc) -> set[str]:
     """The ids of the kernel's open `jupyter.widget` comms (a page asks this on reload)."""
     request = kc.session.msg("comm_info_request", {"target_name": "jupyter.widget"})
@@ -522,6 +525,22 @@ def standing_widget(kc) -> str:
     raise AssertionError("no standing widget a minute after the link")
 
 
+def frame_ahead(kc) -> set[str]:
+    """The comm ids of the live view's frame made ahead for the next turn, once made."""
+    deadline = time.monotonic() + 60
+    code = (
+        "from elelem_kernel.render import view_frame as f\n"
+        "print(*(w.model_id for w in f._ahead.frame.widgets()) if f._ahead.frame else [])"
+    )
+    while time.monotonic() < deadline:
+        reply, msgs = run(kc, code)
+        said = "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream").split()
+        if said:
+            return set(said)
+        time.sleep(0.2)
+    raise AssertionError("no frame made ahead a minute after the link")
+
+
 def test_the_link_keeps_one_widget_open_through_the_turns(kernel, folder):
     """The link opens one widget (a `Layout`, shown nowhere) and keeps it: JupyterLab keeps
     the `jupyter.widget` target's comm subshell while one of its comms is open, so each
@@ -529,16 +548,38 @@ def test_the_link_keeps_one_widget_open_through_the_turns(kernel, folder):
     km, kc, subshell = kernel
     restore(kc, ["notebook"])
     standing = standing_widget(kc)
-    assert widget_comms(kc) == {standing}
+    frame = frame_ahead(kc)
+    assert widget_comms(kc) == {standing} | frame
     reply, msgs = run(kc, "from elelem_kernel.jupyter import standing_widget as s\ns._standing")
     assert "Layout(" in texts(msgs), texts(msgs)
     front = Frontend(kc, subshell)
     front.turn([["notebook_read", {}]], folder)
     made = {m["content"]["comm_id"] for m in front.seen if m["msg_type"] == "comm_open"}
-    assert made and standing not in made  # the turn's live view made its own widgets
+    assert made and standing not in made  # the turn's cards made their own widgets
     restore(kc, ["notebook"])  # a page reloaded, or the next cell's restore
-    assert widget_comms(kc) == {standing}  # the turn's closed; no second standing one
-    assert standing_widget(kc) == standing
+    after = frame_ahead(kc)  # the next turn's, made as this one ended
+    assert widget_comms(kc) == {standing} | after  # the turn's closed; no second standing one
+    assert standing_widget(kc) == standing and not after & frame
+
+
+def test_a_turn_shows_the_frame_made_ahead(kernel, folder):
+    """The live view's box, body, lines, layout and style are made once the page is linked,
+    and after each turn for the next: a page makes their models between turns, not while
+    the person waits (the slowest part of a first turn in a fresh page)."""
+    km, kc, subshell = kernel
+    restore(kc, ["notebook"])
+    for _ in range(2):  # the first turn's frame, made at the link; then one made at its end
+        frame = frame_ahead(kc)
+        front = Frontend(kc, subshell)
+        front.turn([["notebook_read", {}]], folder)
+        made = {m["content"]["comm_id"] for m in front.seen if m["msg_type"] == "comm_open"}
+        shown = [
+            m["content"]["data"][WIDGET]["model_id"]
+            for m in front.seen
+            if m["msg_type"] == "display_data" and WIDGET in m["content"]["data"]
+        ]
+        assert len(shown) == 1 and shown[0] in frame  # its box, opened before the turn
+        assert not made & frame
 
 
 def test_the_link_opens_before_the_live_view(kernel, folder):

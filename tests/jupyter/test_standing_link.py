@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from elelem_kernel.jupyter import notebook_comm, restore_comm, standing_widget, warm_up
+from elelem_kernel.render import view_frame
 from tests.comm_schemas import check, schema
 
 
@@ -119,15 +120,25 @@ def test_the_standing_comm_opens_again_after_a_page_closed_it(made):
     assert len(made.comms) == 2 and made.comms[1].data == made.comms[0].data
 
 
-def test_a_restore_without_the_notebook_feature_opens_no_comm(made):
+def readied(then: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What the warm-up's `then` readies, in order (each recorded, not made)."""
+    done: list[str] = []
+    monkeypatch.setattr(standing_widget, "stand", lambda: done.append("standing widget"))
+    monkeypatch.setattr(view_frame, "make_ahead", lambda: done.append("frame"))
+    then()
+    return done
+
+
+def test_a_restore_without_the_notebook_feature_opens_no_comm(made, monkeypatch):
     restore(1)  # features: []
     assert made.comms == [] and made.warmed == 1  # the imports still help its first turn
-    assert made.then == [None]  # nor the standing widget: no comm subshells to keep
+    # no standing widget (no comm subshells to keep), but its first turn's frame
+    assert readied(made.then[0], monkeypatch) == ["frame"]
 
 
-def test_with_the_notebook_feature_the_warm_up_then_opens_the_standing_widget(made):
+def test_with_the_notebook_feature_the_warm_up_then_opens_the_standing_widget(made, monkeypatch):
     restore(0)
-    assert made.then == [standing_widget.stand]
+    assert readied(made.then[0], monkeypatch) == ["standing widget", "frame"]
 
 
 WARM = """

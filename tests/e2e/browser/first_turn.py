@@ -135,12 +135,14 @@ LINKED = """
 async (only) => {
   const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
   const standing = new Set(['elelem.notebook', 'jupyter.widget']);
-  const held = new Set([...kernel._comms.values()]
+  const comms = [...kernel._comms.values()];
+  const held = new Set(comms
     .filter(comm => standing.has(comm.targetName) && comm.subshellId)
     .map(comm => comm.subshellId));
+  const widgets = comms.filter(comm => comm.targetName === 'jupyter.widget').length;
   const listed = (await kernel.requestListSubshell({}).done).content.subshell_id;
   return held.size === 2 && [...held].every(id => listed.includes(id))
-    && (!only || listed.length === 2);
+    && (!only || listed.length === 2) && widgets >= 7;  // the standing widget, the frame
 }
 """
 

@@ -85,6 +85,11 @@ def test_the_first_turn_finds_the_notebook_linked(browser, server, clocked, shot
             assert len(figures.subshells_before) == 2
             assert figures.subshells_after == figures.subshells_before
             assert not [e for e in figures.timeline if "subshell" in e], figures.timeline
+            # the live view's frame was made at the link: the turn shows it before it opens
+            # any widget of its own (its cards')
+            shown = next(i for i, e in enumerate(figures.timeline) if "display_data" in e)
+            opened_first = [e for e in figures.timeline[:shown] if "comm_open jupyter.widget" in e]
+            assert not opened_first, figures.timeline
             # the page loaded the live view's widget code before the first turn, not in it
             assert figures.first_scripts == []
             # the run planned from the turn's read of its cell: the page was not asked again
