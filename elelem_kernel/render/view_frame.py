@@ -98,12 +98,19 @@ def make_ahead() -> None:
 
 def after_turn() -> threading.Thread | None:
     """Make the next turn's frame on a thread of its own, when frames are made ahead; that
-    thread (None when not)."""
+    thread (None when not). An error there is dropped: the next turn makes its frame."""
     if not _ahead.wanted:
         return None
-    thread = threading.Thread(target=make_ahead, name="elelem-frame-ahead", daemon=True)
+    thread = threading.Thread(target=_make_ahead_or_not, name="elelem-frame-ahead", daemon=True)
     thread.start()
     return thread
+
+
+def _make_ahead_or_not() -> None:
+    try:
+        make_ahead()
+    except Exception:  # the next turn makes its frame itself, as with no page
+        pass
 
 
 def take() -> Frame | None:

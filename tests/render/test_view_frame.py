@@ -136,3 +136,27 @@ def test_one_frame_is_made_at_a_time_and_a_turn_never_waits_for_it(monkeypatch):
     making.join(10)
     assert ahead() is not None and opened() == 12
     frozen(made)
+
+
+def test_a_frame_that_cannot_be_made_ahead_is_made_by_its_turn(monkeypatch):
+    view_frame.make_ahead()
+    made = view()
+    make = view_frame.make
+
+    def broken(status: str = "") -> view_frame.Frame:  # e.g. a comm that cannot open
+        if threading.current_thread().name == "elelem-frame-ahead":
+            raise RuntimeError("no comm")
+        return make(status)
+
+    monkeypatch.setattr(view_frame, "make", broken)
+    raised: list[type] = []  # a thread's error would print a traceback in the kernel's log
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_type))
+    frozen(made)
+    thread = view_frame.after_turn()
+    assert thread is not None
+    thread.join(10)
+    assert view_frame._ahead.frame is None and not view_frame._ahead.making
+    assert raised == []
+    shown = view()
+    assert shown.box.comm is not None and "waiting for demo-1" in shown.status.value
+    frozen(shown)
