@@ -4,13 +4,13 @@ Every live view has the same six widgets whatever its turn shows: a box, the bod
 blocks go in, the waiting line, the footer, and the one `Layout` and `HTMLStyle` they
 share. Made at the turn's start, they were the first turn's slowest step: in a page that
 had not yet handled a widget, the models of their comm_opens were made while the turn
-waited, and the first fix turn's diff box came ~1.25× a warm turn's (issue 36 item 1).
-Made ahead, the page makes their models between turns and a turn only shows its frame.
+waited (issue 36 item 1). Made ahead, the page makes their models between turns and a
+turn only shows its frame.
 
 `make_ahead` makes one frame, and from then on one after each turn's freeze. The link calls
-it (jupyter/standing_widget.py) when a page with the extension has linked the kernel, so a
-kernel with no page (nbclient, papermill, a terminal) makes nothing ahead and saves no
-extra widget state. `take` hands the frame over once; a frame whose widgets were closed
+it (`jupyter/restore_comm.widgets_ahead`) when a page with the extension has linked the
+kernel, so a kernel with no page (nbclient, papermill, a terminal) makes nothing ahead and
+saves no extra widget state. `take` hands the frame over once; a frame whose widgets were closed
 meanwhile (`Widget.close_all()`, a page that closed their comms) is closed and not handed.
 """
 
