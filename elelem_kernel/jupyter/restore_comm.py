@@ -20,7 +20,8 @@ both ways are `comm_schemas/elelem.restore.json` (labextension/src/protocol.ts's
 A restore also says a page with the extension is there: the kernel then links it for the
 turns to come (`linked`): the standing `elelem.notebook` comm (jupyter/notebook_comm.py)
 and, in the background, the imports of a first turn (jupyter/warm_up.py) and then the
-standing widget (jupyter/standing_widget.py).
+standing widget (jupyter/standing_widget.py) and the first turn's frame of the live view
+(render/view_frame.py).
 """
 
 from __future__ import annotations
