@@ -167,7 +167,9 @@ class ClockedWire(WireServer):
 
 @dataclass
 class Timeline:
-    """Every kernel message of one page: (ms, who sent it, msg_type, what it says)."""
+    """Every kernel message of one page: (ms, who sent it, msg_type, what it says), in
+    order. The ms are when Playwright handed the event to Python, which can be tens of ms
+    after the frame passed: good for order, not for the time of a hop."""
 
     events: list[tuple[float, str, str, str]] = field(default_factory=list)
 
