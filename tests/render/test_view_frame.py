@@ -35,10 +35,16 @@ class Handle:
 
 @pytest.fixture(autouse=True)
 def page(monkeypatch):
-    """Widgets that send to `Sent`, and no frame made or wanted yet (the kernel's start)."""
+    """Widgets that send to `Sent`, and no frame made or wanted yet (the kernel's start).
+    After the test, the frames its turns' ends started making are made (they would open
+    widgets in the next test, and want frames in the module's own state)."""
     monkeypatch.setattr(comm, "create_comm", lambda *a, **k: Sent(*a, **k))
     monkeypatch.setattr(view_frame, "_ahead", view_frame._Ahead())
     Sent.messages = []
+    yield
+    for thread in threading.enumerate():
+        if thread.name == "elelem-frame-ahead":
+            thread.join(10)
 
 
 def opened() -> int:
