@@ -18,7 +18,14 @@ from typing import Any
 
 import pytest
 
-from elelem_kernel.jupyter import notebook_comm, restore, restore_comm, undo, undoable_comm
+from elelem_kernel.jupyter import (
+    notebook_comm,
+    restore,
+    restore_comm,
+    undo,
+    undoable_comm,
+    warm_up,
+)
 from elelem_kernel.tools import notebook_live
 from tests import comm_schemas
 from tests.comm_schemas import PARTS, TARGETS, check, members, schema
@@ -98,7 +105,9 @@ def test_a_message_the_schema_does_not_describe_is_refused():
 
 
 @pytest.mark.parametrize("index", [0, 1])
-def test_restore_answers_what_the_schema_says(index):
+def test_restore_answers_what_the_schema_says(index, monkeypatch):
+    # no warm-up of this process: its frames made ahead would outlive the test
+    monkeypatch.setattr(warm_up, "start", lambda then=None: None)
     data = schema("elelem.restore")["$defs"]["open"]["examples"][index]
     ip = SimpleNamespace(user_ns={})
     comm = FakeComm("elelem.restore")

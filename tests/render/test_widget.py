@@ -8,6 +8,7 @@ import comm
 import pytest
 from comm.base_comm import BaseComm
 
+from elelem_kernel.render import view_frame
 from elelem_kernel.render.widget import HIDDEN, TurnView
 
 
@@ -31,6 +32,7 @@ class Handle:
 @pytest.fixture
 def view(monkeypatch):
     monkeypatch.setattr(comm, "create_comm", lambda *a, **k: CountingComm(*a, **k))
+    monkeypatch.setattr(view_frame, "_ahead", view_frame._Ahead())  # no page: no frame ahead
     CountingComm.sent = []
     v = TurnView(provider="demo", model="demo-1", interval=0.05)
     v.handle = Handle()
