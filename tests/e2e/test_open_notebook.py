@@ -513,32 +513,35 @@ def widget_comms(kc) -> set[str]:
     return set(reply["content"]["comms"])
 
 
-def standing_widget(kc) -> str:
-    """The comm id of the standing widget the link opens, once the warm-up has opened it."""
+def printed_soon(kc, code: str, what: str) -> str:
+    """What `code` prints, once it prints something (it prints nothing until the link's
+    background thread has made `what`)."""
     deadline = time.monotonic() + 60
-    code = "from elelem_kernel.jupyter import standing_widget as s; print(s._standing.model_id)"
     while time.monotonic() < deadline:
         reply, msgs = run(kc, code)
-        if reply["content"]["status"] == "ok":
-            return "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream").strip()
+        said = "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream").strip()
+        if said:
+            return said
         time.sleep(0.2)
-    raise AssertionError("no standing widget a minute after the link")
+    raise AssertionError(f"no {what} a minute after the link")
+
+
+def standing_widget(kc) -> str:
+    """The comm id of the standing widget the link opens, once the warm-up has opened it."""
+    code = (
+        "from elelem_kernel.jupyter import standing_widget as s\n"
+        "print(s._standing.model_id if s._standing else '')"
+    )
+    return printed_soon(kc, code, "standing widget")
 
 
 def frame_ahead(kc) -> set[str]:
     """The comm ids of the live view's frame made ahead for the next turn, once made."""
-    deadline = time.monotonic() + 60
     code = (
         "from elelem_kernel.render import view_frame as f\n"
         "print(*(w.model_id for w in f._ahead.frame.widgets()) if f._ahead.frame else [])"
     )
-    while time.monotonic() < deadline:
-        reply, msgs = run(kc, code)
-        said = "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream").split()
-        if said:
-            return set(said)
-        time.sleep(0.2)
-    raise AssertionError("no frame made ahead a minute after the link")
+    return set(printed_soon(kc, code, "frame made ahead").split())
 
 
 def test_the_link_keeps_one_widget_open_through_the_turns(kernel, folder):

@@ -13,34 +13,20 @@ import time
 import comm
 import ipywidgets
 import pytest
-from comm.base_comm import BaseComm
 
 from elelem_kernel.render import view_frame
 from elelem_kernel.render.widget import TurnView
-
-
-class Sent(BaseComm):
-    """A comm that keeps what each widget sends to the page."""
-
-    messages: list[tuple[str, dict]] = []
-
-    def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):
-        Sent.messages.append((msg_type, data or {}))
-
-
-class Handle:
-    def update(self, data, **kwargs):
-        pass
+from tests.render.test_widget import CountingComm, Handle
 
 
 @pytest.fixture(autouse=True)
 def page(monkeypatch):
-    """Widgets that send to `Sent`, and no frame made or wanted yet (the kernel's start).
+    """Widgets that send to `CountingComm`, and no frame made or wanted yet (the kernel's start).
     After the test, the frames its turns' ends started making are made (they would open
     widgets in the next test, and want frames in the module's own state)."""
-    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: Sent(*a, **k))
+    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: CountingComm(*a, **k))
     monkeypatch.setattr(view_frame, "_ahead", view_frame._Ahead())
-    Sent.messages = []
+    CountingComm.sent = []
     yield
     for thread in threading.enumerate():
         if thread.name == "elelem-frame-ahead":
@@ -48,7 +34,7 @@ def page(monkeypatch):
 
 
 def opened() -> int:
-    return sum(1 for kind, _ in Sent.messages if kind == "comm_open")
+    return sum(1 for m in CountingComm.sent if m["msg_type"] == "comm_open")
 
 
 def view() -> TurnView:
@@ -74,12 +60,12 @@ def test_a_turn_shows_the_frame_made_ahead_and_opens_no_comm_for_it():
     view_frame.make_ahead()
     frame = ahead()
     assert opened() == len(frame.widgets()) == 6
-    Sent.messages = []
+    CountingComm.sent = []
     made = view()
     assert opened() == 0
     assert made.box is frame.box and made.status is frame.status
     assert "waiting for demo-1" in made.status.value  # its line says whom it waits for
-    assert [kind for kind, _ in Sent.messages] == ["comm_msg"]  # that line, one update
+    assert [m["msg_type"] for m in CountingComm.sent] == ["comm_msg"]  # that line, one update
     assert view_frame.take() is None  # handed over once
     frozen(made)
 
