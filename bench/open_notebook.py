@@ -3,7 +3,9 @@
 Per fresh kernel (tests/e2e/browser/first_turn.py): the first fix turn after the kernel
 starts, Ctrl+Enter → its diff box in a frame, against a warm turn's (the same turn
 again); in the warm turn, the model's `notebook_edit` call sent → the diff box in a frame;
-the model's `notebook_run` of a cell (call sent → the cell's output in a frame) against
+the model-info requests (the server's window) made when the page linked the kernel and in
+the first turn (none: it took the answer asked ahead, `assembly/servers_ahead.py`); the
+model's `notebook_run` of a cell (call sent → the cell's output in a frame) against
 the person running the same cell (Ctrl+Enter → output in a frame), with the run's
 `outputs` message kernel → page and the reads it asked the page (none: it plans from the
 turn's read of the cell while the page tells of no change), and the same for a cell that
@@ -77,10 +79,14 @@ def rows(figures: list) -> list[tuple]:
     def over(a: str, b: str) -> float:
         return round(median([getattr(f, a) / getattr(f, b) for f in figures]), 2)
 
+    def link_and_first(figures: list) -> str:
+        return f"{mid('asked_at_link'):g} / {mid('asked_in_first_turn'):g}"
+
     return [
         ("first turn: Ctrl+Enter → diff box", mid("first_box"), "ms"),
         ("warm turn: Ctrl+Enter → diff box", mid("warm_box"), "ms"),
         ("first ÷ warm", over("first_box", "warm_box"), "×"),
+        ("  model-info requests at the link / in the first turn", link_and_first(figures), ""),
         ("warm notebook_edit call → diff box", mid("edit_to_box"), "ms"),
         ("notebook_run of a cell: call → output", mid("agent_run"), "ms"),
         ("the person running it: Ctrl+Enter → output", mid("person_run"), "ms"),

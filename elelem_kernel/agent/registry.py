@@ -140,6 +140,14 @@ def load_plugins(folders: list[Path] | None = None) -> list[str]:
         return _load_plugins(folders)
 
 
+def plugins_waiting() -> bool:
+    """Whether a plugin file is there that is not loaded (not yet, or not trusted): what
+    a session would choose may then still change when it loads them."""
+    return any(
+        path not in _plugins_loaded for folder in plugin_folders() for path in _plugin_files(folder)
+    )
+
+
 def _load_plugins(folders: list[Path] | None) -> list[str]:
     problems = []
     user = user_plugin_folder().resolve()

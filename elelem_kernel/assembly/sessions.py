@@ -81,6 +81,13 @@ def new_session(
     return session
 
 
+def default_choice(policy: Policy) -> tuple[str, str | None, dict[str, object]]:
+    """The provider, model and options a session made now with none named would start
+    with (`policy`'s defaults, else the registry's)."""
+    provider, model, options, _ = _defaults(policy, catalog(), None, None, {})
+    return provider, model, options
+
+
 def _defaults(
     policy: Policy,
     providers: Any,

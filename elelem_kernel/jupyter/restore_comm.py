@@ -76,7 +76,7 @@ def notebook_path(relative: str, root: Any) -> str | None:
 
 def linked(features: list[str]) -> None:
     """Ready the kernel for the turns of the page that sent a restore with `features`: the
-    first turn's imports on a background thread, then the widgets of `widgets_ahead`
+    first turn's imports on a background thread, then what `ready_for_turns` readies
     (once: a page that loads asks the kernel for its open widgets); if it offers the open
     notebook (it runs comm messages on subshells), the standing notebook comm (anew: the
     page has just loaded)."""
@@ -84,20 +84,24 @@ def linked(features: list[str]) -> None:
     from elelem_kernel.jupyter import notebook_comm, warm_up
 
     subshells = notebook_comm.FEATURE in features
-    warm_up.start(then=functools.partial(widgets_ahead, subshells))
+    warm_up.start(then=functools.partial(ready_for_turns, subshells))
     if subshells:
         notebook_comm.stand()
 
 
-def widgets_ahead(subshells: bool) -> None:
-    """The widgets a linked page gets before its first turn: the standing widget, when the
-    page keeps a comm subshell per target (`subshells`), and the first turn's frame."""
-    from elelem_kernel.jupyter import standing_widget  # lazy: the warm-up imported ipywidgets
+def ready_for_turns(subshells: bool) -> None:
+    """What a linked page gets before its first turn: the standing widget, when the page
+    keeps a comm subshell per target (`subshells`), and the first turn's frame; then the
+    windows of the local model servers it could use (`servers_ahead`)."""
+    # lazy: the warm-up imported what these import (ipywidgets, httpx)
+    from elelem_kernel.assembly import servers_ahead
+    from elelem_kernel.jupyter import standing_widget
     from elelem_kernel.render import view_frame
 
     if subshells:
         standing_widget.stand()
     view_frame.make_ahead()
+    servers_ahead.ask_windows()
 
 
 def _opened(ip: Any, comm: Any, msg: dict[str, Any]) -> None:

@@ -33,7 +33,7 @@ from elelem_kernel.errors import (
 )
 from elelem_kernel.events import TRUNCATED, Emit, Message, Provider, ProviderEvent, Reported
 from elelem_kernel.options import unknown
-from elelem_kernel.providers import stream, wire_json
+from elelem_kernel.providers import stream, window_ahead, wire_json
 from elelem_kernel.providers.coalesce import Coalescing
 from elelem_kernel.providers.stream import DEFAULT_LIMIT
 from elelem_kernel.providers.wire_json import Tools
@@ -115,6 +115,9 @@ class HTTPProvider(Provider):
         #: that drops tools), found when it was asked for its window; the session says
         #: each once.
         self.notes: list[str] = []
+        #: Whether the server answered a model-info request (any status) since this was
+        #: last set False: `window_ahead` keeps only a reachable server's answer.
+        self.answered = False
         #: The option names this provider accepts (for `/option` and error messages).
         self.known_options: list[str] = sorted(known)
 
@@ -135,11 +138,17 @@ class HTTPProvider(Provider):
         )
 
     async def context_window(self) -> int | None:
-        """The context window the server gives the model, asked from its model-info
-        endpoints (`server_window.ask`); None at the official endpoint (its models are
-        known) or when the server does not say."""
+        """The context window the server gives the model: the answer a front asked ahead
+        (`window_ahead`), else the server's (`ask_window`); None at the official endpoint
+        (its models are known) or when the server does not say."""
         if self.official:
             return None
+        ahead = window_ahead.recall(self)
+        return ahead.window if ahead is not None else await self.ask_window()
+
+    async def ask_window(self) -> int | None:
+        """The window the server says it gives the model, asked from its model-info
+        endpoints (`server_window.ask`); None when it does not say."""
         # server_window (its regexes) only for a model whose window is not known
         from elelem_kernel.providers import server_window
 
@@ -163,6 +172,7 @@ class HTTPProvider(Provider):
             headers = {"accept-encoding": "identity", **self.headers(self.api_key())}
             request = self.client().stream(method, url, json=body, headers=headers)
             async with request as response:
+                self.answered = True
                 if response.status_code != 200:
                     return None
                 value: object = json.loads(await self._body_text(response))

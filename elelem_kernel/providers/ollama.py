@@ -180,17 +180,22 @@ class OllamaProvider(HTTPProvider):
             json={"model": self.model},
             headers=self.headers(self.api_key()),
         )
+        self.answered = True
         if response.status_code != 200 or len(response.content) > SHOW_LIMIT:
             return None
         answer: object = response.json()
         return answer
 
     async def context_window(self) -> int | None:
-        """The window Ollama gives this model: the `num_ctx` option when set, else the
-        model's `num_ctx` parameter or trained context length from `/api/show`; None when
-        the server does not say. (Ollama's own default `num_ctx` may be smaller: set it.)"""
+        """The window Ollama gives this model: the `num_ctx` option when set, else what the
+        server says (`ask_window`). (Ollama's own default `num_ctx` may be smaller: set it.)"""
         if self.options["num_ctx"] is not None:
             return int(self.options["num_ctx"])
+        return await super().context_window()
+
+    async def ask_window(self) -> int | None:
+        """The model's `num_ctx` parameter or trained context length from `/api/show`;
+        None when the server does not say."""
         return show_window(await self._show())
 
 

@@ -8,7 +8,7 @@ waited (issue 36 item 1). Made ahead, the page makes their models between turns 
 turn only shows its frame.
 
 `make_ahead` makes one frame, and from then on one after each turn's freeze. The link calls
-it (`jupyter/restore_comm.widgets_ahead`) when a page with the extension has linked the
+it (`jupyter/restore_comm.ready_for_turns`) when a page with the extension has linked the
 kernel, so a kernel with no page (nbclient, papermill, a terminal) makes nothing ahead and
 saves no extra widget state. `take` hands the frame over once; a frame whose widgets were closed
 meanwhile (`Widget.close_all()`, a page that closed their comms) is closed and not handed.

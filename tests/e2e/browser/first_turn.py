@@ -222,6 +222,10 @@ class Figures:
     person_slow: float
     subshells_before: list[str]
     subshells_after: list[str]
+    #: the model-info requests (a local server's window) the server had once the page
+    #: linked the kernel, and those the first turn made: 0, it took the answer asked ahead
+    asked_at_link: int
+    asked_in_first_turn: int
     timeline: list[str]
     #: the scripts the page fetched between the first turn's Ctrl+Enter and its diff box:
     #: code loaded on the first turn's path (the widget manager's controls, before warm.ts)
@@ -239,13 +243,16 @@ def measure(browser: Any, server: Any, wire: ClockedWire, shots: Path, tag: str)
 def measure_in(lab: Lab, wire: ClockedWire, timeline: Timeline, tag: str) -> Figures:
     """The figures of the kernel `lab` has just started on a notebook of CELLS."""
     lab.page.evaluate(MARKS, [vars(TRIVIAL), vars(SLOW)])
+    asked = len(wire.info_requests)
     lab.run("%load_ext elelem_kernel")
     lab.page.wait_for_timeout(PAUSE)  # the person moves on to the prompt cell
     # and the link is whole by then (its standing widget comes after the warm-up's imports,
     # ~0.5 s): a slower machine's first turn would make the widget target's subshell itself
     subshells_before = wait_linked(lab)
+    asked_at_link = window_asked(lab, wire, asked)
     start = time.time() * 1000
     first = fix_turn(lab, wire, f"first-{tag}")
+    asked_in_first_turn = len(wire.info_requests) - asked - asked_at_link
     trace = timeline.since(start)
     first_scripts = [path for path, at in marks(lab, "scripts") if first[0] <= at <= first[1]]
     warm = [fix_turn(lab, wire, f"warm-{tag}", shot=i == 0) for i in range(REPEATS)]
@@ -264,6 +271,8 @@ def measure_in(lab: Lab, wire: ClockedWire, timeline: Timeline, tag: str) -> Fig
         person_slow=person_runs(lab, SLOW),
         subshells_before=subshells_before,
         subshells_after=subshells_after,
+        asked_at_link=asked_at_link,
+        asked_in_first_turn=asked_in_first_turn,
         timeline=trace,
         first_scripts=first_scripts,
     )
@@ -279,6 +288,19 @@ def wait_linked(lab: Lab, only: bool = True, timeout: float = 60) -> list[str]:
             raise AssertionError(f"not linked: subshells {lab.page.evaluate(SUBSHELLS)}")
         lab.page.wait_for_timeout(100)
     return lab.page.evaluate(SUBSHELLS)
+
+
+def window_asked(lab: Lab, wire: ClockedWire, before: int, timeout: float = 10) -> int:
+    """Wait until the kernel linked after `before` model-info requests has asked the
+    server for its window (the last thing the link readies: one request after another,
+    until one says), no new one for 0.3 s; how many requests it made."""
+    deadline = time.monotonic() + timeout
+    count, still = before, 0.0
+    while time.monotonic() < deadline and (count == before or time.monotonic() - still < 0.3):
+        if len(wire.info_requests) != count:
+            count, still = len(wire.info_requests), time.monotonic()
+        lab.page.wait_for_timeout(50)
+    return count - before
 
 
 def fix_turn(

@@ -90,6 +90,10 @@ def test_the_first_turn_finds_the_notebook_linked(browser, server, clocked, shot
             shown = next(i for i, e in enumerate(figures.timeline) if "display_data" in e)
             opened_first = [e for e in figures.timeline[:shown] if "comm_open jupyter.widget" in e]
             assert not opened_first, figures.timeline
+            # the local server's window was asked when the page linked the kernel, and
+            # the first turn took that answer: it asked the server nothing but its rounds
+            assert figures.asked_at_link > 0
+            assert figures.asked_in_first_turn == 0
             # the page loaded the live view's widget code before the first turn, not in it
             assert figures.first_scripts == []
             # the run planned from the turn's read of its cell: the page was not asked again
