@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from elelem_kernel.assembly import servers_ahead
 from elelem_kernel.jupyter import notebook_comm, restore_comm, standing_widget, warm_up
 from elelem_kernel.render import view_frame
 from tests.comm_schemas import check, schema
@@ -125,6 +126,7 @@ def readied(then: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     done: list[str] = []
     monkeypatch.setattr(standing_widget, "stand", lambda: done.append("standing widget"))
     monkeypatch.setattr(view_frame, "make_ahead", lambda: done.append("frame"))
+    monkeypatch.setattr(servers_ahead, "ask_windows", lambda: done.append("windows"))
     then()
     return done
 
@@ -132,13 +134,14 @@ def readied(then: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_restore_without_the_notebook_feature_opens_no_comm(made, monkeypatch):
     restore(1)  # features: []
     assert made.comms == [] and made.warmed == 1  # the imports still help its first turn
-    # no standing widget (no comm subshells to keep), but its first turn's frame
-    assert readied(made.then[0], monkeypatch) == ["frame"]
+    # no standing widget (no comm subshells to keep), but its first turn's frame, then
+    # the model servers' windows (after what the page draws: they wait for no widget)
+    assert readied(made.then[0], monkeypatch) == ["frame", "windows"]
 
 
 def test_with_the_notebook_feature_the_warm_up_then_opens_the_standing_widget(made, monkeypatch):
     restore(0)
-    assert readied(made.then[0], monkeypatch) == ["standing widget", "frame"]
+    assert readied(made.then[0], monkeypatch) == ["standing widget", "frame", "windows"]
 
 
 WARM = """
