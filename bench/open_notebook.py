@@ -79,14 +79,12 @@ def rows(figures: list) -> list[tuple]:
     def over(a: str, b: str) -> float:
         return round(median([getattr(f, a) / getattr(f, b) for f in figures]), 2)
 
-    def link_and_first(figures: list) -> str:
-        return f"{mid('asked_at_link'):g} / {mid('asked_in_first_turn'):g}"
-
+    asked = f"{mid('asked_at_link'):g} / {mid('asked_in_first_turn'):g}"
     return [
         ("first turn: Ctrl+Enter → diff box", mid("first_box"), "ms"),
         ("warm turn: Ctrl+Enter → diff box", mid("warm_box"), "ms"),
         ("first ÷ warm", over("first_box", "warm_box"), "×"),
-        ("  model-info requests at the link / in the first turn", link_and_first(figures), ""),
+        ("  model-info requests at the link / in the first turn", asked, ""),
         ("warm notebook_edit call → diff box", mid("edit_to_box"), "ms"),
         ("notebook_run of a cell: call → output", mid("agent_run"), "ms"),
         ("the person running it: Ctrl+Enter → output", mid("person_run"), "ms"),

@@ -39,8 +39,6 @@ MODULES = (
     "elelem_kernel.providers.responses",
     "elelem_kernel.providers.ollama",
     "elelem_kernel.providers.server_window",  # a local server's window, asked at a first turn
-    "elelem_kernel.providers.window_ahead",  # and asked ahead of it
-    "elelem_kernel.assembly.servers_ahead",
     "elelem_kernel.jupyter.restore",
     "elelem_kernel.jupyter.restore_ahead",  # a magic's first turn restoring the page's records
     "elelem_kernel.render.widget",
