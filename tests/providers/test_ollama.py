@@ -129,3 +129,30 @@ def test_the_num_ctx_option_is_the_window_without_asking(wire, monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", wire.url)
     assert asyncio.run(OllamaProvider("qwen3", num_ctx=4096).context_window()) == 4096
     assert wire.requests == []
+
+
+def test_an_api_show_answer_over_the_limit_is_no_answer(wire, monkeypatch):
+    """/api/show carries the model's licence and template: no more than SHOW_LIMIT bytes
+    are read, and an answer cut there says nothing. A server that floods past the limit
+    and never ends its body costs neither memory nor a wait for its end."""
+    import asyncio
+    import json
+
+    from elelem_kernel.providers import ollama
+    from tests.wire_servers import Reply
+
+    monkeypatch.setenv("OLLAMA_HOST", wire.url)
+    answer = {"parameters": "num_ctx 8192", "license": "x" * 400}
+    size = len(json.dumps(answer).encode())
+    wire.info["/api/show"] = _show(answer)
+    monkeypatch.setattr(ollama, "SHOW_LIMIT", size)
+    assert asyncio.run(OllamaProvider("qwen3").context_window()) == 8192
+    monkeypatch.setattr(ollama, "SHOW_LIMIT", size - 1)
+    assert asyncio.run(OllamaProvider("qwen3").context_window()) is None
+
+    flood = [b'{"license": "', *[b"x" * 4096] * 4]
+    wire.info["/api/show"] = Reply(200, {"content-type": "application/json"}, flood, end="stall")
+    monkeypatch.setattr(ollama, "SHOW_LIMIT", 8192)
+    provider = OllamaProvider("qwen3", read_timeout=30)
+    asked = asyncio.wait_for(provider.context_window(), 10)
+    assert asyncio.run(asked) is None  # the body was left after 8,192 bytes
