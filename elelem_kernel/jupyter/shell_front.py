@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 import weakref
 from contextlib import ExitStack, suppress
 from pathlib import Path
@@ -52,14 +53,16 @@ MAGIC_MULTI_LINE = (
 )
 
 _FRONTS: weakref.WeakKeyDictionary[Any, ShellFront] = weakref.WeakKeyDictionary()
+_FRONTS_LOCK = threading.Lock()  # the link's thread may ask for it while a cell does
 
 
 def front_for(ip: Any) -> ShellFront:
-    """The front of shell `ip` (made on first use)."""
-    front = _FRONTS.get(ip)
-    if front is None:
-        front = _FRONTS[ip] = ShellFront(ip)
-    return front
+    """The front of shell `ip` (made on first use, once, whichever thread asks first)."""
+    with _FRONTS_LOCK:
+        front = _FRONTS.get(ip)
+        if front is None:
+            front = _FRONTS[ip] = ShellFront(ip)
+        return front
 
 
 class ShellFront:
