@@ -28,6 +28,10 @@ from pathlib import Path
 from bench.common import median, result
 
 NAME = "open_notebook"
+#: Fresh kernels in a full run. A kernel's first turn is one sample, and per kernel first ÷
+#: warm spreads over 0.8-1.55× on this machine: a median of 8 moves less between runs
+#: than one of 5 (bench/README.md, stop 52).
+KERNELS = 8
 TITLE = "Open notebook: first turn after a kernel start (JupyterLab, Chromium)"
 
 
@@ -49,7 +53,7 @@ def run(quick: bool = False, smoke: bool = False) -> dict:
         return result(NAME, TITLE, [("skipped", "-", "; ".join(missing))])
     from playwright.sync_api import sync_playwright
 
-    reps = 1 if smoke else 3 if quick else 5
+    reps = 1 if smoke else 3 if quick else KERNELS
     tmp = Path(tempfile.mkdtemp(prefix="elelem-bench-open-"))
     figures: list[Figures] = []
     try:

@@ -98,11 +98,14 @@ MARKS = """
   });
   let boxes = 0;
   const shown = {};
+  // live collections: the observer runs at each change of the page during a turn, and
+  // must not add its own work to what it times
+  const proposals = document.getElementsByClassName('elelem-proposal');
+  const cells = document.querySelector('.jp-NotebookPanel').getElementsByClassName('jp-CodeCell');
   const look = () => {
-    const count = document.querySelectorAll('.elelem-proposal').length;
+    const count = proposals.length;
     if (count > boxes) requestAnimationFrame(() => marks.box.push(now()));
     boxes = count;
-    const cells = document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell');
     for (const w of watched) {
       const out = cells[w.index] && cells[w.index].querySelector('.jp-OutputArea-output');
       const has = !!out && out.textContent.includes(w.output);
@@ -317,9 +320,14 @@ def fix_turn(
     )
     keys, boxes = len(marks(lab, "key")), len(marks(lab, "box"))
     turn = lab.start(PROMPT)
+    # the page's own mark first: a locator's polling while the turn runs would add its
+    # work (a text match over the notebook's cells, the first time its code runs) to
+    # the page's, on the path it times
+    lab.page.wait_for_function(
+        f"() => window.__elelemMarks.box.length > {boxes}", timeout=BUSY_WAIT
+    )
     box = lab.cell("a = 1").locator(".elelem-proposal")
     box.wait_for(timeout=BUSY_WAIT)
-    lab.page.wait_for_function(f"() => window.__elelemMarks.box.length > {boxes}")
     if shot:
         lab.shot(f"36-{name}-diff-box", lab.cell("a = 1"))
     edit_sent = wire.sent(edit)
