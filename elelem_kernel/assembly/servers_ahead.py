@@ -8,10 +8,6 @@ pointed at by its base URL variable (`OPENAI_BASE_URL`: a cell's `-p openai`). N
 asked when the window needs no asking (a named window, an official endpoint, the demo),
 when plugin files are not loaded yet (a session loads them, and they may choose), or for
 a provider whose setting is in error (the turn says so).
-
-The kernel asks on the turns' own loop (`run`, jupyter/restore_comm.py): its thread, and
-the thread pool a first connection resolves its host on, are then started before the first
-turn, not in it.
 """
 
 from __future__ import annotations
@@ -19,8 +15,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elelem_kernel.agent import registry
 from elelem_kernel.agent.context import ENV, OPTION
@@ -34,17 +29,16 @@ if TYPE_CHECKING:
     from elelem_kernel.providers.http import HTTPProvider
 
 
-def ask_windows(run: Callable[[Coroutine[Any, Any, int]], int] = asyncio.run) -> int:
+def ask_windows() -> int:
     """Ask each server a turn could use now for its window and keep the answers for the
-    turns' own questions; how many servers answered. `run` runs the questions to their end
-    (on a loop of its own, or on the turns' loop)."""
+    turns' own questions; how many servers answered."""
     if os.environ.get(ENV, "").strip() or OPTION in from_env() or registry.plugins_waiting():
         return 0
     try:
         policy = load()
     except Exception:  # a malformed policy: the first prompt reports it
         return 0
-    return run(_ask_each(_servers(policy)))
+    return asyncio.run(_ask_each(_servers(policy)))
 
 
 def _servers(policy: Policy) -> list[HTTPProvider]:

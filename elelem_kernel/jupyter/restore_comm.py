@@ -74,36 +74,34 @@ def notebook_path(relative: str, root: Any) -> str | None:
     return str(path)
 
 
-def linked(features: list[str], ip: Any) -> None:
+def linked(features: list[str]) -> None:
     """Ready the kernel for the turns of the page that sent a restore with `features`: the
     first turn's imports on a background thread, then what `ready_for_turns` readies
     (once: a page that loads asks the kernel for its open widgets); if it offers the open
     notebook (it runs comm messages on subshells), the standing notebook comm (anew: the
-    page has just loaded). `ip`: the shell whose turns' loop asks the model servers."""
+    page has just loaded)."""
     # lazy: small, only with a page
     from elelem_kernel.jupyter import notebook_comm, warm_up
 
     subshells = notebook_comm.FEATURE in features
-    warm_up.start(then=functools.partial(ready_for_turns, subshells, ip))
+    warm_up.start(then=functools.partial(ready_for_turns, subshells))
     if subshells:
         notebook_comm.stand()
 
 
-def ready_for_turns(subshells: bool, ip: Any) -> None:
+def ready_for_turns(subshells: bool) -> None:
     """What a linked page gets before its first turn: the standing widget, when the page
     keeps a comm subshell per target (`subshells`), and the first turn's frame; then the
-    windows of the local model servers it could use (`servers_ahead`), asked on shell
-    `ip`'s turns' loop, which so starts before the first turn, not in it."""
+    windows of the local model servers it could use (`servers_ahead`)."""
     # lazy: the warm-up imported what these import (ipywidgets, httpx)
     from elelem_kernel.assembly import servers_ahead
     from elelem_kernel.jupyter import standing_widget
-    from elelem_kernel.jupyter.shell_front import front_for
     from elelem_kernel.render import view_frame
 
     if subshells:
         standing_widget.stand()
     view_frame.make_ahead()
-    servers_ahead.ask_windows(front_for(ip).runner.wait)
+    servers_ahead.ask_windows()
 
 
 def _opened(ip: Any, comm: Any, msg: dict[str, Any]) -> None:
@@ -117,6 +115,6 @@ def _opened(ip: Any, comm: Any, msg: dict[str, Any]) -> None:
 
     frontend = ip.user_ns.get(restore.FRONTEND_KEY) or {}
     try:
-        linked(list(frontend.get("features") or []), ip)
+        linked(list(frontend.get("features") or []))
     except Exception:  # the turns link the page themselves, as without it
         pass

@@ -53,7 +53,9 @@ MAGIC_MULTI_LINE = (
 )
 
 _FRONTS: weakref.WeakKeyDictionary[Any, ShellFront] = weakref.WeakKeyDictionary()
-_FRONTS_LOCK = threading.Lock()  # the link's thread may ask for it while a cell does
+
+
+_FRONTS_LOCK = threading.Lock()  # an undo from the page runs on a comm's subshell thread
 
 
 def front_for(ip: Any) -> ShellFront:

@@ -9,20 +9,18 @@ in a real JupyterLab before the first turn.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from elelem_kernel.assembly import servers_ahead
 from elelem_kernel.jupyter import notebook_comm, restore_comm, standing_widget, warm_up
-from elelem_kernel.jupyter.shell_front import front_for
 from elelem_kernel.render import view_frame
 from tests.comm_schemas import check, schema
 
@@ -84,17 +82,9 @@ def made(monkeypatch: pytest.MonkeyPatch) -> Made:
     return found
 
 
-class _Shell:
-    """A shell with a namespace (its front is kept by weak reference)."""
-
-    def __init__(self) -> None:
-        self.user_ns: dict[str, Any] = {}
-
-
-def restore(features_example: int, shell: Any = None) -> None:
+def restore(features_example: int) -> None:
     data = schema("elelem.restore")["$defs"]["open"]["examples"][features_example]
-    shell = _Shell() if shell is None else shell
-    restore_comm._opened(shell, _Closing(), {"content": {"data": data}})
+    restore_comm._opened(SimpleNamespace(user_ns={}), _Closing(), {"content": {"data": data}})
 
 
 class _Closing:
@@ -136,14 +126,7 @@ def readied(then: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     done: list[str] = []
     monkeypatch.setattr(standing_widget, "stand", lambda: done.append("standing widget"))
     monkeypatch.setattr(view_frame, "make_ahead", lambda: done.append("frame"))
-
-    def ask_windows(run: Any = asyncio.run) -> None:
-        async def where() -> str:
-            return threading.current_thread().name
-
-        done.append(f"windows on {run(where())}")
-
-    monkeypatch.setattr(servers_ahead, "ask_windows", ask_windows)
+    monkeypatch.setattr(servers_ahead, "ask_windows", lambda: done.append("windows"))
     then()
     return done
 
@@ -153,29 +136,12 @@ def test_a_restore_without_the_notebook_feature_opens_no_comm(made, monkeypatch)
     assert made.comms == [] and made.warmed == 1  # the imports still help its first turn
     # no standing widget (no comm subshells to keep), but its first turn's frame, then
     # the model servers' windows (after what the page draws: they wait for no widget)
-    assert readied(made.then[0], monkeypatch) == ["frame", "windows on elelem-turns"]
+    assert readied(made.then[0], monkeypatch) == ["frame", "windows"]
 
 
 def test_with_the_notebook_feature_the_warm_up_then_opens_the_standing_widget(made, monkeypatch):
     restore(0)
-    assert readied(made.then[0], monkeypatch) == [
-        "standing widget",
-        "frame",
-        "windows on elelem-turns",
-    ]
-
-
-def test_the_windows_are_asked_on_the_shells_own_turns_loop(made, monkeypatch):
-    """The link starts the loop the shell's turns run on (its thread, and the threads a
-    first connection resolves its host on), so the first turn does not."""
-    shell = _Shell()
-    restore(0, shell)
-    front = front_for(shell)
-    assert not front.runner.running
-    readied(made.then[0], monkeypatch)
-    assert front.runner.running  # the same front a cell's turn then uses
-    assert front_for(shell) is front
-    front.runner.stop(5)
+    assert readied(made.then[0], monkeypatch) == ["standing widget", "frame", "windows"]
 
 
 WARM = """
