@@ -55,7 +55,7 @@ MAGIC_MULTI_LINE = (
 _FRONTS: weakref.WeakKeyDictionary[Any, ShellFront] = weakref.WeakKeyDictionary()
 
 
-_FRONTS_LOCK = threading.Lock()  # an undo from the page runs on a comm's subshell thread
+_FRONTS_LOCK = threading.Lock()  # comm handlers (the page's undo) may run on a subshell
 
 
 def front_for(ip: Any) -> ShellFront:

@@ -1,5 +1,5 @@
 """One front per shell, whichever thread asks first: a cell on the kernel's main thread and
-the page's undo on a comm's subshell thread may ask at once."""
+a comm handler (the page's undo) on a subshell's thread may ask at once."""
 
 from __future__ import annotations
 
