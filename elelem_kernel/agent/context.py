@@ -110,6 +110,12 @@ def known_window(provider: str | None, model: str | None) -> int:
     return PROVIDER_WINDOWS.get(provider or "", DEFAULT_WINDOW)
 
 
+def window_named(options: Mapping[str, object]) -> bool:
+    """Whether the person named the window (the option among `options`, or ENV): no server
+    is asked for it then."""
+    return OPTION in options or bool(os.environ.get(ENV, "").strip())
+
+
 def resolve_window(
     *,
     override: int | None,

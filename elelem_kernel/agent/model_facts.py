@@ -21,12 +21,11 @@ from elelem_kernel.agent import media, pricing
 from elelem_kernel.agent.context import (
     BRIEF_BELOW,
     CALIBRATION_RANGE,
-    ENV,
-    OPTION,
     calibration,
     estimate,
     known,
     resolve_window,
+    window_named,
 )
 from elelem_kernel.errors import ConfigError, ContextOverflow
 from elelem_kernel.events import Message, Provider, Usage, as_provider
@@ -265,12 +264,8 @@ class ModelFacts:
             self._asking()
 
     def _must_ask(self) -> bool:
-        named = self.context_window or OPTION in self._options()
-        return (
-            not named
-            and not os.environ.get(ENV, "").strip()
-            and not (self._probed and self._probed[0] is self.provider)
-        )
+        named = self.context_window or window_named(self._options())
+        return not named and not (self._probed and self._probed[0] is self.provider)
 
     def _asking(self) -> asyncio.Future[object]:
         """The question to the current provider for its window, started once per provider

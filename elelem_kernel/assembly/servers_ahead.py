@@ -18,7 +18,7 @@ import os
 from typing import TYPE_CHECKING
 
 from elelem_kernel.agent import registry
-from elelem_kernel.agent.context import ENV, OPTION
+from elelem_kernel.agent.context import window_named
 from elelem_kernel.agent.policy import Policy, load
 from elelem_kernel.assembly.bundled import PROVIDERS, catalog
 from elelem_kernel.assembly.sessions import default_choice
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 def ask_windows() -> int:
     """Ask each server a turn could use now for its window and keep the answers for the
     turns' own questions; how many servers answered."""
-    if os.environ.get(ENV, "").strip() or OPTION in from_env() or registry.plugins_waiting():
+    if window_named(from_env()) or registry.plugins_waiting():
         return 0
     try:
         policy = load()
@@ -56,9 +56,10 @@ def _servers(policy: Policy) -> list[HTTPProvider]:
         if issubclass(made, HTTPProvider) and made.base_env and os.environ.get(made.base_env):
             wanted.append((name, None, {}))
     found: dict[str, HTTPProvider] = {}
+    env = from_env()
     for name, model, options in wanted:
         try:
-            if OPTION in policy.options_for(name, options, from_env()):
+            if window_named(policy.options_for(name, options, env)):
                 continue
             provider = policy.make_provider(catalog(), name, model, options)
         except Exception:  # not allowed, or a setting in error: its turn says so
