@@ -162,9 +162,12 @@ class HTTPProvider(Provider):
         copy.options = {**self.options, "max_tokens": max_tokens}
         return copy
 
-    async def get_json(self, url: str, body: Mapping[str, object] | None = None) -> object:
-        """The JSON answer of `GET url` (`POST body` when given), or None on any failure:
-        a model-info request is a hint, never a reason for a turn to fail."""
+    async def get_json(
+        self, url: str, body: Mapping[str, object] | None = None, limit: int | None = None
+    ) -> object:
+        """The JSON answer of `GET url` (`POST body` when given), or None on any failure,
+        a body over `limit` bytes (default `max_event_bytes`) among them: a model-info
+        request is a hint, never a reason for a turn to fail."""
         import httpx
 
         async def fetch() -> object:
@@ -175,7 +178,7 @@ class HTTPProvider(Provider):
                 self.answered = True
                 if response.status_code != 200:
                     return None
-                value: object = json.loads(await self._body_text(response))
+                value: object = json.loads(await self._body_text(response, limit))
                 return value
 
         try:
@@ -428,14 +431,15 @@ class HTTPProvider(Provider):
         raw = cast("AsyncGenerator[bytes, None]", response.aiter_raw())
         return stream.decoded(raw, encoding)
 
-    async def _body_text(self, response: httpx.Response) -> str:
-        """A non-streamed body (an error, a JSON answer) as text, cut at `max_event_bytes`.
+    async def _body_text(self, response: httpx.Response, limit: int | None = None) -> str:
+        """A non-streamed body (an error, a JSON answer) as text, cut at `limit` bytes
+        (default `max_event_bytes`).
 
         Only the start of such a body is ever shown, so the rest is left unread.
         """
         try:
             async with aclosing(self._body(response)) as chunks:
-                data, _cut = await stream.read(chunks, self.max_event_bytes)
+                data, _cut = await stream.read(chunks, limit or self.max_event_bytes)
         except Undecodable:
             return ""  # the status still says what went wrong
         return data.decode("utf-8", "replace")

@@ -8,15 +8,13 @@ sees the calls. Thinking is echoed back on the assistant message, tool results c
 
 from __future__ import annotations
 
-import json
 import os
 import socket
-from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from urllib.parse import urlsplit
 
 from elelem_kernel.events import Emit, Message
-from elelem_kernel.providers import sampling, stream
+from elelem_kernel.providers import sampling
 from elelem_kernel.providers.http import HTTPProvider, StreamParser, parse_arguments, switch
 from elelem_kernel.providers.server_window import show_window
 from elelem_kernel.providers.wire_json import Event, Tools, counted, items, mapping, text
@@ -178,22 +176,7 @@ class OllamaProvider(HTTPProvider):
     async def _show(self) -> object:
         """The `/api/show` answer for the model, or None (an error, or too large: no more
         than `SHOW_LIMIT` bytes of it are read)."""
-        request = self.client().stream(
-            "POST",
-            f"{self.base_url}/api/show",
-            json={"model": self.model},
-            headers={"accept-encoding": "identity", **self.headers(self.api_key())},
-        )
-        async with request as response:
-            self.answered = True
-            if response.status_code != 200:
-                return None
-            async with aclosing(self._body(response)) as chunks:
-                data, cut = await stream.read(chunks, SHOW_LIMIT)
-        if cut:
-            return None
-        answer: object = json.loads(data)
-        return answer
+        return await self.get_json(f"{self.base_url}/api/show", {"model": self.model}, SHOW_LIMIT)
 
     async def context_window(self) -> int | None:
         """The window Ollama gives this model: the `num_ctx` option when set, else what the
