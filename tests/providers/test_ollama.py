@@ -154,5 +154,6 @@ def test_an_api_show_answer_over_the_limit_is_no_answer(wire, monkeypatch):
     wire.info["/api/show"] = Reply(200, {"content-type": "application/json"}, flood, end="stall")
     monkeypatch.setattr(ollama, "SHOW_LIMIT", 8192)
     provider = OllamaProvider("qwen3", read_timeout=30)
-    asked = asyncio.wait_for(provider.context_window(), 10)
+    # under get_json's own 10 s bound (INFO_TIMEOUT), so only the limit can answer in time
+    asked = asyncio.wait_for(provider.context_window(), 5)
     assert asyncio.run(asked) is None  # the body was left after 8,192 bytes
