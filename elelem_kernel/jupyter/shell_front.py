@@ -53,8 +53,6 @@ MAGIC_MULTI_LINE = (
 )
 
 _FRONTS: weakref.WeakKeyDictionary[Any, ShellFront] = weakref.WeakKeyDictionary()
-
-
 _FRONTS_LOCK = threading.Lock()  # comm handlers (the page's undo) may run on a subshell
 
 
