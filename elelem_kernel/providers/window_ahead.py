@@ -66,6 +66,6 @@ def recall(provider: HTTPProvider) -> Answer | None:
 
 
 def forget() -> None:
-    """Drop every answer kept (tests; a front that knows the servers changed)."""
+    """Drop every answer kept (the tests start from none)."""
     with _lock:
         _answers.clear()
